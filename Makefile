@@ -1,0 +1,82 @@
+# spyremon: telemetry for IBM Spyre (AIU) hosts.
+#
+#   make            build build/spyremond, build/spyremon, build/aiu-smi-sim
+#   make check      build and run every test (unit and integration)
+#   make demo       run the daemon on the simulator and show what it stored
+#   make SAN=1 B=build-san check    the same tests under ASan and UBSan
+#
+# Missing Debian packages are installed by mk/deps.sh (as root) or named.
+
+B	?= build
+PREFIX	?= /usr/local
+CC	?= cc
+
+PKGS	= libsystemd sqlite3 yaml-0.1
+CFLAGS	?= -O2 -g
+WARNINGS = -Wall -Wextra -Wpedantic -Wshadow -Wpointer-arith -Wcast-qual \
+	   -Wstrict-prototypes -Wmissing-prototypes -Wmissing-declarations \
+	   -Wformat=2 -Wundef -Wvla -Wwrite-strings \
+	   -Wredundant-decls -Wnested-externs -Wold-style-definition \
+	   -Wimplicit-fallthrough -Wnull-dereference -Werror=implicit-function-declaration
+ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) -D_GNU_SOURCE -Icommon -Idaemon \
+	     $(shell pkg-config --cflags $(PKGS))
+LIBS	= $(shell pkg-config --libs $(PKGS))
+
+ifeq ($(SAN),1)
+SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+ALL_CFLAGS += $(SANFLAGS)
+LDFLAGS += $(SANFLAGS)
+endif
+
+COMMON_OBJS = $(addprefix $(B)/common/, log.o timeparse.o metrics.o)
+# Every daemon module but main.o, so the unit tests can link them.
+DAEMON_OBJS = $(addprefix $(B)/daemon/, config.o csvparse.o store.o \
+	      inventory.o health.o source.o)
+CLIENT_OBJS = $(addprefix $(B)/client/, main.o)
+SIM_OBJS    = $(addprefix $(B)/sim/, aiu-smi-sim.o)
+
+UNIT_TESTS  = $(addprefix $(B)/tests/, test_timeparse test_csvparse test_config \
+	      test_store test_inventory test_health)
+
+PROGS = $(B)/spyremond $(B)/spyremon $(B)/aiu-smi-sim
+
+all: $(PROGS)
+
+$(B)/.deps-ok: mk/deps.sh
+	@sh mk/deps.sh
+	@mkdir -p $(B) && touch $@
+
+$(B)/%.o: %.c | $(B)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(B)/spyremond: $(B)/daemon/main.o $(DAEMON_OBJS) $(COMMON_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/spyremon: $(CLIENT_OBJS) $(COMMON_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/aiu-smi-sim: $(SIM_OBJS) $(COMMON_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/tests/%: tests/unit/%.c $(DAEMON_OBJS) $(COMMON_OBJS) | $(B)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags cmocka) -Itests/unit -MMD -MP \
+		$(LDFLAGS) -o $@ $< $(DAEMON_OBJS) $(COMMON_OBJS) $(LIBS) \
+		$(shell pkg-config --libs cmocka)
+
+check: $(PROGS) $(UNIT_TESTS)
+	@B=$(B) sh tests/run.sh
+
+deps:
+	@sh mk/deps.sh
+
+demo: $(PROGS)
+	@sh mk/demo.sh $(B)
+
+clean:
+	rm -rf $(B)
+
+.PHONY: all check deps demo clean
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

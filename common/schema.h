@@ -1,0 +1,26 @@
+/*
+ * schema: the names of the database's tables, views and columns, shared by
+ * the daemon (which writes) and the client (which reads).  The schema
+ * itself is created and migrated by daemon/store.c and documented in
+ * spyremon-schema(5).
+ */
+#ifndef SPYREMON_SCHEMA_H
+#define SPYREMON_SCHEMA_H
+
+/* PRAGMA user_version of a database this build writes. */
+#define SCHEMA_VERSION 2
+
+#define SCHEMA_T_METRICS	"metrics"	/* the metric catalog */
+#define SCHEMA_T_SAMPLES	"samples"	/* one row per card per interval */
+#define SCHEMA_T_CARDS		"cards"		/* inventory from sysfs */
+#define SCHEMA_T_DEVICE_MAP	"device_map"	/* aiu-smi ID -> metric file -> bus ID */
+#define SCHEMA_T_WINDOWS	"windows"	/* tagged profiling windows */
+#define SCHEMA_V_VALUES		"sample_values"	/* (ts_ns, device, metric, value) */
+
+/* Fixed columns of samples; every other column is a metric. */
+#define SCHEMA_C_TS		"ts_ns"		/* arrival, CLOCK_REALTIME ns */
+#define SCHEMA_C_DEVICE		"device"	/* aiu-smi device ID */
+#define SCHEMA_C_INTERVAL	"interval_ms"	/* delay in force: row covers [ts-interval, ts] */
+#define SCHEMA_C_SKEW		"smi_skew_s"	/* aiu-smi's Date+Time minus ts, in s */
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * config: spyremond.yaml, parsed with libyaml against a table of keys.
+ *
+ * Every key has a default and a type- and range-check; unknown keys are
+ * errors.  All errors are collected, not just the first, each as
+ * "file:line:col: message" followed by the offending line and a caret.
+ * A config is only ever produced whole: on any error, no config is returned,
+ * so a reload can keep the old one.
+ */
+#ifndef SPYREMON_CONFIG_H
+#define SPYREMON_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CONFIG_DEFAULT_PATH "/etc/spyremond/spyremond.yaml"
+
+struct config {
+	char *path;			/* file it came from; NULL for built-in defaults */
+	char *database;			/* default /var/lib/spyremond/spyremon.db */
+	char *socket;			/* default /run/spyremond/control.sock */
+	uint64_t flush_interval_ns;	/* default 1s; 10ms..60s */
+	char *sysfs_root;		/* default /sys */
+	struct {
+		char **argv;		/* command: NULL-terminated, argc >= 1 */
+		int argc;		/* default {"aiu-smi"} */
+		uint64_t interval_ns;	/* default 1s; 10ms..60s */
+		uint64_t window_interval_ns; /* default 100ms; 10ms..60s */
+		char groups[8];		/* default "A"; letters of DRMUPSA, no repeats */
+		bool all_devices;	/* default true */
+		int *devices;		/* when !all_devices: IDs 0..255, ndevices >= 1 */
+		size_t ndevices;
+		char *metric_files;	/* default "/tmp/metrics.%BUSID" */
+	} source;
+	struct {
+		uint64_t max_age_ns;		/* default 7d; >= 1h */
+		uint64_t max_size;		/* default 1GiB; >= 1MiB */
+		uint64_t windows_max_age_ns;	/* default 90d; >= max_age */
+	} retention;
+};
+
+/* Errors collected by config_load; each msg is complete and may span lines. */
+struct config_errors {
+	char **msgs;
+	size_t n;
+};
+
+/* A config holding every default; never fails except on ENOMEM (then NULL). */
+struct config *config_defaults(void);
+
+/*
+ * Parse path.  On success returns 0 and *out is a new config the caller
+ * frees.  On failure returns -1, *out is NULL and errs holds every error
+ * (a file that cannot be opened is one error naming the file and errno).
+ */
+int config_load(const char *path, struct config **out, struct config_errors *errs);
+
+/*
+ * Parse YAML from a memory buffer, naming it `name` in errors.  Same
+ * contract as config_load.  Used by config_load and by tests.
+ */
+int config_parse(const char *name, const char *text, size_t len,
+    struct config **out, struct config_errors *errs);
+
+/* Print the effective config as YAML that config_load accepts. */
+void config_print(const struct config *cfg, FILE *fp);
+
+/* True if the child must be restarted to go from a to b (its argv differs). */
+bool config_source_differs(const struct config *a, const struct config *b);
+
+void config_free(struct config *cfg);
+void config_errors_free(struct config_errors *errs);
+
+#endif

@@ -1,0 +1,299 @@
+/*
+ * spyremond: collects Spyre card telemetry from aiu-smi into SQLite.
+ *
+ * Start-up order: config, log, signals, event loop, store, source; the
+ * finalisation runs in reverse.  The daemon never forks into the
+ * background: systemd (Type=notify) supervises it.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "config.h"
+#include "log.h"
+#include "source.h"
+#include "spyremond.h"
+#include "store.h"
+#include "timeparse.h"
+#include "version.h"
+
+#define STATUS_EVERY_NS		(5ULL * NSEC_PER_SEC)
+#define RETENTION_EVERY_NS	(60ULL * NSEC_PER_SEC)
+#define RETENTION_BUDGET_NS	(20ULL * NSEC_PER_MSEC)	/* per step: the loop never stalls long */
+#define STOP_GRACE_NS		(5ULL * NSEC_PER_SEC)
+#define MAX_PENDING_ROWS	200000	/* ~4 min at 8 cards x 100 Hz while the disk fails */
+
+struct daemon {
+	sd_event *ev;
+	struct config *cfg;
+	const char *config_path;	/* NULL: the default, which may be absent */
+	struct store *st;
+	struct source *src;
+	sd_event_source *flush_timer, *retention_timer, *status_timer;
+};
+
+static _Noreturn void
+usage(void)
+{
+	fprintf(stderr,
+	    "usage: spyremond [-v] [-c file]\n"
+	    "       spyremond --check-config [-c file]\n"
+	    "       spyremond --version\n");
+	exit(EXIT_USAGE);
+}
+
+/*
+ * Load the config at path, or the default.  A missing default file means
+ * built-in defaults; any other problem prints every error.  NULL on error.
+ */
+static struct config *
+load_config(const char *path)
+{
+	struct config_errors errs = { 0 };
+	struct config *cfg = NULL;
+
+	if (path == NULL && access(CONFIG_DEFAULT_PATH, F_OK) == -1 &&
+	    errno == ENOENT) {
+		log_info("no %s; using built-in defaults", CONFIG_DEFAULT_PATH);
+		return config_defaults();
+	}
+	if (config_load(path ? path : CONFIG_DEFAULT_PATH, &cfg, &errs) == -1) {
+		for (size_t i = 0; i < errs.n; i++)
+			log_warnx("%s", errs.msgs[i]);
+		log_warnx("%zu error%s in the config", errs.n,
+		    errs.n == 1 ? "" : "s");
+	}
+	config_errors_free(&errs);
+	return cfg;
+}
+
+static void
+update_status(struct daemon *d)
+{
+	struct source_stats ss;
+	struct store_stats st;
+	char every[32], newest[64] = "no sample yet";
+
+	source_get_stats(d->src, &ss);
+	store_get_stats(d->st, &st);
+	format_duration(ss.interval_ns, every, sizeof(every));
+	if (ss.newest_ts_ns != 0)
+		snprintf(newest, sizeof(newest), "newest %.1fs ago",
+		    (double)(now_realtime_ns() - ss.newest_ts_ns) / 1e9);
+	sd_notifyf(0, "STATUS=collecting %zu card%s every %s; %llu rows stored; "
+	    "%s; child %s, restarts %u; %llu bad lines",
+	    ss.ncards, ss.ncards == 1 ? "" : "s", every,
+	    (unsigned long long)st.rows_written, newest,
+	    ss.pid ? "running" : "stopped", ss.restarts,
+	    (unsigned long long)ss.bad_lines);
+}
+
+static int
+on_status_timer(sd_event_source *s, uint64_t usec, void *arg)
+{
+	update_status(arg);
+	sd_event_source_set_time(s, usec + STATUS_EVERY_NS / 1000);
+	sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	return 0;
+}
+
+static int
+on_flush_timer(sd_event_source *s, uint64_t usec, void *arg)
+{
+	struct daemon *d = arg;
+
+	store_flush(d->st);
+	/* re-armed from its scheduled time, so flushes never drift */
+	sd_event_source_set_time(s, usec + d->cfg->flush_interval_ns / 1000);
+	sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	return 0;
+}
+
+static int
+on_retention_timer(sd_event_source *s, uint64_t usec, void *arg)
+{
+	struct daemon *d = arg;
+	struct store_retention r = {
+		.max_age_ns = d->cfg->retention.max_age_ns,
+		.max_size = d->cfg->retention.max_size,
+		.windows_max_age_ns = d->cfg->retention.windows_max_age_ns,
+	};
+	uint64_t now;
+	int more;
+
+	more = store_retention_step(d->st, &r, now_realtime_ns(),
+	    RETENTION_BUDGET_NS);
+	sd_event_now(d->ev, CLOCK_MONOTONIC, &now);
+	/* more to delete: come back soon, after other events had their turn */
+	sd_event_source_set_time(s, more == 1 ? now + 10000 :
+	    usec + RETENTION_EVERY_NS / 1000);
+	sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	return 0;
+}
+
+static int
+on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, void *arg)
+{
+	struct daemon *d = arg;
+
+	(void)s;
+	log_notice("received %s; stopping", strsignal((int)si->ssi_signo));
+	sd_notify(0, "STOPPING=1\nSTATUS=stopping");
+	source_stop(d->src, STOP_GRACE_NS);
+	sd_event_exit(d->ev, EXIT_OK);
+	return 0;
+}
+
+static int
+on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *arg)
+{
+	struct daemon *d = arg;
+	struct config *cfg;
+
+	(void)s;
+	(void)si;
+	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading",
+	    (unsigned long long)(now_monotonic_ns() / 1000));
+	log_notice("reloading %s", d->config_path ? d->config_path :
+	    CONFIG_DEFAULT_PATH);
+	if ((cfg = load_config(d->config_path)) == NULL) {
+		log_warnx("reload failed; keeping the running config");
+	} else {
+		if (strcmp(cfg->database, d->cfg->database) != 0)
+			log_warnx("database: a new path takes effect only on "
+			    "restart; still writing %s", d->cfg->database);
+		if (strcmp(cfg->socket, d->cfg->socket) != 0)
+			log_warnx("socket: a new path takes effect only on "
+			    "restart; still listening on %s", d->cfg->socket);
+		source_reconfigure(d->src, cfg);
+		source_set_interval(d->src, cfg->source.interval_ns);
+		config_free(d->cfg);
+		d->cfg = cfg;
+		log_notice("reloaded");
+	}
+	sd_notify(0, "READY=1");
+	update_status(d);
+	return 0;
+}
+
+static int
+add_timer(struct daemon *d, sd_event_source **s, uint64_t after_ns,
+    sd_event_time_handler_t cb)
+{
+	uint64_t now;
+
+	sd_event_now(d->ev, CLOCK_MONOTONIC, &now);
+	return sd_event_add_time(d->ev, s, CLOCK_MONOTONIC,
+	    now + after_ns / 1000, 1000, cb, d);
+}
+
+static void
+setup_loop(struct daemon *d)
+{
+	sigset_t mask;
+	int r;
+
+	/* sd-event receives these through signalfd and a pidfd, never async */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) == -1)
+		fatal(EXIT_EVENTLOOP, "sigprocmask");
+	/* a client or child that goes away must not kill us */
+	signal(SIGPIPE, SIG_IGN);
+	if ((r = sd_event_default(&d->ev)) < 0)
+		fatalx(EXIT_EVENTLOOP, "sd_event_default: %s", strerror(-r));
+	if ((r = sd_event_add_signal(d->ev, NULL, SIGTERM, on_terminate, d)) < 0 ||
+	    (r = sd_event_add_signal(d->ev, NULL, SIGINT, on_terminate, d)) < 0 ||
+	    (r = sd_event_add_signal(d->ev, NULL, SIGHUP, on_reload, d)) < 0)
+		fatalx(EXIT_EVENTLOOP, "signals: %s", strerror(-r));
+	/* WATCHDOG=1 at half of WATCHDOG_USEC, only while the loop turns */
+	if ((r = sd_event_set_watchdog(d->ev, true)) < 0)
+		fatalx(EXIT_EVENTLOOP, "watchdog: %s", strerror(-r));
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "check-config", no_argument, NULL, 'C' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct daemon d = { 0 };
+	bool check_only = false;
+	int ch, verbosity = 0, r, code;
+
+	while ((ch = getopt_long(argc, argv, "c:hvV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'C':
+			check_only = true;
+			break;
+		case 'c':
+			d.config_path = optarg;
+			break;
+		case 'v':
+			verbosity++;
+			break;
+		case 'V':
+			printf("spyremond %s\n", SPYREMON_VERSION);
+			return EXIT_OK;
+		case 'h':
+		default:
+			usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	log_init("spyremond", verbosity);
+
+	if ((d.cfg = load_config(d.config_path)) == NULL)
+		return EXIT_CONFIG;
+	if (check_only) {
+		config_print(d.cfg, stdout);
+		config_free(d.cfg);
+		return EXIT_OK;
+	}
+
+	setup_loop(&d);
+	if (store_open(d.cfg->database, MAX_PENDING_ROWS, &d.st) == -1)
+		fatalx(EXIT_DATABASE, "cannot use the database %s", d.cfg->database);
+	if (source_start(d.ev, d.cfg, d.st, &d.src) == -1)
+		fatalx(EXIT_EVENTLOOP, "cannot start collecting");
+	if (add_timer(&d, &d.flush_timer, d.cfg->flush_interval_ns,
+	    on_flush_timer) < 0 ||
+	    add_timer(&d, &d.retention_timer, 0, on_retention_timer) < 0 ||
+	    add_timer(&d, &d.status_timer, STATUS_EVERY_NS, on_status_timer) < 0)
+		fatalx(EXIT_EVENTLOOP, "cannot set up timers");
+
+	log_notice("collecting into %s", d.cfg->database);
+	sd_notify(0, "READY=1");
+	update_status(&d);
+
+	r = sd_event_loop(d.ev);
+	code = r < 0 ? EXIT_EVENTLOOP : r;
+	if (r < 0)
+		log_warnx("event loop: %s", strerror(-r));
+
+	source_free(d.src);
+	sd_event_source_disable_unref(d.status_timer);
+	sd_event_source_disable_unref(d.retention_timer);
+	sd_event_source_disable_unref(d.flush_timer);
+	store_close(d.st);
+	sd_event_unref(d.ev);
+	config_free(d.cfg);
+	log_notice("stopped");
+	return code;
+}

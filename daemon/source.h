@@ -1,0 +1,100 @@
+/*
+ * source: runs aiu-smi as a child, reads its CSV without blocking inside
+ * the event loop, and hands every parsed row to the store.
+ *
+ * The child gets "-s -g <groups> -d <interval> [-i <ids>] <metric_files>"
+ * after the configured command, PYTHONUNBUFFERED=1 in its environment, its
+ * own process group, and SIGTERM when the daemon dies.  Each row is stamped
+ * with CLOCK_REALTIME when the read that completed it returned.  A child
+ * that exits is restarted after a back-off (1 s doubling to 60 s, reset
+ * after a healthy minute); one that stays silent for 10 intervals (never
+ * less than SOURCE_SILENCE_MIN) is killed and restarted.
+ */
+#ifndef SPYREMON_SOURCE_H
+#define SPYREMON_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <systemd/sd-event.h>
+
+#include "health.h"
+#include "inventory.h"
+
+struct config;
+struct source;
+struct store;
+
+#define SOURCE_BACKOFF_MIN_NS	(1ULL * 1000000000ULL)
+#define SOURCE_BACKOFF_MAX_NS	(60ULL * 1000000000ULL)
+#define SOURCE_HEALTHY_NS	(60ULL * 1000000000ULL)	/* resets the back-off */
+#define SOURCE_SILENCE_INTERVALS 10
+#define SOURCE_SILENCE_MIN_NS	(5ULL * 1000000000ULL)	/* aiu-smi may print at most 1/s */
+#define SOURCE_STARTUP_GRACE_NS	(30ULL * 1000000000ULL)	/* Python start-up before the first line */
+#define SOURCE_KILL_GRACE_NS	(2ULL * 1000000000ULL)	/* SIGTERM to SIGKILL */
+#define SOURCE_MAX_DEVICES	256
+
+/* Per-card state, by aiu-smi device ID. */
+struct source_device {
+	bool seen;			/* a row or a #MetricFiles entry named it */
+	char bus_id[INV_BUSID_MAX];	/* from its metric file name, "" if unknown */
+	struct health health;
+	int64_t newest_ts_ns;
+	uint64_t rows;
+};
+
+struct source_stats {
+	pid_t pid;			/* running child, 0 if none */
+	uint64_t interval_ns;		/* delay the child was started with */
+	unsigned restarts;		/* children started after the first */
+	uint64_t rows;			/* rows handed to the store */
+	uint64_t bad_lines;		/* lines rejected, overlong included */
+	int64_t newest_ts_ns;		/* newest row's stamp, 0 if none */
+	char last_error[256];		/* why the last child ended, "" if none */
+	size_t ncards;			/* cards in the sysfs inventory */
+};
+
+/*
+ * Create a source that reads with cfg (which must outlive it, until
+ * source_reconfigure swaps it) into st, scan the card inventory and record
+ * it, and start the child.  A child that cannot be started is retried with
+ * back-off, not an error.  Returns 0, or -1 (logged) if the event sources
+ * cannot be set up.
+ */
+int source_start(sd_event *ev, const struct config *cfg, struct store *st,
+    struct source **out);
+
+/*
+ * Change the delay the child samples at; restarts the child at once (no
+ * back-off) if it differs from the one in force.
+ */
+void source_set_interval(struct source *src, uint64_t interval_ns);
+
+/*
+ * Switch to cfg (same lifetime rule as source_start).  The child is
+ * restarted only if its command line would change; the inventory is
+ * rescanned.
+ */
+void source_reconfigure(struct source *src, const struct config *cfg);
+
+/*
+ * Stop the child: SIGTERM to its process group, SIGKILL after grace_ns,
+ * reap it, and store every complete line it wrote before exiting.  Blocks
+ * for at most about grace_ns plus the kill.  No restart follows.
+ */
+void source_stop(struct source *src, uint64_t grace_ns);
+
+/* Stop (if needed) and free; NULL is a no-op. */
+void source_free(struct source *src);
+
+void source_get_stats(const struct source *src, struct source_stats *out);
+
+/* The card state of device, or NULL if the device was never seen. */
+const struct source_device *source_device(const struct source *src, int device);
+
+/* The inventory from the last scan; *n receives its length. */
+const struct card *source_cards(const struct source *src, size_t *n);
+
+#endif

@@ -1,0 +1,119 @@
+/*
+ * store: the SQLite database of samples.
+ *
+ * Rows are buffered in memory and written in one transaction per flush
+ * (the caller runs store_flush every flush_interval), so a crash loses at
+ * most the rows not yet flushed, and store_close loses nothing.  The
+ * database is in WAL mode with synchronous=NORMAL; statements are prepared
+ * once (and again only when a new metric adds a column).
+ *
+ * Samples live in one wide table keyed by (ts_ns, device), WITHOUT ROWID,
+ * so rows are clustered by time and a time-window read touches only its
+ * rows.  Each metric is one column holding the value scaled by
+ * 10^decimals as an integer (REAL only when the printed value has more
+ * digits than the catalog's decimals), NULL when aiu-smi printed "-".
+ * The view sample_values shows them in natural units.
+ *
+ * Functions returning int give 0 on success and -1 on failure, after
+ * logging the SQLite error with log_warnx.
+ */
+#ifndef SPYREMON_STORE_H
+#define SPYREMON_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct store;
+struct card;
+
+/* One parsed cell, exactly as printed: mant / 10^scale. */
+struct store_value {
+	int64_t mant;
+	int8_t scale;
+	bool present;		/* false: aiu-smi printed "-"; stored as NULL */
+};
+
+struct store_sample {
+	int64_t ts_ns;		/* arrival stamp, CLOCK_REALTIME */
+	int device;		/* aiu-smi device ID */
+	uint32_t interval_ms;	/* delay in force when the row was taken */
+	bool have_skew;
+	int32_t skew_s;		/* aiu-smi's own Date/Time minus ts, seconds */
+	size_t nvalues;
+	const int *metric;	/* nvalues metric ids from store_metric() */
+	const struct store_value *values;	/* nvalues values */
+};
+
+struct store_retention {
+	uint64_t max_age_ns;
+	uint64_t max_size;
+	uint64_t windows_max_age_ns;
+};
+
+struct store_stats {
+	uint64_t rows_written;		/* since open */
+	uint64_t rows_dropped;		/* buffer overflowed while the disk failed */
+	uint64_t rows_deleted;		/* by retention, since open */
+	uint64_t flushes_failed;	/* since open */
+	size_t pending;			/* buffered, not yet written */
+	int64_t newest_ts_ns;		/* newest row written or buffered, 0 if none */
+	uint64_t file_bytes;		/* page_count * page_size */
+};
+
+/*
+ * Open or create the database at path, creating parent-less files only
+ * (the directory must exist), and migrate its schema forward to
+ * SCHEMA_VERSION.  A database newer than this build is refused.
+ * max_pending bounds the rows buffered while writes fail; past it the
+ * oldest buffered rows are dropped and counted.
+ */
+int store_open(const char *path, size_t max_pending, struct store **out);
+
+/* Flush, checkpoint and close; NULL is a no-op.  Buffered rows that still
+ * cannot be written are reported with log_warnx. */
+void store_close(struct store *st);
+
+/*
+ * The id of metric key, adding it to the catalog (and a column to samples)
+ * if it is new.  unit is the header's unit; for keys in metric_defs the
+ * catalog's own unit, group and precision are used.  Flushes pending rows
+ * first if the schema has to change.
+ */
+int store_metric(struct store *st, const char *key, const char *unit, int *id);
+
+/*
+ * Buffer one row.  Copies everything it needs.  Rows of one device must
+ * have strictly increasing ts_ns; a row that is not is stored at the last
+ * ts_ns + 1 (and counted in the log).  Never fails; a full buffer drops the
+ * oldest row.
+ */
+void store_append(struct store *st, const struct store_sample *s);
+
+/* Write every buffered row in one transaction.  On failure the rows stay buffered. */
+int store_flush(struct store *st);
+
+/*
+ * Record that aiu-smi maps device to metric_file (and bus_id, "" if
+ * unknown) from ts_ns on.  Only changes are stored.
+ */
+int store_device_map(struct store *st, int device, const char *metric_file,
+    const char *bus_id, int64_t ts_ns);
+
+/* Insert or update a card of the inventory, seen at ts_ns. */
+int store_card(struct store *st, const struct card *c, int64_t ts_ns);
+
+/*
+ * Run one bounded step of retention at now_ns, spending at most about
+ * budget_ns: delete samples older than max_age (except those inside
+ * windows that ended less than windows_max_age ago), then the oldest
+ * samples while the file exceeds max_size, then give freed pages back to
+ * the filesystem.  Returns 1 if more work remains (call again soon), 0 when
+ * done, -1 on error.
+ */
+int store_retention_step(struct store *st, const struct store_retention *r,
+    int64_t now_ns, uint64_t budget_ns);
+
+void store_get_stats(struct store *st, struct store_stats *out);
+
+#endif

@@ -1,0 +1,114 @@
+# Shared by the integration tests: a scratch directory, a fake sysfs, a
+# config pointing the daemon at the simulator, and start/stop helpers.
+# Source it from a test run with "bash"; B names the build directory.
+
+set -euo pipefail
+
+B=${B:-build}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BIN=$ROOT/$B
+SIM=$BIN/aiu-smi-sim
+DAEMON=$BIN/spyremond
+CLIENT=$BIN/spyremon
+T=$(mktemp -d "${TMPDIR:-/tmp}/spyremon-test.XXXXXX")
+DB=$T/spyremon.db
+STAMPS=$T/stamps.log
+DLOG=$T/daemon.log
+DPID=
+
+cleanup() {
+	local rc=$?
+	if [ -n "$DPID" ] && kill -0 "$DPID" 2>/dev/null; then
+		kill -KILL "$DPID" 2>/dev/null || true
+	fi
+	pkill -KILL -f "$T/" 2>/dev/null || true
+	if [ $rc -ne 0 ] && [ -f "$DLOG" ]; then
+		echo "--- daemon log (last 40 lines) ---"
+		tail -n 40 "$DLOG"
+	fi
+	rm -rf "$T"
+	exit $rc
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# make_sysfs N: a fake sysfs with N Spyre PFs and one unrelated device.
+make_sysfs() {
+	local n=$1 i dev
+	mkdir -p "$T/sys/bus/pci/devices" "$T/sys/bus/pci/drivers/aiu"
+	for ((i = 0; i < n; i++)); do
+		dev=$T/sys/bus/pci/devices/$(printf '0000:%02x:00.0' $((0x13 + i)))
+		mkdir -p "$dev"
+		echo 0x1014 >"$dev/vendor"
+		echo 0x06a7 >"$dev/device"
+		echo $((i % 2)) >"$dev/numa_node"
+		echo "16.0 GT/s PCIe" >"$dev/current_link_speed"
+		echo 16 >"$dev/current_link_width"
+		ln -s ../../drivers/aiu "$dev/driver"
+	done
+	dev=$T/sys/bus/pci/devices/0000:00:1f.0
+	mkdir -p "$dev"
+	echo 0x8086 >"$dev/vendor"
+	echo 0x1234 >"$dev/device"
+}
+
+# write_config CARDS INTERVAL [extra simulator options...]
+write_config() {
+	local cards=$1 interval=$2 arg
+	shift 2
+	make_sysfs "$cards"
+	{
+		echo "database: $DB"
+		echo "socket: $T/control.sock"
+		echo "flush_interval: ${FLUSH:-1s}"
+		echo "sysfs_root: $T/sys"
+		echo "source:"
+		printf '  command: ["%s", "--cards", "%s", "--seed", "7", "--stamp-log", "%s"' \
+			"$SIM" "$cards" "$STAMPS"
+		for arg in "$@"; do printf ', "%s"' "$arg"; done
+		echo "]"
+		echo "  interval: $interval"
+		echo "  metric_files: $T/metrics.%BUSID"
+	} >"$T/spyremond.yaml"
+}
+
+start_daemon() {
+	"$DAEMON" -v -c "$T/spyremond.yaml" >>"$DLOG" 2>&1 &
+	DPID=$!
+}
+
+# stop_daemon: SIGTERM and wait; fails unless the exit status is 0.
+stop_daemon() {
+	local rc=0
+	kill -TERM "$DPID"
+	wait "$DPID" || rc=$?
+	DPID=
+	[ $rc -eq 0 ] || fail "daemon exited with status $rc on SIGTERM"
+}
+
+rows_in_db() {
+	sqlite3 -readonly "file:$DB?mode=ro" 'SELECT count(*) FROM samples' 2>/dev/null || echo 0
+}
+
+# wait_for SECONDS COMMAND...: poll until COMMAND succeeds.
+wait_for() {
+	local limit=$1 i
+	shift
+	for ((i = 0; i < limit * 10; i++)); do
+		if "$@"; then return 0; fi
+		sleep 0.1
+	done
+	return 1
+}
+
+rows_at_least() {
+	[ "$(rows_in_db)" -ge "$1" ]
+}
+
+log_has() {
+	grep -q -- "$1" "$DLOG"
+}
