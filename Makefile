@@ -79,4 +79,6 @@ clean:
 
 .PHONY: all check deps demo clean
 
+include mk/install.mk
+
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
