@@ -31,9 +31,9 @@ endif
 COMMON_OBJS = $(addprefix $(B)/common/, log.o timeparse.o metrics.o)
 # Every daemon module but main.o, so the unit tests can link them.
 DAEMON_OBJS = $(addprefix $(B)/daemon/, config.o csvparse.o store.o \
-	      inventory.o health.o source.o)
+	      inventory.o health.o source.o retention.o)
 CLIENT_OBJS = $(addprefix $(B)/client/, main.o)
-SIM_OBJS    = $(addprefix $(B)/sim/, aiu-smi-sim.o)
+SIM_OBJS    = $(addprefix $(B)/sim/, aiu-smi-sim.o simopts.o cardmodel.o layout.o)
 
 UNIT_TESTS  = $(addprefix $(B)/tests/, test_timeparse test_csvparse test_config \
 	      test_store test_inventory test_health)

@@ -97,8 +97,8 @@ struct csv_row {
 				   makes the row CSV_BAD */
 	int date;		/* YYYYMMDD, 0 without have_clock */
 	int hms;		/* HH*3600 + MM*60 + SS, 0 without have_clock */
-	struct csv_value values[CSV_COLS_MAX];	/* by column index; only
-						   ROLE_METRIC columns are set */
+	struct csv_value values[CSV_COLS_MAX];	/* by column index; ID, Date
+						   and Time are not present */
 };
 
 struct csv_result {
@@ -125,7 +125,11 @@ void csv_parser_init(struct csv_parser *p);
 enum csv_kind csv_parse_line(struct csv_parser *p, const char *line,
     size_t len, struct csv_result *res);
 
-/* Parse one decimal cell ("-12.340", "7", "-"); 0 on success, -1 if not a number. */
+/*
+ * Parse one decimal cell ("-12.340", "7", ".5", "-"), already trimmed:
+ * [+-]digits[.digits], no exponent, mantissa within int64_t, at most 18
+ * digits after the point.  0 on success, -1 otherwise (*out untouched).
+ */
 int csv_parse_value(const char *s, size_t len, struct csv_value *out);
 
 #endif

@@ -10,6 +10,7 @@ mkdir -p "$logdir"
 run_one() {
 	name=$1; shift
 	log="$logdir/$name.log"
+	mkdir -p "$(dirname "$log")"
 	start=$(date +%s)
 	"$@" >"$log" 2>&1
 	rc=$?
