@@ -48,9 +48,11 @@ scan_scaled(const char **sp, uint64_t mult, uint64_t *out)
 	bool digits = false;
 
 	while (isdigit((unsigned char)*s)) {
-		if (whole > (UINT64_MAX - 9) / 10)
+		uint64_t digit = (uint64_t)(*s++ - '0');
+
+		if (whole > (UINT64_MAX - digit) / 10)
 			return -1;
-		whole = whole * 10 + (uint64_t)(*s++ - '0');
+		whole = whole * 10 + digit;
 		digits = true;
 	}
 	if (*s == '.') {
@@ -175,6 +177,23 @@ read_digits(const char **sp, int n, int *out)
 	return 0;
 }
 
+static bool
+is_leap_year(int y)
+{
+	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+/* Reject dates such as Feb 30 that mktime and days_from_civil would roll over. */
+static bool
+valid_date(int y, int m, int d)
+{
+	static const int mdays[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+
+	if (m < 1 || m > 12 || d < 1)
+		return false;
+	return d <= mdays[m - 1] + (m == 2 && is_leap_year(y));
+}
+
 /* Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's algorithm). */
 static int64_t
 days_from_civil(int64_t y, unsigned m, unsigned d)
@@ -187,11 +206,33 @@ days_from_civil(int64_t y, unsigned m, unsigned d)
 	return era * 146097 + (int64_t)doe - 719468;
 }
 
+/*
+ * sec seconds and frac (0 <= frac < 1 s) ns past the epoch, in ns, unless
+ * that falls outside int64 (before 1677-09-21 or after 2262-04-11).
+ */
+static int
+seconds_to_ns(int64_t sec, int64_t frac, int64_t *out_ns)
+{
+	const int64_t ns = (int64_t)NSEC_PER_SEC;
+	const int64_t max_sec = INT64_MAX / ns, min_sec = INT64_MIN / ns - 1;
+
+	if (sec > max_sec || (sec == max_sec && frac > INT64_MAX % ns))
+		return -1;
+	if (sec < min_sec || (sec == min_sec && frac - ns < INT64_MIN % ns))
+		return -1;
+	/* below zero, borrow a second so the product cannot overflow */
+	if (sec < 0)
+		*out_ns = (sec + 1) * ns + (frac - ns);
+	else
+		*out_ns = sec * ns + frac;
+	return 0;
+}
+
 int
 parse_time(const char *s, int64_t *out_ns)
 {
 	int Y, M, D, h = 0, mi = 0, sec = 0;
-	int64_t frac = 0, frac_mul = 100000000, ns;
+	int64_t frac = 0, frac_mul = 100000000, secs;
 	bool have_zone = false;
 	int64_t zone_off = 0;
 	const char *p = s;
@@ -247,23 +288,22 @@ parse_time(const char *s, int64_t *out_ns)
 		have_zone = true;
 		zone_off = sign * (zh * 3600 + zm * 60);
 	}
-	if (*p != '\0' || M < 1 || M > 12 || D < 1 || D > 31 || h > 23 ||
-	    mi > 59 || sec > 60)
+	if (*p != '\0' || !valid_date(Y, M, D) || h > 23 || mi > 59 || sec > 60)
 		return -1;
 	if (have_zone) {
 		int64_t days = days_from_civil(Y, (unsigned)M, (unsigned)D);
-		ns = (days * 86400 + h * 3600 + mi * 60 + sec - zone_off);
+		secs = days * 86400 + h * 3600 + mi * 60 + sec - zone_off;
 	} else {
+		/* mktime sets tm_wday only on success: -1 is also a real time */
 		struct tm tm = { .tm_year = Y - 1900, .tm_mon = M - 1,
 		    .tm_mday = D, .tm_hour = h, .tm_min = mi, .tm_sec = sec,
-		    .tm_isdst = -1 };
+		    .tm_isdst = -1, .tm_wday = -1 };
 		time_t t = mktime(&tm);
-		if (t == (time_t)-1)
+		if (t == (time_t)-1 && tm.tm_wday == -1)
 			return -1;
-		ns = (int64_t)t;
+		secs = (int64_t)t;
 	}
-	*out_ns = ns * (int64_t)NSEC_PER_SEC + frac;
-	return 0;
+	return seconds_to_ns(secs, frac, out_ns);
 }
 
 static void

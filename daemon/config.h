@@ -18,7 +18,7 @@
 #define CONFIG_DEFAULT_PATH "/etc/spyremond/spyremond.yaml"
 
 struct config {
-	char *path;			/* file it came from; NULL for built-in defaults */
+	char *path;			/* file (or name) it came from; NULL for built-in defaults */
 	char *database;			/* default /var/lib/spyremond/spyremon.db */
 	char *socket;			/* default /run/spyremond/control.sock */
 	uint64_t flush_interval_ns;	/* default 1s; 10ms..60s */
@@ -30,7 +30,8 @@ struct config {
 		uint64_t window_interval_ns; /* default 100ms; 10ms..60s */
 		char groups[8];		/* default "A"; letters of DRMUPSA, no repeats */
 		bool all_devices;	/* default true */
-		int *devices;		/* when !all_devices: IDs 0..255, ndevices >= 1 */
+		int *devices;		/* when !all_devices: distinct IDs 0..255 in the
+					   order given, ndevices >= 1; else NULL */
 		size_t ndevices;
 		char *metric_files;	/* default "/tmp/metrics.%BUSID" */
 	} source;
@@ -41,7 +42,12 @@ struct config {
 	} retention;
 };
 
-/* Errors collected by config_load; each msg is complete and may span lines. */
+/*
+ * Errors collected by config_load; each msg is complete and may span lines:
+ * "file:line:col: key: message", the offending line, and a caret under the
+ * column (lines and columns from 1, columns in characters).  Errors about
+ * the whole file are one line, "file: message".
+ */
 struct config_errors {
 	char **msgs;
 	size_t n;
@@ -54,6 +60,10 @@ struct config *config_defaults(void);
  * Parse path.  On success returns 0 and *out is a new config the caller
  * frees.  On failure returns -1, *out is NULL and errs holds every error
  * (a file that cannot be opened is one error naming the file and errno).
+ * A file over 1 MiB is refused.  errs is overwritten on entry, not
+ * freed, and is empty on success; after 100 errors the rest are counted
+ * in one last message instead.  Out of memory fails with whatever errors
+ * could be recorded, normally "file: out of memory".
  */
 int config_load(const char *path, struct config **out, struct config_errors *errs);
 
@@ -64,13 +74,25 @@ int config_load(const char *path, struct config **out, struct config_errors *err
 int config_parse(const char *name, const char *text, size_t len,
     struct config **out, struct config_errors *errs);
 
-/* Print the effective config as YAML that config_load accepts. */
+/*
+ * Print the effective config, every key, as YAML that config_load accepts
+ * and that reads back to the same config.
+ */
 void config_print(const struct config *cfg, FILE *fp);
 
-/* True if the child must be restarted to go from a to b (its argv differs). */
+/*
+ * True if the child must be restarted to go from a to b: its command line
+ * would differ in the command's argv, groups, the set of devices (their
+ * order does not matter) or metric_files.  The interval, though also on
+ * the child's command line (-d), is left out: the daemon applies interval
+ * changes itself (source_set_interval).  window_interval is left out too.
+ */
 bool config_source_differs(const struct config *a, const struct config *b);
 
+/* NULL is a no-op. */
 void config_free(struct config *cfg);
+
+/* Free every message and leave errs empty, ready for reuse; NULL is a no-op. */
 void config_errors_free(struct config_errors *errs);
 
 #endif

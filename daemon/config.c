@@ -1,0 +1,1274 @@
+/*
+ * config: spyremond.yaml, checked key by key against a table.
+ *
+ * The file is loaded whole into a libyaml document, then walked against the
+ * key tables below.  Every key has one parser that checks type and range
+ * and stores the value; mappings recurse into their own table.  Errors are
+ * collected with the position libyaml recorded for the offending node, so
+ * the user sees all of them at once, and the config under construction is
+ * thrown away if there was any.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <yaml.h>
+
+#include "timeparse.h"
+
+#define CONFIG_MAX_BYTES	(1024 * 1024)
+/* Past this many errors the rest are dropped, so no input can make the report huge. */
+#define CONFIG_MAX_ERRORS	100
+/* Most keys in one mapping, and longest key name. */
+#define MAX_KEYS		8
+#define KEY_NAME_MAX		32
+
+#define GROUP_LETTERS		"DRMUPSA"
+#define DEVICE_ID_MAX		255
+#define SUN_PATH_LEN		sizeof(((struct sockaddr_un){ 0 }).sun_path)
+
+#define MSEC			NSEC_PER_MSEC
+#define SEC			NSEC_PER_SEC
+#define HOUR			(3600 * SEC)
+#define DAY			(24 * HOUR)
+#define MIB			(1024ULL * 1024)
+
+#define DEFAULT_DATABASE	"/var/lib/spyremond/spyremon.db"
+#define DEFAULT_SOCKET		"/run/spyremond/control.sock"
+#define DEFAULT_SYSFS_ROOT	"/sys"
+#define DEFAULT_COMMAND		"aiu-smi"
+#define DEFAULT_GROUPS		"A"
+#define DEFAULT_METRIC_FILES	"/tmp/metrics.%BUSID"
+
+struct loader {
+	const char *name;		/* file name for messages */
+	const char *text;		/* the YAML, for quoting offending lines */
+	size_t len;
+	struct config *cfg;		/* defaults, overwritten key by key */
+	struct config_errors *errs;
+	size_t nerrors;			/* reported, including those dropped */
+	bool oom;
+};
+
+struct key;
+typedef void key_parser(struct loader *, const struct key *, const char *,
+    yaml_document_t *, yaml_node_t *);
+/* Rules between keys of one mapping; values[i] is the node given for key i or NULL. */
+typedef void mapping_check(struct loader *, yaml_node_t *const *values);
+
+struct key {
+	const char *name;
+	key_parser *parse;
+	const char *what;		/* the expected value, for type errors */
+	size_t offset;			/* of the value in struct config */
+	uint64_t min, max;		/* durations and sizes; max bounds string length */
+	const struct key *subkeys;	/* mappings: table ending with a NULL name */
+	mapping_check *check;		/* mappings: run when every subkey was valid */
+};
+
+static key_parser parse_mapping, parse_string, parse_duration_key, parse_size_key,
+    parse_command, parse_groups, parse_devices, parse_metric_files;
+static mapping_check check_retention;
+
+#define FIELD(k)	.offset = offsetof(struct config, k)
+
+static const struct key source_keys[] = {
+	{ .name = "command", .parse = parse_command,
+	    .what = "a command such as aiu-smi, or a list of its arguments" },
+	{ .name = "interval", .parse = parse_duration_key,
+	    .what = "a duration such as 1s or 500ms", FIELD(source.interval_ns),
+	    .min = 10 * MSEC, .max = 60 * SEC },
+	{ .name = "window_interval", .parse = parse_duration_key,
+	    .what = "a duration such as 100ms", FIELD(source.window_interval_ns),
+	    .min = 10 * MSEC, .max = 60 * SEC },
+	{ .name = "groups", .parse = parse_groups,
+	    .what = "metric group letters of " GROUP_LETTERS ", such as DR" },
+	{ .name = "devices", .parse = parse_devices,
+	    .what = "'all' or a list of device IDs such as [0, 1]" },
+	{ .name = "metric_files", .parse = parse_metric_files,
+	    .what = "a path containing %BUSID", FIELD(source.metric_files) },
+	{ .name = NULL },
+};
+
+enum { RET_MAX_AGE, RET_MAX_SIZE, RET_WINDOWS_MAX_AGE };
+
+static const struct key retention_keys[] = {
+	[RET_MAX_AGE] = { .name = "max_age", .parse = parse_duration_key,
+	    .what = "a duration such as 7d", FIELD(retention.max_age_ns),
+	    .min = HOUR, .max = UINT64_MAX },
+	[RET_MAX_SIZE] = { .name = "max_size", .parse = parse_size_key,
+	    .what = "a size such as 512MiB or 1GiB", FIELD(retention.max_size),
+	    .min = MIB, .max = UINT64_MAX },
+	[RET_WINDOWS_MAX_AGE] = { .name = "windows_max_age",
+	    .parse = parse_duration_key, .what = "a duration such as 90d",
+	    FIELD(retention.windows_max_age_ns), .min = HOUR, .max = UINT64_MAX },
+	{ .name = NULL },
+};
+
+static const struct key top_keys[] = {
+	{ .name = "database", .parse = parse_string, .what = "a path",
+	    FIELD(database) },
+	{ .name = "socket", .parse = parse_string, .what = "a path",
+	    FIELD(socket), .max = SUN_PATH_LEN },
+	{ .name = "flush_interval", .parse = parse_duration_key,
+	    .what = "a duration such as 1s", FIELD(flush_interval_ns),
+	    .min = 10 * MSEC, .max = 60 * SEC },
+	{ .name = "sysfs_root", .parse = parse_string, .what = "a path",
+	    FIELD(sysfs_root) },
+	{ .name = "source", .parse = parse_mapping,
+	    .what = "a mapping of source keys", .subkeys = source_keys },
+	{ .name = "retention", .parse = parse_mapping,
+	    .what = "a mapping of retention keys", .subkeys = retention_keys,
+	    .check = check_retention },
+	{ .name = NULL },
+};
+
+static void *
+field(struct loader *ld, const struct key *k)
+{
+	return (char *)ld->cfg + k->offset;
+}
+
+/* Length in bytes of the line break at p (libyaml's set), or 0. */
+static size_t
+break_len(const char *p, const char *end)
+{
+	size_t left = (size_t)(end - p);
+
+	if (left >= 2 && p[0] == '\r' && p[1] == '\n')
+		return 2;
+	if (p[0] == '\r' || p[0] == '\n')
+		return 1;
+	if (left >= 2 && (unsigned char)p[0] == 0xc2 && (unsigned char)p[1] == 0x85)
+		return 2;
+	if (left >= 3 && (unsigned char)p[0] == 0xe2 && (unsigned char)p[1] == 0x80 &&
+	    ((unsigned char)p[2] == 0xa8 || (unsigned char)p[2] == 0xa9))
+		return 3;
+	return 0;
+}
+
+static bool
+is_utf8_continuation(char c)
+{
+	return ((unsigned char)c & 0xc0) == 0x80;
+}
+
+/* The text of 0-based line lineno, without its line break. */
+static void
+find_line(const struct loader *ld, size_t lineno, const char **start, size_t *linelen)
+{
+	const char *p = ld->text;
+	const char *end = ld->text + ld->len;
+	size_t n;
+
+	for (size_t line = 0; line < lineno && p < end; ) {
+		if ((n = break_len(p, end)) != 0) {
+			p += n;
+			line++;
+		} else
+			p++;
+	}
+	*start = p;
+	while (p < end && break_len(p, end) == 0)
+		p++;
+	*linelen = (size_t)(p - *start);
+}
+
+/*
+ * A line that puts a caret under character column of line: tabs before it
+ * are copied so the caret lines up however the terminal expands them.
+ */
+static char *
+caret_line(const char *line, size_t linelen, size_t column)
+{
+	char *caret = malloc(column + 2);
+	size_t i = 0;
+
+	if (caret == NULL)
+		return NULL;
+	for (size_t col = 0; col < column; col++) {
+		if (i < linelen) {
+			caret[col] = line[i] == '\t' ? '\t' : ' ';
+			for (i++; i < linelen && is_utf8_continuation(line[i]); i++)
+				;
+		} else
+			caret[col] = ' ';
+	}
+	caret[column] = '^';
+	caret[column + 1] = '\0';
+	return caret;
+}
+
+/* The position of byte offset, as libyaml would have marked it. */
+static yaml_mark_t
+mark_at_offset(const struct loader *ld, size_t offset)
+{
+	yaml_mark_t mark = { 0 };
+	const char *end = ld->text + (offset < ld->len ? offset : ld->len);
+	const char *p = ld->text;
+	size_t n;
+
+	mark.index = offset;
+	while (p < end) {
+		if ((n = break_len(p, end)) != 0) {
+			p += n;
+			mark.line++;
+			mark.column = 0;
+		} else if (!is_utf8_continuation(*p++))
+			mark.column++;
+	}
+	return mark;
+}
+
+static void
+errors_reset(struct config_errors *errs)
+{
+	errs->msgs = NULL;
+	errs->n = 0;
+}
+
+/* Append msg (which errs then owns); -1 if out of memory, msg freed. */
+static int
+errors_add(struct config_errors *errs, char *msg)
+{
+	char **msgs;
+
+	if (msg == NULL)
+		return -1;
+	msgs = realloc(errs->msgs, (errs->n + 1) * sizeof(*msgs));
+	if (msgs == NULL) {
+		free(msg);
+		return -1;
+	}
+	errs->msgs = msgs;
+	errs->msgs[errs->n++] = msg;
+	return 0;
+}
+
+static int __attribute__((format(printf, 2, 3)))
+errors_addf(struct config_errors *errs, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	return errors_add(errs, r == -1 ? NULL : msg);
+}
+
+static char *
+format_error(const struct loader *ld, const yaml_mark_t *mark, const char *msg)
+{
+	const char *line;
+	size_t linelen;
+	char *caret, *out;
+	int r;
+
+	if (mark == NULL)
+		r = asprintf(&out, "%s: %s", ld->name, msg);
+	else {
+		find_line(ld, mark->line, &line, &linelen);
+		if ((caret = caret_line(line, linelen, mark->column)) == NULL)
+			return NULL;
+		r = asprintf(&out, "%s:%zu:%zu: %s\n%.*s\n%s", ld->name,
+		    mark->line + 1, mark->column + 1, msg, (int)linelen, line, caret);
+		free(caret);
+	}
+	return r == -1 ? NULL : out;
+}
+
+/* Report an error at mark (NULL: about the whole file). */
+static void __attribute__((format(printf, 3, 4)))
+report(struct loader *ld, const yaml_mark_t *mark, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	int r;
+
+	if (ld->nerrors++ >= CONFIG_MAX_ERRORS)
+		return;
+	va_start(ap, fmt);
+	r = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (r == -1) {
+		ld->oom = true;
+		return;
+	}
+	if (errors_add(ld->errs, format_error(ld, mark, msg)) == -1)
+		ld->oom = true;
+	free(msg);
+}
+
+static const char *
+scalar(const yaml_node_t *node)
+{
+	return (const char *)node->data.scalar.value;
+}
+
+/* A scalar is read as a C string; one holding "\0" cannot be one. */
+static bool
+scalar_has_nul(const yaml_node_t *node)
+{
+	return strlen(scalar(node)) != node->data.scalar.length;
+}
+
+static bool
+is_null(const yaml_node_t *node)
+{
+	static const char *const nulls[] = { "", "~", "null", "Null", "NULL" };
+
+	if (node->type != YAML_SCALAR_NODE ||
+	    node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return false;
+	for (size_t i = 0; i < sizeof(nulls) / sizeof(nulls[0]); i++)
+		if (strcmp(scalar(node), nulls[i]) == 0)
+			return true;
+	return false;
+}
+
+/* What node is, for "expected X, got Y". */
+static void
+describe(const yaml_node_t *node, char *buf, size_t len)
+{
+	switch (node->type) {
+	case YAML_MAPPING_NODE:
+		snprintf(buf, len, "a mapping");
+		break;
+	case YAML_SEQUENCE_NODE:
+		snprintf(buf, len, "a list");
+		break;
+	default:
+		if (node->data.scalar.length > 40)
+			snprintf(buf, len, "'%.37s...'", scalar(node));
+		else
+			snprintf(buf, len, "'%s'", scalar(node));
+		break;
+	}
+}
+
+static void
+report_type(struct loader *ld, const char *dotted, const char *what, const yaml_node_t *node)
+{
+	char got[64];
+
+	describe(node, got, sizeof(got));
+	report(ld, &node->start_mark, "%s: expected %s, got %s", dotted, what, got);
+}
+
+/* Check that node is a scalar without NUL bytes; else report it. */
+static bool
+want_scalar(struct loader *ld, const struct key *k, const char *dotted,
+    const yaml_node_t *node)
+{
+	if (node->type != YAML_SCALAR_NODE) {
+		report_type(ld, dotted, k->what, node);
+		return false;
+	}
+	if (scalar_has_nul(node)) {
+		report(ld, &node->start_mark, "%s: contains a NUL character", dotted);
+		return false;
+	}
+	return true;
+}
+
+/* Replace the string at *slot with a copy of value. */
+static void
+set_string(struct loader *ld, char **slot, const char *value)
+{
+	char *copy = strdup(value);
+
+	if (copy == NULL) {
+		ld->oom = true;
+		return;
+	}
+	free(*slot);
+	*slot = copy;
+}
+
+/* Levenshtein distance from a to b; b is a key name, shorter than KEY_NAME_MAX. */
+static size_t
+edit_distance(const char *a, const char *b)
+{
+	size_t lb = strlen(b);
+	size_t row[KEY_NAME_MAX];
+
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; a[i - 1] != '\0'; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* The known key closest to name, if it is a plausible typo of it. */
+static const char *
+closest_key(const struct key *table, const char *name)
+{
+	const char *best = NULL;
+	size_t best_dist = 3, len = strlen(name);
+
+	for (const struct key *k = table; k->name != NULL; k++) {
+		size_t klen = strlen(k->name), d;
+
+		if (len > klen + 2 || klen > len + 2)
+			continue;
+		if ((d = edit_distance(name, k->name)) < best_dist) {
+			best = k->name;
+			best_dist = d;
+		}
+	}
+	return best;
+}
+
+static void
+report_unknown(struct loader *ld, const struct key *table, const char *parent,
+    const yaml_node_t *keynode)
+{
+	const char *name = scalar(keynode);
+	const char *hint = scalar_has_nul(keynode) ? NULL : closest_key(table, name);
+	char where[80];
+
+	if (parent != NULL)
+		snprintf(where, sizeof(where), "in '%s'", parent);
+	else
+		snprintf(where, sizeof(where), "at the top level");
+	if (hint != NULL)
+		report(ld, &keynode->start_mark, "unknown key '%s' %s; did you mean '%s'?",
+		    name, where, hint);
+	else
+		report(ld, &keynode->start_mark, "unknown key '%s' %s", name, where);
+}
+
+static int
+find_key(const struct key *table, const yaml_node_t *keynode)
+{
+	if (scalar_has_nul(keynode))
+		return -1;
+	for (int i = 0; table[i].name != NULL; i++)
+		if (strcmp(table[i].name, scalar(keynode)) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * Parse each pair of mapping node against table; parent is the dotted name
+ * of the mapping (NULL at the top).  A null node counts as an empty mapping,
+ * so a section whose keys are all commented out is valid.
+ */
+static void
+walk_mapping(struct loader *ld, yaml_document_t *doc, const struct key *table,
+    const char *parent, yaml_node_t *node, const char *what, mapping_check *check)
+{
+	yaml_node_t *keys[MAX_KEYS] = { 0 }, *values[MAX_KEYS] = { 0 };
+	size_t nerrors = ld->nerrors;
+
+	if (node->type != YAML_MAPPING_NODE && !is_null(node)) {
+		report_type(ld, parent != NULL ? parent : "the top level", what, node);
+		return;
+	}
+	if (node->type == YAML_MAPPING_NODE) {
+		for (yaml_node_pair_t *pair = node->data.mapping.pairs.start;
+		    pair < node->data.mapping.pairs.top; pair++) {
+			yaml_node_t *keynode = yaml_document_get_node(doc, pair->key);
+			yaml_node_t *value = yaml_document_get_node(doc, pair->value);
+			const struct key *k;
+			char dotted[64];
+			int i;
+
+			if (keynode->type != YAML_SCALAR_NODE) {
+				char got[64];
+
+				describe(keynode, got, sizeof(got));
+				report(ld, &keynode->start_mark, "%s%skeys must be "
+				    "plain names, not %s", parent != NULL ? parent : "",
+				    parent != NULL ? ": " : "", got);
+				continue;
+			}
+			if ((i = find_key(table, keynode)) == -1) {
+				report_unknown(ld, table, parent, keynode);
+				continue;
+			}
+			k = &table[i];
+			snprintf(dotted, sizeof(dotted), "%s%s%s", parent != NULL ? parent : "",
+			    parent != NULL ? "." : "", k->name);
+			if (keys[i] != NULL) {
+				report(ld, &keynode->start_mark,
+				    "%s: duplicate key (first given on line %zu)",
+				    dotted, keys[i]->start_mark.line + 1);
+				continue;
+			}
+			keys[i] = keynode;
+			values[i] = value;
+			if (is_null(value) && k->parse != parse_mapping) {
+				report(ld, &keynode->start_mark, "%s: missing value", dotted);
+				continue;
+			}
+			k->parse(ld, k, dotted, doc, value);
+		}
+	}
+	if (check != NULL && ld->nerrors == nerrors)
+		check(ld, values);
+}
+
+static void
+parse_mapping(struct loader *ld, const struct key *k, const char *dotted,
+    yaml_document_t *doc, yaml_node_t *node)
+{
+	walk_mapping(ld, doc, k->subkeys, dotted, node, k->what, k->check);
+}
+
+static void
+parse_string(struct loader *ld, const struct key *k, const char *dotted,
+    yaml_document_t *doc, yaml_node_t *node)
+{
+	(void)doc;
+	if (!want_scalar(ld, k, dotted, node))
+		return;
+	if (node->data.scalar.length == 0) {
+		report(ld, &node->start_mark, "%s: must not be empty", dotted);
+		return;
+	}
+	if (k->max != 0 && node->data.scalar.length >= k->max) {
+		report(ld, &node->start_mark, "%s: %zu bytes is too long (at most %" PRIu64 ")",
+		    dotted, node->data.scalar.length, k->max - 1);
+		return;
+	}
+	set_string(ld, field(ld, k), scalar(node));
+}
+
+static void
+parse_metric_files(struct loader *ld, const struct key *k, const char *dotted,
+    yaml_document_t *doc, yaml_node_t *node)
+{
+	if (node->type == YAML_SCALAR_NODE && !scalar_has_nul(node) &&
+	    strstr(scalar(node), "%BUSID") == NULL) {
+		report(ld, &node->start_mark, "%s: '%s' must contain %%BUSID, which "
+		    "stands for each card's PCI bus ID", dotted, scalar(node));
+		return;
+	}
+	parse_string(ld, k, dotted, doc, node);
+}
+
+static bool
+all_digits(const char *s)
+{
+	return *s != '\0' && strspn(s, "0123456789") == strlen(s);
+}
+
+/* Report value unless min <= value <= max; names values with format. */
+static bool
+check_range(struct loader *ld, const char *dotted, const yaml_node_t *node,
+    uint64_t value, uint64_t min, uint64_t max,
+    void (*format)(uint64_t, char *, size_t), const char *below)
+{
+	char lo[32], hi[32];
+
+	format(min, lo, sizeof(lo));
+	format(max, hi, sizeof(hi));
+	if (max == UINT64_MAX && value < min) {
+		report(ld, &node->start_mark, "%s: %s is %s (at least %s)",
+		    dotted, scalar(node), below, lo);
+		return false;
+	}
+	if (value < min || value > max) {
+		report(ld, &node->start_mark, "%s: %s is out of range (%s to %s)",
+		    dotted, scalar(node), lo, hi);
+		return false;
+	}
+	return true;
+}
+
+/* A duration limit as people read it: "60s" rather than "1m" next to "10ms". */
+static void
+format_limit(uint64_t ns, char *buf, size_t len)
+{
+	if (ns % SEC == 0 && ns < HOUR)
+		snprintf(buf, len, "%" PRIu64 "s", (uint64_t)(ns / SEC));
+	else
+		format_duration(ns, buf, len);
+}
+
+static void
+parse_duration_key(struct loader *ld, const struct key *k, const char *dotted,
+    yaml_document_t *doc, yaml_node_t *node)
+{
+	uint64_t ns;
+
+	(void)doc;
+	if (!want_scalar(ld, k, dotted, node))
+		return;
+	if (parse_duration(scalar(node), &ns) == -1) {
+		if (all_digits(scalar(node)))
+			report(ld, &node->start_mark, "%s: %s needs a unit, "
+			    "such as %ss or %sms", dotted, scalar(node),
+			    scalar(node), scalar(node));
+		else
+			report(ld, &node->start_mark, "%s: '%s' is not a duration "
+			    "(a number and a unit of ns us ms s m h d w, such as "
+			    "100ms or 1h30m)", dotted, scalar(node));
+		return;
+	}
+	if (check_range(ld, dotted, node, ns, k->min, k->max, format_limit, "too short"))
+		*(uint64_t *)field(ld, k) = ns;
+}
+
+static void
+parse_size_key(struct loader *ld, const struct key *k, const char *dotted,
+    yaml_document_t *doc, yaml_node_t *node)
+{
+	uint64_t bytes;
+
+	(void)doc;
+	if (!want_scalar(ld, k, dotted, node))
+		return;
+	if (parse_size(scalar(node), &bytes) == -1) {
+		report(ld, &node->start_mark, "%s: '%s' is not a size (a number of "
+		    "bytes, or with a unit such as 512MiB, 1GiB or 100MB)",
+		    dotted, scalar(node));
+		return;
+	}
+	if (check_range(ld, dotted, node, bytes, k->min, k->max, format_size, "too small"))
+		*(uint64_t *)field(ld, k) = bytes;
+}
+
+static void
+free_argv(char **argv)
+{
+	if (argv == NULL)
+		return;
+	for (char **a = argv; *a != NULL; a++)
+		free(*a);
+	free(argv);
+}
+
+/* Install argv (NULL-terminated, argc entries) as the command. */
+static void
+set_command(struct loader *ld, char **argv, int argc)
+{
+	free_argv(ld->cfg->source.argv);
+	ld->cfg->source.argv = argv;
+	ld->cfg->source.argc = argc;
+}
+
+/* The command as one string: split on whitespace, no quoting. */
+static void
+command_from_string(struct loader *ld, const char *dotted, const yaml_node_t *node)
+{
+	static const char space[] = " \t\r\n\f\v";
+	const char *s = scalar(node);
+	char **argv;
+	int argc = 0;
+
+	for (const char *p = s + strspn(s, space); *p != '\0'; p += strspn(p, space)) {
+		p += strcspn(p, space);
+		argc++;
+	}
+	if (argc == 0) {
+		report(ld, &node->start_mark, "%s: must not be empty", dotted);
+		return;
+	}
+	if ((argv = calloc((size_t)argc + 1, sizeof(*argv))) == NULL) {
+		ld->oom = true;
+		return;
+	}
+	argc = 0;
+	for (const char *p = s + strspn(s, space); *p != '\0'; p += strspn(p, space)) {
+		size_t n = strcspn(p, space);
+
+		if ((argv[argc++] = strndup(p, n)) == NULL) {
+			ld->oom = true;
+			free_argv(argv);
+			return;
+		}
+		p += n;
+	}
+	set_command(ld, argv, argc);
+}
+
+static void
+command_from_list(struct loader *ld, const char *dotted, yaml_document_t *doc,
+    const yaml_node_t *node)
+{
+	yaml_node_item_t *items = node->data.sequence.items.start;
+	size_t n = (size_t)(node->data.sequence.items.top - items);
+	size_t nerrors = ld->nerrors;
+	char **argv;
+
+	if (n == 0) {
+		report(ld, &node->start_mark, "%s: must not be empty", dotted);
+		return;
+	}
+	if ((argv = calloc(n + 1, sizeof(*argv))) == NULL) {
+		ld->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		yaml_node_t *item = yaml_document_get_node(doc, items[i]);
+		char name[80];
+
+		snprintf(name, sizeof(name), "%s[%zu]", dotted, i);
+		if (is_null(item))
+			report(ld, &item->start_mark, "%s: missing value", name);
+		else if (item->type != YAML_SCALAR_NODE)
+			report_type(ld, name, "a string", item);
+		else if (scalar_has_nul(item))
+			report(ld, &item->start_mark, "%s: contains a NUL character", name);
+		else if (i == 0 && item->data.scalar.length == 0)
+			report(ld, &item->start_mark, "%s: the program must not be empty", name);
+		else if ((argv[i] = strdup(scalar(item))) == NULL)
+			ld->oom = true;
+	}
+	if (ld->nerrors != nerrors || ld->oom) {
+		/* argv has holes where items were bad: free every slot */
+		for (size_t i = 0; i < n; i++)
+			free(argv[i]);
+		free(argv);
+		return;
+	}
+	set_command(ld, argv, (int)n);
+}
+
+static void
+parse_command(struct loader *ld, const struct key *k, const char *dotted,
+    yaml_document_t *doc, yaml_node_t *node)
+{
+	if (node->type == YAML_SEQUENCE_NODE)
+		command_from_list(ld, dotted, doc, node);
+	else if (want_scalar(ld, k, dotted, node))
+		command_from_string(ld, dotted, node);
+}
+
+static void
+parse_groups(struct loader *ld, const struct key *k, const char *dotted,
+    yaml_document_t *doc, yaml_node_t *node)
+{
+	const char *s;
+	char *groups = ld->cfg->source.groups;
+
+	(void)doc;
+	if (!want_scalar(ld, k, dotted, node))
+		return;
+	s = scalar(node);
+	if (*s == '\0') {
+		report(ld, &node->start_mark, "%s: must not be empty", dotted);
+		return;
+	}
+	for (size_t i = 0; s[i] != '\0'; i++) {
+		if (strchr(GROUP_LETTERS, s[i]) == NULL) {
+			report(ld, &node->start_mark, "%s: '%c' in '%s' is not a metric "
+			    "group (letters of %s)", dotted, s[i], s, GROUP_LETTERS);
+			return;
+		}
+		if (strchr(s + i + 1, s[i]) != NULL) {
+			report(ld, &node->start_mark, "%s: '%c' is given twice in '%s'",
+			    dotted, s[i], s);
+			return;
+		}
+	}
+	/* distinct letters of GROUP_LETTERS: at most 7, so it fits */
+	snprintf(groups, sizeof(ld->cfg->source.groups), "%s", s);
+}
+
+/* A device ID: decimal 0..DEVICE_ID_MAX without sign or leading zeros. */
+static int
+device_id(const yaml_node_t *node)
+{
+	const char *s = scalar(node);
+
+	if (!all_digits(s) || (s[0] == '0' && s[1] != '\0') || strlen(s) > 3 ||
+	    atoi(s) > DEVICE_ID_MAX)
+		return -1;
+	return atoi(s);
+}
+
+static void
+devices_from_list(struct loader *ld, const char *dotted, yaml_document_t *doc,
+    const yaml_node_t *node)
+{
+	yaml_node_item_t *items = node->data.sequence.items.start;
+	size_t n = (size_t)(node->data.sequence.items.top - items);
+	size_t nerrors = ld->nerrors;
+	bool listed[DEVICE_ID_MAX + 1] = { false };
+	int *devices;
+
+	if (n == 0) {
+		report(ld, &node->start_mark, "%s: the list is empty; write 'all' "
+		    "for every device", dotted);
+		return;
+	}
+	if ((devices = calloc(n, sizeof(*devices))) == NULL) {
+		ld->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		yaml_node_t *item = yaml_document_get_node(doc, items[i]);
+		char name[80];
+		int id;
+
+		snprintf(name, sizeof(name), "%s[%zu]", dotted, i);
+		if (item->type != YAML_SCALAR_NODE)
+			report_type(ld, name, "a device ID from 0 to 255", item);
+		else if ((id = device_id(item)) == -1)
+			report(ld, &item->start_mark, "%s: '%s' is not a device ID "
+			    "(0 to %d)", name, scalar(item), DEVICE_ID_MAX);
+		else if (listed[id])
+			report(ld, &item->start_mark, "%s: device %d is listed twice",
+			    name, id);
+		else {
+			listed[id] = true;
+			devices[i] = id;
+		}
+	}
+	if (ld->nerrors != nerrors) {
+		free(devices);
+		return;
+	}
+	free(ld->cfg->source.devices);
+	ld->cfg->source.devices = devices;
+	ld->cfg->source.ndevices = n;
+	ld->cfg->source.all_devices = false;
+}
+
+static void
+parse_devices(struct loader *ld, const struct key *k, const char *dotted,
+    yaml_document_t *doc, yaml_node_t *node)
+{
+	if (node->type == YAML_SEQUENCE_NODE) {
+		devices_from_list(ld, dotted, doc, node);
+		return;
+	}
+	if (node->type != YAML_SCALAR_NODE || strcmp(scalar(node), "all") != 0 ||
+	    scalar_has_nul(node)) {
+		report_type(ld, dotted, k->what, node);
+		return;
+	}
+	free(ld->cfg->source.devices);
+	ld->cfg->source.devices = NULL;
+	ld->cfg->source.ndevices = 0;
+	ld->cfg->source.all_devices = true;
+}
+
+/*
+ * windows_max_age keeps the samples inside tagged profiling windows past
+ * max_age, so it cannot be the shorter of the two.  The error points at
+ * windows_max_age if the file sets it, else at the max_age that overtook
+ * its default.
+ */
+static void
+check_retention(struct loader *ld, yaml_node_t *const *values)
+{
+	const struct config *cfg = ld->cfg;
+	const yaml_node_t *windows = values[RET_WINDOWS_MAX_AGE];
+	const yaml_node_t *max_age = values[RET_MAX_AGE];
+	char buf[32];
+
+	if (cfg->retention.windows_max_age_ns >= cfg->retention.max_age_ns)
+		return;
+	if (windows != NULL) {
+		format_duration(cfg->retention.max_age_ns, buf, sizeof(buf));
+		report(ld, &windows->start_mark, "retention.windows_max_age: %s is "
+		    "shorter than retention.max_age (%s)", scalar(windows), buf);
+	} else if (max_age != NULL) {
+		format_duration(cfg->retention.windows_max_age_ns, buf, sizeof(buf));
+		report(ld, &max_age->start_mark, "retention.max_age: %s is longer "
+		    "than retention.windows_max_age (%s by default); raise that too",
+		    scalar(max_age), buf);
+	}
+}
+
+static void
+report_yaml_error(struct loader *ld, const yaml_parser_t *parser)
+{
+	const char *problem = parser->problem != NULL ? parser->problem : "syntax error";
+	yaml_mark_t mark;
+
+	switch (parser->error) {
+	case YAML_MEMORY_ERROR:
+		ld->oom = true;
+		break;
+	case YAML_READER_ERROR:
+		mark = mark_at_offset(ld, parser->problem_offset);
+		if (parser->problem_value != -1)
+			report(ld, &mark, "invalid yaml: %s (0x%02x)", problem,
+			    (unsigned)parser->problem_value);
+		else
+			report(ld, &mark, "invalid yaml: %s", problem);
+		break;
+	default:
+		if (parser->context != NULL)
+			report(ld, &parser->problem_mark, "invalid yaml: %s "
+			    "(%s at line %zu column %zu)", problem, parser->context,
+			    parser->context_mark.line + 1,
+			    parser->context_mark.column + 1);
+		else
+			report(ld, &parser->problem_mark, "invalid yaml: %s", problem);
+		break;
+	}
+}
+
+/* Walk the first document, and make sure it is the only one. */
+static void
+load_documents(struct loader *ld, yaml_parser_t *parser)
+{
+	yaml_document_t doc;
+	yaml_node_t *root;
+
+	if (!yaml_parser_load(parser, &doc)) {
+		report_yaml_error(ld, parser);
+		return;
+	}
+	root = yaml_document_get_root_node(&doc);
+	if (root != NULL && root->type != YAML_MAPPING_NODE && !is_null(root))
+		report_type(ld, "the top level", "a mapping of keys such as "
+		    "'database:' and 'source:'", root);
+	else if (root != NULL)
+		walk_mapping(ld, &doc, top_keys, NULL, root, NULL, NULL);
+	yaml_document_delete(&doc);
+	if (root == NULL)
+		return;
+
+	if (!yaml_parser_load(parser, &doc)) {
+		report_yaml_error(ld, parser);
+		return;
+	}
+	if ((root = yaml_document_get_root_node(&doc)) != NULL)
+		report(ld, &root->start_mark, "only one yaml document is allowed");
+	yaml_document_delete(&doc);
+}
+
+int
+config_parse(const char *name, const char *text, size_t len,
+    struct config **out, struct config_errors *errs)
+{
+	struct loader ld = { .name = name, .text = text, .len = len, .errs = errs };
+	yaml_parser_t parser;
+
+	errors_reset(errs);
+	*out = NULL;
+	/* a UTF-8 byte order mark is no column: drop it before libyaml counts it */
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
+		ld.text = text += 3;
+		ld.len = len -= 3;
+	}
+	if (len > CONFIG_MAX_BYTES) {
+		report(&ld, NULL, "larger than %d MiB; not a spyremond config",
+		    CONFIG_MAX_BYTES / 1024 / 1024);
+		return -1;
+	}
+	if ((ld.cfg = config_defaults()) == NULL ||
+	    (ld.cfg->path = strdup(name)) == NULL ||
+	    !yaml_parser_initialize(&parser)) {
+		ld.oom = true;
+	} else {
+		yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
+		yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+		load_documents(&ld, &parser);
+		yaml_parser_delete(&parser);
+	}
+
+	if (ld.nerrors > CONFIG_MAX_ERRORS &&
+	    errors_addf(errs, "%s: %zu more errors not shown", name,
+	    ld.nerrors - CONFIG_MAX_ERRORS) == -1)
+		ld.oom = true;
+	if (ld.oom)
+		errors_addf(errs, "%s: out of memory", name);
+	if (ld.oom || errs->n > 0) {
+		config_free(ld.cfg);
+		return -1;
+	}
+	*out = ld.cfg;
+	return 0;
+}
+
+/* Read path whole, but no more than one byte past the size limit. */
+static int
+read_file(const char *path, char **out, size_t *outlen, struct config_errors *errs)
+{
+	size_t cap = 0, len = 0;
+	char *buf = NULL, *grown;
+	ssize_t n;
+	int fd, saved;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		errors_addf(errs, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	while (len <= CONFIG_MAX_BYTES) {
+		if (len == cap) {
+			cap = cap == 0 ? 4096 : cap * 2;
+			if (cap > CONFIG_MAX_BYTES + 1)
+				cap = CONFIG_MAX_BYTES + 1;
+			if ((grown = realloc(buf, cap)) == NULL)
+				goto fail;
+			buf = grown;
+		}
+		if ((n = read(fd, buf + len, cap - len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	*out = buf;
+	*outlen = len;
+	return 0;
+
+fail:
+	saved = errno;
+	free(buf);
+	close(fd);
+	errors_addf(errs, "%s: cannot read: %s", path, strerror(saved));
+	return -1;
+}
+
+int
+config_load(const char *path, struct config **out, struct config_errors *errs)
+{
+	char *text;
+	size_t len;
+	int r;
+
+	errors_reset(errs);
+	*out = NULL;
+	if (read_file(path, &text, &len, errs) == -1)
+		return -1;
+	r = config_parse(path, text, len, out, errs);
+	free(text);
+	return r;
+}
+
+struct config *
+config_defaults(void)
+{
+	struct config *cfg = calloc(1, sizeof(*cfg));
+
+	if (cfg == NULL)
+		return NULL;
+	cfg->database = strdup(DEFAULT_DATABASE);
+	cfg->socket = strdup(DEFAULT_SOCKET);
+	cfg->flush_interval_ns = 1 * SEC;
+	cfg->sysfs_root = strdup(DEFAULT_SYSFS_ROOT);
+	cfg->source.argc = 1;
+	if ((cfg->source.argv = calloc(2, sizeof(char *))) != NULL)
+		cfg->source.argv[0] = strdup(DEFAULT_COMMAND);
+	cfg->source.interval_ns = 1 * SEC;
+	cfg->source.window_interval_ns = 100 * MSEC;
+	snprintf(cfg->source.groups, sizeof(cfg->source.groups), "%s", DEFAULT_GROUPS);
+	cfg->source.all_devices = true;
+	cfg->source.metric_files = strdup(DEFAULT_METRIC_FILES);
+	cfg->retention.max_age_ns = 7 * DAY;
+	cfg->retention.max_size = 1024 * MIB;
+	cfg->retention.windows_max_age_ns = 90 * DAY;
+	if (cfg->database == NULL || cfg->socket == NULL || cfg->sysfs_root == NULL ||
+	    cfg->source.argv == NULL || cfg->source.argv[0] == NULL ||
+	    cfg->source.metric_files == NULL) {
+		config_free(cfg);
+		return NULL;
+	}
+	return cfg;
+}
+
+/*
+ * True if s reads back as the same string when written plain after "key: "
+ * or inside a flow sequence: a conservative set of characters that no YAML
+ * reader takes for an indicator, a number or null.
+ */
+static bool
+plain_safe(const char *s)
+{
+	static const char first[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_/.";
+	static const char rest[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789_/.%+=@-";
+	static const char *const words[] = { "null", "Null", "NULL", "true", "True",
+	    "TRUE", "false", "False", "FALSE", "yes", "Yes", "YES", "no", "No", "NO",
+	    "on", "On", "ON", "off", "Off", "OFF", "y", "Y", "n", "N" };
+
+	if (*s == '\0' || strchr(first, *s) == NULL || strspn(s, rest) != strlen(s))
+		return false;
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strcmp(s, words[i]) == 0)
+			return false;
+	return true;
+}
+
+static void
+print_quoted(FILE *fp, const char *s)
+{
+	fputc('"', fp);
+	for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(fp, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(fp, "\\x%02x", *p);
+		else
+			fputc(*p, fp);
+	}
+	fputc('"', fp);
+}
+
+static void
+print_string(FILE *fp, const char *s)
+{
+	if (plain_safe(s))
+		fputs(s, fp);
+	else
+		print_quoted(fp, s);
+}
+
+static void
+print_command(FILE *fp, const struct config *cfg)
+{
+	/* one word prints bare; anything else as a list, so it is not re-split */
+	if (cfg->source.argc == 1 && plain_safe(cfg->source.argv[0])) {
+		fputs(cfg->source.argv[0], fp);
+		return;
+	}
+	fputc('[', fp);
+	for (int i = 0; i < cfg->source.argc; i++) {
+		if (i > 0)
+			fputs(", ", fp);
+		print_quoted(fp, cfg->source.argv[i]);
+	}
+	fputc(']', fp);
+}
+
+static void
+print_devices(FILE *fp, const struct config *cfg)
+{
+	if (cfg->source.all_devices) {
+		fputs("all", fp);
+		return;
+	}
+	fputc('[', fp);
+	for (size_t i = 0; i < cfg->source.ndevices; i++)
+		fprintf(fp, "%s%d", i > 0 ? ", " : "", cfg->source.devices[i]);
+	fputc(']', fp);
+}
+
+static void
+print_duration(FILE *fp, const char *key, uint64_t ns)
+{
+	char buf[32];
+
+	format_duration(ns, buf, sizeof(buf));
+	fprintf(fp, "%s: %s\n", key, buf);
+}
+
+void
+config_print(const struct config *cfg, FILE *fp)
+{
+	char buf[32];
+
+	fputs("database: ", fp);
+	print_string(fp, cfg->database);
+	fputs("\nsocket: ", fp);
+	print_string(fp, cfg->socket);
+	fputc('\n', fp);
+	print_duration(fp, "flush_interval", cfg->flush_interval_ns);
+	fputs("sysfs_root: ", fp);
+	print_string(fp, cfg->sysfs_root);
+	fputs("\nsource:\n  command: ", fp);
+	print_command(fp, cfg);
+	fputc('\n', fp);
+	print_duration(fp, "  interval", cfg->source.interval_ns);
+	print_duration(fp, "  window_interval", cfg->source.window_interval_ns);
+	fprintf(fp, "  groups: %s\n  devices: ", cfg->source.groups);
+	print_devices(fp, cfg);
+	fputs("\n  metric_files: ", fp);
+	print_string(fp, cfg->source.metric_files);
+	fputs("\nretention:\n", fp);
+	print_duration(fp, "  max_age", cfg->retention.max_age_ns);
+	format_size(cfg->retention.max_size, buf, sizeof(buf));
+	fprintf(fp, "  max_size: %s\n", buf);
+	print_duration(fp, "  windows_max_age", cfg->retention.windows_max_age_ns);
+}
+
+static bool
+device_listed(const struct config *cfg, int id)
+{
+	for (size_t i = 0; i < cfg->source.ndevices; i++)
+		if (cfg->source.devices[i] == id)
+			return true;
+	return false;
+}
+
+/* Devices compare as sets: the order of -i does not change what is sampled. */
+static bool
+devices_differ(const struct config *a, const struct config *b)
+{
+	if (a->source.all_devices || b->source.all_devices)
+		return a->source.all_devices != b->source.all_devices;
+	if (a->source.ndevices != b->source.ndevices)
+		return true;
+	for (size_t i = 0; i < a->source.ndevices; i++)
+		if (!device_listed(b, a->source.devices[i]))
+			return true;
+	return false;
+}
+
+bool
+config_source_differs(const struct config *a, const struct config *b)
+{
+	if (a == NULL || b == NULL)
+		return a != b;
+	if (a->source.argc != b->source.argc)
+		return true;
+	for (int i = 0; i < a->source.argc; i++)
+		if (strcmp(a->source.argv[i], b->source.argv[i]) != 0)
+			return true;
+	return strcmp(a->source.groups, b->source.groups) != 0 ||
+	    strcmp(a->source.metric_files, b->source.metric_files) != 0 ||
+	    devices_differ(a, b);
+}
+
+void
+config_free(struct config *cfg)
+{
+	if (cfg == NULL)
+		return;
+	free(cfg->path);
+	free(cfg->database);
+	free(cfg->socket);
+	free(cfg->sysfs_root);
+	free_argv(cfg->source.argv);
+	free(cfg->source.devices);
+	free(cfg->source.metric_files);
+	free(cfg);
+}
+
+void
+config_errors_free(struct config_errors *errs)
+{
+	if (errs == NULL)
+		return;
+	for (size_t i = 0; i < errs->n; i++)
+		free(errs->msgs[i]);
+	free(errs->msgs);
+	errors_reset(errs);
+}
