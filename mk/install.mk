@@ -1,4 +1,82 @@
-# install and uninstall: filled in with the systemd unit and man pages.
-install:
+# make install and make uninstall, honouring PREFIX (default /usr/local)
+# and DESTDIR (a staging root for packages; empty for a live install).
+#
+#   $(PREFIX)/sbin/spyremond              the daemon, man page section 8
+#   $(PREFIX)/bin/spyremon                the client
+#   $(PREFIX)/bin/aiu-smi-sim             the aiu-smi simulator
+#   $(PREFIX)/lib/systemd/system/spyremond.service
+#   $(PREFIX)/lib/sysusers.d/spyremond.conf
+#   $(PREFIX)/share/man/man{1,5,8}/       every page in man/
+#   /etc/spyremond/spyremond.yaml         only if absent: never overwritten
+#
+# systemd looks for units and sysusers.d files under /usr/local/lib as well
+# as /usr/lib, so $(PREFIX)/lib serves both usual prefixes.  For any other
+# PREFIX, point UNITDIR and SYSUSERSDIR at /usr/local/lib or /etc (for
+# example UNITDIR=/etc/systemd/system).  The config always goes to /etc,
+# because that is where spyremond looks by default.  No tmpfiles.d entry is
+# installed: the unit's StateDirectory= and RuntimeDirectory= make the
+# directories.  Uninstall leaves the config and the database alone.
+
+DESTDIR		?=
+BINDIR		?= $(PREFIX)/bin
+SBINDIR		?= $(PREFIX)/sbin
+MANDIR		?= $(PREFIX)/share/man
+UNITDIR		?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR	?= $(PREFIX)/lib/sysusers.d
+CONFDIR		= /etc/spyremond
+
+INSTALL		?= install
+
+MAN1		= $(wildcard man/*.1)
+MAN5		= $(wildcard man/*.5)
+MAN8		= $(wildcard man/*.8)
+
+# The unit with the daemon's installed path; remade on every install, so a
+# new PREFIX always shows.
+$(B)/spyremond.service: systemd/spyremond.service FORCE
+	@mkdir -p $(dir $@)
+	sed 's|@sbindir@|$(SBINDIR)|g' systemd/spyremond.service >$@
+
+install: all $(B)/spyremond.service
+	$(INSTALL) -D -m 0755 $(B)/spyremond $(DESTDIR)$(SBINDIR)/spyremond
+	$(INSTALL) -D -m 0755 $(B)/spyremon $(DESTDIR)$(BINDIR)/spyremon
+	$(INSTALL) -D -m 0755 $(B)/aiu-smi-sim $(DESTDIR)$(BINDIR)/aiu-smi-sim
+	$(INSTALL) -D -m 0644 $(B)/spyremond.service \
+		$(DESTDIR)$(UNITDIR)/spyremond.service
+	$(INSTALL) -D -m 0644 systemd/spyremond.sysusers \
+		$(DESTDIR)$(SYSUSERSDIR)/spyremond.conf
+	@set -e; for p in $(MAN1); do \
+		echo "$(INSTALL) -D -m 0644 $$p $(DESTDIR)$(MANDIR)/man1/$${p##*/}"; \
+		$(INSTALL) -D -m 0644 $$p $(DESTDIR)$(MANDIR)/man1/$${p##*/}; done
+	@set -e; for p in $(MAN5); do \
+		echo "$(INSTALL) -D -m 0644 $$p $(DESTDIR)$(MANDIR)/man5/$${p##*/}"; \
+		$(INSTALL) -D -m 0644 $$p $(DESTDIR)$(MANDIR)/man5/$${p##*/}; done
+	@set -e; for p in $(MAN8); do \
+		echo "$(INSTALL) -D -m 0644 $$p $(DESTDIR)$(MANDIR)/man8/$${p##*/}"; \
+		$(INSTALL) -D -m 0644 $$p $(DESTDIR)$(MANDIR)/man8/$${p##*/}; done
+	@if [ ! -f conf/spyremond.yaml ]; then \
+		echo "install: no conf/spyremond.yaml; spyremond will use built-in defaults"; \
+	elif [ -e $(DESTDIR)$(CONFDIR)/spyremond.yaml ]; then \
+		echo "install: keeping the existing $(DESTDIR)$(CONFDIR)/spyremond.yaml"; \
+	else \
+		echo "$(INSTALL) -D -m 0644 conf/spyremond.yaml $(DESTDIR)$(CONFDIR)/spyremond.yaml"; \
+		$(INSTALL) -D -m 0644 conf/spyremond.yaml $(DESTDIR)$(CONFDIR)/spyremond.yaml; \
+	fi
+	@if [ -z "$(DESTDIR)" ]; then \
+		echo "install: now run: systemd-sysusers $(SYSUSERSDIR)/spyremond.conf &&" \
+		    "systemctl daemon-reload && systemctl enable --now spyremond"; \
+	fi
+
 uninstall:
-.PHONY: install uninstall
+	rm -f $(DESTDIR)$(SBINDIR)/spyremond $(DESTDIR)$(BINDIR)/spyremon \
+		$(DESTDIR)$(BINDIR)/aiu-smi-sim \
+		$(DESTDIR)$(UNITDIR)/spyremond.service \
+		$(DESTDIR)$(SYSUSERSDIR)/spyremond.conf
+	@set -e; for p in $(MAN1) $(MAN5) $(MAN8); do \
+		f=$(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}; \
+		echo "rm -f $$f"; rm -f "$$f"; done
+	@echo "uninstall: kept $(DESTDIR)$(CONFDIR) and the database in /var/lib/spyremond"
+
+FORCE:
+
+.PHONY: install uninstall FORCE

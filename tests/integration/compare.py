@@ -9,7 +9,7 @@ Checks:
   * every stored row is a row the simulator wrote, stored once (no garbage,
     no half row, no duplicate);
   * every written row is stored, except rows written after --lost-after ns
-    (rows a crash may lose);
+    or inside a --lost-window (rows a crash may lose);
   * per device, stored stamps increase in the order the rows were written;
   * the stamp is not before the write, nor seconds after it.
 Prints the stamping latency (stamp minus write time) p50 and p99.
@@ -56,6 +56,9 @@ def main():
     ap.add_argument("stamps")
     ap.add_argument("--lost-after", type=int, default=None,
                     help="written rows after this ns may be missing")
+    ap.add_argument("--lost-window", action="append", default=[],
+                    metavar="FROM:TO",
+                    help="written rows in [FROM, TO] ns may be missing")
     ap.add_argument("--min-rows", type=int, default=1)
     args = ap.parse_args()
 
@@ -91,8 +94,11 @@ def main():
         latencies.append(ts - ns)
 
     missing = [(ns, sig) for i, (ns, sig) in enumerate(written) if i not in seen]
+    windows = [tuple(int(x) for x in w.split(":")) for w in args.lost_window]
+    if args.lost_after is not None:
+        windows.append((args.lost_after + 1, 2**63))
     allowed = [m for m in missing
-               if args.lost_after is not None and m[0] > args.lost_after]
+               if any(a <= m[0] <= b for a, b in windows)]
     for ns, sig in missing:
         if (ns, sig) not in allowed:
             errors.append(f"written row not stored: write_ns={ns} {sig}")

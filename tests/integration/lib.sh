@@ -26,7 +26,7 @@ cleanup() {
 		echo "--- daemon log (last 40 lines) ---"
 		tail -n 40 "$DLOG"
 	fi
-	rm -rf "$T"
+	[ -n "${KEEP:-}" ] && echo "kept $T" || rm -rf "$T"
 	exit $rc
 }
 trap cleanup EXIT
@@ -48,7 +48,7 @@ make_sysfs() {
 		echo $((i % 2)) >"$dev/numa_node"
 		echo "16.0 GT/s PCIe" >"$dev/current_link_speed"
 		echo 16 >"$dev/current_link_width"
-		ln -s ../../drivers/aiu "$dev/driver"
+		ln -sfn ../../drivers/aiu "$dev/driver"
 	done
 	dev=$T/sys/bus/pci/devices/0000:00:1f.0
 	mkdir -p "$dev"
@@ -107,6 +107,11 @@ wait_for() {
 
 rows_at_least() {
 	[ "$(rows_in_db)" -ge "$1" ]
+}
+
+# process_gone PID: true once PID has exited (a zombie counts as gone).
+process_gone() {
+	[ ! -e "/proc/$1" ] || awk '{ exit !($3 == "Z") }' "/proc/$1/stat" 2>/dev/null
 }
 
 log_has() {

@@ -1,0 +1,68 @@
+#!/bin/bash
+# Daemon cost at 8 cards x 100 Hz: CPU time per stored row and RSS of the
+# daemon process alone, with the simulator's CPU shown beside it, and the
+# stamping latency (daemon stamp minus the simulator's write time).
+#
+#   make && bench/daemon.sh [seconds] [runs]      (defaults: 60 s, 3 runs)
+#
+# Prints one line per run and the medians.
+set -euo pipefail
+B=${B:-build}
+secs=${1:-60}
+runs=${2:-3}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+T=$(mktemp -d)
+trap 'pkill -KILL -f "$T/" 2>/dev/null || true; rm -rf "$T"' EXIT
+tck=$(getconf CLK_TCK)
+
+cpu_s() {	# utime+stime of a pid, in seconds
+	awk -v t="$tck" '{ print ($14 + $15) / t }' "/proc/$1/stat"
+}
+
+results=()
+for run in $(seq 1 "$runs"); do
+	rm -f "$T"/db* "$T/stamps"
+	cat >"$T/conf.yaml" <<EOF2
+database: $T/db
+socket: $T/sock
+sysfs_root: $T
+source:
+  command: ["$ROOT/$B/aiu-smi-sim", "--cards", "8", "--seed", "$run", "--stamp-log", "$T/stamps"]
+  interval: 10ms
+  metric_files: $T/metrics.%BUSID
+EOF2
+	"$ROOT/$B/spyremond" -c "$T/conf.yaml" 2>"$T/log" &
+	dpid=$!
+	sleep 2	# start-up: the first header and catalog work are not steady state
+	spid=$(pgrep -P "$dpid" | head -n 1)
+	d0=$(cpu_s "$dpid"); s0=$(cpu_s "$spid")
+	r0=$(sqlite3 "file:$T/db?mode=ro" 'SELECT count(*) FROM samples')
+	sleep "$secs"
+	d1=$(cpu_s "$dpid"); s1=$(cpu_s "$spid")
+	hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$dpid/status")
+	rss=$(awk '/VmRSS/ { print $2 }' "/proc/$dpid/status")
+	kill -TERM "$dpid"; wait "$dpid"
+	r1=$(sqlite3 "$T/db" "SELECT count(*) FROM samples")
+	lat=$(python3 "$ROOT/tests/integration/compare.py" "$T/db" "$T/stamps" |
+		sed -n 's/.*latency p50 \([0-9.]*\) us, p99 \([0-9.]*\) us/\1 \2/p')
+	line=$(awk -v d0="$d0" -v d1="$d1" -v s0="$s0" -v s1="$s1" \
+		-v rows=$((r1 - r0)) -v secs="$secs" -v hwm="$hwm" -v rss="$rss" -v lat="$lat" \
+		'BEGIN { split(lat, l, " "); d = d1 - d0; s = s1 - s0;
+		  printf "%.2f %.1f %.2f %.2f %d %.1f %.1f %.1f %.1f",
+		  d * 1e6 / rows, rows / secs, 100 * d / secs, 100 * s / secs,
+		  rows, rss / 1024, hwm / 1024, l[1], l[2] }')
+	results+=("$line")
+	set -- $line
+	printf 'run %d: daemon %.2f us CPU/row (%.2f%% of a core), simulator %.2f%% of a core; %d rows (%.0f rows/s); daemon RSS %.1f MiB (peak %.1f MiB); stamping latency p50 %.1f us, p99 %.1f us\n' \
+		"$run" "$1" "$3" "$4" "$5" "$2" "$6" "$7" "$8" "$9"
+done
+
+median() {	# median of column $1 of the results
+	printf '%s\n' "${results[@]}" | awk -v c="$1" '{ print $c }' | sort -g |
+		awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+echo "median of $runs runs of ${secs}s at 8 cards x 100 Hz:"
+echo "  daemon CPU per row:    $(median 1) us    (target <= 6 us)"
+echo "  daemon CPU:            $(median 3) % of a core;  simulator: $(median 4) % of a core"
+echo "  daemon RSS peak:       $(median 7) MiB    (target <= 8 MiB)"
+echo "  stamping latency:      p50 $(median 8) us, p99 $(median 9) us"

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Every manual page in man/ passes mandoc's strictest lint (-Wall, style
+# included), has an EXIT STATUS or ERRORS section, and refers by .Xr only
+# to pages of this project that exist.
+#
+# Two kinds of messages are not about the pages but about the machine, and
+# are ignored: "referenced manual not found" (whether sqlite3(1) or this
+# project's own pages are installed here) and "outdated mandoc.db" (the
+# state of the machine's manual database).  References to this project's
+# pages are checked against man/ instead.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+
+if ! command -v mandoc >/dev/null; then
+	echo "SKIP: mandoc is not installed (mk/deps.sh installs it)"
+	exit 77
+fi
+
+# Pages that SEE ALSO may name before they exist.
+PLANNED="spyremon.1"
+
+failed=0
+npages=0
+for page in "$ROOT"/man/*.[158]; do
+	[ -f "$page" ] || continue
+	npages=$((npages + 1))
+	name=${page##*/}
+
+	messages=$(mandoc -Tlint -Wall "$page" 2>&1 |
+		grep -v -e 'STYLE: referenced manual not found' \
+			-e 'outdated mandoc.db' || true)
+	if [ -n "$messages" ]; then
+		echo "$messages"
+		echo "FAIL: $name: mandoc -Tlint -Wall complains"
+		failed=1
+	fi
+
+	if ! grep -Eq '^\.Sh (EXIT STATUS|ERRORS)$' "$page"; then
+		echo "FAIL: $name: no EXIT STATUS or ERRORS section"
+		failed=1
+	fi
+
+	# .Xr spyremon... N: the page must be in man/ or planned
+	while read -r xr; do
+		case " $PLANNED " in *" $xr "*) continue ;; esac
+		if [ ! -f "$ROOT/man/$xr" ]; then
+			echo "FAIL: $name: refers to ${xr%.*}(${xr##*.}), which man/ does not have"
+			failed=1
+		fi
+	done < <(sed -n 's/^\.Xr \(spyremon[^ ]*\) \([0-9]\).*/\1.\2/p' "$page" | sort -u)
+done
+
+for want in spyremond.8 spyremond.yaml.5 spyremon-schema.5; do
+	if [ ! -f "$ROOT/man/$want" ]; then
+		echo "FAIL: man/$want is missing"
+		failed=1
+	fi
+done
+
+echo "$npages pages checked"
+exit $failed
