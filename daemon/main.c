@@ -28,7 +28,7 @@
 #define RETENTION_EVERY_NS	(60ULL * NSEC_PER_SEC)
 #define RETENTION_BUDGET_NS	(20ULL * NSEC_PER_MSEC)	/* per step: the loop never stalls long */
 #define STOP_GRACE_NS		(5ULL * NSEC_PER_SEC)
-#define MAX_PENDING_ROWS	200000	/* ~4 min at 8 cards x 100 Hz while the disk fails */
+#define MAX_PENDING_ROWS	50000	/* ~10 MB: 1 min at 8 cards x 100 Hz, 100 min at 1 Hz */
 
 struct daemon {
 	sd_event *ev;

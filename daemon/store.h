@@ -45,6 +45,7 @@ struct store_sample {
 	const struct store_value *values;	/* nvalues values */
 };
 
+/* A zero max_age_ns or max_size disables that limit. */
 struct store_retention {
 	uint64_t max_age_ns;
 	uint64_t max_size;
@@ -57,7 +58,7 @@ struct store_stats {
 	uint64_t rows_deleted;		/* by retention, since open */
 	uint64_t flushes_failed;	/* since open */
 	size_t pending;			/* buffered, not yet written */
-	int64_t newest_ts_ns;		/* newest row written or buffered, 0 if none */
+	int64_t newest_ts_ns;		/* newest row written or buffered since open, 0 if none */
 	uint64_t file_bytes;		/* page_count * page_size */
 };
 
@@ -77,8 +78,10 @@ void store_close(struct store *st);
 /*
  * The id of metric key, adding it to the catalog (and a column to samples)
  * if it is new.  unit is the header's unit; for keys in metric_defs the
- * catalog's own unit, group and precision are used.  Flushes pending rows
- * first if the schema has to change.
+ * catalog's own unit, group and precision are used, and other keys get
+ * group "?", an empty description, reliable 1 and 3 decimals.  Flushes
+ * pending rows first if the schema has to change; on failure nothing
+ * changes and the rows stay buffered.
  */
 int store_metric(struct store *st, const char *key, const char *unit, int *id);
 

@@ -1,0 +1,133 @@
+/*
+ * store_priv: the store's internals, shared by store.c (schema, catalog,
+ * ingest) and retention.c (deleting old samples), and visible to the unit
+ * tests, which inspect the connection and build old schema versions.
+ * Nothing outside the store module and its tests includes this.
+ */
+#ifndef SPYREMON_STORE_PRIV_H
+#define SPYREMON_STORE_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "log.h"
+#include "store.h"
+
+/* Rows per retention DELETE at first; adapted so a statement takes a few ms. */
+#define RETENTION_CHUNK_INITIAL	500
+#define RETENTION_CHUNK_MIN	64
+#define RETENTION_CHUNK_MAX	65536
+
+/* Pages returned to the filesystem per PRAGMA incremental_vacuum. */
+#define RETENTION_VACUUM_PAGES	64
+
+/* One metric column of samples, in catalog id order. */
+struct store_col {
+	int id;
+	int decimals;
+	char *key;
+	char *col;
+};
+
+struct store_catalog {
+	struct store_col *cols;
+	size_t n;
+	int *slot_of_id;	/* id -> index into cols, -1 if none; max_id + 1 */
+	int max_id;
+};
+
+enum cell_kind { CELL_NULL, CELL_INT, CELL_REAL };
+
+/* A value as it will be bound: an integer scaled by 10^decimals, or a double. */
+union store_cell {
+	int64_t i;
+	double d;
+};
+
+struct pending_row {
+	int64_t ts_ns;
+	int device;
+	uint32_t interval_ms;
+	bool have_skew;
+	int32_t skew_s;
+};
+
+struct device_last {
+	int device;
+	int64_t ts_ns;
+};
+
+enum retention_phase { RET_AGE, RET_SIZE, RET_VACUUM, RET_CHECKPOINT };
+
+/*
+ * Progress of one retention pass.  A pass walks samples in primary-key
+ * order from the oldest row; cursor is the ts_ns below which every row has
+ * been examined in the current phase.
+ */
+struct retention_state {
+	enum retention_phase phase;
+	int64_t cursor;
+	unsigned chunk;
+	uint64_t pass_deleted;	/* rows deleted so far in this pass */
+	bool vacuumed;		/* pages were freed this pass: checkpoint */
+	bool warned_windows;	/* size pressure reached window rows this pass */
+};
+
+struct store {
+	sqlite3 *db;
+	char *path;
+	size_t max_pending;
+
+	struct store_catalog cat;
+	sqlite3_stmt *insert;	/* columns: fixed four, then cat.cols in order */
+	sqlite3_stmt *begin, *commit, *rollback;
+
+	/*
+	 * Buffered rows: a ring of cap rows starting at head, n in use.
+	 * Row k's cells are cells[k * stride .. k * stride + cat.n), one per
+	 * catalog column.  Grown by doubling up to max_pending, never shrunk,
+	 * so steady state allocates nothing.
+	 */
+	struct pending_row *rows;
+	union store_cell *cells;
+	unsigned char *kinds;	/* enum cell_kind per cell */
+	size_t cap, head, n, stride;
+
+	struct device_last *devs;
+	size_t ndevs, devs_cap;
+
+	uint64_t rows_written, rows_dropped, rows_deleted, flushes_failed;
+	int64_t newest_ts_ns;
+
+	struct retention_state ret;
+	struct ratelimit rl_flush, rl_drop, rl_retention;
+};
+
+/* Run sql (one or more statements); on failure log it naming what and return -1. */
+int store_exec(struct store *st, const char *what, const char *sql);
+
+/* Log the connection's last SQLite error as "path: what: message". */
+void store_warn_sqlite(struct store *st, const char *what);
+
+/* The integer result of "PRAGMA name"; -1 on failure. */
+int store_pragma_int(sqlite3 *db, const char *name, int64_t *out);
+
+/* Bytes of the database file in use: (page_count - freelist_count) * page_size. */
+int store_used_bytes(sqlite3 *db, uint64_t *out);
+
+/*
+ * Create a new database at path holding schema version version
+ * (1..SCHEMA_VERSION) exactly as that version's migration left it, and
+ * close it.  For testing migrations.
+ */
+int store_create_version(const char *path, int version);
+
+/* The SQL retention runs, so tests can check the query plans. */
+extern const char retention_sql_bound[];
+extern const char retention_sql_delete_free[];
+extern const char retention_sql_delete_any[];
+
+#endif
