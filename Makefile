@@ -11,7 +11,7 @@ B	?= build
 PREFIX	?= /usr/local
 CC	?= cc
 
-PKGS	= libsystemd sqlite3 yaml-0.1
+PKGS	= libsystemd sqlite3 yaml-0.1 yajl
 CFLAGS	?= -O2 -g
 WARNINGS = -Wall -Wextra -Wpedantic -Wshadow -Wpointer-arith -Wcast-qual \
 	   -Wstrict-prototypes -Wmissing-prototypes -Wmissing-declarations \
@@ -28,11 +28,15 @@ ALL_CFLAGS += $(SANFLAGS)
 LDFLAGS += $(SANFLAGS)
 endif
 
-COMMON_OBJS = $(addprefix $(B)/common/, log.o timeparse.o metrics.o)
+COMMON_OBJS = $(addprefix $(B)/common/, log.o timeparse.o metrics.o proto.o)
 # Every daemon module but main.o, so the unit tests can link them.
 DAEMON_OBJS = $(addprefix $(B)/daemon/, config.o csvparse.o store.o \
 	      inventory.o health.o source.o retention.o)
 CLIENT_OBJS = $(addprefix $(B)/client/, main.o)
+# Modules added later append here, one line each.
+# (daemon)
+# (client)
+
 SIM_OBJS    = $(addprefix $(B)/sim/, aiu-smi-sim.o simopts.o cardmodel.o layout.o)
 
 UNIT_TESTS  = $(addprefix $(B)/tests/, test_timeparse test_csvparse test_config \
