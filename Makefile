@@ -28,9 +28,9 @@ ALL_CFLAGS += $(SANFLAGS)
 LDFLAGS += $(SANFLAGS)
 endif
 
-COMMON_OBJS = $(addprefix $(B)/common/, log.o timeparse.o metrics.o proto.o)
+COMMON_OBJS = $(addprefix $(B)/common/, log.o timeparse.o metrics.o proto.o config.o)
 # Every daemon module but main.o, so the unit tests can link them.
-DAEMON_OBJS = $(addprefix $(B)/daemon/, config.o csvparse.o store.o \
+DAEMON_OBJS = $(addprefix $(B)/daemon/, csvparse.o store.o \
 	      inventory.o health.o source.o retention.o)
 CLIENT_OBJS = $(addprefix $(B)/client/, main.o)
 # Modules added later append here, one line each.

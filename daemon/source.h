@@ -80,6 +80,15 @@ void source_set_interval(struct source *src, uint64_t interval_ns);
 void source_reconfigure(struct source *src, const struct config *cfg);
 
 /*
+ * Say whether any profiling window is open.  While one is, every row is
+ * stored (the fine rate, source.window_interval); otherwise rows are stored
+ * at source.interval.  When a window opens, the fine rows of the last
+ * source.pre_window seconds, kept in memory, are stored as well, so a
+ * window opened a little late is still covered at the fine rate.
+ */
+void source_set_windows_open(struct source *src, bool open);
+
+/*
  * Stop the child: SIGTERM to its process group, SIGKILL after grace_ns,
  * reap it, and store every complete line it wrote before exiting.  Blocks
  * for at most about grace_ns plus the kill.  No restart follows.

@@ -119,4 +119,32 @@ int store_retention_step(struct store *st, const struct store_retention *r,
 
 void store_get_stats(struct store *st, struct store_stats *out);
 
+/* ---- profiling windows (store_windows.c) ----
+ * Window changes are written at once in their own transaction, never
+ * batched: a mark must survive a crash of the daemon. */
+
+struct store_window {
+	int64_t id;
+	char *tag;
+	uint32_t uid;
+	int32_t pid;
+	int64_t begin_ns;
+	int64_t end_ns;		/* 0 while open */
+	bool auto_closed;
+	char *meta_json;	/* a JSON object of strings, "{}" if none */
+};
+
+/* Record a new open window; *id receives its id. */
+int store_window_begin(struct store *st, const char *tag, uint32_t uid,
+    int32_t pid, int64_t begin_ns, const char *meta_json, int64_t *id);
+
+/* Close window id at end_ns; auto_closed marks a close by the daemon. */
+int store_window_end(struct store *st, int64_t id, int64_t end_ns,
+    bool auto_closed);
+
+/* Every open window, oldest first; free with store_windows_free. */
+int store_windows_open(struct store *st, struct store_window **out, size_t *n);
+
+void store_windows_free(struct store_window *w, size_t n);
+
 #endif

@@ -1,5 +1,6 @@
 /*
  * config: spyremond.yaml, parsed with libyaml against a table of keys.
+ * The daemon runs by it; the client reads it to find the socket and database.
  *
  * Every key has a default and a type- and range-check; unknown keys are
  * errors.  All errors are collected, not just the first, each as
@@ -34,7 +35,11 @@ struct config {
 					   order given, ndevices >= 1; else NULL */
 		size_t ndevices;
 		char *metric_files;	/* default "/tmp/metrics.%BUSID" */
+		uint64_t pre_window_ns;	/* default 10s; 0..60s: fine-rate ring kept before a window opens */
 	} source;
+	struct {
+		uint64_t max_open_ns;	/* default 24h; 1m..30d: longer-open windows are closed */
+	} windows;
 	struct {
 		uint64_t max_age_ns;		/* default 7d; >= 1h */
 		uint64_t max_size;		/* default 1GiB; >= 1MiB */
