@@ -33,14 +33,15 @@ COMMON_OBJS = $(addprefix $(B)/common/, log.o timeparse.o metrics.o proto.o conf
 DAEMON_OBJS = $(addprefix $(B)/daemon/, csvparse.o store.o \
 	      inventory.o health.o source.o retention.o)
 CLIENT_OBJS = $(addprefix $(B)/client/, main.o)
-# Modules added later append here, one line each.
-# (daemon)
-# (client)
-
 SIM_OBJS    = $(addprefix $(B)/sim/, aiu-smi-sim.o simopts.o cardmodel.o layout.o)
 
 UNIT_TESTS  = $(addprefix $(B)/tests/, test_timeparse test_csvparse test_config \
 	      test_store test_inventory test_health)
+
+# Modules added later append here, one line each.
+# (daemon)
+# (client)
+# (unit tests)
 
 PROGS = $(B)/spyremond $(B)/spyremon $(B)/aiu-smi-sim
 
