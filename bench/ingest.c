@@ -23,6 +23,7 @@
 
 #include <sqlite3.h>
 
+#include "csvparse.h"
 #include "log.h"
 #include "metrics.h"
 #include "store.h"
@@ -235,6 +236,137 @@ run_raw(const struct rows *r)
 	return (double)r->n / ((double)(t1 - t0) / 1e9);
 }
 
+/* The same rows as aiu-smi prints them: a header, then "ID,Date,Time,v...". */
+static char *
+rows_csv(const struct rows *r, size_t *len)
+{
+	size_t cap = 256 + r->n * (r->nm * 12 + 32), o = 0;
+	char *buf = malloc(cap);
+
+	if (buf == NULL)
+		fatal(1, "malloc");
+	o += (size_t)snprintf(buf + o, cap - o, "ID,Date (YYYYMMDD),Time (HH:MM:SS)");
+	for (size_t j = 0; j < r->nm; j++)
+		o += (size_t)snprintf(buf + o, cap - o, ",%s %s",
+		    metric_defs[j].key, metric_defs[j].unit);
+	buf[o++] = '\n';
+	for (size_t i = 0; i < r->n; i++) {
+		o += (size_t)snprintf(buf + o, cap - o, "%d,20250615,12:00:00",
+		    (int)(i % CARDS));
+		for (size_t j = 0; j < r->nm; j++) {
+			const struct store_value *v = &r->values[i * r->nm + j];
+			int64_t p = 1;
+
+			for (int k = 0; k < v->scale; k++)
+				p *= 10;
+			if (v->scale == 0)
+				o += (size_t)snprintf(buf + o, cap - o, ",%lld",
+				    (long long)v->mant);
+			else
+				o += (size_t)snprintf(buf + o, cap - o,
+				    ",%lld.%0*lld", (long long)(v->mant / p),
+				    v->scale, (long long)(v->mant % p));
+		}
+		buf[o++] = '\n';
+	}
+	*len = o;
+	return buf;
+}
+
+struct parse_state {
+	struct store *st;
+	struct csv_parser p;
+	struct csv_result res;
+	int col_metric[CSV_COLS_MAX];
+	int ids[CSV_COLS_MAX];
+	struct store_value vals[CSV_COLS_MAX];
+	int64_t stamp;
+	size_t rows;
+};
+
+/* What the daemon's source does with each line: map the header, store rows. */
+static void
+parse_line(void *arg, const char *line, size_t len, bool overlong)
+{
+	struct parse_state *ps = arg;
+	struct store_sample s = { 0 };
+	size_t n = 0;
+
+	if (overlong)
+		fatalx(1, "overlong line");
+	switch (csv_parse_line(&ps->p, line, len, &ps->res)) {
+	case CSV_HEADER:
+		for (int c = 0; c < ps->p.ncols; c++) {
+			ps->col_metric[c] = -1;
+			if (ps->p.cols[c].role == CSV_ROLE_METRIC &&
+			    store_metric(ps->st, ps->p.cols[c].key,
+			    ps->p.cols[c].unit, &ps->col_metric[c]) == -1)
+				fatalx(1, "store_metric");
+		}
+		return;
+	case CSV_ROW:
+		break;
+	default:
+		fatalx(1, "unexpected line: %s", ps->res.error);
+	}
+	for (int c = 0; c < ps->p.ncols; c++) {
+		const struct csv_value *v = &ps->res.u.row.values[c];
+
+		if (ps->col_metric[c] < 0)
+			continue;
+		ps->ids[n] = ps->col_metric[c];
+		ps->vals[n].mant = v->mant;
+		ps->vals[n].scale = v->scale;
+		ps->vals[n].present = v->present;
+		n++;
+	}
+	s.ts_ns = ps->stamp + (int64_t)ps->rows;
+	s.device = ps->res.u.row.device;
+	s.interval_ms = 10;
+	s.nvalues = n;
+	s.metric = ps->ids;
+	s.values = ps->vals;
+	store_append(ps->st, &s);
+	if (++ps->rows % BATCH == 0 && store_flush(ps->st) == -1)
+		fatalx(1, "store_flush");
+}
+
+/* (c) rows/s from CSV text through csvparse and the store, in reads of one interval. */
+static double
+run_parse(const char *csv, size_t len, size_t nrows)
+{
+	struct parse_state *ps = calloc(1, sizeof(*ps));
+	struct csv_lines *lb = calloc(1, sizeof(*lb));
+	size_t off = 0, interval_bytes;
+	uint64_t t0, t1;
+
+	if (ps == NULL || lb == NULL)
+		fatal(1, "calloc");
+	db_remove();
+	if (store_open(path, BATCH * 4, &ps->st) == -1)
+		fatalx(1, "store_open %s", path);
+	csv_parser_init(&ps->p);
+	/* one read per interval, as the daemon sees the pipe at 100 Hz */
+	interval_bytes = len / (nrows / CARDS);
+	t0 = now_monotonic_ns();
+	while (off < len) {
+		size_t n = len - off < interval_bytes ? len - off : interval_bytes;
+
+		ps->stamp = T0 + (int64_t)(off / interval_bytes) * 10000000;
+		csv_lines_feed(lb, csv + off, n, parse_line, ps);
+		off += n;
+	}
+	if (store_flush(ps->st) == -1)
+		fatalx(1, "store_flush");
+	t1 = now_monotonic_ns();
+	if (ps->rows != nrows)
+		fatalx(1, "parsed %zu rows of %zu", ps->rows, nrows);
+	store_close(ps->st);
+	free(ps);
+	free(lb);
+	return (double)nrows / ((double)(t1 - t0) / 1e9);
+}
+
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -253,10 +385,11 @@ median(double *v, size_t n)
 int
 main(int argc, char **argv)
 {
-	double a[REPEATS], b[REPEATS], bpv = 0.0, ma, mb;
+	double a[REPEATS], b[REPEATS], c[REPEATS], bpv = 0.0, ma, mb, mc;
 	size_t n = argc > 1 ? strtoul(argv[1], NULL, 10) : 100000;
 	struct rows r;
-	char tmpl[480];
+	char tmpl[480], *csv;
+	size_t csvlen;
 
 	log_init("bench-ingest", 0);
 	dir = argc > 2 ? argv[2] : getenv("TMPDIR") != NULL ?
@@ -266,23 +399,28 @@ main(int argc, char **argv)
 		fatal(1, "usage: bench-ingest [rows] [dir]: %s", tmpl);
 	snprintf(path, sizeof(path), "%s/ingest.db", tmpl);
 	rows_make(&r, n);
+	csv = rows_csv(&r, &csvlen);
 	for (int k = 0; k < REPEATS; k++) {
+		c[k] = run_parse(csv, csvlen, n);
 		a[k] = run_store(&r, &bpv);
 		b[k] = run_raw(&r);
-		printf("run %d: store %.0f rows/s, raw %.0f rows/s\n", k + 1,
-		    a[k], b[k]);
+		printf("run %d: parse+store %.0f rows/s, store %.0f rows/s, "
+		    "raw %.0f rows/s\n", k + 1, c[k], a[k], b[k]);
 	}
 	ma = median(a, REPEATS);
 	mb = median(b, REPEATS);
+	mc = median(c, REPEATS);
 	printf("%zu rows x %zu metrics, %d cards, batches of %d rows\n", n,
 	    r.nm, CARDS, BATCH);
 	printf("median store_append+store_flush: %.0f rows/s (%.0f values/s)\n",
 	    ma, ma * (double)r.nm);
+	printf("median CSV parse + store:        %.0f rows/s\n", mc);
 	printf("median raw prepared inserts:     %.0f rows/s\n", mb);
-	printf("ratio store/raw: %.2f\n", ma / mb);
+	printf("ratio store/raw: %.2f; parse+store/raw: %.2f\n", ma / mb, mc / mb);
 	printf("bytes per stored value: %.2f\n", bpv);
 	db_remove();
 	rmdir(tmpl);
+	free(csv);
 	free(r.values);
 	free(r.scaled);
 	return 0;
