@@ -11,7 +11,7 @@ B	?= build
 PREFIX	?= /usr/local
 CC	?= cc
 
-PKGS	= libsystemd sqlite3 yaml-0.1 yajl
+PKGS	= libsystemd sqlite3 yaml-0.1 yajl zlib
 CFLAGS	?= -O2 -g
 WARNINGS = -Wall -Wextra -Wpedantic -Wshadow -Wpointer-arith -Wcast-qual \
 	   -Wstrict-prototypes -Wmissing-prototypes -Wmissing-declarations \
@@ -40,8 +40,48 @@ UNIT_TESTS  = $(addprefix $(B)/tests/, test_timeparse test_csvparse test_config 
 
 # Modules added later append here, one line each.
 # (daemon)
+DAEMON_OBJS += $(B)/daemon/control.o
+DAEMON_OBJS += $(B)/daemon/control_request.o
+DAEMON_OBJS += $(B)/daemon/windows.o
+DAEMON_OBJS += $(B)/daemon/pace.o
+DAEMON_OBJS += $(B)/daemon/store_windows.o
+COMMON_OBJS += $(B)/common/config_print.o
+DAEMON_OBJS += $(B)/daemon/catalog.o
 # (client)
+CLIENT_OBJS += $(B)/client/trace.o
+CLIENT_OBJS += $(B)/client/trace_util.o
+CLIENT_OBJS += $(B)/client/trace_stream.o
+CLIENT_OBJS += $(B)/client/trace_tally.o
+CLIENT_OBJS += $(B)/client/tracecmd.o
+CLIENT_OBJS += $(B)/client/ctl.o
+CLIENT_OBJS += $(B)/client/db.o
+CLIENT_OBJS += $(B)/client/export.o
+CLIENT_OBJS += $(B)/client/export_fmt.o
+CLIENT_OBJS += $(B)/client/format.o
+CLIENT_OBJS += $(B)/client/json.o
+CLIENT_OBJS += $(B)/client/mark.o
+CLIENT_OBJS += $(B)/client/status.o
+CLIENT_OBJS += $(B)/client/windows.o
 # (unit tests)
+UNIT_TESTS += $(B)/tests/test_format
+# The client's formatting tests link the client's format.o instead.
+$(B)/tests/%_format: tests/unit/%_format.c $(B)/client/format.o $(COMMON_OBJS) | $(B)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags cmocka) -Itests/unit -Iclient -MMD -MP \
+		$(LDFLAGS) -o $@ $< $(B)/client/format.o $(COMMON_OBJS) $(LIBS) \
+		$(shell pkg-config --libs cmocka)
+UNIT_TESTS += $(B)/tests/test_trace
+# Tests of the trace reader link it instead of the daemon's objects.
+TRACE_OBJS = $(B)/client/trace.o $(B)/client/trace_util.o $(B)/client/trace_stream.o \
+	     $(B)/client/trace_tally.o
+$(B)/tests/%_trace: tests/unit/%_trace.c $(TRACE_OBJS) $(COMMON_OBJS) | $(B)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags cmocka) -Itests/unit -Iclient -MMD -MP \
+		$(LDFLAGS) -o $@ $< $(TRACE_OBJS) $(COMMON_OBJS) $(LIBS) \
+		$(shell pkg-config --libs cmocka)
+UNIT_TESTS += $(B)/tests/test_control
+UNIT_TESTS += $(B)/tests/test_windows
+UNIT_TESTS += $(B)/tests/test_pace
 
 PROGS = $(B)/spyremond $(B)/spyremon $(B)/aiu-smi-sim
 
@@ -87,3 +127,10 @@ clean:
 include mk/install.mk
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
+
+# Benchmark programs (bench/README.md), built only by "make bench".
+BENCH_PROGS = $(B)/bench-mkdb
+$(B)/bench-mkdb: bench/mkdb.c $(DAEMON_OBJS) $(COMMON_OBJS) | $(B)/.deps-ok
+	$(CC) $(ALL_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(DAEMON_OBJS) $(COMMON_OBJS) $(LIBS)
+bench: $(PROGS) $(BENCH_PROGS)
+.PHONY: bench

@@ -1,37 +1,194 @@
 /*
  * spyremon: the client of spyremond.
  *
- * Commands that talk to the daemon go through its control socket; commands
- * that read samples open the database read-only and need no daemon.
+ * Commands that talk to the daemon (mark, status) go through its control
+ * socket; commands that read samples (windows, export) open the database
+ * read-only and need no daemon.
+ *
+ * spyremon never calls setlocale(3): the C locale stays in force, so every
+ * number it writes has a '.' decimal point whatever LC_ALL says.
  */
+#include <err.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "client.h"
+#include "timeparse.h"
 #include "version.h"
+
+struct command {
+	const char *name;
+	int (*run)(struct client *, int, char *[]);
+};
+
+static const struct command commands[] = {
+	{ "mark", cmd_mark },
+	{ "windows", cmd_windows },
+	{ "status", cmd_status },
+	{ "export", cmd_export },
+	{ "trace", cmd_trace },
+	{ NULL, NULL },
+};
 
 static int
 usage(FILE *fp, int code)
 {
 	fprintf(fp,
-	    "usage: spyremon --version\n"
-	    "       spyremon --help\n"
+	    "usage: spyremon [-c file] [--socket path] [--db path] command [args]\n"
+	    "       spyremon --version | --help\n"
 	    "\n"
-	    "The daemon, spyremond, stores samples in an SQLite database; see\n"
-	    "spyremon-schema(5) to query it with sqlite3(1).\n");
+	    "commands:\n"
+	    "  mark begin --tag TAG [--meta KEY=VALUE ...] [--same-tag]\n"
+	    "  mark end [--tag TAG | --id N]\n"
+	    "  windows [--since TIME] [--tag TAG] [--json]\n"
+	    "  status [--json]\n"
+	    "  export (--window TAG|ID [--all] | --from TIME [--to TIME])\n"
+	    "         [--format csv|aiusmi|jsonl] [--output FILE]\n"
+	    "         [--metrics KEY,...] [--device ID,...] [--pad DURATION]\n"
+	    "\n"
+	    "-c names the daemon's config (default %s), which gives the\n"
+	    "socket and the database; --socket and --db override it.\n"
+	    "\"spyremon COMMAND --help\" describes a command; see spyremon(1).\n",
+	    CONFIG_DEFAULT_PATH);
 	return code;
+}
+
+bool
+client_common_option(struct client *cl, int ch, const char *arg)
+{
+	switch (ch) {
+	case 'c':
+		cl->config_path = arg;
+		return true;
+	case CLIENT_OPT_SOCKET:
+		cl->socket_path = arg;
+		return true;
+	case CLIENT_OPT_DB:
+		cl->db_path = arg;
+		return true;
+	default:
+		return false;
+	}
+}
+
+int
+client_parse_time(const char *s, int64_t *out_ns)
+{
+	uint64_t ago;
+
+	if (parse_time(s, out_ns) == 0)
+		return 0;
+	if (parse_duration(s, &ago) == -1 || ago > (uint64_t)INT64_MAX)
+		return -1;
+	*out_ns = now_realtime_ns() - (int64_t)ago;
+	return 0;
+}
+
+void
+client_getopt_reset(void)
+{
+	/* 0, not 1: glibc then also forgets its scan state */
+	optind = 0;
+}
+
+/* The config, loaded once; NULL after printing every error. */
+static struct config *
+client_config(struct client *cl)
+{
+	struct config_errors errs = { 0 };
+	const char *path = cl->config_path;
+
+	if (cl->cfg != NULL)
+		return cl->cfg;
+	if (path == NULL && access(CONFIG_DEFAULT_PATH, F_OK) == -1 &&
+	    errno == ENOENT) {
+		if ((cl->cfg = config_defaults()) == NULL)
+			warnx("out of memory");
+		return cl->cfg;
+	}
+	if (config_load(path ? path : CONFIG_DEFAULT_PATH, &cl->cfg,
+	    &errs) == -1) {
+		for (size_t i = 0; i < errs.n; i++)
+			warnx("%s", errs.msgs[i]);
+		warnx("cannot use the config; -c names another, and "
+		    "--socket and --db bypass it");
+	}
+	config_errors_free(&errs);
+	return cl->cfg;
+}
+
+const char *
+client_socket(struct client *cl)
+{
+	struct config *cfg;
+
+	if (cl->socket_path != NULL)
+		return cl->socket_path;
+	return (cfg = client_config(cl)) != NULL ? cfg->socket : NULL;
+}
+
+const char *
+client_database(struct client *cl)
+{
+	struct config *cfg;
+
+	if (cl->db_path != NULL)
+		return cl->db_path;
+	return (cfg = client_config(cl)) != NULL ? cfg->database : NULL;
 }
 
 int
 main(int argc, char *argv[])
 {
-	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
-		printf("spyremon %s\n", SPYREMON_VERSION);
-		return 0;
+	static const struct option longopts[] = {
+		CLIENT_LONGOPTS,
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct client cl = { 0 };
+	const struct command *cmd;
+	int ch, rc;
+
+	/* past a file size limit, writes fail and are reported, not fatal */
+	signal(SIGXFSZ, SIG_IGN);
+
+	/* '+': stop at the command's name; its options are its own */
+	while ((ch = getopt_long(argc, argv, "+" CLIENT_SHORTOPTS, longopts,
+	    NULL)) != -1) {
+		if (client_common_option(&cl, ch, optarg))
+			continue;
+		switch (ch) {
+		case 'V':
+			printf("spyremon %s\n", SPYREMON_VERSION);
+			return CLIENT_EXIT_OK;
+		case 'h':
+			return usage(stdout, CLIENT_EXIT_OK);
+		default:
+			return usage(stderr, CLIENT_EXIT_USAGE);
+		}
 	}
-	if (argc == 2 && (strcmp(argv[1], "--help") == 0 ||
-	    strcmp(argv[1], "-h") == 0))
-		return usage(stdout, 0);
-	if (argc >= 2)
-		fprintf(stderr, "spyremon: unknown command '%s'\n", argv[1]);
-	return usage(stderr, 2);
+	if (optind == argc)
+		return usage(stderr, CLIENT_EXIT_USAGE);
+	for (cmd = commands; cmd->name != NULL; cmd++)
+		if (strcmp(cmd->name, argv[optind]) == 0)
+			break;
+	if (cmd->name == NULL) {
+		warnx("unknown command '%s'", argv[optind]);
+		return usage(stderr, CLIENT_EXIT_USAGE);
+	}
+	argc -= optind;
+	argv += optind;
+	client_getopt_reset();
+	rc = cmd->run(&cl, argc, argv);
+	config_free(cl.cfg);
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		warn("stdout");
+		if (rc == CLIENT_EXIT_OK)
+			rc = CLIENT_EXIT_FAILED;
+	}
+	return rc;
 }

@@ -6,19 +6,16 @@
  * and stores the value; mappings recurse into their own table.  Errors are
  * collected with the position libyaml recorded for the offending node, so
  * the user sees all of them at once, and the config under construction is
- * thrown away if there was any.
+ * thrown away if there was any.  Defaults, printing, and the text of each
+ * message (position, line, caret) are in config_print.c.
  */
-#include "config.h"
+#include "config_priv.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/un.h>
-#include <unistd.h>
 
 #include <yaml.h>
 
@@ -27,9 +24,8 @@
 #define CONFIG_MAX_BYTES	(1024 * 1024)
 /* Past this many errors the rest are dropped, so no input can make the report huge. */
 #define CONFIG_MAX_ERRORS	100
-/* Most keys in one mapping, and longest key name. */
+/* Most keys in one mapping; key names are shorter than CONFIG_KEY_NAME_MAX. */
 #define MAX_KEYS		8
-#define KEY_NAME_MAX		32
 
 #define GROUP_LETTERS		"DRMUPSA"
 #define DEVICE_ID_MAX		255
@@ -41,17 +37,8 @@
 #define DAY			(24 * HOUR)
 #define MIB			(1024ULL * 1024)
 
-#define DEFAULT_DATABASE	"/var/lib/spyremond/spyremon.db"
-#define DEFAULT_SOCKET		"/run/spyremond/control.sock"
-#define DEFAULT_SYSFS_ROOT	"/sys"
-#define DEFAULT_COMMAND		"aiu-smi"
-#define DEFAULT_GROUPS		"A"
-#define DEFAULT_METRIC_FILES	"/tmp/metrics.%BUSID"
-
 struct loader {
-	const char *name;		/* file name for messages */
-	const char *text;		/* the YAML, for quoting offending lines */
-	size_t len;
+	struct config_text in;		/* the YAML, for quoting offending lines */
 	struct config *cfg;		/* defaults, overwritten key by key */
 	struct config_errors *errs;
 	size_t nerrors;			/* reported, including those dropped */
@@ -89,12 +76,22 @@ static const struct key source_keys[] = {
 	{ .name = "window_interval", .parse = parse_duration_key,
 	    .what = "a duration such as 100ms", FIELD(source.window_interval_ns),
 	    .min = 10 * MSEC, .max = 60 * SEC },
+	{ .name = "pre_window", .parse = parse_duration_key,
+	    .what = "a duration such as 10s", FIELD(source.pre_window_ns),
+	    .min = 0, .max = 60 * SEC },
 	{ .name = "groups", .parse = parse_groups,
 	    .what = "metric group letters of " GROUP_LETTERS ", such as DR" },
 	{ .name = "devices", .parse = parse_devices,
 	    .what = "'all' or a list of device IDs such as [0, 1]" },
 	{ .name = "metric_files", .parse = parse_metric_files,
 	    .what = "a path containing %BUSID", FIELD(source.metric_files) },
+	{ .name = NULL },
+};
+
+static const struct key windows_keys[] = {
+	{ .name = "max_open", .parse = parse_duration_key,
+	    .what = "a duration such as 24h", FIELD(windows.max_open_ns),
+	    .min = 60 * SEC, .max = 30 * DAY },
 	{ .name = NULL },
 };
 
@@ -125,6 +122,8 @@ static const struct key top_keys[] = {
 	    FIELD(sysfs_root) },
 	{ .name = "source", .parse = parse_mapping,
 	    .what = "a mapping of source keys", .subkeys = source_keys },
+	{ .name = "windows", .parse = parse_mapping,
+	    .what = "a mapping of windows keys", .subkeys = windows_keys },
 	{ .name = "retention", .parse = parse_mapping,
 	    .what = "a mapping of retention keys", .subkeys = retention_keys,
 	    .check = check_retention },
@@ -135,156 +134,6 @@ static void *
 field(struct loader *ld, const struct key *k)
 {
 	return (char *)ld->cfg + k->offset;
-}
-
-/* Length in bytes of the line break at p (libyaml's set), or 0. */
-static size_t
-break_len(const char *p, const char *end)
-{
-	size_t left = (size_t)(end - p);
-
-	if (left >= 2 && p[0] == '\r' && p[1] == '\n')
-		return 2;
-	if (p[0] == '\r' || p[0] == '\n')
-		return 1;
-	if (left >= 2 && (unsigned char)p[0] == 0xc2 && (unsigned char)p[1] == 0x85)
-		return 2;
-	if (left >= 3 && (unsigned char)p[0] == 0xe2 && (unsigned char)p[1] == 0x80 &&
-	    ((unsigned char)p[2] == 0xa8 || (unsigned char)p[2] == 0xa9))
-		return 3;
-	return 0;
-}
-
-static bool
-is_utf8_continuation(char c)
-{
-	return ((unsigned char)c & 0xc0) == 0x80;
-}
-
-/* The text of 0-based line lineno, without its line break. */
-static void
-find_line(const struct loader *ld, size_t lineno, const char **start, size_t *linelen)
-{
-	const char *p = ld->text;
-	const char *end = ld->text + ld->len;
-	size_t n;
-
-	for (size_t line = 0; line < lineno && p < end; ) {
-		if ((n = break_len(p, end)) != 0) {
-			p += n;
-			line++;
-		} else
-			p++;
-	}
-	*start = p;
-	while (p < end && break_len(p, end) == 0)
-		p++;
-	*linelen = (size_t)(p - *start);
-}
-
-/*
- * A line that puts a caret under character column of line: tabs before it
- * are copied so the caret lines up however the terminal expands them.
- */
-static char *
-caret_line(const char *line, size_t linelen, size_t column)
-{
-	char *caret = malloc(column + 2);
-	size_t i = 0;
-
-	if (caret == NULL)
-		return NULL;
-	for (size_t col = 0; col < column; col++) {
-		if (i < linelen) {
-			caret[col] = line[i] == '\t' ? '\t' : ' ';
-			for (i++; i < linelen && is_utf8_continuation(line[i]); i++)
-				;
-		} else
-			caret[col] = ' ';
-	}
-	caret[column] = '^';
-	caret[column + 1] = '\0';
-	return caret;
-}
-
-/* The position of byte offset, as libyaml would have marked it. */
-static yaml_mark_t
-mark_at_offset(const struct loader *ld, size_t offset)
-{
-	yaml_mark_t mark = { 0 };
-	const char *end = ld->text + (offset < ld->len ? offset : ld->len);
-	const char *p = ld->text;
-	size_t n;
-
-	mark.index = offset;
-	while (p < end) {
-		if ((n = break_len(p, end)) != 0) {
-			p += n;
-			mark.line++;
-			mark.column = 0;
-		} else if (!is_utf8_continuation(*p++))
-			mark.column++;
-	}
-	return mark;
-}
-
-static void
-errors_reset(struct config_errors *errs)
-{
-	errs->msgs = NULL;
-	errs->n = 0;
-}
-
-/* Append msg (which errs then owns); -1 if out of memory, msg freed. */
-static int
-errors_add(struct config_errors *errs, char *msg)
-{
-	char **msgs;
-
-	if (msg == NULL)
-		return -1;
-	msgs = realloc(errs->msgs, (errs->n + 1) * sizeof(*msgs));
-	if (msgs == NULL) {
-		free(msg);
-		return -1;
-	}
-	errs->msgs = msgs;
-	errs->msgs[errs->n++] = msg;
-	return 0;
-}
-
-static int __attribute__((format(printf, 2, 3)))
-errors_addf(struct config_errors *errs, const char *fmt, ...)
-{
-	va_list ap;
-	char *msg;
-	int r;
-
-	va_start(ap, fmt);
-	r = vasprintf(&msg, fmt, ap);
-	va_end(ap);
-	return errors_add(errs, r == -1 ? NULL : msg);
-}
-
-static char *
-format_error(const struct loader *ld, const yaml_mark_t *mark, const char *msg)
-{
-	const char *line;
-	size_t linelen;
-	char *caret, *out;
-	int r;
-
-	if (mark == NULL)
-		r = asprintf(&out, "%s: %s", ld->name, msg);
-	else {
-		find_line(ld, mark->line, &line, &linelen);
-		if ((caret = caret_line(line, linelen, mark->column)) == NULL)
-			return NULL;
-		r = asprintf(&out, "%s:%zu:%zu: %s\n%.*s\n%s", ld->name,
-		    mark->line + 1, mark->column + 1, msg, (int)linelen, line, caret);
-		free(caret);
-	}
-	return r == -1 ? NULL : out;
 }
 
 /* Report an error at mark (NULL: about the whole file). */
@@ -304,7 +153,7 @@ report(struct loader *ld, const yaml_mark_t *mark, const char *fmt, ...)
 		ld->oom = true;
 		return;
 	}
-	if (errors_add(ld->errs, format_error(ld, mark, msg)) == -1)
+	if (config_errors_add(ld->errs, config_error_text(&ld->in, mark, msg)) == -1)
 		ld->oom = true;
 	free(msg);
 }
@@ -336,32 +185,12 @@ is_null(const yaml_node_t *node)
 	return false;
 }
 
-/* What node is, for "expected X, got Y". */
-static void
-describe(const yaml_node_t *node, char *buf, size_t len)
-{
-	switch (node->type) {
-	case YAML_MAPPING_NODE:
-		snprintf(buf, len, "a mapping");
-		break;
-	case YAML_SEQUENCE_NODE:
-		snprintf(buf, len, "a list");
-		break;
-	default:
-		if (node->data.scalar.length > 40)
-			snprintf(buf, len, "'%.37s...'", scalar(node));
-		else
-			snprintf(buf, len, "'%s'", scalar(node));
-		break;
-	}
-}
-
 static void
 report_type(struct loader *ld, const char *dotted, const char *what, const yaml_node_t *node)
 {
 	char got[64];
 
-	describe(node, got, sizeof(got));
+	config_describe_node(node, got, sizeof(got));
 	report(ld, &node->start_mark, "%s: expected %s, got %s", dotted, what, got);
 }
 
@@ -395,34 +224,6 @@ set_string(struct loader *ld, char **slot, const char *value)
 	*slot = copy;
 }
 
-/* Levenshtein distance from a to b; b is a key name, shorter than KEY_NAME_MAX. */
-static size_t
-edit_distance(const char *a, const char *b)
-{
-	size_t lb = strlen(b);
-	size_t row[KEY_NAME_MAX];
-
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; a[i - 1] != '\0'; i++) {
-		size_t diag = row[0];
-
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			size_t best = diag + (a[i - 1] != b[j - 1]);
-
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
 /* The known key closest to name, if it is a plausible typo of it. */
 static const char *
 closest_key(const struct key *table, const char *name)
@@ -435,7 +236,7 @@ closest_key(const struct key *table, const char *name)
 
 		if (len > klen + 2 || klen > len + 2)
 			continue;
-		if ((d = edit_distance(name, k->name)) < best_dist) {
+		if ((d = config_edit_distance(name, k->name)) < best_dist) {
 			best = k->name;
 			best_dist = d;
 		}
@@ -501,7 +302,7 @@ walk_mapping(struct loader *ld, yaml_document_t *doc, const struct key *table,
 			if (keynode->type != YAML_SCALAR_NODE) {
 				char got[64];
 
-				describe(keynode, got, sizeof(got));
+				config_describe_node(keynode, got, sizeof(got));
 				report(ld, &keynode->start_mark, "%s%skeys must be "
 				    "plain names, not %s", parent != NULL ? parent : "",
 				    parent != NULL ? ": " : "", got);
@@ -654,21 +455,11 @@ parse_size_key(struct loader *ld, const struct key *k, const char *dotted,
 		*(uint64_t *)field(ld, k) = bytes;
 }
 
-static void
-free_argv(char **argv)
-{
-	if (argv == NULL)
-		return;
-	for (char **a = argv; *a != NULL; a++)
-		free(*a);
-	free(argv);
-}
-
 /* Install argv (NULL-terminated, argc entries) as the command. */
 static void
 set_command(struct loader *ld, char **argv, int argc)
 {
-	free_argv(ld->cfg->source.argv);
+	config_free_argv(ld->cfg->source.argv);
 	ld->cfg->source.argv = argv;
 	ld->cfg->source.argc = argc;
 }
@@ -700,7 +491,7 @@ command_from_string(struct loader *ld, const char *dotted, const yaml_node_t *no
 
 		if ((argv[argc++] = strndup(p, n)) == NULL) {
 			ld->oom = true;
-			free_argv(argv);
+			config_free_argv(argv);
 			return;
 		}
 		p += n;
@@ -910,7 +701,7 @@ report_yaml_error(struct loader *ld, const yaml_parser_t *parser)
 		ld->oom = true;
 		break;
 	case YAML_READER_ERROR:
-		mark = mark_at_offset(ld, parser->problem_offset);
+		mark = config_mark_at_offset(&ld->in, parser->problem_offset);
 		if (parser->problem_value != -1)
 			report(ld, &mark, "invalid yaml: %s (0x%02x)", problem,
 			    (unsigned)parser->problem_value);
@@ -963,15 +754,15 @@ int
 config_parse(const char *name, const char *text, size_t len,
     struct config **out, struct config_errors *errs)
 {
-	struct loader ld = { .name = name, .text = text, .len = len, .errs = errs };
+	struct loader ld = { .in = { name, text, len }, .errs = errs };
 	yaml_parser_t parser;
 
-	errors_reset(errs);
+	config_errors_reset(errs);
 	*out = NULL;
 	/* a UTF-8 byte order mark is no column: drop it before libyaml counts it */
 	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
-		ld.text = text += 3;
-		ld.len = len -= 3;
+		ld.in.text = text += 3;
+		ld.in.len = len -= 3;
 	}
 	if (len > CONFIG_MAX_BYTES) {
 		report(&ld, NULL, "larger than %d MiB; not a spyremond config",
@@ -990,61 +781,17 @@ config_parse(const char *name, const char *text, size_t len,
 	}
 
 	if (ld.nerrors > CONFIG_MAX_ERRORS &&
-	    errors_addf(errs, "%s: %zu more errors not shown", name,
+	    config_errors_addf(errs, "%s: %zu more errors not shown", name,
 	    ld.nerrors - CONFIG_MAX_ERRORS) == -1)
 		ld.oom = true;
 	if (ld.oom)
-		errors_addf(errs, "%s: out of memory", name);
+		config_errors_addf(errs, "%s: out of memory", name);
 	if (ld.oom || errs->n > 0) {
 		config_free(ld.cfg);
 		return -1;
 	}
 	*out = ld.cfg;
 	return 0;
-}
-
-/* Read path whole, but no more than one byte past the size limit. */
-static int
-read_file(const char *path, char **out, size_t *outlen, struct config_errors *errs)
-{
-	size_t cap = 0, len = 0;
-	char *buf = NULL, *grown;
-	ssize_t n;
-	int fd, saved;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		errors_addf(errs, "%s: cannot open: %s", path, strerror(errno));
-		return -1;
-	}
-	while (len <= CONFIG_MAX_BYTES) {
-		if (len == cap) {
-			cap = cap == 0 ? 4096 : cap * 2;
-			if (cap > CONFIG_MAX_BYTES + 1)
-				cap = CONFIG_MAX_BYTES + 1;
-			if ((grown = realloc(buf, cap)) == NULL)
-				goto fail;
-			buf = grown;
-		}
-		if ((n = read(fd, buf + len, cap - len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	*out = buf;
-	*outlen = len;
-	return 0;
-
-fail:
-	saved = errno;
-	free(buf);
-	close(fd);
-	errors_addf(errs, "%s: cannot read: %s", path, strerror(saved));
-	return -1;
 }
 
 int
@@ -1054,221 +801,12 @@ config_load(const char *path, struct config **out, struct config_errors *errs)
 	size_t len;
 	int r;
 
-	errors_reset(errs);
+	config_errors_reset(errs);
 	*out = NULL;
-	if (read_file(path, &text, &len, errs) == -1)
+	if (config_read_file(path, CONFIG_MAX_BYTES, &text, &len, errs) == -1)
 		return -1;
 	r = config_parse(path, text, len, out, errs);
 	free(text);
 	return r;
 }
 
-struct config *
-config_defaults(void)
-{
-	struct config *cfg = calloc(1, sizeof(*cfg));
-
-	if (cfg == NULL)
-		return NULL;
-	cfg->database = strdup(DEFAULT_DATABASE);
-	cfg->socket = strdup(DEFAULT_SOCKET);
-	cfg->flush_interval_ns = 1 * SEC;
-	cfg->sysfs_root = strdup(DEFAULT_SYSFS_ROOT);
-	cfg->source.argc = 1;
-	if ((cfg->source.argv = calloc(2, sizeof(char *))) != NULL)
-		cfg->source.argv[0] = strdup(DEFAULT_COMMAND);
-	cfg->source.interval_ns = 1 * SEC;
-	cfg->source.window_interval_ns = 100 * MSEC;
-	snprintf(cfg->source.groups, sizeof(cfg->source.groups), "%s", DEFAULT_GROUPS);
-	cfg->source.all_devices = true;
-	cfg->source.metric_files = strdup(DEFAULT_METRIC_FILES);
-	cfg->retention.max_age_ns = 7 * DAY;
-	cfg->retention.max_size = 1024 * MIB;
-	cfg->retention.windows_max_age_ns = 90 * DAY;
-	if (cfg->database == NULL || cfg->socket == NULL || cfg->sysfs_root == NULL ||
-	    cfg->source.argv == NULL || cfg->source.argv[0] == NULL ||
-	    cfg->source.metric_files == NULL) {
-		config_free(cfg);
-		return NULL;
-	}
-	return cfg;
-}
-
-/*
- * True if s reads back as the same string when written plain after "key: "
- * or inside a flow sequence: a conservative set of characters that no YAML
- * reader takes for an indicator, a number or null.
- */
-static bool
-plain_safe(const char *s)
-{
-	static const char first[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_/.";
-	static const char rest[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	    "0123456789_/.%+=@-";
-	static const char *const words[] = { "null", "Null", "NULL", "true", "True",
-	    "TRUE", "false", "False", "FALSE", "yes", "Yes", "YES", "no", "No", "NO",
-	    "on", "On", "ON", "off", "Off", "OFF", "y", "Y", "n", "N" };
-
-	if (*s == '\0' || strchr(first, *s) == NULL || strspn(s, rest) != strlen(s))
-		return false;
-	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (strcmp(s, words[i]) == 0)
-			return false;
-	return true;
-}
-
-static void
-print_quoted(FILE *fp, const char *s)
-{
-	fputc('"', fp);
-	for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(fp, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(fp, "\\x%02x", *p);
-		else
-			fputc(*p, fp);
-	}
-	fputc('"', fp);
-}
-
-static void
-print_string(FILE *fp, const char *s)
-{
-	if (plain_safe(s))
-		fputs(s, fp);
-	else
-		print_quoted(fp, s);
-}
-
-static void
-print_command(FILE *fp, const struct config *cfg)
-{
-	/* one word prints bare; anything else as a list, so it is not re-split */
-	if (cfg->source.argc == 1 && plain_safe(cfg->source.argv[0])) {
-		fputs(cfg->source.argv[0], fp);
-		return;
-	}
-	fputc('[', fp);
-	for (int i = 0; i < cfg->source.argc; i++) {
-		if (i > 0)
-			fputs(", ", fp);
-		print_quoted(fp, cfg->source.argv[i]);
-	}
-	fputc(']', fp);
-}
-
-static void
-print_devices(FILE *fp, const struct config *cfg)
-{
-	if (cfg->source.all_devices) {
-		fputs("all", fp);
-		return;
-	}
-	fputc('[', fp);
-	for (size_t i = 0; i < cfg->source.ndevices; i++)
-		fprintf(fp, "%s%d", i > 0 ? ", " : "", cfg->source.devices[i]);
-	fputc(']', fp);
-}
-
-static void
-print_duration(FILE *fp, const char *key, uint64_t ns)
-{
-	char buf[32];
-
-	format_duration(ns, buf, sizeof(buf));
-	fprintf(fp, "%s: %s\n", key, buf);
-}
-
-void
-config_print(const struct config *cfg, FILE *fp)
-{
-	char buf[32];
-
-	fputs("database: ", fp);
-	print_string(fp, cfg->database);
-	fputs("\nsocket: ", fp);
-	print_string(fp, cfg->socket);
-	fputc('\n', fp);
-	print_duration(fp, "flush_interval", cfg->flush_interval_ns);
-	fputs("sysfs_root: ", fp);
-	print_string(fp, cfg->sysfs_root);
-	fputs("\nsource:\n  command: ", fp);
-	print_command(fp, cfg);
-	fputc('\n', fp);
-	print_duration(fp, "  interval", cfg->source.interval_ns);
-	print_duration(fp, "  window_interval", cfg->source.window_interval_ns);
-	fprintf(fp, "  groups: %s\n  devices: ", cfg->source.groups);
-	print_devices(fp, cfg);
-	fputs("\n  metric_files: ", fp);
-	print_string(fp, cfg->source.metric_files);
-	fputs("\nretention:\n", fp);
-	print_duration(fp, "  max_age", cfg->retention.max_age_ns);
-	format_size(cfg->retention.max_size, buf, sizeof(buf));
-	fprintf(fp, "  max_size: %s\n", buf);
-	print_duration(fp, "  windows_max_age", cfg->retention.windows_max_age_ns);
-}
-
-static bool
-device_listed(const struct config *cfg, int id)
-{
-	for (size_t i = 0; i < cfg->source.ndevices; i++)
-		if (cfg->source.devices[i] == id)
-			return true;
-	return false;
-}
-
-/* Devices compare as sets: the order of -i does not change what is sampled. */
-static bool
-devices_differ(const struct config *a, const struct config *b)
-{
-	if (a->source.all_devices || b->source.all_devices)
-		return a->source.all_devices != b->source.all_devices;
-	if (a->source.ndevices != b->source.ndevices)
-		return true;
-	for (size_t i = 0; i < a->source.ndevices; i++)
-		if (!device_listed(b, a->source.devices[i]))
-			return true;
-	return false;
-}
-
-bool
-config_source_differs(const struct config *a, const struct config *b)
-{
-	if (a == NULL || b == NULL)
-		return a != b;
-	if (a->source.argc != b->source.argc)
-		return true;
-	for (int i = 0; i < a->source.argc; i++)
-		if (strcmp(a->source.argv[i], b->source.argv[i]) != 0)
-			return true;
-	return strcmp(a->source.groups, b->source.groups) != 0 ||
-	    strcmp(a->source.metric_files, b->source.metric_files) != 0 ||
-	    devices_differ(a, b);
-}
-
-void
-config_free(struct config *cfg)
-{
-	if (cfg == NULL)
-		return;
-	free(cfg->path);
-	free(cfg->database);
-	free(cfg->socket);
-	free(cfg->sysfs_root);
-	free_argv(cfg->source.argv);
-	free(cfg->source.devices);
-	free(cfg->source.metric_files);
-	free(cfg);
-}
-
-void
-config_errors_free(struct config_errors *errs)
-{
-	if (errs == NULL)
-		return;
-	for (size_t i = 0; i < errs->n; i++)
-		free(errs->msgs[i]);
-	free(errs->msgs);
-	errors_reset(errs);
-}

@@ -58,6 +58,7 @@
 #define PROTO_E_AMBIGUOUS	"ambiguous"	/* several open with that tag: use an id */
 #define PROTO_E_NOT_OWNER	"not_owner"	/* someone else's window */
 #define PROTO_E_BUSY		"busy"		/* too many clients */
+#define PROTO_E_TOO_MANY	"too_many"	/* too many windows open: end some */
 #define PROTO_E_INTERNAL	"internal"	/* the daemon could not do it; see its log */
 
 /*

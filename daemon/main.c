@@ -1,9 +1,12 @@
 /*
  * spyremond: collects Spyre card telemetry from aiu-smi into SQLite.
  *
- * Start-up order: config, log, signals, event loop, store, source; the
- * finalisation runs in reverse.  The daemon never forks into the
- * background: systemd (Type=notify) supervises it.
+ * Start-up order: config, log, signals, event loop, the control socket
+ * (bound and listening, so a second daemon stops here, before it touches
+ * the database), store, source, the open windows, serving the socket's
+ * clients; READY=1 only then.  The finalisation runs in reverse.  The
+ * daemon never forks into the background: systemd (Type=notify)
+ * supervises it.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,12 +20,14 @@
 #include <systemd/sd-event.h>
 
 #include "config.h"
+#include "control.h"
 #include "log.h"
 #include "source.h"
 #include "spyremond.h"
 #include "store.h"
 #include "timeparse.h"
 #include "version.h"
+#include "windows.h"
 
 #define STATUS_EVERY_NS		(5ULL * NSEC_PER_SEC)
 #define RETENTION_EVERY_NS	(60ULL * NSEC_PER_SEC)
@@ -36,6 +41,8 @@ struct daemon {
 	const char *config_path;	/* NULL: the default, which may be absent */
 	struct store *st;
 	struct source *src;
+	struct windows *win;
+	struct control *ctl;
 	sd_event_source *flush_timer, *retention_timer, *status_timer;
 };
 
@@ -80,7 +87,10 @@ update_status(struct daemon *d)
 	struct source_stats ss;
 	struct store_stats st;
 	char every[32], newest[64] = "no sample yet";
+	size_t nwin = 0;
 
+	if (d->win != NULL)
+		(void)windows_list(d->win, &nwin);
 	source_get_stats(d->src, &ss);
 	store_get_stats(d->st, &st);
 	format_duration(ss.interval_ns, every, sizeof(every));
@@ -88,11 +98,21 @@ update_status(struct daemon *d)
 		snprintf(newest, sizeof(newest), "newest %.1fs ago",
 		    (double)(now_realtime_ns() - ss.newest_ts_ns) / 1e9);
 	sd_notifyf(0, "STATUS=collecting %zu card%s every %s; %llu rows stored; "
-	    "%s; child %s, restarts %u; %llu bad lines",
+	    "%s; child %s, restarts %u; %llu bad lines; %zu window%s open",
 	    ss.ncards, ss.ncards == 1 ? "" : "s", every,
 	    (unsigned long long)st.rows_written, newest,
 	    ss.pid ? "running" : "stopped", ss.restarts,
-	    (unsigned long long)ss.bad_lines);
+	    (unsigned long long)ss.bad_lines, nwin, nwin == 1 ? "" : "s");
+}
+
+/* The first window opened or the last one closed: the source changes rate. */
+static void
+on_windows_open(void *arg, bool any_open)
+{
+	struct daemon *d = arg;
+
+	source_set_windows_open(d->src, any_open);
+	update_status(d);
 }
 
 static int
@@ -174,6 +194,9 @@ on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *arg)
 			    "restart; still listening on %s", d->cfg->socket);
 		source_reconfigure(d->src, cfg);
 		source_set_interval(d->src, cfg->source.interval_ns);
+		control_set_config(d->ctl, cfg);
+		windows_set_max_open(d->win, cfg->windows.max_open_ns,
+		    now_realtime_ns());
 		config_free(d->cfg);
 		d->cfg = cfg;
 		log_notice("reloaded");
@@ -233,6 +256,8 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 },
 	};
 	struct daemon d = { 0 };
+	struct control_ctx ctx;
+	int64_t started_ns = now_realtime_ns();
 	bool check_only = false;
 	int ch, verbosity = 0, r, code;
 
@@ -268,10 +293,22 @@ main(int argc, char *argv[])
 	}
 
 	setup_loop(&d);
+	if (control_open(d.ev, d.cfg->socket, &d.ctl) == -1)
+		fatalx(EXIT_SOCKET, "cannot set up the control socket %s",
+		    d.cfg->socket);
 	if (store_open(d.cfg->database, MAX_PENDING_ROWS, &d.st) == -1)
 		fatalx(EXIT_DATABASE, "cannot use the database %s", d.cfg->database);
 	if (source_start(d.ev, d.cfg, d.st, &d.src) == -1)
 		fatalx(EXIT_EVENTLOOP, "cannot start collecting");
+	if (windows_start(d.ev, d.st, d.cfg->windows.max_open_ns,
+	    now_realtime_ns(), on_windows_open, &d, &d.win) == -1)
+		fatalx(EXIT_DATABASE, "cannot read the open windows from %s",
+		    d.cfg->database);
+	ctx = (struct control_ctx){ .cfg = d.cfg, .st = d.st, .src = d.src,
+	    .win = d.win, .started_ns = started_ns };
+	if (control_start(d.ctl, &ctx) == -1)
+		fatalx(EXIT_SOCKET, "cannot serve the control socket %s",
+		    d.cfg->socket);
 	if (add_timer(&d, &d.flush_timer, d.cfg->flush_interval_ns,
 	    on_flush_timer) < 0 ||
 	    add_timer(&d, &d.retention_timer, 0, on_retention_timer) < 0 ||
@@ -287,11 +324,14 @@ main(int argc, char *argv[])
 	if (r < 0)
 		log_warnx("event loop: %s", strerror(-r));
 
+	windows_free(d.win);
 	source_free(d.src);
 	sd_event_source_disable_unref(d.status_timer);
 	sd_event_source_disable_unref(d.retention_timer);
 	sd_event_source_disable_unref(d.flush_timer);
 	store_close(d.st);
+	/* only now may another daemon take the socket, and the database */
+	control_free(d.ctl);
 	sd_event_unref(d.ev);
 	config_free(d.cfg);
 	log_notice("stopped");

@@ -1,8 +1,9 @@
 /*
  * source: the aiu-smi child, its pipes, and the rows it prints.
  *
- * Flow: child stdout -> csv_lines_feed -> csv_parse_line -> store_append.
- * Nothing here writes to the database except through the store.
+ * Flow: child stdout -> csv_lines_feed -> csv_parse_line -> pace_row ->
+ * store_append.  Nothing here writes to the database except through the
+ * store.
  */
 #include "source.h"
 
@@ -23,6 +24,7 @@
 #include "config.h"
 #include "csvparse.h"
 #include "log.h"
+#include "pace.h"
 #include "store.h"
 #include "timeparse.h"
 
@@ -35,7 +37,11 @@ struct source {
 	sd_event *ev;
 	const struct config *cfg;
 	struct store *st;
-	uint64_t interval_ns;		/* wanted; the child may still run another */
+	struct pace *pace;
+	uint64_t interval_ns;		/* source.interval, as last set */
+	bool windows_open;
+	int64_t opened_ns;		/* when the windows opened */
+	sd_event_source *replay_ev;	/* pace is yet to hear of the opening */
 
 	pid_t pid;			/* 0 when no child runs */
 	int out_fd, err_fd;
@@ -72,6 +78,9 @@ struct source {
 
 static void source_spawn(struct source *src);
 static void source_kill(struct source *src, const char *why);
+
+/* Metrics whose aggregate over an interval is their maximum, not their mean. */
+static const char *const max_metrics[] = { "peakmem" };
 
 /* ---- helpers ---- */
 
@@ -148,6 +157,116 @@ silence_limit_ns(const struct source *src)
 	return limit > SOURCE_SILENCE_MIN_NS ? limit : SOURCE_SILENCE_MIN_NS;
 }
 
+/* ---- rates ---- */
+
+/* The rate rows are stored at while a window is open. */
+static uint64_t
+fine_ns(const struct source *src)
+{
+	uint64_t w = src->cfg->source.window_interval_ns;
+
+	return w > 0 && w < src->interval_ns ? w : src->interval_ns;
+}
+
+/* The delay the child should sample at now. */
+static uint64_t
+wanted_delay(const struct source *src)
+{
+	if (src->cfg->source.pre_window_ns > 0 || src->windows_open)
+		return fine_ns(src);
+	return src->interval_ns;
+}
+
+static struct pace_params
+pace_params_now(const struct source *src)
+{
+	struct pace_params prm = {
+		.fine_ns = fine_ns(src),
+		.coarse_ns = src->interval_ns,
+		.pre_ns = src->cfg->source.pre_window_ns,
+	};
+
+	/* without a ring, the child's own rate is the stored one */
+	if (prm.pre_ns == 0)
+		prm.fine_ns = prm.coarse_ns = wanted_delay(src);
+	return prm;
+}
+
+/* Bring pace and the child in line with the rates now wanted. */
+static void
+apply_rates(struct source *src, const char *why)
+{
+	struct pace_params prm = pace_params_now(src);
+
+	pace_set_params(src->pace, &prm);
+	if (src->pid != 0 && src->child_interval_ns != wanted_delay(src) &&
+	    !src->restart_at_once) {
+		src->restart_at_once = true;
+		source_kill(src, why);
+	}
+}
+
+static void
+store_row(void *arg, const struct store_sample *s)
+{
+	struct source *src = arg;
+
+	store_append(src->st, s);
+	src->stats.rows++;
+}
+
+static int
+replace_rows(void *arg, int device, int64_t after_ns)
+{
+	struct source *src = arg;
+
+	return store_delete_after(src->st, device, after_ns);
+}
+
+/*
+ * Tell pace the windows opened, which replays the ring, unless done.  It
+ * runs from the event loop right after the request that opened them, so
+ * that request's reply does not wait for it; rows read meanwhile are in
+ * the ring and replayed too.
+ */
+static void
+replay_now(struct source *src)
+{
+	if (src->replay_ev == NULL)
+		return;
+	src->replay_ev = sd_event_source_disable_unref(src->replay_ev);
+	pace_set_window(src->pace, true, src->opened_ns);
+}
+
+static int
+on_replay(sd_event_source *s, void *arg)
+{
+	(void)s;
+	replay_now(arg);
+	return 0;
+}
+
+/* Say how much of the time before a window the ring covers, for n metrics. */
+static void
+describe_ring(const struct source *src, size_t n)
+{
+	struct pace_params prm = pace_params_now(src);
+	size_t rows = pace_ring_rows(&prm, n);
+	uint64_t covered = rows * prm.fine_ns;
+	char secs[32];
+
+	if (prm.pre_ns == 0 || prm.coarse_ns <= prm.fine_ns)
+		return;
+	format_seconds(covered, secs, sizeof(secs));
+	if (covered < prm.pre_ns + prm.coarse_ns)
+		log_warnx("the fine-rate ring holds only %ss per card at %zu "
+		    "metrics (%d KiB); a window's start is covered at the fine "
+		    "rate that far back at most", secs, n,
+		    PACE_RING_DEVICE_BYTES / 1024);
+	else
+		log_info("fine-rate ring: %zu rows (%ss) per card", rows, secs);
+}
+
 /* ---- rows ---- */
 
 /* aiu-smi's local Date and Time as epoch seconds; cached per hour. */
@@ -172,6 +291,8 @@ map_header(struct source *src)
 {
 	const struct csv_parser *p = &src->parser;
 
+	size_t nmetrics = 0;
+
 	src->header_mapped = true;
 	for (int c = 0; c < p->ncols; c++) {
 		src->col_metric[c] = -1;
@@ -183,9 +304,16 @@ map_header(struct source *src)
 			    "rows are dropped until the next header",
 			    p->cols[c].key);
 			src->header_mapped = false;
+			continue;
 		}
+		nmetrics++;
+		for (size_t k = 0; k < sizeof(max_metrics) /
+		    sizeof(max_metrics[0]); k++)
+			if (strcmp(p->cols[c].key, max_metrics[k]) == 0)
+				pace_set_max(src->pace, src->col_metric[c]);
 	}
 	src->mapped_generation = p->generation;
+	describe_ring(src, nmetrics);
 }
 
 static void
@@ -242,14 +370,14 @@ handle_row(struct source *src, const struct csv_row *row)
 			    "(device %d); samples keep our stamp",
 			    (long long)skew, row->device);
 	}
-	store_append(src->st, &s);
+	src->stats.rows_read++;
+	pace_row(src->pace, &s);
 
 	d = &src->dev[row->device];
 	d->seen = true;
 	d->rows++;
 	d->newest_ts_ns = s.ts_ns;
 	health_note_row(&d->health, all_zero);
-	src->stats.rows++;
 	src->stats.newest_ts_ns = s.ts_ns;
 	src->last_row_mono_ns = now_monotonic_ns();
 }
@@ -289,7 +417,8 @@ report_bad(struct source *src, const char *line, size_t len, const char *why)
 		log_warnx("%u more unparsable lines from aiu-smi not shown", dropped);
 	printable(line, len, text, sizeof(text));
 	log_warnx("aiu-smi line %llu rejected: %s: \"%s\"",
-	    (unsigned long long)(src->stats.rows + src->stats.bad_lines), why, text);
+	    (unsigned long long)(src->stats.rows_read + src->stats.bad_lines),
+	    why, text);
 }
 
 static void
@@ -416,7 +545,7 @@ child_argv(const struct source *src)
 
 	if (argv == NULL)
 		return NULL;
-	format_seconds(src->interval_ns, delay, sizeof(delay));
+	format_seconds(wanted_delay(src), delay, sizeof(delay));
 	for (int a = 0; a < cfg->source.argc; a++)
 		argv[i++] = strdup(cfg->source.argv[a]);
 	argv[i++] = strdup("-s");
@@ -530,7 +659,7 @@ source_spawn(struct source *src)
 	csv_lines_reset(&src->err_lines);
 	csv_parser_init(&src->parser);
 	src->header_mapped = false;
-	src->child_interval_ns = src->interval_ns;
+	src->child_interval_ns = wanted_delay(src);
 	src->spawned_mono_ns = now_monotonic_ns();
 	src->last_row_mono_ns = 0;
 	if (sd_event_add_io(src->ev, &src->out_io, src->out_fd, EPOLLIN,
@@ -590,6 +719,7 @@ child_gone(struct source *src, int code, int status)
 	}
 	if (csv_lines_pending(&src->out_lines) > 0)
 		log_warnx("aiu-smi ended in the middle of a line; it is dropped");
+	pace_flush(src->pace);
 	src->child_ev = sd_event_source_disable_unref(src->child_ev);
 	src->kill_timer = sd_event_source_disable_unref(src->kill_timer);
 	describe_status(code, status, how, sizeof(how));
@@ -751,6 +881,19 @@ scan_inventory(struct source *src)
 
 /* ---- public ---- */
 
+static int
+pace_start(struct source *src)
+{
+	struct pace_params prm = pace_params_now(src);
+	struct pace_sink sink = { store_row, replace_rows, src };
+
+	if ((src->pace = pace_new(&prm, &sink)) == NULL) {
+		log_warnx("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 int
 source_start(sd_event *ev, const struct config *cfg, struct store *st,
     struct source **out)
@@ -773,6 +916,10 @@ source_start(sd_event *ev, const struct config *cfg, struct store *st,
 	src->skew_rl = (struct ratelimit)RATELIMIT_INIT(600 * NSEC_PER_SEC, 1);
 	src->cached_date = -1;
 	csv_parser_init(&src->parser);
+	if (pace_start(src) == -1) {
+		source_free(src);
+		return -1;
+	}
 
 	scan_inventory(src);
 	sd_event_now(ev, CLOCK_MONOTONIC, &now);
@@ -793,11 +940,26 @@ void
 source_set_interval(struct source *src, uint64_t interval_ns)
 {
 	src->interval_ns = interval_ns;
-	if (src->pid != 0 && src->child_interval_ns != interval_ns &&
-	    !src->restart_at_once) {
-		src->restart_at_once = true;
-		source_kill(src, "sampling interval changed");
+	apply_rates(src, "sampling interval changed");
+}
+
+void
+source_set_windows_open(struct source *src, bool open)
+{
+	if (open == src->windows_open)
+		return;
+	src->windows_open = open;
+	if (open) {
+		src->opened_ns = now_realtime_ns();
+		if (sd_event_add_defer(src->ev, &src->replay_ev, on_replay,
+		    src) < 0)
+			pace_set_window(src->pace, true, src->opened_ns);
+	} else {
+		replay_now(src);
+		pace_set_window(src->pace, false, now_realtime_ns());
 	}
+	apply_rates(src, open ? "a profiling window opened" :
+	    "the last profiling window closed");
 }
 
 void
@@ -815,6 +977,7 @@ source_reconfigure(struct source *src, const struct config *cfg)
 		src->backoff_ns = SOURCE_BACKOFF_MIN_NS;
 		schedule_restart(src, 0);
 	}
+	apply_rates(src, "window_interval or pre_window changed");
 }
 
 void
@@ -826,6 +989,7 @@ source_stop(struct source *src, uint64_t grace_ns)
 
 	src->stopping = true;
 	src->restart_timer = sd_event_source_disable_unref(src->restart_timer);
+	replay_now(src);
 	if (src->pid == 0)
 		return;
 	kill(-src->pid, SIGTERM);
@@ -870,7 +1034,9 @@ source_free(struct source *src)
 	sd_event_source_disable_unref(src->kill_timer);
 	sd_event_source_disable_unref(src->silence_timer);
 	sd_event_source_disable_unref(src->health_timer);
+	sd_event_source_disable_unref(src->replay_ev);
 	sd_event_unref(src->ev);
+	pace_free(src->pace);
 	free(src->cards);
 	free(src);
 }
@@ -878,7 +1044,16 @@ source_free(struct source *src)
 void
 source_get_stats(const struct source *src, struct source_stats *out)
 {
+	struct pace_stats ps;
+
 	*out = src->stats;
+	out->windows_open = src->windows_open;
+	out->stored_interval_ns = src->windows_open ? fine_ns(src) :
+	    src->interval_ns;
+	if (src->pace != NULL) {
+		pace_get_stats(src->pace, &ps);
+		out->ring_bytes = ps.ring_bytes;
+	}
 }
 
 const struct source_device *

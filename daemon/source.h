@@ -2,13 +2,29 @@
  * source: runs aiu-smi as a child, reads its CSV without blocking inside
  * the event loop, and hands every parsed row to the store.
  *
- * The child gets "-s -g <groups> -d <interval> [-i <ids>] <metric_files>"
+ * The child gets "-s -g <groups> -d <delay> [-i <ids>] <metric_files>"
  * after the configured command, PYTHONUNBUFFERED=1 in its environment, its
  * own process group, and SIGTERM when the daemon dies.  Each row is stamped
- * with CLOCK_REALTIME when the read that completed it returned.  A child
- * that exits is restarted after a back-off (1 s doubling to 60 s, reset
- * after a healthy minute); one that stays silent for 10 intervals (never
- * less than SOURCE_SILENCE_MIN) is killed and restarted.
+ * with CLOCK_REALTIME when the read that completed it returned.
+ *
+ * Rates: let fine be the smaller of source.window_interval and
+ * source.interval.  With source.pre_window > 0 the child always runs at
+ * fine and pace.h decides which rows are stored: aggregates at
+ * source.interval, or every row while a window is open, so switching
+ * costs nothing.  With source.pre_window 0 the child runs at
+ * source.interval and is restarted at fine while a window is open (and
+ * back when the last one closes); every row is stored, but each switch
+ * waits for the child to stop and for the new one's first row, one delay
+ * after it starts (plus about 1-2 s for aiu-smi, a Python program), and
+ * the old child's unfinished interval is lost.  With the simulator
+ * (t_windowrate): ring mode stores 100 ms rows from about 3 s before
+ * begin with pre_window 3s, and the first row after begin within 100 ms;
+ * restart mode stores its first 100 ms row about 105 ms after begin and
+ * nothing for the 0-1 s before it.
+ *
+ * A child that exits is restarted after a back-off (1 s doubling to 60 s,
+ * reset after a healthy minute); one that stays silent for 10 intervals
+ * (never less than SOURCE_SILENCE_MIN) is killed and restarted.
  */
 #ifndef SPYREMON_SOURCE_H
 #define SPYREMON_SOURCE_H
@@ -48,8 +64,12 @@ struct source_device {
 struct source_stats {
 	pid_t pid;			/* running child, 0 if none */
 	uint64_t interval_ns;		/* delay the child was started with */
+	uint64_t stored_interval_ns;	/* rows are stored at this interval now */
+	bool windows_open;		/* as last told by source_set_windows_open */
 	unsigned restarts;		/* children started after the first */
+	uint64_t rows_read;		/* rows parsed from aiu-smi */
 	uint64_t rows;			/* rows handed to the store */
+	size_t ring_bytes;		/* fine rows kept for windows, aggregates */
 	uint64_t bad_lines;		/* lines rejected, overlong included */
 	int64_t newest_ts_ns;		/* newest row's stamp, 0 if none */
 	char last_error[256];		/* why the last child ended, "" if none */
@@ -67,8 +87,9 @@ int source_start(sd_event *ev, const struct config *cfg, struct store *st,
     struct source **out);
 
 /*
- * Change the delay the child samples at; restarts the child at once (no
- * back-off) if it differs from the one in force.
+ * Change source.interval, the rate rows are stored at while no window is
+ * open.  If that changes the delay the child samples at, the child is
+ * restarted at once (no back-off).
  */
 void source_set_interval(struct source *src, uint64_t interval_ns);
 
@@ -84,14 +105,19 @@ void source_reconfigure(struct source *src, const struct config *cfg);
  * stored (the fine rate, source.window_interval); otherwise rows are stored
  * at source.interval.  When a window opens, the fine rows of the last
  * source.pre_window seconds, kept in memory, are stored as well, so a
- * window opened a little late is still covered at the fine rate.
+ * window opened a little late is still covered at the fine rate; that
+ * replay runs from the event loop just after this call returns, so the
+ * request that opened the window is answered first.  (With
+ * source.pre_window 0, the child is restarted at the new rate instead.)
+ * Repeating the current state does nothing.
  */
 void source_set_windows_open(struct source *src, bool open);
 
 /*
  * Stop the child: SIGTERM to its process group, SIGKILL after grace_ns,
- * reap it, and store every complete line it wrote before exiting.  Blocks
- * for at most about grace_ns plus the kill.  No restart follows.
+ * reap it, and store every complete line it wrote before exiting and
+ * every partial aggregate.  Blocks for at most about grace_ns plus the
+ * kill.  No restart follows.
  */
 void source_stop(struct source *src, uint64_t grace_ns);
 

@@ -97,6 +97,14 @@ void store_append(struct store *st, const struct store_sample *s);
 int store_flush(struct store *st);
 
 /*
+ * Remove device's rows with ts_ns > after_ns, buffered and written (one
+ * DELETE on the primary key), so that rows replacing them can follow:
+ * the device's next row may be stamped anything after after_ns.  Returns
+ * 0, or -1 with nothing removed.
+ */
+int store_delete_after(struct store *st, int device, int64_t after_ns);
+
+/*
  * Record that aiu-smi maps device to metric_file (and bus_id, "" if
  * unknown) from ts_ns on.  Only changes are stored.
  */
@@ -145,6 +153,21 @@ int store_window_end(struct store *st, int64_t id, int64_t end_ns,
 /* Every open window, oldest first; free with store_windows_free. */
 int store_windows_open(struct store *st, struct store_window **out, size_t *n);
 
+/*
+ * Window id, open or not: *out is a new window (free with
+ * store_windows_free(*out, 1)), or NULL if there is no such window.
+ */
+int store_window_get(struct store *st, int64_t id, struct store_window **out);
+
 void store_windows_free(struct store_window *w, size_t n);
+
+/*
+ * The keys of the catalog's metrics marked unreliable, in id order; free
+ * with store_strings_free.
+ */
+int store_unreliable_metrics(struct store *st, char ***keys, size_t *n);
+
+/* Free n strings and the array; NULL is a no-op. */
+void store_strings_free(char **strings, size_t n);
 
 #endif

@@ -1,7 +1,8 @@
 /*
- * store_priv: the store's internals, shared by store.c (schema, catalog,
- * ingest) and retention.c (deleting old samples), and visible to the unit
- * tests, which inspect the connection and build old schema versions.
+ * store_priv: the store's internals, shared by store.c (ingest), catalog.c
+ * (schema, migrations, catalog) and retention.c (deleting old samples), and
+ * visible to the unit tests, which inspect the connection and build old
+ * schema versions.
  * Nothing outside the store module and its tests includes this.
  */
 #ifndef SPYREMON_STORE_PRIV_H
@@ -15,6 +16,8 @@
 
 #include "log.h"
 #include "store.h"
+
+struct metric_def;
 
 /* Rows per retention DELETE at first; adapted so a statement takes a few ms. */
 #define RETENTION_CHUNK_INITIAL	500
@@ -112,11 +115,51 @@ int store_exec(struct store *st, const char *what, const char *sql);
 /* Log the connection's last SQLite error as "path: what: message". */
 void store_warn_sqlite(struct store *st, const char *what);
 
+/* Prepare sql into *out; on failure log it, set *out to NULL and return -1. */
+int store_prepare(struct store *st, const char *sql, sqlite3_stmt **out);
+
 /* The integer result of "PRAGMA name"; -1 on failure. */
 int store_pragma_int(sqlite3 *db, const char *name, int64_t *out);
 
 /* Bytes of the database file in use: (page_count - freelist_count) * page_size. */
 int store_used_bytes(sqlite3 *db, uint64_t *out);
+
+/* ---- catalog.c ---- */
+
+/*
+ * Open st->path (creating it), configure it, and migrate its schema from
+ * its version to version to (1..SCHEMA_VERSION), each step in its own
+ * transaction.  A database newer than to, one of a newer build, or one with
+ * tables but no version is refused.  The caller closes st->db, also
+ * after a failure.
+ */
+int store_db_open(struct store *st, int to);
+
+/*
+ * Add metric d to the catalog and its column to samples, inside the
+ * caller's transaction.  The view is not rebuilt: store_view_rebuild.
+ */
+int store_catalog_insert(struct store *st, const struct metric_def *d);
+
+/* (Re)create the sample_values view from the catalog. */
+int store_view_rebuild(struct store *st);
+
+/* Read the catalog into *cat (zeroed first); on failure *cat is empty. */
+int store_catalog_load(struct store *st, struct store_catalog *cat);
+
+/* Free cat's contents and leave it empty. */
+void store_catalog_free(struct store_catalog *cat);
+
+/* The column of metric key, or NULL. */
+const struct store_col *store_catalog_find(const struct store_catalog *cat,
+    const char *key);
+
+/*
+ * The INSERT into samples that binds the fixed four columns, then cat's in
+ * order; NULL (logged) on failure.
+ */
+sqlite3_stmt *store_insert_prepare(struct store *st,
+    const struct store_catalog *cat);
 
 /*
  * Create a new database at path holding schema version version
@@ -129,5 +172,8 @@ int store_create_version(const char *path, int version);
 extern const char retention_sql_bound[];
 extern const char retention_sql_delete_free[];
 extern const char retention_sql_delete_any[];
+
+/* The DELETE of store_delete_after: ?1 after_ns, ?2 device. */
+extern const char store_sql_delete_after[];
 
 #endif

@@ -56,7 +56,8 @@ make_sysfs() {
 	echo 0x1234 >"$dev/device"
 }
 
-# write_config CARDS INTERVAL [extra simulator options...]
+# write_config CARDS INTERVAL [extra simulator options...]: window_interval
+# is INTERVAL too, so every row the simulator prints is stored as printed.
 write_config() {
 	local cards=$1 interval=$2 arg
 	shift 2
@@ -72,6 +73,7 @@ write_config() {
 		for arg in "$@"; do printf ', "%s"' "$arg"; done
 		echo "]"
 		echo "  interval: $interval"
+		echo "  window_interval: $interval"
 		echo "  metric_files: $T/metrics.%BUSID"
 	} >"$T/spyremond.yaml"
 }

@@ -181,11 +181,14 @@ class Run:
         return False
 
     def set_interval(self, value):
+        """Set source.interval, and window_interval with it, so that the
+        child samples at value and every row it prints is stored."""
         with open(self.config) as f:
             text = f.read()
-        text, n = re.subn(r"^  interval: .*$", f"  interval: {value}", text,
-                          flags=re.M)
-        if n != 1:
+        text, n = re.subn(r"^  (window_)?interval: .*$",
+                          lambda m: f"  {m.group(1) or ''}interval: {value}",
+                          text, flags=re.M)
+        if n != 2:
             raise Failed(f"cannot set the interval in {self.config}")
         with open(self.config, "w") as f:
             f.write(text)

@@ -37,6 +37,7 @@ install_into "$D" /usr/local
 	echo usr/local/lib/systemd/system/spyremond.service
 	echo usr/local/lib/sysusers.d/spyremond.conf
 	echo usr/local/sbin/spyremond
+	echo usr/local/share/man/man1/spyremon.1
 	echo usr/local/share/man/man5/spyremon-schema.5
 	echo usr/local/share/man/man5/spyremond.yaml.5
 	echo usr/local/share/man/man8/spyremond.8
@@ -53,7 +54,7 @@ for f in usr/local/sbin/spyremond usr/local/bin/spyremon usr/local/bin/aiu-smi-s
 done
 for f in usr/local/lib/systemd/system/spyremond.service \
     usr/local/lib/sysusers.d/spyremond.conf etc/spyremond/spyremond.yaml \
-    usr/local/share/man/man8/spyremond.8; do
+    usr/local/share/man/man1/spyremon.1 usr/local/share/man/man8/spyremond.8; do
 	mode_is "$D/$f" 644
 done
 cmp -s "$ROOT/conf/spyremond.yaml" "$D/etc/spyremond/spyremond.yaml" ||

@@ -18,7 +18,7 @@ if ! command -v mandoc >/dev/null; then
 fi
 
 # Pages that SEE ALSO may name before they exist.
-PLANNED="spyremon.1"
+PLANNED=""
 
 failed=0
 npages=0
@@ -51,7 +51,7 @@ for page in "$ROOT"/man/*.[158]; do
 	done < <(sed -n 's/^\.Xr \(spyremon[^ ]*\) \([0-9]\).*/\1.\2/p' "$page" | sort -u)
 done
 
-for want in spyremond.8 spyremond.yaml.5 spyremon-schema.5; do
+for want in spyremon.1 spyremond.8 spyremond.yaml.5 spyremon-schema.5; do
 	if [ ! -f "$ROOT/man/$want" ]; then
 		echo "FAIL: man/$want is missing"
 		failed=1

@@ -119,12 +119,14 @@ assert_config_equal(const struct config *a, const struct config *b)
 	assert_null(b->source.argv[b->source.argc]);
 	assert_int_equal(a->source.interval_ns, b->source.interval_ns);
 	assert_int_equal(a->source.window_interval_ns, b->source.window_interval_ns);
+	assert_int_equal(a->source.pre_window_ns, b->source.pre_window_ns);
 	assert_string_equal(a->source.groups, b->source.groups);
 	assert_int_equal(a->source.all_devices, b->source.all_devices);
 	assert_int_equal(a->source.ndevices, b->source.ndevices);
 	for (size_t i = 0; i < a->source.ndevices; i++)
 		assert_int_equal(a->source.devices[i], b->source.devices[i]);
 	assert_string_equal(a->source.metric_files, b->source.metric_files);
+	assert_int_equal(a->windows.max_open_ns, b->windows.max_open_ns);
 	assert_int_equal(a->retention.max_age_ns, b->retention.max_age_ns);
 	assert_int_equal(a->retention.max_size, b->retention.max_size);
 	assert_int_equal(a->retention.windows_max_age_ns, b->retention.windows_max_age_ns);
@@ -170,9 +172,11 @@ test_builtin_defaults(void **state)
 	assert_null(cfg->source.argv[1]);
 	assert_int_equal(cfg->source.interval_ns, SEC);
 	assert_int_equal(cfg->source.window_interval_ns, 100 * MSEC);
+	assert_int_equal(cfg->source.pre_window_ns, 10 * SEC);
 	assert_string_equal(cfg->source.groups, "A");
 	assert_true(cfg->source.all_devices);
 	assert_string_equal(cfg->source.metric_files, "/tmp/metrics.%BUSID");
+	assert_int_equal(cfg->windows.max_open_ns, DAY);
 	assert_int_equal(cfg->retention.max_age_ns, 7 * DAY);
 	assert_int_equal(cfg->retention.max_size, 1024 * MIB);
 	assert_int_equal(cfg->retention.windows_max_age_ns, 90 * DAY);
@@ -185,6 +189,7 @@ test_empty_gives_defaults(void **state)
 	static const char *const texts[] = {
 		"", "\n", "# only a comment\n", "---\n", "~\n", "null\n",
 		"source:\nretention:\n", "source: {}\nretention: ~\n",
+		"windows:\n", "windows: {}\n",
 	};
 
 	(void)state;
@@ -229,9 +234,12 @@ test_every_key(void **state)
 	    "  command: /opt/aiu/bin/aiu-smi --mem-details\n"
 	    "  interval: 1.5s\n"
 	    "  window_interval: 10ms\n"
+	    "  pre_window: 2.5s\n"
 	    "  groups: DRU\n"
 	    "  devices: [3, 0, 255]\n"
 	    "  metric_files: /var/tmp/m.%BUSID.bin\n"
+	    "windows:\n"
+	    "  max_open: 36h\n"
 	    "retention:\n"
 	    "  max_age: 1h30m\n"
 	    "  max_size: 512MiB\n"
@@ -246,6 +254,7 @@ test_every_key(void **state)
 	assert_null(cfg->source.argv[2]);
 	assert_int_equal(cfg->source.interval_ns, 1500 * MSEC);
 	assert_int_equal(cfg->source.window_interval_ns, 10 * MSEC);
+	assert_int_equal(cfg->source.pre_window_ns, 2500 * MSEC);
 	assert_string_equal(cfg->source.groups, "DRU");
 	assert_false(cfg->source.all_devices);
 	assert_int_equal(cfg->source.ndevices, 3);
@@ -253,6 +262,7 @@ test_every_key(void **state)
 	assert_int_equal(cfg->source.devices[1], 0);
 	assert_int_equal(cfg->source.devices[2], 255);
 	assert_string_equal(cfg->source.metric_files, "/var/tmp/m.%BUSID.bin");
+	assert_int_equal(cfg->windows.max_open_ns, 36 * HOUR);
 	assert_int_equal(cfg->retention.max_age_ns, 90 * 60 * SEC);
 	assert_int_equal(cfg->retention.max_size, 512 * MIB);
 	assert_int_equal(cfg->retention.windows_max_age_ns, 14 * DAY);
@@ -275,6 +285,16 @@ test_range_limits_accepted(void **state)
 	assert_int_equal(cfg->retention.max_age_ns, HOUR);
 	assert_int_equal(cfg->retention.max_size, MIB);
 	assert_int_equal(cfg->retention.windows_max_age_ns, HOUR);
+	config_free(cfg);
+
+	/* pre_window 0 keeps no ring; max_open spans 1m to 30d */
+	cfg = parse_ok("source: {pre_window: 0s}\nwindows: {max_open: 1m}\n");
+	assert_int_equal(cfg->source.pre_window_ns, 0);
+	assert_int_equal(cfg->windows.max_open_ns, 60 * SEC);
+	config_free(cfg);
+	cfg = parse_ok("source: {pre_window: 60s}\nwindows: {max_open: 30d}\n");
+	assert_int_equal(cfg->source.pre_window_ns, 60 * SEC);
+	assert_int_equal(cfg->windows.max_open_ns, 30 * DAY);
 	config_free(cfg);
 }
 
@@ -382,6 +402,24 @@ static const struct error_case error_cases[] = {
 	{ "source: {window_interval: 9ms}\n", "t.yaml:1:27:",
 	    "source.window_interval: 9ms is out of range",
 	    "source: {window_interval: 9ms}", "                          ^" },
+	{ "source:\n  pre_window: 61s\n", "t.yaml:2:15:",
+	    "source.pre_window: 61s is out of range (0s to 60s)",
+	    "  pre_window: 61s", "              ^" },
+	{ "source:\n  pre_window: 0\n", "t.yaml:2:15:",
+	    "source.pre_window: 0 needs a unit", "  pre_window: 0",
+	    "              ^" },
+	{ "windows:\n  max_open: 59s\n", "t.yaml:2:13:",
+	    "windows.max_open: 59s is out of range (60s to 30d)",
+	    "  max_open: 59s", "            ^" },
+	{ "windows:\n  max_open: 30d1s\n", "t.yaml:2:13:",
+	    "windows.max_open: 30d1s is out of range (60s to 30d)",
+	    "  max_open: 30d1s", "            ^" },
+	{ "windows: 24h\n", "t.yaml:1:10:",
+	    "windows: expected a mapping of windows keys, got '24h'",
+	    "windows: 24h", "         ^" },
+	{ "windows:\n  max_opened: 1h\n", "t.yaml:2:3:",
+	    "unknown key 'max_opened' in 'windows'; did you mean 'max_open'?",
+	    "  max_opened: 1h", "  ^" },
 	{ "flush_interval: 10\n", "t.yaml:1:17:",
 	    "flush_interval: 10 needs a unit", "flush_interval: 10",
 	    "                ^" },
@@ -761,9 +799,12 @@ test_print_round_trip(void **state)
 	    "  command: [\"/opt/x y/aiu-smi\", \"quote\\\"back\\\\slash\", '', \"tab\\tnl\\n\"]\n"
 	    "  interval: 1.001s\n"
 	    "  window_interval: 15500us\n"
+	    "  pre_window: 0s\n"
 	    "  groups: PS\n"
 	    "  devices: [9, 4]\n"
 	    "  metric_files: \"%BUSID: metrics\"\n"
+	    "windows:\n"
+	    "  max_open: 90061s\n"
 	    "retention:\n"
 	    "  max_age: 25h\n"
 	    "  max_size: 1000000000\n"
@@ -791,9 +832,12 @@ test_print_defaults(void **state)
 	    "  command: aiu-smi\n"
 	    "  interval: 1s\n"
 	    "  window_interval: 100ms\n"
+	    "  pre_window: 10s\n"
 	    "  groups: A\n"
 	    "  devices: all\n"
 	    "  metric_files: /tmp/metrics.%BUSID\n"
+	    "windows:\n"
+	    "  max_open: 1d\n"
 	    "retention:\n"
 	    "  max_age: 7d\n"
 	    "  max_size: 1GiB\n"
@@ -820,6 +864,7 @@ test_source_differs(void **state)
 		{ "source: {command: aiu-smi}", false },
 		{ "source: {command: [aiu-smi]}", false },
 		{ "source: {interval: 2s, window_interval: 20ms}", false },
+		{ "source: {pre_window: 0s}\nwindows: {max_open: 1h}", false },
 		{ "flush_interval: 5s\ndatabase: /x\nsocket: /y\nsysfs_root: /z", false },
 		{ "retention: {max_age: 1h, max_size: 2MiB, windows_max_age: 1h}", false },
 		{ "source: {command: /usr/bin/aiu-smi}", true },

@@ -1,0 +1,84 @@
+/*
+ * client: what the commands of spyremon share.
+ *
+ * Every command takes the options -c FILE, --socket PATH and --db PATH,
+ * before or after its name; the config (the daemon's, by default
+ * /etc/spyremond/spyremond.yaml) is read only when a path it holds is
+ * needed and no option overrides it.
+ *
+ * Commands return an exit status, one of the CLIENT_EXIT_* below, after
+ * printing any error to stderr as "spyremon: message".
+ */
+#ifndef SPYREMON_CLIENT_H
+#define SPYREMON_CLIENT_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+
+#define CLIENT_EXIT_OK		0
+#define CLIENT_EXIT_FAILED	1	/* the command failed: no such window, ... */
+#define CLIENT_EXIT_USAGE	2	/* bad command line */
+#define CLIENT_EXIT_DAEMON	3	/* spyremond cannot be reached */
+#define CLIENT_EXIT_DATABASE	4	/* the database cannot be read */
+
+struct client {
+	const char *config_path;	/* -c; NULL: the default, which may be absent */
+	const char *socket_path;	/* --socket; NULL: the config's */
+	const char *db_path;		/* --db; NULL: the config's */
+	struct config *cfg;		/* loaded on first need */
+};
+
+/* getopt_long values of the options every command takes. */
+enum {
+	CLIENT_OPT_SOCKET = 0x100,
+	CLIENT_OPT_DB,
+	CLIENT_OPT_FIRST_FREE		/* commands number their own from here */
+};
+
+#define CLIENT_LONGOPTS \
+	{ "config", required_argument, NULL, 'c' }, \
+	{ "socket", required_argument, NULL, CLIENT_OPT_SOCKET }, \
+	{ "db", required_argument, NULL, CLIENT_OPT_DB }, \
+	{ "help", no_argument, NULL, 'h' }
+
+/* The short options of CLIENT_LONGOPTS, for the start of an optstring. */
+#define CLIENT_SHORTOPTS "c:h"
+
+/*
+ * Take option ch (with its argument) if it is one of CLIENT_LONGOPTS but
+ * 'h'; true if it was.
+ */
+bool client_common_option(struct client *cl, int ch, const char *arg);
+
+/*
+ * The socket and database paths in force: the option's, else the config's.
+ * A missing default config file means the built-in defaults; any other
+ * problem with the config is printed and gives NULL.
+ */
+const char *client_socket(struct client *cl);
+const char *client_database(struct client *cl);
+
+/*
+ * A point in time as the options take it: what parse_time(3) takes (ISO
+ * 8601 or epoch ns), or a duration ago such as "90m" (parse_duration).
+ * -1 on bad input.
+ */
+int client_parse_time(const char *s, int64_t *out_ns);
+
+/* Reset getopt_long for a new argument vector. */
+void client_getopt_reset(void);
+
+/*
+ * The commands.  argv[0] is the command's name; each parses its own
+ * options with getopt_long and returns an exit status.
+ */
+int cmd_mark(struct client *cl, int argc, char *argv[]);
+int cmd_windows(struct client *cl, int argc, char *argv[]);
+int cmd_status(struct client *cl, int argc, char *argv[]);
+int cmd_export(struct client *cl, int argc, char *argv[]);
+int cmd_trace(struct client *cl, int argc, char *argv[]);
+
+#endif

@@ -1,0 +1,231 @@
+/* ctl: a request over the control socket (contract in ctl.h). */
+#include "ctl.h"
+
+#include <err.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "json.h"
+#include "proto.h"
+#include "timeparse.h"
+
+/* Milliseconds left until deadline (monotonic ns), at least 0. */
+static int
+ms_left(uint64_t deadline)
+{
+	uint64_t now = now_monotonic_ns();
+
+	if (now >= deadline)
+		return 0;
+	return (int)((deadline - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
+}
+
+static int
+connect_error(const char *path, int error)
+{
+	switch (error) {
+	case ENOENT:
+	case ECONNREFUSED:
+		warnx("cannot connect to %s: %s: is spyremond running?", path,
+		    strerror(error));
+		break;
+	case EACCES:
+	case EPERM:
+		warnx("cannot connect to %s: %s: are you in group spyremon?",
+		    path, strerror(error));
+		break;
+	case EAGAIN:
+	case EINPROGRESS:
+	case ETIMEDOUT:
+		warnx("cannot connect to %s: spyremond did not accept within "
+		    "%d s", path, CTL_TIMEOUT_MS / 1000);
+		break;
+	default:
+		warnx("cannot connect to %s: %s", path, strerror(error));
+		break;
+	}
+	return CLIENT_EXIT_DAEMON;
+}
+
+/* A connected socket in *fd, or an exit status after saying why. */
+static int
+ctl_connect(const char *path, int *fd)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = CTL_TIMEOUT_MS / 1000,
+	    .tv_usec = (CTL_TIMEOUT_MS % 1000) * 1000 };
+	int s, error;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		warnx("cannot connect to %s: the path is too long for a socket",
+		    path);
+		return CLIENT_EXIT_DAEMON;
+	}
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
+		warn("socket");
+		return CLIENT_EXIT_DAEMON;
+	}
+	/* bounds a connect that waits for a full listen queue */
+	setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(s, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		error = errno;
+		close(s);
+		return connect_error(path, error);
+	}
+	*fd = s;
+	return CLIENT_EXIT_OK;
+}
+
+static int
+send_all(int fd, const char *path, const unsigned char *buf, size_t len,
+    uint64_t deadline)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+
+	while (len > 0) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n > 0) {
+			buf += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n == -1 && errno != EAGAIN && errno != EINTR) {
+			warn("%s: cannot send the request", path);
+			return -1;
+		}
+		if (poll(&pfd, 1, ms_left(deadline)) == 0) {
+			warnx("%s: spyremond did not take the request within "
+			    "%d s", path, CTL_TIMEOUT_MS / 1000);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Read one line into a new NUL-terminated buffer *out (without the newline). */
+static int
+recv_line(int fd, const char *path, uint64_t deadline, char **out)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap), *nl;
+	int r;
+
+	while (buf != NULL) {
+		ssize_t n;
+
+		if ((r = poll(&pfd, 1, ms_left(deadline))) == 0) {
+			warnx("%s: spyremond did not answer within %d s", path,
+			    CTL_TIMEOUT_MS / 1000);
+			break;
+		}
+		if (r == -1 && errno != EINTR) {
+			warn("poll");
+			break;
+		}
+		if (len + 1 == cap) {
+			char *p;
+
+			if (cap >= CTL_MAX_REPLY) {
+				warnx("%s: the reply is longer than %d bytes",
+				    path, CTL_MAX_REPLY);
+				break;
+			}
+			if ((p = realloc(buf, cap * 2)) == NULL)
+				break;
+			buf = p;
+			cap *= 2;
+		}
+		n = recv(fd, buf + len, cap - len - 1, MSG_DONTWAIT);
+		if (n == 0) {
+			warnx("%s: spyremond closed the connection without "
+			    "answering", path);
+			break;
+		}
+		if (n == -1) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			warn("%s: cannot read the reply", path);
+			break;
+		}
+		len += (size_t)n;
+		buf[len] = '\0';
+		if ((nl = memchr(buf, '\n', len)) != NULL) {
+			*nl = '\0';
+			*out = buf;
+			return 0;
+		}
+	}
+	free(buf);
+	return -1;
+}
+
+/* The reply's verdict: 0 if ok, else an exit status after printing why. */
+static int
+check_reply(const char *path, yajl_val reply)
+{
+	const char *code, *msg;
+	bool ok;
+
+	if (!json_bool(reply, "ok", &ok)) {
+		warnx("%s: the reply has no \"ok\"", path);
+		return CLIENT_EXIT_FAILED;
+	}
+	if (ok)
+		return CLIENT_EXIT_OK;
+	code = json_str(reply, "error");
+	msg = json_str(reply, "message");
+	warnx("%s", msg != NULL ? msg : code != NULL ? code : "request refused");
+	if (code != NULL && strcmp(code, PROTO_E_BUSY) == 0)
+		return CLIENT_EXIT_DAEMON;
+	return CLIENT_EXIT_FAILED;
+}
+
+int
+ctl_call(const char *path, yajl_gen g, yajl_val *reply)
+{
+	uint64_t deadline = now_monotonic_ns() + CTL_TIMEOUT_MS * NSEC_PER_MSEC;
+	const unsigned char *req;
+	char *line = NULL, ebuf[256];
+	size_t len;
+	int fd, rc;
+
+	*reply = NULL;
+	if (yajl_gen_get_buf(g, &req, &len) != yajl_gen_status_ok)
+		errx(CLIENT_EXIT_FAILED, "cannot build the request");
+	if (len + 1 > PROTO_MAX_REQUEST) {
+		warnx("the request is %zu bytes, more than the %d the daemon "
+		    "takes: shorten the metadata", len + 1, PROTO_MAX_REQUEST);
+		return CLIENT_EXIT_USAGE;
+	}
+	if ((rc = ctl_connect(path, &fd)) != CLIENT_EXIT_OK)
+		return rc;
+	rc = CLIENT_EXIT_DAEMON;
+	if (send_all(fd, path, req, len, deadline) == 0 &&
+	    send_all(fd, path, (const unsigned char *)"\n", 1, deadline) == 0 &&
+	    recv_line(fd, path, deadline, &line) == 0) {
+		*reply = yajl_tree_parse(line, ebuf, sizeof(ebuf));
+		if (*reply == NULL || !YAJL_IS_OBJECT(*reply)) {
+			warnx("%s: the reply is not a JSON object", path);
+			rc = CLIENT_EXIT_FAILED;
+		} else
+			rc = check_reply(path, *reply);
+	}
+	close(fd);
+	free(line);
+	if (rc != CLIENT_EXIT_OK) {
+		yajl_tree_free(*reply);
+		*reply = NULL;
+	}
+	return rc;
+}

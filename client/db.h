@@ -1,0 +1,117 @@
+/*
+ * db: read-only access to spyremond's database (spyremon-schema(5)).
+ *
+ * The database is opened read-only through a URI, so members of group
+ * spyremon can read it by its file modes, and a copy from another host can
+ * be read too.  In WAL mode readers never block the daemon's writes nor
+ * wait for them; everything a command reads comes from one read
+ * transaction, one consistent snapshot.
+ *
+ * Functions returning int give CLIENT_EXIT_OK, or CLIENT_EXIT_DATABASE
+ * after printing the error.
+ */
+#ifndef SPYREMON_DB_H
+#define SPYREMON_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "timeparse.h"
+
+/*
+ * The longest interval a sample can cover: source.interval and
+ * source.window_interval are at most 60 s (spyremond.yaml(5)).  A sample
+ * stamped t covers [t - interval, t], so the samples that overlap a span
+ * ending at e are stamped before e + DB_MAX_INTERVAL_NS, which bounds the
+ * primary-key range a query reads.
+ */
+#define DB_MAX_INTERVAL_NS	(60 * (int64_t)NSEC_PER_SEC)
+
+/*
+ * The rule, over samples, for "covers part of (?1, ?2)": the sample's
+ * interval (ts_ns - interval_ms, ts_ns) overlaps the span (?1, ?2), with
+ * ?3 = ?2 + DB_MAX_INTERVAL_NS.  The first two terms are a range of the
+ * primary key.
+ */
+#define DB_OVERLAPS_SQL \
+	"ts_ns > ?1 AND ts_ns < ?3 AND ts_ns - interval_ms * 1000000 < ?2"
+
+struct db_metric {
+	char *key;		/* aiu-smi's key */
+	char *unit;		/* "" if none */
+	char *col;		/* its column in samples */
+	int decimals;		/* stored = natural * 10^decimals; 0..18 */
+	bool reliable;
+};
+
+struct db_catalog {
+	struct db_metric *m;	/* in catalog order (by id) */
+	size_t n;
+};
+
+struct db_devmap {
+	struct db_devmap_entry *e;	/* by device, then since_ns */
+	size_t n;
+};
+
+struct db_window {
+	int64_t id;
+	char *tag;
+	uint32_t uid;
+	int32_t pid;
+	int64_t begin_ns;
+	int64_t end_ns;		/* meaningful only if !open */
+	bool open;
+	bool auto_closed;
+	char *meta;		/* the JSON object text, "{}" if none */
+};
+
+/* Which windows db_windows returns; zero means no condition. */
+struct db_window_filter {
+	bool by_id;
+	int64_t id;
+	const char *tag;	/* NULL: any */
+	bool have_since;
+	int64_t since_ns;	/* open at some time at or after since_ns */
+	bool newest_first;	/* else oldest first (by begin_ns, then id) */
+};
+
+/*
+ * Open path read-only and start a read transaction.  A database in WAL
+ * mode whose -wal file is absent (the daemon is not running) and whose
+ * directory the caller cannot write is opened as immutable instead.
+ * Databases that are not spyremon's, or of another schema version, are
+ * refused.
+ */
+int db_open(const char *path, sqlite3 **out);
+
+/* End the transaction and close; NULL is a no-op. */
+void db_close(sqlite3 *db);
+
+int db_catalog_load(sqlite3 *db, struct db_catalog *cat);
+const struct db_metric *db_catalog_find(const struct db_catalog *cat,
+    const char *key);
+void db_catalog_free(struct db_catalog *cat);
+
+int db_devmap_load(sqlite3 *db, struct db_devmap *map);
+/* The bus ID mapped to device at ts_ns, "" if none was. */
+const char *db_devmap_bus_id(const struct db_devmap *map, int device,
+    int64_t ts_ns);
+void db_devmap_free(struct db_devmap *map);
+
+/* The windows f selects, in *out (free with db_windows_free). */
+int db_windows(sqlite3 *db, const struct db_window_filter *f,
+    struct db_window **out, size_t *n);
+void db_windows_free(struct db_window *w, size_t n);
+
+/* The number of samples whose interval overlaps (lo_ns, hi_ns). */
+int db_count_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
+    int64_t *count);
+
+/* Print "cannot read <what>: <sqlite error>" and return CLIENT_EXIT_DATABASE. */
+int db_error(sqlite3 *db, const char *what);
+
+#endif

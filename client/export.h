@@ -1,0 +1,76 @@
+/*
+ * export: samples of a span of time written as CSV, as aiu-smi's own CSV,
+ * or as JSON lines.  The command (export.c) picks the spans and metrics;
+ * the writers (export_fmt.c) turn rows into text.
+ *
+ * A sample stamped t with interval d covers (t - d, t); it is exported
+ * for a span (lo, hi) when the two overlap, the rule of DB_OVERLAPS_SQL.
+ */
+#ifndef SPYREMON_EXPORT_H
+#define SPYREMON_EXPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <sqlite3.h>
+#include <yajl/yajl_gen.h>
+
+#include "db.h"
+
+enum export_format {
+	EXPORT_CSV,		/* epoch_ns,time_utc,device,bus_id,interval_ms,<key>... */
+	EXPORT_AIUSMI,		/* aiu-smi -s: ID,Date (YYYYMMDD),Time (HH:MM:SS),<key unit>... */
+	EXPORT_JSONL,		/* one object per sample */
+};
+
+struct export_writer {
+	enum export_format format;
+	FILE *out;
+	const struct db_metric *const *cols;	/* the metrics, in output order */
+	size_t ncols;
+	const struct db_devmap *map;
+	bool window_column;	/* csv: a leading "window" column (--all) */
+	/* made by export_writer_init: */
+	yajl_gen g;		/* jsonl only */
+	struct {
+		char *p;	/* the csv or aiusmi line being built */
+		size_t len, cap;
+	} line;
+};
+
+/* One sample, as read from samples: values[i] belongs to cols[i]. */
+struct export_row {
+	int64_t ts_ns;
+	int device;
+	int64_t interval_ms;
+	sqlite3_stmt *stmt;	/* the row; values are columns first_value.. */
+	int first_value;
+};
+
+/* Set up w (its format, out, cols, ncols and map set); -1 on ENOMEM. */
+int export_writer_init(struct export_writer *w);
+void export_writer_free(struct export_writer *w);
+
+/*
+ * Begin the rows of window win (NULL for a span given by time); first is
+ * true for the first span.  The first span gets the header (csv, aiusmi).
+ * For aiusmi with several (--all), every window gets a line
+ * "#window ID TAG BEGIN END" and its own header, as aiu-smi writes a new
+ * header when its columns change.
+ */
+void export_begin_span(struct export_writer *w, const struct db_window *win,
+    bool several, bool first);
+
+/*
+ * Write one row.  window_id, if not 0, is the window the row is exported
+ * for: the csv "window" column (if window_column) and jsonl's "window".
+ */
+void export_write_row(struct export_writer *w, const struct export_row *r,
+    int64_t window_id);
+
+/* Parse "csv", "aiusmi" or "jsonl"; -1 if none. */
+int export_format_parse(const char *s, enum export_format *out);
+
+#endif

@@ -1,0 +1,212 @@
+/* format: times, spans, users and values for output (contract in format.h). */
+#include "format.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "timeparse.h"
+
+#define MAX_DECIMALS	18
+#define SECS_PER_DAY	86400
+
+/* Whole numbers of this size or less are exact in a double. */
+#define EXACT_INT_MAX	9007199254740992.0	/* 2^53 */
+
+static const int64_t pow10_int[MAX_DECIMALS + 1] = {
+	1LL, 10LL, 100LL, 1000LL, 10000LL, 100000LL, 1000000LL, 10000000LL,
+	100000000LL, 1000000000LL, 10000000000LL, 100000000000LL,
+	1000000000000LL, 10000000000000LL, 100000000000000LL,
+	1000000000000000LL, 10000000000000000LL, 100000000000000000LL,
+	1000000000000000000LL,
+};
+
+/* Split ns into whole seconds (floored) and the nanoseconds left. */
+static void
+split_ns(int64_t ns, time_t *secs, int64_t *frac)
+{
+	*secs = (time_t)(ns / (int64_t)NSEC_PER_SEC);
+	*frac = ns % (int64_t)NSEC_PER_SEC;
+	if (*frac < 0) {
+		*frac += (int64_t)NSEC_PER_SEC;
+		(*secs)--;
+	}
+}
+
+void
+fmt_time_ms(int64_t ns, char *buf, size_t len)
+{
+	struct tm tm;
+	time_t t;
+	int64_t frac;
+
+	split_ns(ns, &t, &frac);
+	gmtime_r(&t, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, (int)(frac / (int64_t)NSEC_PER_MSEC));
+}
+
+void
+fmt_clock_ms(int64_t ns, char *buf, size_t len)
+{
+	struct tm tm;
+	time_t t;
+	int64_t frac;
+
+	split_ns(ns, &t, &frac);
+	gmtime_r(&t, &tm);
+	snprintf(buf, len, "%02d:%02d:%02d.%03dZ", tm.tm_hour, tm.tm_min,
+	    tm.tm_sec, (int)(frac / (int64_t)NSEC_PER_MSEC));
+}
+
+bool
+fmt_same_utc_day(int64_t a, int64_t b)
+{
+	time_t ta, tb;
+	int64_t fa, fb;
+
+	split_ns(a, &ta, &fa);
+	split_ns(b, &tb, &fb);
+	/* floor division: days before 1970 count too */
+	return (ta - (((ta % SECS_PER_DAY) + SECS_PER_DAY) % SECS_PER_DAY)) ==
+	    (tb - (((tb % SECS_PER_DAY) + SECS_PER_DAY) % SECS_PER_DAY));
+}
+
+void
+fmt_span(int64_t ns, char *buf, size_t len)
+{
+	int64_t ms, s, m, h, d;
+
+	if (ns < 0)
+		ns = 0;
+	ms = ns / (int64_t)NSEC_PER_MSEC;
+	s = ms / 1000;
+	m = s / 60;
+	h = m / 60;
+	d = h / 24;
+	if (s < 60)
+		snprintf(buf, len, "%" PRId64 ".%03" PRId64 "s", s, ms % 1000);
+	else if (m < 60)
+		snprintf(buf, len, "%" PRId64 "m%02" PRId64 ".%03" PRId64 "s",
+		    m, s % 60, ms % 1000);
+	else if (h < 24)
+		snprintf(buf, len, "%" PRId64 "h%02" PRId64 "m%02" PRId64 "s",
+		    h, m % 60, s % 60);
+	else
+		snprintf(buf, len, "%" PRId64 "d%02" PRId64 "h%02" PRId64 "m",
+		    d, h % 24, m % 60);
+}
+
+void
+fmt_size_approx(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB",
+	    "PiB", "EiB" };
+	double v = (double)bytes;
+	size_t u = 0;
+
+	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%" PRIu64 " B", bytes);
+	else
+		snprintf(buf, len, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v,
+		    units[u]);
+}
+
+void
+fmt_user(uint32_t uid, char *buf, size_t len)
+{
+	struct passwd *pw = getpwuid((uid_t)uid);
+
+	if (pw != NULL)
+		snprintf(buf, len, "%s", pw->pw_name);
+	else
+		snprintf(buf, len, "%" PRIu32, uid);
+}
+
+/* True if stored is a whole number that an int64_t holds exactly. */
+static bool
+whole(double stored, int64_t *out)
+{
+	/* written so that NaN fails too */
+	if (!(stored >= -EXACT_INT_MAX && stored <= EXACT_INT_MAX) ||
+	    stored != (double)(int64_t)stored)
+		return false;
+	*out = (int64_t)stored;
+	return true;
+}
+
+/*
+ * mant / 10^decimals with exactly decimals digits, by integer arithmetic
+ * (this runs once per value of an export: no printf).
+ */
+static void
+write_scaled(int64_t mant, int decimals, char *buf, size_t len)
+{
+	uint64_t mag = mant < 0 ? (uint64_t)0 - (uint64_t)mant : (uint64_t)mant;
+	char digits[24];	/* 20 digits of a uint64_t, or decimals + 1 <= 19 */
+	size_t n = 0, i = 0;
+
+	/* least significant first, at least one digit before the point */
+	do {
+		digits[n++] = (char)('0' + mag % 10);
+		mag /= 10;
+	} while (mag != 0 || n <= (size_t)decimals);
+	if (len < n + 3) {
+		if (len > 0)
+			buf[0] = '\0';
+		return;
+	}
+	if (mant < 0)
+		buf[i++] = '-';
+	while (n > 0) {
+		buf[i++] = digits[--n];
+		if (n == (size_t)decimals && n > 0)
+			buf[i++] = '.';
+	}
+	buf[i] = '\0';
+}
+
+bool
+fmt_value_fixed(double stored, int decimals, char *buf, size_t len)
+{
+	int64_t mant;
+
+	if (!isfinite(stored) || decimals < 0 || decimals > MAX_DECIMALS)
+		return false;
+	if (whole(stored, &mant))
+		write_scaled(mant, decimals, buf, len);
+	else
+		snprintf(buf, len, "%.*f", decimals,
+		    stored / (double)pow10_int[decimals]);
+	return true;
+}
+
+bool
+fmt_value_exact(double stored, int decimals, char *buf, size_t len)
+{
+	double natural;
+	int64_t mant;
+
+	if (!isfinite(stored) || decimals < 0 || decimals > MAX_DECIMALS)
+		return false;
+	if (whole(stored, &mant)) {
+		write_scaled(mant, decimals, buf, len);
+		return true;
+	}
+	/* the same division the sample_values view does: stored / 1eN */
+	natural = stored / (double)pow10_int[decimals];
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, len, "%.*g", prec, natural);
+		if (strtod(buf, NULL) == natural)
+			break;
+	}
+	return true;
+}

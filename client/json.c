@@ -1,0 +1,149 @@
+/* json: yajl lookups and output (contract in json.h). */
+#include "json.h"
+
+#include <string.h>
+
+yajl_val
+json_get(yajl_val obj, const char *key)
+{
+	if (obj == NULL || !YAJL_IS_OBJECT(obj))
+		return NULL;
+	for (size_t i = 0; i < obj->u.object.len; i++)
+		if (strcmp(obj->u.object.keys[i], key) == 0)
+			return obj->u.object.values[i];
+	return NULL;
+}
+
+const char *
+json_str(yajl_val obj, const char *key)
+{
+	yajl_val v = json_get(obj, key);
+
+	return v != NULL && YAJL_IS_STRING(v) ? v->u.string : NULL;
+}
+
+bool
+json_int(yajl_val obj, const char *key, int64_t *out)
+{
+	yajl_val v = json_get(obj, key);
+
+	if (v == NULL || !YAJL_IS_INTEGER(v))
+		return false;
+	*out = v->u.number.i;
+	return true;
+}
+
+bool
+json_num(yajl_val obj, const char *key, double *out)
+{
+	yajl_val v = json_get(obj, key);
+
+	if (v == NULL || !YAJL_IS_NUMBER(v))
+		return false;
+	if (YAJL_IS_INTEGER(v))
+		*out = (double)v->u.number.i;
+	else if (YAJL_IS_DOUBLE(v))
+		*out = v->u.number.d;
+	else
+		return false;
+	return true;
+}
+
+bool
+json_bool(yajl_val obj, const char *key, bool *out)
+{
+	yajl_val v = json_get(obj, key);
+
+	if (v == NULL || !(YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v)))
+		return false;
+	*out = YAJL_IS_TRUE(v);
+	return true;
+}
+
+yajl_val
+json_array(yajl_val obj, const char *key)
+{
+	yajl_val v = json_get(obj, key);
+
+	return v != NULL && YAJL_IS_ARRAY(v) ? v : NULL;
+}
+
+yajl_val
+json_object(yajl_val obj, const char *key)
+{
+	yajl_val v = json_get(obj, key);
+
+	return v != NULL && YAJL_IS_OBJECT(v) ? v : NULL;
+}
+
+yajl_gen
+json_gen_new(bool pretty)
+{
+	yajl_gen g = yajl_gen_alloc(NULL);
+
+	if (g != NULL && pretty) {
+		yajl_gen_config(g, yajl_gen_beautify, 1);
+		yajl_gen_config(g, yajl_gen_indent_string, "  ");
+	}
+	return g;
+}
+
+void
+json_gen_str(yajl_gen g, const char *s)
+{
+	yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+}
+
+void
+json_gen_value(yajl_gen g, yajl_val v)
+{
+	switch (v->type) {
+	case yajl_t_string:
+		json_gen_str(g, v->u.string);
+		break;
+	case yajl_t_number:
+		yajl_gen_number(g, v->u.number.r, strlen(v->u.number.r));
+		break;
+	case yajl_t_object:
+		yajl_gen_map_open(g);
+		for (size_t i = 0; i < v->u.object.len; i++) {
+			json_gen_str(g, v->u.object.keys[i]);
+			json_gen_value(g, v->u.object.values[i]);
+		}
+		yajl_gen_map_close(g);
+		break;
+	case yajl_t_array:
+		yajl_gen_array_open(g);
+		for (size_t i = 0; i < v->u.array.len; i++)
+			json_gen_value(g, v->u.array.values[i]);
+		yajl_gen_array_close(g);
+		break;
+	case yajl_t_true:
+	case yajl_t_false:
+		yajl_gen_bool(g, v->type == yajl_t_true);
+		break;
+	case yajl_t_null:
+	case yajl_t_any:
+	default:
+		yajl_gen_null(g);
+		break;
+	}
+}
+
+int
+json_gen_flush(yajl_gen g, FILE *fp)
+{
+	const unsigned char *buf;
+	size_t len;
+
+	if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok)
+		return -1;
+	/* beautified output ends in a newline already */
+	if (fwrite(buf, 1, len, fp) != len ||
+	    ((len == 0 || buf[len - 1] != '\n') && putc('\n', fp) == EOF))
+		return -1;
+	yajl_gen_clear(g);
+	/* ready for the next top-level value, as in JSON lines */
+	yajl_gen_reset(g, NULL);
+	return 0;
+}

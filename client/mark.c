@@ -1,0 +1,314 @@
+/*
+ * mark: open and close profiling windows through the daemon.
+ *
+ * The daemon stamps a mark with its own CLOCK_REALTIME when the request
+ * arrives, the clock of the samples, and records the caller's uid and pid
+ * from the socket; the client sends only the tag and metadata.  Tags and
+ * metadata are checked here too (proto.h), so a mistake is a usage error
+ * before anything is sent.
+ */
+#include <err.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "ctl.h"
+#include "format.h"
+#include "json.h"
+#include "proto.h"
+
+enum {
+	OPT_SAME_TAG = CLIENT_OPT_FIRST_FREE,
+};
+
+struct meta {
+	char *key[PROTO_META_MAX];
+	const char *value[PROTO_META_MAX];
+	size_t n;
+};
+
+static int
+usage(FILE *fp, int code)
+{
+	fprintf(fp,
+	    "usage: spyremon mark begin --tag TAG [--meta KEY=VALUE ...] [--same-tag]\n"
+	    "       spyremon mark end [--tag TAG | --id N]\n"
+	    "\n"
+	    "begin opens a window and prints its id; end closes the window\n"
+	    "with that tag or id, by default the newest one you opened.\n");
+	return code;
+}
+
+static void
+meta_free(struct meta *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->key[i]);
+	m->n = 0;
+}
+
+/* Add "key=value" to m; false after printing why it cannot be. */
+static bool
+meta_add(struct meta *m, const char *arg)
+{
+	const char *eq = strchr(arg, '='), *why;
+	char *key;
+
+	if (eq == NULL || eq == arg) {
+		warnx("--meta %s: give it as KEY=VALUE", arg);
+		return false;
+	}
+	if (m->n == PROTO_META_MAX) {
+		warnx("--meta %s: at most %d pairs", arg, PROTO_META_MAX);
+		return false;
+	}
+	if ((key = strndup(arg, (size_t)(eq - arg))) == NULL)
+		err(CLIENT_EXIT_FAILED, "strndup");
+	if (!proto_meta_valid(key, eq + 1, &why)) {
+		warnx("--meta %s: %s", arg, why);
+		free(key);
+		return false;
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		if (strcmp(m->key[i], key) == 0) {
+			warnx("--meta %s: key '%s' given twice", arg, key);
+			free(key);
+			return false;
+		}
+	}
+	m->key[m->n] = key;
+	m->value[m->n++] = eq + 1;
+	return true;
+}
+
+static yajl_gen
+request_new(const char *cmd)
+{
+	yajl_gen g = json_gen_new(false);
+
+	if (g == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	yajl_gen_map_open(g);
+	json_gen_str(g, "v");
+	yajl_gen_integer(g, PROTO_VERSION);
+	json_gen_str(g, "cmd");
+	json_gen_str(g, cmd);
+	return g;
+}
+
+/* Send the request g holds, then free g; the reply as ctl_call gives it. */
+static int
+request_send(struct client *cl, yajl_gen g, yajl_val *reply)
+{
+	const char *path;
+	int rc;
+
+	yajl_gen_map_close(g);
+	if ((path = client_socket(cl)) == NULL)
+		rc = CLIENT_EXIT_FAILED;
+	else
+		rc = ctl_call(path, g, reply);
+	yajl_gen_free(g);
+	return rc;
+}
+
+static int
+mark_begin(struct client *cl, int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		CLIENT_LONGOPTS,
+		{ "tag", required_argument, NULL, 't' },
+		{ "meta", required_argument, NULL, 'm' },
+		{ "same-tag", no_argument, NULL, OPT_SAME_TAG },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct meta meta = { .n = 0 };
+	const char *tag = NULL, *why;
+	bool same_tag = false;
+	yajl_val reply;
+	yajl_gen g;
+	int64_t id;
+	int ch, rc;
+
+	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS "t:m:", longopts,
+	    NULL)) != -1) {
+		if (client_common_option(cl, ch, optarg))
+			continue;
+		switch (ch) {
+		case 't':
+			tag = optarg;
+			break;
+		case 'm':
+			if (!meta_add(&meta, optarg)) {
+				meta_free(&meta);
+				return CLIENT_EXIT_USAGE;
+			}
+			break;
+		case OPT_SAME_TAG:
+			same_tag = true;
+			break;
+		case 'h':
+			meta_free(&meta);
+			return usage(stdout, CLIENT_EXIT_OK);
+		default:
+			meta_free(&meta);
+			return usage(stderr, CLIENT_EXIT_USAGE);
+		}
+	}
+	if (optind != argc || tag == NULL) {
+		if (tag == NULL)
+			warnx("mark begin needs --tag");
+		meta_free(&meta);
+		return usage(stderr, CLIENT_EXIT_USAGE);
+	}
+	if (!proto_tag_valid(tag, &why)) {
+		warnx("--tag %s: %s", tag, why);
+		meta_free(&meta);
+		return CLIENT_EXIT_USAGE;
+	}
+
+	g = request_new("begin");
+	json_gen_str(g, "tag");
+	json_gen_str(g, tag);
+	json_gen_str(g, "meta");
+	yajl_gen_map_open(g);
+	for (size_t i = 0; i < meta.n; i++) {
+		json_gen_str(g, meta.key[i]);
+		json_gen_str(g, meta.value[i]);
+	}
+	yajl_gen_map_close(g);
+	json_gen_str(g, "same_tag");
+	yajl_gen_bool(g, same_tag);
+	meta_free(&meta);
+	if ((rc = request_send(cl, g, &reply)) != CLIENT_EXIT_OK)
+		return rc;
+	if (!json_int(reply, "id", &id)) {
+		warnx("the daemon's reply has no window id");
+		rc = CLIENT_EXIT_FAILED;
+	} else
+		printf("%" PRId64 "\n", id);
+	yajl_tree_free(reply);
+	return rc;
+}
+
+/* A window id: all digits, at least 1. */
+static bool
+parse_id(const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < 1)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* "ended window 12 (tag): 2026-12-02T10:26:12.123Z .. 10:27:01.456Z, 49.333s" */
+static void
+print_ended(yajl_val reply)
+{
+	char b[FMT_BUFLEN], e[FMT_BUFLEN], span[FMT_BUFLEN];
+	const char *tag = json_str(reply, "tag");
+	int64_t id = 0, begin, end;
+
+	json_int(reply, "id", &id);
+	printf("ended window %" PRId64, id);
+	if (tag != NULL)
+		printf(" (%s)", tag);
+	if (json_int(reply, "begin_ns", &begin) &&
+	    json_int(reply, "end_ns", &end)) {
+		fmt_time_ms(begin, b, sizeof(b));
+		if (fmt_same_utc_day(begin, end))
+			fmt_clock_ms(end, e, sizeof(e));
+		else
+			fmt_time_ms(end, e, sizeof(e));
+		fmt_span(end - begin, span, sizeof(span));
+		printf(": %s .. %s, %s", b, e, span);
+	}
+	putchar('\n');
+}
+
+static int
+mark_end(struct client *cl, int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		CLIENT_LONGOPTS,
+		{ "tag", required_argument, NULL, 't' },
+		{ "id", required_argument, NULL, 'i' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *tag = NULL, *why;
+	bool have_id = false;
+	yajl_val reply;
+	yajl_gen g;
+	int64_t id = 0;
+	int ch, rc;
+
+	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS "t:i:", longopts,
+	    NULL)) != -1) {
+		if (client_common_option(cl, ch, optarg))
+			continue;
+		switch (ch) {
+		case 't':
+			tag = optarg;
+			break;
+		case 'i':
+			if (!parse_id(optarg, &id)) {
+				warnx("--id %s: not a window id", optarg);
+				return CLIENT_EXIT_USAGE;
+			}
+			have_id = true;
+			break;
+		case 'h':
+			return usage(stdout, CLIENT_EXIT_OK);
+		default:
+			return usage(stderr, CLIENT_EXIT_USAGE);
+		}
+	}
+	if (optind != argc || (tag != NULL && have_id)) {
+		if (tag != NULL && have_id)
+			warnx("mark end takes --tag or --id, not both");
+		return usage(stderr, CLIENT_EXIT_USAGE);
+	}
+	if (tag != NULL && !proto_tag_valid(tag, &why)) {
+		warnx("--tag %s: %s", tag, why);
+		return CLIENT_EXIT_USAGE;
+	}
+
+	g = request_new("end");
+	if (tag != NULL) {
+		json_gen_str(g, "tag");
+		json_gen_str(g, tag);
+	} else if (have_id) {
+		json_gen_str(g, "id");
+		yajl_gen_integer(g, id);
+	}
+	if ((rc = request_send(cl, g, &reply)) != CLIENT_EXIT_OK)
+		return rc;
+	print_ended(reply);
+	yajl_tree_free(reply);
+	return rc;
+}
+
+int
+cmd_mark(struct client *cl, int argc, char *argv[])
+{
+	if (argc >= 2 && strcmp(argv[1], "begin") == 0)
+		return mark_begin(cl, argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "end") == 0)
+		return mark_end(cl, argc - 1, argv + 1);
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "-h") == 0))
+		return usage(stdout, CLIENT_EXIT_OK);
+	if (argc >= 2)
+		warnx("mark %s: say begin or end", argv[1]);
+	return usage(stderr, CLIENT_EXIT_USAGE);
+}

@@ -1,0 +1,379 @@
+/*
+ * tracecmd: "spyremon trace info", what a profiler trace holds and which
+ * wall-clock span it covers, before it is lined up with samples.
+ *
+ * A trace without absolute time is still described (exit 0): its events
+ * and steps are useful, and the output says how to give it a time.
+ */
+#include <err.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "json.h"
+#include "timeparse.h"
+#include "trace.h"
+
+/* Steps listed in the text output; --json lists them all. */
+#define STEPS_SHOWN	10
+/* Devices named in the text output. */
+#define DEVICES_SHOWN	8
+
+enum {
+	OPT_JSON = CLIENT_OPT_FIRST_FREE,
+	OPT_STEP_PATTERN,
+};
+
+static const char no_time_fix[] =
+    "give --trace-start TIME (the absolute time of ts = 0) or "
+    "--align-window TAG|ID (its first event at that window's begin) "
+    "to line it up with samples";
+
+static int
+usage(FILE *fp, int code)
+{
+	fprintf(fp,
+	    "usage: spyremon trace info FILE [--json] [--step-pattern REGEX]\n"
+	    "\n"
+	    "Describes a torch.profiler trace (.json, or gzip-compressed):\n"
+	    "its time dialect, its absolute span, its events and steps, its\n"
+	    "rank and devices.  Steps are X events whose whole name matches\n"
+	    "REGEX (POSIX extended), by default %s.\n",
+	    TRACE_STEP_PATTERN);
+	return code;
+}
+
+/* Why info has no absolute time, and what to do about it. */
+static void
+explain_no_time(const struct trace_info *in, char *buf, size_t len)
+{
+	const char *why;
+
+	if (!in->has_span)
+		why = "the trace has no timed events";
+	else if (in->dialect == TRACE_DIALECT_LEGACY)
+		why = "the trace is a bare JSON array, written by a profiler "
+		    "without Kineto, and its ts count from the profiler's start";
+	else
+		why = "the trace has no baseTimeNanoseconds and its ts are "
+		    "not Unix-epoch times";
+	snprintf(buf, len, "%s; %s", why, no_time_fix);
+}
+
+/* ns as seconds with nine decimals: "-0.000001500 s". */
+static void
+format_seconds(int64_t ns, char *buf, size_t len)
+{
+	uint64_t mag = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+
+	snprintf(buf, len, "%s%" PRIu64 ".%09" PRIu64 " s", ns < 0 ? "-" : "",
+	    (uint64_t)(mag / NSEC_PER_SEC), (uint64_t)(mag % NSEC_PER_SEC));
+}
+
+static void
+print_span(const struct trace_info *in)
+{
+	char a[64], b[64], why[512];
+
+	if (in->absolute) {
+		format_time_utc(in->start_ns, a, sizeof(a));
+		format_time_utc(in->end_ns, b, sizeof(b));
+		printf("start       %s  %" PRId64 " ns\n", a, in->start_ns);
+		printf("end         %s  %" PRId64 " ns\n", b, in->end_ns);
+	} else {
+		explain_no_time(in, why, sizeof(why));
+		printf("start       unknown: %s\n", why);
+		if (in->has_span) {
+			format_seconds(in->first_own_ns, a, sizeof(a));
+			format_seconds(in->last_own_ns, b, sizeof(b));
+			printf("ts range    %s to %s on the trace's own clock\n",
+			    a, b);
+		}
+	}
+	if (!in->has_span)
+		return;
+	format_seconds(in->last_own_ns - in->first_own_ns, a, sizeof(a));
+	printf("duration    %s%s\n", a, in->last_own_ns == in->first_own_ns ?
+	    " (all events share one timestamp: the span has zero length)" : "");
+}
+
+static void
+print_steps(const struct trace_info *in)
+{
+	char off[64], dur[64];
+	size_t i;
+
+	printf("steps       %zu\n", in->nsteps);
+	for (i = 0; i < in->nsteps && i < STEPS_SHOWN; i++) {
+		format_seconds(in->steps[i].ts_ns - in->first_own_ns, off,
+		    sizeof(off));
+		format_seconds(in->steps[i].dur_ns, dur, sizeof(dur));
+		printf("  %-24s at +%s  lasts %s\n", in->steps[i].name, off, dur);
+	}
+	if (i < in->nsteps)
+		printf("  ... %zu more (--json lists them all)\n", in->nsteps - i);
+}
+
+static void
+print_devices(const struct trace_info *in)
+{
+	size_t i;
+
+	printf("devices     %zu%s in deviceProperties", in->ndevices,
+	    in->devices_truncated ? "+" : "");
+	for (i = 0; i < in->ndevices && i < DEVICES_SHOWN; i++) {
+		const struct trace_device *d = &in->devices[i];
+
+		printf("%s", i == 0 ? ": " : ", ");
+		if (d->has_id)
+			printf("%" PRId64 " ", d->id);
+		printf("%s", d->name ? d->name : "(unnamed)");
+	}
+	printf("%s\n", i < in->ndevices ? ", ..." : "");
+	printf("kernel pids ");
+	if (in->nkernel_pids == 0)
+		printf("none");
+	for (i = 0; i < in->nkernel_pids; i++)
+		printf("%s%" PRId64, i ? ", " : "", in->kernel_pids[i]);
+	printf("%s\n", in->kernel_pids_truncated ? ", ..." : "");
+	printf("pids        %zu%s distinct integer pids", in->npids,
+	    in->pids_truncated ? "+" : "");
+	if (in->has_max_pid)
+		printf(", highest %" PRId64, in->max_pid);
+	printf("\n");
+}
+
+static void
+print_text(const char *path, const struct trace_info *in)
+{
+	printf("file        %s (%s%" PRIu64 " bytes%s)\n", path,
+	    in->compressed ? "gzip, " : "", in->bytes,
+	    in->compressed ? " uncompressed" : "");
+	printf("dialect     %s: %s", trace_dialect_name(in->dialect),
+	    trace_dialect_text(in->dialect));
+	if (in->dialect == TRACE_DIALECT_ABSOLUTE)
+		printf(", %s", in->ts_fraction ? "float" : "integer");
+	if (in->display_time_unit[0] != '\0')
+		printf("; displayTimeUnit \"%s\" only changes how viewers "
+		    "show time", in->display_time_unit);
+	printf("\n");
+	if (in->has_base)
+		printf("base        %" PRId64 " ns\n", in->base_ns);
+	print_span(in);
+	printf("events      %" PRIu64 " (skipped: %" PRIu64 " metadata",
+	    in->events, in->metadata_events);
+	if (in->clamped_events > 0)
+		printf(", %" PRIu64 " at ts 0 under a base", in->clamped_events);
+	if (in->untimed_events > 0)
+		printf(", %" PRIu64 " without ts", in->untimed_events);
+	printf(")\n");
+	print_steps(in);
+	printf("rank        ");
+	if (in->has_rank)
+		printf("%" PRId64, in->rank);
+	else
+		printf("unknown");
+	if (in->has_world_size)
+		printf(" of %" PRId64, in->world_size);
+	printf("\n");
+	print_devices(in);
+}
+
+static void
+gen_int_or_null(yajl_gen g, const char *key, bool has, int64_t v)
+{
+	json_gen_str(g, key);
+	if (has)
+		yajl_gen_integer(g, v);
+	else
+		yajl_gen_null(g);
+}
+
+static void
+gen_time(yajl_gen g, const char *key, bool has, int64_t ns)
+{
+	char buf[64];
+
+	json_gen_str(g, key);
+	if (!has) {
+		yajl_gen_null(g);
+		return;
+	}
+	format_time_utc(ns, buf, sizeof(buf));
+	json_gen_str(g, buf);
+}
+
+static void
+gen_steps(yajl_gen g, const struct trace_info *in)
+{
+	json_gen_str(g, "steps");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < in->nsteps; i++) {
+		const struct trace_step *s = &in->steps[i];
+
+		yajl_gen_map_open(g);
+		json_gen_str(g, "name");
+		json_gen_str(g, s->name);
+		gen_int_or_null(g, "start_ns", in->absolute,
+		    in->base_ns + s->ts_ns);
+		gen_int_or_null(g, "offset_ns", true, s->ts_ns - in->first_own_ns);
+		gen_int_or_null(g, "dur_ns", true, s->dur_ns);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+}
+
+static void
+gen_devices(yajl_gen g, const struct trace_info *in)
+{
+	json_gen_str(g, "devices");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < in->ndevices; i++) {
+		yajl_gen_map_open(g);
+		gen_int_or_null(g, "id", in->devices[i].has_id, in->devices[i].id);
+		json_gen_str(g, "name");
+		if (in->devices[i].name != NULL)
+			json_gen_str(g, in->devices[i].name);
+		else
+			yajl_gen_null(g);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	json_gen_str(g, "kernel_pids");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < in->nkernel_pids; i++)
+		yajl_gen_integer(g, in->kernel_pids[i]);
+	yajl_gen_array_close(g);
+	json_gen_str(g, "pids");
+	yajl_gen_integer(g, (long long)in->npids);
+	gen_int_or_null(g, "max_pid", in->has_max_pid, in->max_pid);
+}
+
+static void
+gen_header(yajl_gen g, const char *path, const struct trace_info *in)
+{
+	json_gen_str(g, "file");
+	json_gen_str(g, path);
+	json_gen_str(g, "compressed");
+	yajl_gen_bool(g, in->compressed);
+	json_gen_str(g, "bytes");
+	yajl_gen_integer(g, (long long)in->bytes);
+	json_gen_str(g, "dialect");
+	json_gen_str(g, trace_dialect_name(in->dialect));
+	json_gen_str(g, "dialect_text");
+	json_gen_str(g, trace_dialect_text(in->dialect));
+	json_gen_str(g, "ts_fraction");
+	yajl_gen_bool(g, in->ts_fraction);
+	json_gen_str(g, "display_time_unit");
+	if (in->display_time_unit[0] != '\0')
+		json_gen_str(g, in->display_time_unit);
+	else
+		yajl_gen_null(g);
+	gen_int_or_null(g, "base_time_ns", in->has_base, in->base_ns);
+}
+
+static int
+print_json(const char *path, const struct trace_info *in)
+{
+	char why[512];
+	yajl_gen g;
+	int rc;
+
+	if ((g = json_gen_new(true)) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	yajl_gen_map_open(g);
+	gen_header(g, path, in);
+	gen_int_or_null(g, "start_ns", in->absolute, in->start_ns);
+	gen_int_or_null(g, "end_ns", in->absolute, in->end_ns);
+	gen_time(g, "start", in->absolute, in->start_ns);
+	gen_time(g, "end", in->absolute, in->end_ns);
+	if (!in->absolute) {
+		explain_no_time(in, why, sizeof(why));
+		json_gen_str(g, "explanation");
+		json_gen_str(g, why);
+	}
+	gen_int_or_null(g, "first_ts_ns", in->has_span, in->first_own_ns);
+	gen_int_or_null(g, "last_ts_ns", in->has_span, in->last_own_ns);
+	gen_int_or_null(g, "duration_ns", in->has_span,
+	    in->last_own_ns - in->first_own_ns);
+	gen_int_or_null(g, "events", true, (int64_t)in->events);
+	gen_int_or_null(g, "metadata_events", true, (int64_t)in->metadata_events);
+	gen_int_or_null(g, "clamped_events", true, (int64_t)in->clamped_events);
+	gen_int_or_null(g, "untimed_events", true, (int64_t)in->untimed_events);
+	gen_steps(g, in);
+	gen_int_or_null(g, "rank", in->has_rank, in->rank);
+	gen_int_or_null(g, "world_size", in->has_world_size, in->world_size);
+	gen_devices(g, in);
+	yajl_gen_map_close(g);
+	rc = json_gen_flush(g, stdout) == -1 ? CLIENT_EXIT_FAILED : CLIENT_EXIT_OK;
+	yajl_gen_free(g);
+	return rc;
+}
+
+static int
+trace_info_cmd(struct client *cl, int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		CLIENT_LONGOPTS,
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "step-pattern", required_argument, NULL, OPT_STEP_PATTERN },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct trace_options opts = { .step_pattern = NULL };
+	struct trace_info info;
+	struct trace_error terr;
+	char msg[512];
+	bool json = false;
+	int ch, rc;
+
+	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS, longopts,
+	    NULL)) != -1) {
+		if (client_common_option(cl, ch, optarg))
+			continue;
+		switch (ch) {
+		case OPT_JSON:
+			json = true;
+			break;
+		case OPT_STEP_PATTERN:
+			opts.step_pattern = optarg;
+			break;
+		case 'h':
+			return usage(stdout, CLIENT_EXIT_OK);
+		default:
+			return usage(stderr, CLIENT_EXIT_USAGE);
+		}
+	}
+	if (argc - optind != 1)
+		return usage(stderr, CLIENT_EXIT_USAGE);
+	rc = trace_read(argv[optind], &opts, &info, &terr);
+	if (rc != TRACE_OK) {
+		warnx("%s: %s", argv[optind], trace_strerror(&terr, msg,
+		    sizeof(msg)));
+		trace_info_free(&info);
+		return rc == TRACE_ERR_PATTERN ? CLIENT_EXIT_USAGE :
+		    CLIENT_EXIT_FAILED;
+	}
+	if (json)
+		rc = print_json(argv[optind], &info);
+	else {
+		print_text(argv[optind], &info);
+		rc = CLIENT_EXIT_OK;
+	}
+	trace_info_free(&info);
+	return rc;
+}
+
+int
+cmd_trace(struct client *cl, int argc, char *argv[])
+{
+	if (argc < 2)
+		return usage(stderr, CLIENT_EXIT_USAGE);
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
+		return usage(stdout, CLIENT_EXIT_OK);
+	if (strcmp(argv[1], "info") == 0)
+		return trace_info_cmd(cl, argc - 1, argv + 1);
+	warnx("trace: unknown subcommand '%s'", argv[1]);
+	return usage(stderr, CLIENT_EXIT_USAGE);
+}

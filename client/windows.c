@@ -1,0 +1,318 @@
+/*
+ * windows: list profiling windows from the database, with the number of
+ * samples that cover each (those whose interval overlaps it).
+ */
+#include <err.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "db.h"
+#include "format.h"
+#include "json.h"
+
+#define NCOLS	8
+
+enum { OPT_JSON = CLIENT_OPT_FIRST_FREE };
+
+static const char *const col_names[NCOLS] = {
+	"ID", "TAG", "USER", "BEGIN", "END", "DURATION", "SAMPLES", "META",
+};
+
+/* One window as the table shows it; the last column is not padded. */
+struct row {
+	char *cell[NCOLS];
+};
+
+static int
+usage(FILE *fp, int code)
+{
+	fprintf(fp,
+	    "usage: spyremon windows [--since TIME] [--tag TAG] [--json]\n"
+	    "\n"
+	    "Lists the windows open at some time since TIME (ISO 8601, epoch ns,\n"
+	    "or a duration ago such as 2h), or all, oldest first.\n");
+	return code;
+}
+
+static char *
+xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (p == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	return p;
+}
+
+/* The text of q, in memory that free(3) releases. */
+static char *
+str_finish(sqlite3_str *q)
+{
+	char *s, *p;
+
+	if (sqlite3_str_errcode(q) != SQLITE_OK)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	/* NULL for an empty string too */
+	s = sqlite3_str_finish(q);
+	p = xstrdup(s != NULL ? s : "");
+	sqlite3_free(s);
+	return p;
+}
+
+/* Append s to q as one word: quoted, with \" and \\, if it must be. */
+static void
+append_word(sqlite3_str *q, const char *s)
+{
+	if (*s != '\0' && strpbrk(s, " \t\"\\") == NULL) {
+		sqlite3_str_appendall(q, s);
+		return;
+	}
+	sqlite3_str_appendchar(q, 1, '"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			sqlite3_str_appendchar(q, 1, '\\');
+		sqlite3_str_appendchar(q, 1, *s);
+	}
+	sqlite3_str_appendchar(q, 1, '"');
+}
+
+/* The metadata object as "key=value key=value", values quoted if needed. */
+static char *
+meta_words(const char *meta)
+{
+	yajl_val v = yajl_tree_parse(meta, NULL, 0);
+	sqlite3_str *q = sqlite3_str_new(NULL);
+
+	if (v == NULL || !YAJL_IS_OBJECT(v))
+		sqlite3_str_appendall(q, meta);
+	else {
+		for (size_t i = 0; i < v->u.object.len; i++) {
+			yajl_val x = v->u.object.values[i];
+
+			if (i > 0)
+				sqlite3_str_appendchar(q, 1, ' ');
+			sqlite3_str_appendf(q, "%s=", v->u.object.keys[i]);
+			if (YAJL_IS_STRING(x))
+				append_word(q, x->u.string);
+			else if (YAJL_IS_NUMBER(x))
+				sqlite3_str_appendall(q, x->u.number.r);
+			else
+				sqlite3_str_appendall(q, "?");
+		}
+	}
+	yajl_tree_free(v);
+	return str_finish(q);
+}
+
+static void
+row_fill(struct row *r, const struct db_window *w, int64_t end_ns,
+    int64_t samples)
+{
+	char buf[FMT_BUFLEN + 16], t[FMT_BUFLEN];
+
+	snprintf(buf, sizeof(buf), "%" PRId64, w->id);
+	r->cell[0] = xstrdup(buf);
+	r->cell[1] = xstrdup(w->tag);
+	fmt_user(w->uid, buf, sizeof(buf));
+	r->cell[2] = xstrdup(buf);
+	fmt_time_ms(w->begin_ns, buf, sizeof(buf));
+	r->cell[3] = xstrdup(buf);
+	if (w->open)
+		snprintf(buf, sizeof(buf), "open");
+	else {
+		fmt_time_ms(w->end_ns, t, sizeof(t));
+		snprintf(buf, sizeof(buf), "%s%s", t,
+		    w->auto_closed ? " (auto)" : "");
+	}
+	r->cell[4] = xstrdup(buf);
+	fmt_span(end_ns - w->begin_ns, buf, sizeof(buf));
+	r->cell[5] = xstrdup(buf);
+	snprintf(buf, sizeof(buf), "%" PRId64, samples);
+	r->cell[6] = xstrdup(buf);
+	r->cell[7] = meta_words(w->meta);
+}
+
+static void
+print_table(struct row *rows, size_t n)
+{
+	size_t width[NCOLS];
+
+	for (int c = 0; c < NCOLS; c++) {
+		width[c] = strlen(col_names[c]);
+		for (size_t i = 0; i < n; i++)
+			if (strlen(rows[i].cell[c]) > width[c])
+				width[c] = strlen(rows[i].cell[c]);
+	}
+	for (int c = 0; c < NCOLS - 1; c++)
+		printf("%-*s  ", (int)width[c], col_names[c]);
+	printf("%s\n", col_names[NCOLS - 1]);
+	for (size_t i = 0; i < n; i++) {
+		for (int c = 0; c < NCOLS - 1; c++)
+			printf("%-*s  ", (int)width[c], rows[i].cell[c]);
+		printf("%s\n", rows[i].cell[NCOLS - 1]);
+	}
+}
+
+static void
+gen_int(yajl_gen g, const char *key, int64_t v)
+{
+	json_gen_str(g, key);
+	yajl_gen_integer(g, v);
+}
+
+static void
+gen_time(yajl_gen g, const char *key, int64_t ns)
+{
+	char buf[FMT_BUFLEN];
+
+	format_time_utc(ns, buf, sizeof(buf));
+	json_gen_str(g, key);
+	json_gen_str(g, buf);
+}
+
+static void
+gen_window(yajl_gen g, const struct db_window *w, int64_t end_ns,
+    int64_t samples)
+{
+	char user[FMT_BUFLEN];
+	yajl_val meta = yajl_tree_parse(w->meta, NULL, 0);
+
+	yajl_gen_map_open(g);
+	gen_int(g, "id", w->id);
+	json_gen_str(g, "tag");
+	json_gen_str(g, w->tag);
+	gen_int(g, "uid", w->uid);
+	fmt_user(w->uid, user, sizeof(user));
+	json_gen_str(g, "user");
+	json_gen_str(g, user);
+	gen_int(g, "pid", w->pid);
+	gen_int(g, "begin_ns", w->begin_ns);
+	gen_time(g, "begin", w->begin_ns);
+	json_gen_str(g, "end_ns");
+	if (w->open)
+		yajl_gen_null(g);
+	else
+		yajl_gen_integer(g, w->end_ns);
+	if (w->open) {
+		json_gen_str(g, "end");
+		yajl_gen_null(g);
+	} else
+		gen_time(g, "end", w->end_ns);
+	json_gen_str(g, "open");
+	yajl_gen_bool(g, w->open);
+	json_gen_str(g, "auto_closed");
+	yajl_gen_bool(g, w->auto_closed);
+	gen_int(g, "duration_ns", end_ns - w->begin_ns);
+	gen_int(g, "samples", samples);
+	json_gen_str(g, "meta");
+	if (meta != NULL && YAJL_IS_OBJECT(meta))
+		json_gen_value(g, meta);
+	else
+		json_gen_str(g, w->meta);
+	yajl_gen_map_close(g);
+	yajl_tree_free(meta);
+}
+
+/* List ws, counting samples up to now for open windows. */
+static int
+list(sqlite3 *db, const struct db_window *ws, size_t n, bool json)
+{
+	int64_t now = now_realtime_ns(), samples;
+	struct row *rows = NULL;
+	yajl_gen g = NULL;
+	int rc = CLIENT_EXIT_OK;
+
+	if (json) {
+		if ((g = json_gen_new(true)) == NULL)
+			errx(CLIENT_EXIT_FAILED, "out of memory");
+		yajl_gen_array_open(g);
+	} else if ((rows = calloc(n + 1, sizeof(*rows))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < n && rc == CLIENT_EXIT_OK; i++) {
+		int64_t end = ws[i].open ? now : ws[i].end_ns;
+
+		if ((rc = db_count_samples(db, ws[i].begin_ns, end,
+		    &samples)) != CLIENT_EXIT_OK)
+			break;
+		if (json)
+			gen_window(g, &ws[i], end, samples);
+		else
+			row_fill(&rows[i], &ws[i], end, samples);
+	}
+	if (rc == CLIENT_EXIT_OK && json) {
+		yajl_gen_array_close(g);
+		json_gen_flush(g, stdout);
+	} else if (rc == CLIENT_EXIT_OK)
+		print_table(rows, n);
+	if (g != NULL)
+		yajl_gen_free(g);
+	for (size_t i = 0; rows != NULL && i < n; i++)
+		for (int c = 0; c < NCOLS; c++)
+			free(rows[i].cell[c]);
+	free(rows);
+	return rc;
+}
+
+int
+cmd_windows(struct client *cl, int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		CLIENT_LONGOPTS,
+		{ "since", required_argument, NULL, 's' },
+		{ "tag", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct db_window_filter f = { .newest_first = false };
+	struct db_window *ws;
+	const char *path;
+	bool json = false;
+	sqlite3 *db;
+	size_t n;
+	int ch, rc;
+
+	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS "s:t:", longopts,
+	    NULL)) != -1) {
+		if (client_common_option(cl, ch, optarg))
+			continue;
+		switch (ch) {
+		case 's':
+			if (client_parse_time(optarg, &f.since_ns) == -1) {
+				warnx("--since %s: not a time (ISO 8601, epoch "
+				    "ns, or a duration ago such as 2h)", optarg);
+				return CLIENT_EXIT_USAGE;
+			}
+			f.have_since = true;
+			break;
+		case 't':
+			f.tag = optarg;
+			break;
+		case OPT_JSON:
+			json = true;
+			break;
+		case 'h':
+			return usage(stdout, CLIENT_EXIT_OK);
+		default:
+			return usage(stderr, CLIENT_EXIT_USAGE);
+		}
+	}
+	if (optind != argc)
+		return usage(stderr, CLIENT_EXIT_USAGE);
+	if ((path = client_database(cl)) == NULL)
+		return CLIENT_EXIT_FAILED;
+	if ((rc = db_open(path, &db)) != CLIENT_EXIT_OK)
+		return rc;
+	if ((rc = db_windows(db, &f, &ws, &n)) == CLIENT_EXIT_OK) {
+		if (n == 0 && !json)
+			fprintf(stderr, "spyremon: no windows%s\n",
+			    f.tag != NULL || f.have_since ? " match" : "");
+		else
+			rc = list(db, ws, n, json);
+		db_windows_free(ws, n);
+	}
+	db_close(db);
+	return rc;
+}

@@ -1,0 +1,228 @@
+"""Mark profiling windows in spyremond's Spyre telemetry from Python.
+
+spyremond samples the host's Spyre cards continuously.  A *window* tags a
+span of that timeline, so that its samples can be exported later with
+``spyremon export --window TAG``.  The daemon stamps the window with its
+own clock (the clock of the samples) and records the caller's user and
+process; this module sends only the tag and free-form metadata.
+
+It needs nothing beyond the standard library and speaks the daemon's
+control-socket protocol (spyremond(8)): one JSON object per line each way.
+The socket is ``$SPYREMON_SOCKET`` or, by default,
+``/run/spyremond/control.sock``; the caller must be in group ``spyremon``.
+
+A window around a block of code; it is ended even if the block raises, and
+the block's exception is then raised again::
+
+    import spyremon
+
+    with spyremon.window("llama-bs4", commit="abc123", workload="llama-8b"):
+        run_benchmark()
+
+By hand, with metadata keys that are not Python names::
+
+    wid = spyremon.begin("step-100", meta={"build.date": "2026-11-30"})
+    ...
+    spyremon.end(id=wid)
+
+With torch.profiler, ending the window when the trace is ready, after the
+trace handler has run, so the window covers the whole profiled run::
+
+    import torch
+    import spyremon
+
+    wid = spyremon.begin("resnet-prof", commit="abc123")
+    with torch.profiler.profile(
+            schedule=torch.profiler.schedule(wait=1, warmup=1, active=3),
+            on_trace_ready=spyremon.on_trace_ready(
+                torch.profiler.tensorboard_trace_handler("./log"), id=wid),
+    ) as prof:
+        for step in range(5):
+            train_step()
+            prof.step()
+
+Then, in a shell::
+
+    spyremon export --window resnet-prof --format jsonl --output resnet.jsonl
+
+Errors raise SpyremonError, whose ``code`` is the daemon's error code (for
+example ``"not_open"`` or ``"tag_open"``, see spyremond(8)) or, when the
+daemon cannot be reached, ``"unreachable"``; ``message`` says what happened.
+"""
+
+import contextlib
+import json
+import os
+import socket as _socket
+
+__all__ = ["SpyremonError", "begin", "end", "status", "window",
+           "on_trace_ready", "request", "DEFAULT_SOCKET"]
+
+DEFAULT_SOCKET = "/run/spyremond/control.sock"
+PROTO_VERSION = 1
+TIMEOUT = 5.0           # seconds, for connecting, sending and the reply
+MAX_REPLY = 4 << 20     # bytes of one reply line
+
+
+class SpyremonError(Exception):
+    """A request failed: code is the daemon's error code or "unreachable"."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def __str__(self):
+        return self.message
+
+
+def socket_path(path=None):
+    """The socket to use: path, else $SPYREMON_SOCKET, else the default."""
+    return path or os.environ.get("SPYREMON_SOCKET") or DEFAULT_SOCKET
+
+
+def _connect(path, timeout):
+    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    try:
+        s.connect(path)
+    except (FileNotFoundError, ConnectionRefusedError) as e:
+        s.close()
+        raise SpyremonError("unreachable", "cannot connect to %s: %s: is "
+                            "spyremond running?" % (path, e.strerror)) from None
+    except PermissionError as e:
+        s.close()
+        raise SpyremonError("unreachable", "cannot connect to %s: %s: are "
+                            "you in group spyremon?" % (path, e.strerror)) from None
+    except OSError as e:
+        s.close()
+        raise SpyremonError("unreachable", "cannot connect to %s: %s"
+                            % (path, e.strerror or e)) from None
+    return s
+
+
+def _read_line(s, path):
+    buf = bytearray()
+    while b"\n" not in buf:
+        if len(buf) > MAX_REPLY:
+            raise SpyremonError("unreachable", "%s: the reply is too long" % path)
+        chunk = s.recv(65536)
+        if not chunk:
+            raise SpyremonError("unreachable", "%s: spyremond closed the "
+                                "connection without answering" % path)
+        buf += chunk
+    return bytes(buf[:buf.index(b"\n")])
+
+
+def request(obj, socket=None, timeout=TIMEOUT):
+    """Send one request object ("v" is added) and return the reply object.
+
+    Raises SpyremonError if the daemon cannot be reached, does not answer
+    within timeout seconds, or answers "ok": false.
+    """
+    path = socket_path(socket)
+    msg = dict(obj)
+    msg.setdefault("v", PROTO_VERSION)
+    data = json.dumps(msg, separators=(",", ":"), ensure_ascii=False)
+    with _connect(path, timeout) as s:
+        try:
+            s.sendall(data.encode("utf-8") + b"\n")
+            line = _read_line(s, path)
+        except _socket.timeout:
+            raise SpyremonError("unreachable", "%s: spyremond did not answer "
+                                "within %g s" % (path, timeout)) from None
+        except OSError as e:
+            raise SpyremonError("unreachable", "%s: %s"
+                                % (path, e.strerror or e)) from None
+    try:
+        reply = json.loads(line.decode("utf-8"))
+    except ValueError:
+        raise SpyremonError("bad_reply", "%s: the reply is not JSON" % path) from None
+    if not isinstance(reply, dict) or "ok" not in reply:
+        raise SpyremonError("bad_reply", "%s: the reply is not a reply object" % path)
+    if not reply["ok"]:
+        code = reply.get("error", "error")
+        raise SpyremonError(code, reply.get("message", code))
+    return reply
+
+
+def begin(tag, meta=None, same_tag=False, socket=None, **kw):
+    """Open a window tagged tag and return its id.
+
+    Metadata come from meta (a dict) and from keyword arguments, all
+    converted to strings.  same_tag allows a second open window with a tag
+    the caller already has open; such windows must be ended by id.
+    """
+    m = {}
+    for k, v in list((meta or {}).items()) + list(kw.items()):
+        m[str(k)] = str(v)
+    reply = request({"cmd": "begin", "tag": tag, "meta": m,
+                     "same_tag": bool(same_tag)}, socket=socket)
+    return reply["id"]
+
+
+def end(id=None, tag=None, socket=None):
+    """Close window id, or the caller's open window tagged tag, or else
+    the caller's newest open window.  Returns the reply: id, tag,
+    begin_ns and end_ns."""
+    if id is not None and tag is not None:
+        raise ValueError("end takes id or tag, not both")
+    req = {"cmd": "end"}
+    if id is not None:
+        req["id"] = int(id)
+    elif tag is not None:
+        req["tag"] = tag
+    return request(req, socket=socket)
+
+
+def status(socket=None):
+    """The daemon's status reply as a dict (see spyremon status --json)."""
+    reply = request({"cmd": "status"}, socket=socket)
+    reply.pop("ok", None)
+    return reply
+
+
+@contextlib.contextmanager
+def window(tag, meta=None, same_tag=False, socket=None, **kw):
+    """A window open while the with-block runs; yields its id.
+
+    The window is ended when the block ends, also when it raises; the
+    block's exception is raised again, unchanged, even if ending fails.
+    """
+    wid = begin(tag, meta=meta, same_tag=same_tag, socket=socket, **kw)
+    try:
+        yield wid
+    except BaseException:
+        try:
+            end(id=wid, socket=socket)
+        except SpyremonError:
+            pass
+        raise
+    end(id=wid, socket=socket)
+
+
+def on_trace_ready(handler=None, id=None, tag=None, socket=None):
+    """Wrap a torch.profiler on_trace_ready handler so that the window
+    (id, or tag, or else the caller's newest) is ended once the handler
+    has run, also when it raises.  Only the first trace ends the window;
+    later ones, with a repeating schedule, only run the handler."""
+    state = {"ended": False}
+
+    def end_once():
+        if not state["ended"]:
+            state["ended"] = True
+            end(id=id, tag=tag, socket=socket)
+
+    def ready(prof):
+        try:
+            if handler is not None:
+                handler(prof)
+        except BaseException:
+            try:
+                end_once()
+            except SpyremonError:
+                pass
+            raise
+        end_once()
+
+    return ready

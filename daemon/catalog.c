@@ -1,0 +1,503 @@
+/*
+ * catalog: the store's schema, its migrations, the metric catalog and the
+ * sample_values view (tables documented in spyremon-schema(5)).
+ *
+ * The schema version is PRAGMA user_version.  migrations[k - 1] takes a
+ * database from version k - 1 to k inside one transaction, so a crash or an
+ * error mid-way leaves the previous version intact.
+ *
+ * Every metric is a REAL column of samples named after its key when the
+ * key is a plain lower-case identifier (else m<id>).  The catalog records
+ * each metric's decimals: the store binds values as integers scaled by
+ * 10^decimals whenever that is exact (see store.c).
+ */
+#include "store_priv.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+#include "schema.h"
+#include "timeparse.h"
+
+#define BUSY_TIMEOUT_MS		250
+#define CACHE_SIZE_KIB		2000
+#define JOURNAL_SIZE_LIMIT	(16 * 1024 * 1024)
+#define COL_NAME_MAX		48
+
+static const char schema_v1[] =
+	"CREATE TABLE " SCHEMA_T_METRICS " ("
+	"id INTEGER PRIMARY KEY, "
+	"key TEXT NOT NULL UNIQUE, "
+	"unit TEXT NOT NULL, "
+	"grp TEXT NOT NULL, "
+	"description TEXT NOT NULL, "
+	"reliable INTEGER NOT NULL, "
+	"decimals INTEGER NOT NULL, "
+	"col TEXT NOT NULL UNIQUE, "
+	"added_ns INTEGER NOT NULL);\n"
+	"CREATE TABLE " SCHEMA_T_SAMPLES " ("
+	SCHEMA_C_TS " INTEGER NOT NULL, "
+	SCHEMA_C_DEVICE " INTEGER NOT NULL, "
+	SCHEMA_C_INTERVAL " INTEGER NOT NULL, "
+	SCHEMA_C_SKEW " INTEGER, "
+	"PRIMARY KEY (" SCHEMA_C_TS ", " SCHEMA_C_DEVICE ")) WITHOUT ROWID;\n"
+	"CREATE TABLE " SCHEMA_T_CARDS " ("
+	"bus_id TEXT PRIMARY KEY, "
+	"function TEXT NOT NULL, "
+	"numa_node INTEGER, "
+	"driver TEXT, "
+	"link_speed TEXT, "
+	"link_width INTEGER, "
+	"first_seen_ns INTEGER NOT NULL, "
+	"last_seen_ns INTEGER NOT NULL);\n";
+
+/* windows_begin serves retention's "which windows cover this row" probe. */
+static const char schema_v2[] =
+	"CREATE TABLE " SCHEMA_T_DEVICE_MAP " ("
+	"device INTEGER NOT NULL, "
+	"metric_file TEXT NOT NULL, "
+	"bus_id TEXT NOT NULL, "
+	"since_ns INTEGER NOT NULL, "
+	"PRIMARY KEY (device, since_ns));\n"
+	"CREATE TABLE " SCHEMA_T_WINDOWS " ("
+	"id INTEGER PRIMARY KEY, "
+	"tag TEXT NOT NULL, "
+	"uid INTEGER NOT NULL, "
+	"pid INTEGER NOT NULL, "
+	"begin_ns INTEGER NOT NULL, "
+	"end_ns INTEGER, "
+	"auto_closed INTEGER NOT NULL DEFAULT 0, "
+	"meta TEXT NOT NULL DEFAULT '{}');\n"
+	"CREATE INDEX windows_begin ON " SCHEMA_T_WINDOWS " (begin_ns);\n";
+
+static int	seed_catalog(struct store *);
+
+struct migration {
+	const char *sql;
+	int (*fill)(struct store *);	/* then this, if not NULL */
+};
+
+static const struct migration migrations[SCHEMA_VERSION] = {
+	{ schema_v1, seed_catalog },
+	{ schema_v2, NULL },
+};
+
+/* The first column of the single row sql returns, as an integer. */
+static int
+query_int(struct store *st, const char *sql, int64_t *out)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (store_prepare(st, sql, &s) == -1)
+		return -1;
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(s, 0);
+	else
+		store_warn_sqlite(st, sql);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* ---- the metric catalog ---- */
+
+static bool
+plain_column_name(const char *key)
+{
+	static const char *const fixed[] = {
+		SCHEMA_C_TS, SCHEMA_C_DEVICE, SCHEMA_C_INTERVAL, SCHEMA_C_SKEW,
+	};
+	size_t i, len = strlen(key);
+
+	if (len == 0 || len > 31 || key[0] < 'a' || key[0] > 'z')
+		return false;
+	for (i = 1; i < len; i++)
+		if (!((key[i] >= 'a' && key[i] <= 'z') ||
+		    (key[i] >= '0' && key[i] <= '9') || key[i] == '_'))
+			return false;
+	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		if (strcmp(key, fixed[i]) == 0)
+			return false;
+	return true;
+}
+
+static int
+column_taken(struct store *st, const char *col, bool *taken)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (store_prepare(st, "SELECT 1 FROM " SCHEMA_T_METRICS
+	    " WHERE col = ?1 COLLATE NOCASE", &s) == -1)
+		return -1;
+	sqlite3_bind_text(s, 1, col, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		store_warn_sqlite(st, "catalog lookup");
+		return -1;
+	}
+	*taken = rc == SQLITE_ROW;
+	return 0;
+}
+
+/*
+ * The column for a new metric: its key if that is a plain identifier, else
+ * m<id>.  A plain key can equal another metric's m<id>, so a taken name
+ * gets a numeric suffix.
+ */
+static int
+column_name(struct store *st, const char *key, int64_t id, char *buf,
+    size_t len)
+{
+	bool taken;
+	int k;
+
+	if (plain_column_name(key)) {
+		snprintf(buf, len, "%s", key);
+		if (column_taken(st, buf, &taken) == -1)
+			return -1;
+		if (!taken)
+			return 0;
+	}
+	for (k = 0;; k++) {
+		if (k == 0)
+			snprintf(buf, len, "m%" PRId64, id);
+		else
+			snprintf(buf, len, "m%" PRId64 "_%d", id, k);
+		if (column_taken(st, buf, &taken) == -1)
+			return -1;
+		if (!taken)
+			return 0;
+	}
+}
+
+/* Add metric d to the catalog and its column to samples. */
+int
+store_catalog_insert(struct store *st, const struct metric_def *d)
+{
+	char col[COL_NAME_MAX], grp[2] = { d->group, '\0' }, *sql;
+	sqlite3_stmt *s;
+	int64_t id;
+	int rc;
+
+	if (query_int(st, "SELECT coalesce(max(id), 0) + 1 FROM "
+	    SCHEMA_T_METRICS, &id) == -1 ||
+	    column_name(st, d->key, id, col, sizeof(col)) == -1)
+		return -1;
+	sql = sqlite3_mprintf("ALTER TABLE " SCHEMA_T_SAMPLES
+	    " ADD COLUMN \"%w\" REAL", col);
+	if (sql == NULL)
+		return -1;
+	rc = store_exec(st, "add metric column", sql);
+	sqlite3_free(sql);
+	if (rc == -1 || store_prepare(st, "INSERT INTO " SCHEMA_T_METRICS
+	    " (id, key, unit, grp, description, reliable, decimals, col,"
+	    " added_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", &s) == -1)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_text(s, 2, d->key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, d->unit, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, grp, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, d->description, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 6, d->reliable);
+	sqlite3_bind_int(s, 7, d->decimals);
+	sqlite3_bind_text(s, 8, col, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 9, now_realtime_ns());
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_DONE)
+		store_warn_sqlite(st, "add metric");
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/*
+ * (Re)create sample_values: one UNION ALL arm per metric column, each a
+ * plain filter on samples, so a ts_ns range on the view is pushed into
+ * every arm and served by the primary key.  Dividing by the exact power of
+ * ten gives the correctly rounded natural value of an integer.
+ */
+int
+store_view_rebuild(struct store *st)
+{
+	sqlite3_stmt *s;
+	sqlite3_str *q;
+	char *sql;
+	int rc, arms = 0;
+
+	if (store_prepare(st, "SELECT key, col, decimals FROM " SCHEMA_T_METRICS
+	    " ORDER BY id", &s) == -1)
+		return -1;
+	q = sqlite3_str_new(st->db);
+	sqlite3_str_appendall(q, "DROP VIEW IF EXISTS " SCHEMA_V_VALUES ";\n"
+	    "CREATE VIEW " SCHEMA_V_VALUES " (ts_ns, device, metric, value) AS");
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *key = (const char *)sqlite3_column_text(s, 0);
+		const char *col = (const char *)sqlite3_column_text(s, 1);
+
+		sqlite3_str_appendf(q, "%s\n SELECT " SCHEMA_C_TS ", "
+		    SCHEMA_C_DEVICE ", %Q, \"%w\" / 1e%d FROM " SCHEMA_T_SAMPLES
+		    " WHERE \"%w\" IS NOT NULL", arms++ > 0 ? " UNION ALL" : "",
+		    key, col, sqlite3_column_int(s, 2), col);
+	}
+	if (arms == 0)
+		sqlite3_str_appendall(q, " SELECT 0, 0, '', 0.0 WHERE 0");
+	sqlite3_finalize(s);
+	sql = sqlite3_str_finish(q);
+	if (rc != SQLITE_DONE || sql == NULL) {
+		store_warn_sqlite(st, "read catalog");
+		sqlite3_free(sql);
+		return -1;
+	}
+	rc = store_exec(st, "create view " SCHEMA_V_VALUES, sql);
+	sqlite3_free(sql);
+	return rc;
+}
+
+static int
+seed_catalog(struct store *st)
+{
+	for (size_t i = 0; i < metric_ndefs; i++)
+		if (store_catalog_insert(st, &metric_defs[i]) == -1)
+			return -1;
+	return store_view_rebuild(st);
+}
+
+void
+store_catalog_free(struct store_catalog *cat)
+{
+	for (size_t i = 0; i < cat->n; i++) {
+		free(cat->cols[i].key);
+		free(cat->cols[i].col);
+	}
+	free(cat->cols);
+	free(cat->slot_of_id);
+	memset(cat, 0, sizeof(*cat));
+}
+
+static int
+catalog_add_col(struct store_catalog *cat, int id, const char *key,
+    const char *col, int decimals)
+{
+	struct store_col *c;
+
+	c = reallocarray(cat->cols, cat->n + 1, sizeof(*c));
+	if (c == NULL)
+		return -1;
+	cat->cols = c;
+	c = &cat->cols[cat->n];
+	c->id = id;
+	c->decimals = decimals;
+	c->key = strdup(key);
+	c->col = strdup(col);
+	cat->n++;
+	if (id > cat->max_id)
+		cat->max_id = id;
+	return c->key != NULL && c->col != NULL ? 0 : -1;
+}
+
+static int
+catalog_index(struct store_catalog *cat)
+{
+	cat->slot_of_id = malloc(((size_t)cat->max_id + 1) * sizeof(int));
+	if (cat->slot_of_id == NULL)
+		return -1;
+	for (int id = 0; id <= cat->max_id; id++)
+		cat->slot_of_id[id] = -1;
+	for (size_t i = 0; i < cat->n; i++)
+		cat->slot_of_id[cat->cols[i].id] = (int)i;
+	return 0;
+}
+
+int
+store_catalog_load(struct store *st, struct store_catalog *cat)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	memset(cat, 0, sizeof(*cat));
+	if (store_prepare(st, "SELECT id, key, col, decimals FROM " SCHEMA_T_METRICS
+	    " ORDER BY id", &s) == -1)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(s, 0);
+
+		if (id < 1 || id > 1000000 ||
+		    catalog_add_col(cat, (int)id,
+		    (const char *)sqlite3_column_text(s, 1),
+		    (const char *)sqlite3_column_text(s, 2),
+		    sqlite3_column_int(s, 3)) == -1) {
+			rc = SQLITE_CORRUPT;
+			break;
+		}
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE || catalog_index(cat) == -1) {
+		log_warnx("%s: cannot load the metric catalog", st->path);
+		store_catalog_free(cat);
+		return -1;
+	}
+	return 0;
+}
+
+const struct store_col *
+store_catalog_find(const struct store_catalog *cat, const char *key)
+{
+	for (size_t i = 0; i < cat->n; i++)
+		if (strcmp(cat->cols[i].key, key) == 0)
+			return &cat->cols[i];
+	return NULL;
+}
+
+/* INSERT into samples with the fixed columns, then cat's columns in order. */
+sqlite3_stmt *
+store_insert_prepare(struct store *st, const struct store_catalog *cat)
+{
+	sqlite3_stmt *s = NULL;
+	sqlite3_str *q;
+	char *sql;
+	size_t i;
+
+	q = sqlite3_str_new(st->db);
+	sqlite3_str_appendall(q, "INSERT INTO " SCHEMA_T_SAMPLES " ("
+	    SCHEMA_C_TS ", " SCHEMA_C_DEVICE ", " SCHEMA_C_INTERVAL ", "
+	    SCHEMA_C_SKEW);
+	for (i = 0; i < cat->n; i++)
+		sqlite3_str_appendf(q, ", \"%w\"", cat->cols[i].col);
+	sqlite3_str_appendall(q, ") VALUES (?, ?, ?, ?");
+	for (i = 0; i < cat->n; i++)
+		sqlite3_str_appendall(q, ", ?");
+	sqlite3_str_appendall(q, ")");
+	sql = sqlite3_str_finish(q);
+	if (sql != NULL)
+		(void)store_prepare(st, sql, &s);
+	sqlite3_free(sql);
+	return s;
+}
+
+/* ---- opening, migrating ---- */
+
+/* Settings that only a new, empty database can take. */
+static int
+configure_new(struct store *st)
+{
+	return store_exec(st, "configure new database",
+	    "PRAGMA page_size = 4096; PRAGMA auto_vacuum = INCREMENTAL;");
+}
+
+static int
+configure(struct store *st)
+{
+	char sql[256];
+	sqlite3_stmt *s;
+	bool wal = false;
+
+	if (store_prepare(st, "PRAGMA journal_mode = WAL", &s) == -1)
+		return -1;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		wal = sqlite3_stricmp((const char *)sqlite3_column_text(s, 0),
+		    "wal") == 0;
+	sqlite3_finalize(s);
+	if (!wal) {
+		store_warn_sqlite(st, "cannot switch to WAL mode");
+		return -1;
+	}
+	snprintf(sql, sizeof(sql), "PRAGMA synchronous = NORMAL; "
+	    "PRAGMA cache_size = -%d; PRAGMA journal_size_limit = %d;",
+	    CACHE_SIZE_KIB, JOURNAL_SIZE_LIMIT);
+	return store_exec(st, "configure database", sql);
+}
+
+static int
+migrate_step(struct store *st, int version)
+{
+	const struct migration *m = &migrations[version - 1];
+	char sql[64];
+
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", version);
+	if (store_exec(st, "begin migration", "BEGIN IMMEDIATE") == -1)
+		return -1;
+	if (store_exec(st, "migrate schema", m->sql) == -1 ||
+	    (m->fill != NULL && m->fill(st) == -1) ||
+	    store_exec(st, "set schema version", sql) == -1 ||
+	    store_exec(st, "commit migration", "COMMIT") == -1) {
+		if (!sqlite3_get_autocommit(st->db))
+			(void)sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		log_warnx("%s: cannot migrate the schema to version %d",
+		    st->path, version);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+migrate(struct store *st, int from, int to)
+{
+	for (int v = from + 1; v <= to; v++)
+		if (migrate_step(st, v) == -1)
+			return -1;
+	if (from > 0 && from < to)
+		log_info("%s: schema migrated from version %d to %d", st->path,
+		    from, to);
+	return 0;
+}
+
+/*
+ * Check what path holds.  *version is its schema version, 0 for a new
+ * database.  Refuses databases of a newer build and databases that have
+ * tables but no version (some other program's).
+ */
+static int
+schema_version(struct store *st, int64_t *version)
+{
+	int64_t ntables;
+
+	if (store_pragma_int(st->db, "user_version", version) == -1) {
+		store_warn_sqlite(st, "read schema version");
+		return -1;
+	}
+	if (query_int(st, "SELECT count(*) FROM sqlite_master", &ntables) == -1)
+		return -1;
+	if (*version > SCHEMA_VERSION) {
+		log_warnx("%s: schema version %" PRId64 " is newer than this "
+		    "build's %d; refusing to use it", st->path, *version,
+		    SCHEMA_VERSION);
+		return -1;
+	}
+	if (*version < 0 || (*version == 0 && ntables > 0)) {
+		log_warnx("%s: not a spyremon database (it has tables but no "
+		    "spyremon schema version); refusing to use it", st->path);
+		return -1;
+	}
+	return 0;
+}
+
+int
+store_db_open(struct store *st, int to)
+{
+	int64_t version;
+	int rc;
+
+	rc = sqlite3_open_v2(st->path, &st->db,
+	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+	if (rc != SQLITE_OK) {
+		log_warnx("%s: cannot open database: %s", st->path,
+		    st->db != NULL ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
+		return -1;
+	}
+	sqlite3_busy_timeout(st->db, BUSY_TIMEOUT_MS);
+	if (schema_version(st, &version) == -1 ||
+	    (version == 0 && configure_new(st) == -1) ||
+	    configure(st) == -1)
+		return -1;
+	if (to != 0 && version > to) {
+		log_warnx("%s: already at schema version %" PRId64, st->path,
+		    version);
+		return -1;
+	}
+	return migrate(st, (int)version, to);
+}

@@ -1,0 +1,652 @@
+/*
+ * control_request: one request line of the control socket in, one reply
+ * line out (protocol in proto.h; contract in control.h).
+ *
+ * A request is parsed with yajl_tree after a cheap scan has bounded its
+ * nesting, so no request can make the parser or the tree's recursive free
+ * go deep.  Members a command does not know are ignored, so that newer
+ * clients can add optional ones.  Malformed requests (not JSON, not an
+ * object, wrong types, a version other than PROTO_VERSION) close the
+ * connection after the reply; every other error leaves it open.
+ */
+#include "control.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+#include "config.h"
+#include "log.h"
+#include "proto.h"
+#include "source.h"
+#include "store.h"
+#include "version.h"
+#include "windows.h"
+
+/* Deepest nesting of arrays and objects a request may have. */
+#define REQUEST_MAX_DEPTH	8
+
+/* A malformed request: the caller replies and closes. */
+struct bad {
+	const char *code;
+	char message[160];
+};
+
+/* ---- writing JSON ---- */
+
+static void
+gen_string(yajl_gen g, const char *s)
+{
+	size_t len = strlen(s);
+	char *clean;
+
+	if (yajl_gen_string(g, (const unsigned char *)s, len) !=
+	    yajl_gen_invalid_string)
+		return;
+	/* not UTF-8 (a sysfs or file name, say): show it in ASCII */
+	if ((clean = strdup(s)) == NULL) {
+		yajl_gen_null(g);
+		return;
+	}
+	for (char *p = clean; *p != '\0'; p++)
+		if ((unsigned char)*p >= 0x80)
+			*p = '?';
+	yajl_gen_string(g, (const unsigned char *)clean, len);
+	free(clean);
+}
+
+static void
+gen_key(yajl_gen g, const char *key)
+{
+	yajl_gen_string(g, (const unsigned char *)key, strlen(key));
+}
+
+static void
+put_str(yajl_gen g, const char *key, const char *value)
+{
+	gen_key(g, key);
+	gen_string(g, value);
+}
+
+/* A string, or null when it is empty: "unknown" rather than "". */
+static void
+put_str_or_null(yajl_gen g, const char *key, const char *value)
+{
+	gen_key(g, key);
+	if (value[0] == '\0')
+		yajl_gen_null(g);
+	else
+		gen_string(g, value);
+}
+
+static void
+put_int(yajl_gen g, const char *key, int64_t value)
+{
+	gen_key(g, key);
+	yajl_gen_integer(g, value);
+}
+
+/* Unsigned: JSON numbers have no range, but yajl_gen_integer is signed. */
+static void
+put_uint(yajl_gen g, const char *key, uint64_t value)
+{
+	char num[24];
+
+	gen_key(g, key);
+	snprintf(num, sizeof(num), "%" PRIu64, value);
+	yajl_gen_number(g, num, strlen(num));
+}
+
+static void
+put_bool(yajl_gen g, const char *key, bool value)
+{
+	gen_key(g, key);
+	yajl_gen_bool(g, value);
+}
+
+static void
+put_null(yajl_gen g, const char *key)
+{
+	gen_key(g, key);
+	yajl_gen_null(g);
+}
+
+/* Finish the reply in g as one line; -1 if out of memory. */
+static int
+finish(yajl_gen g, bool close, struct control_reply *out)
+{
+	const unsigned char *buf;
+	size_t len;
+
+	out->text = NULL;
+	if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok ||
+	    (out->text = malloc(len + 2)) == NULL) {
+		yajl_gen_free(g);
+		return -1;
+	}
+	memcpy(out->text, buf, len);
+	out->text[len] = '\n';
+	out->text[len + 1] = '\0';
+	out->len = len + 1;
+	out->close = close;
+	yajl_gen_free(g);
+	return 0;
+}
+
+static yajl_gen
+reply_open(bool ok)
+{
+	yajl_gen g = yajl_gen_alloc(NULL);
+
+	if (g == NULL)
+		return NULL;
+	yajl_gen_config(g, yajl_gen_validate_utf8, 1);
+	yajl_gen_map_open(g);
+	put_bool(g, "ok", ok);
+	return g;
+}
+
+static int
+error_reply(const char *code, const char *message, bool close,
+    struct control_reply *out)
+{
+	yajl_gen g = reply_open(false);
+
+	if (g == NULL)
+		return -1;
+	put_str(g, "error", code);
+	put_str(g, "message", message);
+	yajl_gen_map_close(g);
+	return finish(g, close, out);
+}
+
+int
+control_request_error(const char *code, const char *message,
+    struct control_reply *out)
+{
+	return error_reply(code, message, true, out);
+}
+
+/* ---- reading the request ---- */
+
+/*
+ * Deepest nesting of arrays and objects in JSON text s, counted outside
+ * strings; past limit the count stops.  Malformed text is yajl's to reject.
+ */
+static int
+nesting(const char *s, size_t len, int limit)
+{
+	bool in_string = false;
+	int depth = 0, max = 0;
+
+	for (size_t i = 0; i < len && max <= limit; i++) {
+		if (in_string) {
+			if (s[i] == '\\')
+				i++;
+			else if (s[i] == '"')
+				in_string = false;
+		} else if (s[i] == '"')
+			in_string = true;
+		else if (s[i] == '[' || s[i] == '{') {
+			if (++depth > max)
+				max = depth;
+		} else if (s[i] == ']' || s[i] == '}')
+			depth--;
+	}
+	return max;
+}
+
+/* Member key of object o, or NULL. */
+static yajl_val
+member(yajl_val o, const char *key)
+{
+	for (size_t i = 0; i < o->u.object.len; i++)
+		if (strcmp(o->u.object.keys[i], key) == 0)
+			return o->u.object.values[i];
+	return NULL;
+}
+
+static void __attribute__((format(printf, 3, 4)))
+set_bad(struct bad *bad, const char *code, const char *fmt, ...)
+{
+	va_list ap;
+
+	bad->code = code;
+	va_start(ap, fmt);
+	vsnprintf(bad->message, sizeof(bad->message), fmt, ap);
+	va_end(ap);
+}
+
+/* The first line of yajl's message, which goes on to quote the input. */
+static void
+parse_error(struct bad *bad, const char *err)
+{
+	size_t n = strcspn(err, "\n");
+
+	while (n > 0 && (err[n - 1] == ' ' || err[n - 1] == '.'))
+		n--;
+	set_bad(bad, PROTO_E_BAD_REQUEST, "not valid JSON: %.*s", (int)n, err);
+}
+
+/* The request in line as a tree with a valid "v" and "cmd", or NULL with bad set. */
+static yajl_val
+parse(const char *line, size_t len, struct bad *bad)
+{
+	char err[256];
+	yajl_val req, v, cmd;
+
+	if (memchr(line, '\0', len) != NULL) {
+		set_bad(bad, PROTO_E_BAD_REQUEST, "a request cannot hold NUL bytes");
+		return NULL;
+	}
+	if (nesting(line, len, REQUEST_MAX_DEPTH) > REQUEST_MAX_DEPTH) {
+		set_bad(bad, PROTO_E_BAD_REQUEST, "nested deeper than %d levels",
+		    REQUEST_MAX_DEPTH);
+		return NULL;
+	}
+	err[0] = '\0';
+	if ((req = yajl_tree_parse(line, err, sizeof(err))) == NULL) {
+		parse_error(bad, err[0] != '\0' ? err : "out of memory");
+		return NULL;
+	}
+	if (!YAJL_IS_OBJECT(req))
+		set_bad(bad, PROTO_E_BAD_REQUEST, "a request is a JSON object");
+	else if ((v = member(req, "v")) == NULL)
+		set_bad(bad, PROTO_E_BAD_REQUEST, "the request has no \"v\"; "
+		    "this daemon speaks version %d", PROTO_VERSION);
+	else if (!YAJL_IS_INTEGER(v))
+		set_bad(bad, PROTO_E_BAD_REQUEST, "\"v\" must be an integer");
+	else if (YAJL_GET_INTEGER(v) != PROTO_VERSION)
+		set_bad(bad, PROTO_E_VERSION, "version %lld is not supported; "
+		    "this daemon speaks version %d", YAJL_GET_INTEGER(v),
+		    PROTO_VERSION);
+	else if ((cmd = member(req, "cmd")) == NULL || !YAJL_IS_STRING(cmd))
+		set_bad(bad, PROTO_E_BAD_REQUEST, "\"cmd\" must be a string");
+	else
+		return req;
+	yajl_tree_free(req);
+	return NULL;
+}
+
+/* ---- hello ---- */
+
+static int
+cmd_hello(struct control_reply *out)
+{
+	yajl_gen g = reply_open(true);
+
+	if (g == NULL)
+		return -1;
+	put_int(g, "v", PROTO_VERSION);
+	put_str(g, "daemon", "spyremond " SPYREMON_VERSION);
+	yajl_gen_map_close(g);
+	return finish(g, false, out);
+}
+
+/* ---- begin and end ---- */
+
+static int
+window_reply(const struct windows_result *res, bool with_end,
+    struct control_reply *out)
+{
+	yajl_gen g;
+
+	if (res->error != NULL)
+		return error_reply(res->error, res->message, false, out);
+	if ((g = reply_open(true)) == NULL)
+		return -1;
+	put_int(g, "id", res->id);
+	put_str(g, "tag", res->tag);
+	put_int(g, "begin_ns", res->begin_ns);
+	if (with_end)
+		put_int(g, "end_ns", res->end_ns);
+	yajl_gen_map_close(g);
+	return finish(g, false, out);
+}
+
+/*
+ * The metadata object meta as key, value pairs in *pairs (pointing into
+ * the tree).  NULL meta is none.  -1 with bad set if it is not an object
+ * of strings or holds more than PROTO_META_MAX pairs.
+ */
+static int
+meta_pairs(yajl_val meta, const char ***pairs, size_t *n, struct bad *bad)
+{
+	const char **p;
+
+	*pairs = NULL;
+	*n = 0;
+	if (meta == NULL || YAJL_IS_NULL(meta))
+		return 0;
+	if (!YAJL_IS_OBJECT(meta)) {
+		set_bad(bad, PROTO_E_BAD_REQUEST, "\"meta\" must be an object");
+		return -1;
+	}
+	if (meta->u.object.len > PROTO_META_MAX) {
+		set_bad(bad, PROTO_E_BAD_META, "at most %d metadata pairs",
+		    PROTO_META_MAX);
+		return -1;
+	}
+	if (meta->u.object.len == 0)
+		return 0;
+	if ((p = calloc(2 * meta->u.object.len, sizeof(*p))) == NULL) {
+		set_bad(bad, PROTO_E_INTERNAL, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < meta->u.object.len; i++) {
+		if (!YAJL_IS_STRING(meta->u.object.values[i])) {
+			set_bad(bad, PROTO_E_BAD_META, "metadata values are strings "
+			    "(key '%.64s')", meta->u.object.keys[i]);
+			free(p);
+			return -1;
+		}
+		p[2 * i] = meta->u.object.keys[i];
+		p[2 * i + 1] = YAJL_GET_STRING(meta->u.object.values[i]);
+	}
+	*pairs = p;
+	*n = meta->u.object.len;
+	return 0;
+}
+
+static int
+cmd_begin(const struct control_ctx *ctx, yajl_val req,
+    const struct control_peer *peer, int64_t now_ns, struct control_reply *out)
+{
+	yajl_val tag = member(req, "tag"), same = member(req, "same_tag");
+	struct windows_begin_req wr = { .uid = peer->uid, .pid = peer->pid,
+	    .now_ns = now_ns };
+	struct windows_result res;
+	const char **pairs;
+	struct bad bad;
+	int r;
+
+	if (tag == NULL || !YAJL_IS_STRING(tag))
+		return error_reply(PROTO_E_BAD_REQUEST, "begin needs \"tag\", "
+		    "a string", true, out);
+	if (same != NULL && !YAJL_IS_TRUE(same) && !YAJL_IS_FALSE(same))
+		return error_reply(PROTO_E_BAD_REQUEST, "\"same_tag\" must be "
+		    "true or false", true, out);
+	if (meta_pairs(member(req, "meta"), &pairs, &wr.nmeta, &bad) == -1)
+		return error_reply(bad.code, bad.message,
+		    strcmp(bad.code, PROTO_E_BAD_REQUEST) == 0, out);
+	wr.tag = YAJL_GET_STRING(tag);
+	wr.meta = pairs;
+	wr.same_tag = same != NULL && YAJL_IS_TRUE(same);
+	windows_begin(ctx->win, &wr, &res);
+	r = window_reply(&res, false, out);
+	free(pairs);
+	return r;
+}
+
+static int
+cmd_end(const struct control_ctx *ctx, yajl_val req,
+    const struct control_peer *peer, int64_t now_ns, struct control_reply *out)
+{
+	yajl_val tag = member(req, "tag"), id = member(req, "id");
+	struct windows_end_req er = { .by = WINDOWS_END_NEWEST, .uid = peer->uid,
+	    .pid = peer->pid, .now_ns = now_ns };
+	struct windows_result res;
+
+	if (tag != NULL && id != NULL)
+		return error_reply(PROTO_E_BAD_REQUEST, "end takes \"tag\" or "
+		    "\"id\", not both", true, out);
+	if (tag != NULL) {
+		if (!YAJL_IS_STRING(tag))
+			return error_reply(PROTO_E_BAD_REQUEST, "\"tag\" must be "
+			    "a string", true, out);
+		er.by = WINDOWS_END_TAG;
+		er.tag = YAJL_GET_STRING(tag);
+	} else if (id != NULL) {
+		if (!YAJL_IS_INTEGER(id) || YAJL_GET_INTEGER(id) <= 0)
+			return error_reply(PROTO_E_BAD_REQUEST, "\"id\" must be "
+			    "a positive integer", true, out);
+		er.by = WINDOWS_END_ID;
+		er.id = YAJL_GET_INTEGER(id);
+	}
+	windows_end(ctx->win, &er, &res);
+	return window_reply(&res, true, out);
+}
+
+/* ---- status ---- */
+
+static void
+status_daemon(yajl_gen g, const struct control_ctx *ctx)
+{
+	gen_key(g, "daemon");
+	yajl_gen_map_open(g);
+	put_str(g, "version", SPYREMON_VERSION);
+	put_int(g, "pid", getpid());
+	put_int(g, "started_ns", ctx->started_ns);
+	put_str(g, "state", "running");
+	yajl_gen_map_close(g);
+}
+
+static void
+status_child(yajl_gen g, const struct source_stats *ss)
+{
+	gen_key(g, "child");
+	yajl_gen_map_open(g);
+	if (ss->pid != 0)
+		put_int(g, "pid", ss->pid);
+	else
+		put_null(g, "pid");
+	put_str(g, "state", ss->pid != 0 ? "running" : "stopped");
+	put_uint(g, "restarts", ss->restarts);
+	put_str_or_null(g, "last_error", ss->last_error);
+	put_uint(g, "bad_lines", ss->bad_lines);
+	yajl_gen_map_close(g);
+}
+
+static void
+status_sampling(yajl_gen g, const struct control_ctx *ctx,
+    const struct source_stats *ss, int64_t now_ns)
+{
+	gen_key(g, "sampling");
+	yajl_gen_map_open(g);
+	put_uint(g, "interval_ns", ss->stored_interval_ns);
+	put_uint(g, "configured_interval_ns", ctx->cfg->source.interval_ns);
+	put_uint(g, "window_interval_ns", ctx->cfg->source.window_interval_ns);
+	put_uint(g, "pre_window_ns", ctx->cfg->source.pre_window_ns);
+	put_uint(g, "child_interval_ns", ss->interval_ns);
+	if (ss->newest_ts_ns != 0) {
+		put_int(g, "newest_ns", ss->newest_ts_ns);
+		put_int(g, "newest_age_ns", now_ns - ss->newest_ts_ns);
+	} else {
+		put_null(g, "newest_ns");
+		put_null(g, "newest_age_ns");
+	}
+	yajl_gen_map_close(g);
+}
+
+static void
+status_cards(yajl_gen g, const struct control_ctx *ctx)
+{
+	size_t n;
+	const struct card *cards = source_cards(ctx->src, &n);
+
+	gen_key(g, "cards");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < n; i++) {
+		const struct card *c = &cards[i];
+
+		yajl_gen_map_open(g);
+		put_str(g, "bus_id", c->bus_id);
+		put_str(g, "function", c->vf ? "vf" : "pf");
+		if (c->numa_node >= 0)
+			put_int(g, "numa_node", c->numa_node);
+		else
+			put_null(g, "numa_node");
+		put_str_or_null(g, "driver", c->driver);
+		put_str_or_null(g, "link_speed", c->link_speed);
+		if (c->link_width > 0)
+			put_int(g, "link_width", c->link_width);
+		else
+			put_null(g, "link_width");
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+}
+
+static const char *
+file_state(enum health_file f)
+{
+	switch (f) {
+	case HEALTH_FILE_MISSING:
+		return "missing";
+	case HEALTH_FILE_STALE:
+		return "stale";
+	case HEALTH_FILE_FRESH:
+		return "fresh";
+	case HEALTH_FILE_UNKNOWN:
+	default:
+		return "unknown";
+	}
+}
+
+static void
+status_health(yajl_gen g, const struct control_ctx *ctx)
+{
+	char text[512];
+
+	gen_key(g, "health");
+	yajl_gen_array_open(g);
+	for (int dev = 0; dev < SOURCE_MAX_DEVICES; dev++) {
+		const struct source_device *d = source_device(ctx->src, dev);
+
+		if (d == NULL)
+			continue;
+		health_describe(&d->health, text, sizeof(text));
+		yajl_gen_map_open(g);
+		put_int(g, "device", dev);
+		put_str_or_null(g, "bus_id", d->bus_id);
+		put_str(g, "metric_file", d->health.path);
+		put_str(g, "state", file_state(d->health.file));
+		put_bool(g, "counters_zero", health_counters_zero(&d->health));
+		put_str(g, "text", text);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+}
+
+static void
+status_store(yajl_gen g, const struct control_ctx *ctx)
+{
+	const struct config *cfg = ctx->cfg;
+	struct store_stats st;
+	char **keys;
+	size_t n;
+
+	store_get_stats(ctx->st, &st);
+	gen_key(g, "database");
+	yajl_gen_map_open(g);
+	put_str(g, "path", cfg->database);
+	put_uint(g, "file_bytes", st.file_bytes);
+	put_uint(g, "rows_written", st.rows_written);
+	put_uint(g, "pending", st.pending);
+	put_uint(g, "flushes_failed", st.flushes_failed);
+	put_uint(g, "rows_dropped", st.rows_dropped);
+	yajl_gen_map_close(g);
+
+	gen_key(g, "retention");
+	yajl_gen_map_open(g);
+	put_uint(g, "max_age_ns", cfg->retention.max_age_ns);
+	put_uint(g, "max_size", cfg->retention.max_size);
+	put_uint(g, "windows_max_age_ns", cfg->retention.windows_max_age_ns);
+	put_uint(g, "windows_max_open_ns", cfg->windows.max_open_ns);
+	yajl_gen_map_close(g);
+
+	gen_key(g, "unreliable");
+	yajl_gen_array_open(g);
+	if (store_unreliable_metrics(ctx->st, &keys, &n) == 0) {
+		for (size_t i = 0; i < n; i++)
+			gen_string(g, keys[i]);
+		store_strings_free(keys, n);
+	}
+	yajl_gen_array_close(g);
+}
+
+static void
+status_windows(yajl_gen g, const struct control_ctx *ctx)
+{
+	size_t n;
+	const struct window *list = windows_list(ctx->win, &n);
+
+	gen_key(g, "windows");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < n; i++) {
+		const struct window *w = &list[i];
+
+		yajl_gen_map_open(g);
+		put_int(g, "id", w->id);
+		put_str(g, "tag", w->tag);
+		put_uint(g, "uid", w->uid);
+		put_int(g, "pid", w->pid);
+		put_int(g, "begin_ns", w->begin_ns);
+		gen_key(g, "meta");
+		yajl_gen_map_open(g);
+		for (size_t k = 0; k < w->nmeta; k++)
+			put_str(g, w->meta[2 * k], w->meta[2 * k + 1]);
+		yajl_gen_map_close(g);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+}
+
+static int
+cmd_status(const struct control_ctx *ctx, int64_t now_ns,
+    struct control_reply *out)
+{
+	yajl_gen g = reply_open(true);
+	struct source_stats ss;
+
+	if (g == NULL)
+		return -1;
+	source_get_stats(ctx->src, &ss);
+	status_daemon(g, ctx);
+	status_child(g, &ss);
+	status_sampling(g, ctx, &ss, now_ns);
+	status_cards(g, ctx);
+	status_health(g, ctx);
+	status_store(g, ctx);
+	status_windows(g, ctx);
+	yajl_gen_map_close(g);
+	return finish(g, false, out);
+}
+
+/* ---- dispatch ---- */
+
+int
+control_request_handle(const struct control_ctx *ctx, const char *line,
+    size_t len, const struct control_peer *peer, int64_t now_ns,
+    struct control_reply *out)
+{
+	struct bad bad;
+	yajl_val req;
+	const char *cmd;
+	int r;
+
+	if ((req = parse(line, len, &bad)) == NULL)
+		return error_reply(bad.code, bad.message, true, out);
+	cmd = YAJL_GET_STRING(member(req, "cmd"));
+	if (strcmp(cmd, "hello") == 0)
+		r = cmd_hello(out);
+	else if (strcmp(cmd, "begin") == 0)
+		r = cmd_begin(ctx, req, peer, now_ns, out);
+	else if (strcmp(cmd, "end") == 0)
+		r = cmd_end(ctx, req, peer, now_ns, out);
+	else if (strcmp(cmd, "status") == 0)
+		r = cmd_status(ctx, now_ns, out);
+	else {
+		snprintf(bad.message, sizeof(bad.message), "unknown command "
+		    "'%.40s'; this daemon knows hello, begin, end and status", cmd);
+		r = error_reply(PROTO_E_UNKNOWN_CMD, bad.message, false, out);
+	}
+	yajl_tree_free(req);
+	return r;
+}

@@ -1,0 +1,278 @@
+/*
+ * store_windows: the windows table of profiling windows, and the catalog's
+ * unreliable metrics (contract in store.h).
+ *
+ * A window change is rare and must outlive a crash of the daemon, so each
+ * is one statement in its own BEGIN IMMEDIATE ... COMMIT, written when it
+ * happens.  With WAL and synchronous=NORMAL a commit survives the daemon's
+ * crash at once and a power loss from the next checkpoint on, like the
+ * samples around it.  The store's buffered sample rows live in memory and
+ * are written in their own transactions by store_flush; the event loop
+ * never runs a window change while one of those is open, and a change
+ * refuses to run inside any open transaction rather than commit it.
+ * Statements are prepared per call: these calls are rare, and a statement
+ * left prepared would keep store_close from closing the connection.
+ */
+#include "store_priv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema.h"
+
+#define WINDOW_COLUMNS	"id, tag, uid, pid, begin_ns, end_ns, auto_closed, meta"
+
+static sqlite3_stmt *
+prepare(struct store *st, const char *sql)
+{
+	sqlite3_stmt *s;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+		store_warn_sqlite(st, "prepare");
+		return NULL;
+	}
+	return s;
+}
+
+/*
+ * Run the bound statement s (consumed) alone in an immediate transaction;
+ * *changes receives the rows it changed.  SQLite's result code.
+ */
+static int
+run_alone(struct store *st, sqlite3_stmt *s, const char *what, int *changes)
+{
+	int rc;
+
+	if (!sqlite3_get_autocommit(st->db)) {
+		log_warnx("%s: %s: a transaction is already open", st->path, what);
+		sqlite3_finalize(s);
+		return SQLITE_MISUSE;
+	}
+	if ((rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL)) !=
+	    SQLITE_OK) {
+		store_warn_sqlite(st, what);
+		sqlite3_finalize(s);
+		return rc;
+	}
+	if ((rc = sqlite3_step(s)) == SQLITE_DONE) {
+		*changes = sqlite3_changes(st->db);
+		rc = sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
+	}
+	if (rc != SQLITE_OK)
+		store_warn_sqlite(st, what);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_OK && !sqlite3_get_autocommit(st->db))
+		(void)sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+int
+store_window_begin(struct store *st, const char *tag, uint32_t uid,
+    int32_t pid, int64_t begin_ns, const char *meta_json, int64_t *id)
+{
+	sqlite3_stmt *s;
+	int changes;
+
+	s = prepare(st, "INSERT INTO " SCHEMA_T_WINDOWS
+	    " (tag, uid, pid, begin_ns, meta) VALUES (?, ?, ?, ?, ?)");
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_text(s, 1, tag, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, uid);
+	sqlite3_bind_int64(s, 3, pid);
+	sqlite3_bind_int64(s, 4, begin_ns);
+	sqlite3_bind_text(s, 5, meta_json != NULL ? meta_json : "{}", -1,
+	    SQLITE_STATIC);
+	if (run_alone(st, s, "begin window", &changes) != SQLITE_OK)
+		return -1;
+	*id = sqlite3_last_insert_rowid(st->db);
+	return 0;
+}
+
+int
+store_window_end(struct store *st, int64_t id, int64_t end_ns, bool auto_closed)
+{
+	sqlite3_stmt *s;
+	int changes;
+
+	s = prepare(st, "UPDATE " SCHEMA_T_WINDOWS " SET end_ns = ?, "
+	    "auto_closed = ? WHERE id = ? AND end_ns IS NULL");
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, end_ns);
+	sqlite3_bind_int(s, 2, auto_closed);
+	sqlite3_bind_int64(s, 3, id);
+	if (run_alone(st, s, "end window", &changes) != SQLITE_OK)
+		return -1;
+	if (changes != 1) {
+		log_warnx("%s: end window: window %lld is not open", st->path,
+		    (long long)id);
+		return -1;
+	}
+	return 0;
+}
+
+static char *
+column_strdup(sqlite3_stmt *s, int col)
+{
+	const unsigned char *text = sqlite3_column_text(s, col);
+
+	return strdup(text != NULL ? (const char *)text : "");
+}
+
+/* The row s is on, in the order of WINDOW_COLUMNS; -1 if out of memory. */
+static int
+window_from_row(sqlite3_stmt *s, struct store_window *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->id = sqlite3_column_int64(s, 0);
+	w->uid = (uint32_t)sqlite3_column_int64(s, 2);
+	w->pid = (int32_t)sqlite3_column_int64(s, 3);
+	w->begin_ns = sqlite3_column_int64(s, 4);
+	w->end_ns = sqlite3_column_int64(s, 5);
+	w->auto_closed = sqlite3_column_int(s, 6) != 0;
+	w->tag = column_strdup(s, 1);
+	w->meta_json = column_strdup(s, 7);
+	if (w->tag == NULL || w->meta_json == NULL) {
+		free(w->tag);
+		free(w->meta_json);
+		return -1;
+	}
+	return 0;
+}
+
+int
+store_windows_open(struct store *st, struct store_window **out, size_t *n)
+{
+	struct store_window *w = NULL, *grown;
+	size_t count = 0, cap = 0;
+	sqlite3_stmt *s;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	s = prepare(st, "SELECT " WINDOW_COLUMNS " FROM " SCHEMA_T_WINDOWS
+	    " WHERE end_ns IS NULL ORDER BY begin_ns, id");
+	if (s == NULL)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (count == cap) {
+			cap = cap == 0 ? 8 : cap * 2;
+			if ((grown = realloc(w, cap * sizeof(*w))) == NULL)
+				break;
+			w = grown;
+		}
+		if (window_from_row(s, &w[count]) == -1)
+			break;
+		count++;
+	}
+	if (rc != SQLITE_DONE) {
+		if (rc == SQLITE_ROW)
+			log_warnx("%s: open windows: out of memory", st->path);
+		else
+			store_warn_sqlite(st, "open windows");
+		sqlite3_finalize(s);
+		store_windows_free(w, count);
+		return -1;
+	}
+	sqlite3_finalize(s);
+	*out = w;
+	*n = count;
+	return 0;
+}
+
+int
+store_window_get(struct store *st, int64_t id, struct store_window **out)
+{
+	struct store_window *w;
+	sqlite3_stmt *s;
+	int rc;
+
+	*out = NULL;
+	s = prepare(st, "SELECT " WINDOW_COLUMNS " FROM " SCHEMA_T_WINDOWS
+	    " WHERE id = ?");
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_DONE) {
+		sqlite3_finalize(s);
+		return 0;
+	}
+	if (rc != SQLITE_ROW) {
+		store_warn_sqlite(st, "find window");
+		sqlite3_finalize(s);
+		return -1;
+	}
+	if ((w = malloc(sizeof(*w))) == NULL || window_from_row(s, w) == -1) {
+		log_warnx("%s: find window: out of memory", st->path);
+		free(w);
+		sqlite3_finalize(s);
+		return -1;
+	}
+	sqlite3_finalize(s);
+	*out = w;
+	return 0;
+}
+
+void
+store_windows_free(struct store_window *w, size_t n)
+{
+	if (w == NULL)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(w[i].tag);
+		free(w[i].meta_json);
+	}
+	free(w);
+}
+
+int
+store_unreliable_metrics(struct store *st, char ***keys, size_t *n)
+{
+	char **k = NULL, **grown;
+	size_t count = 0, cap = 0;
+	sqlite3_stmt *s;
+	int rc;
+
+	*keys = NULL;
+	*n = 0;
+	s = prepare(st, "SELECT key FROM " SCHEMA_T_METRICS
+	    " WHERE reliable = 0 ORDER BY id");
+	if (s == NULL)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (count == cap) {
+			cap = cap == 0 ? 8 : cap * 2;
+			if ((grown = realloc(k, cap * sizeof(*k))) == NULL)
+				break;
+			k = grown;
+		}
+		if ((k[count] = column_strdup(s, 0)) == NULL)
+			break;
+		count++;
+	}
+	if (rc != SQLITE_DONE) {
+		if (rc == SQLITE_ROW)
+			log_warnx("%s: unreliable metrics: out of memory", st->path);
+		else
+			store_warn_sqlite(st, "unreliable metrics");
+		sqlite3_finalize(s);
+		store_strings_free(k, count);
+		return -1;
+	}
+	sqlite3_finalize(s);
+	*keys = k;
+	*n = count;
+	return 0;
+}
+
+void
+store_strings_free(char **strings, size_t n)
+{
+	if (strings == NULL)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(strings[i]);
+	free(strings);
+}

@@ -1,0 +1,621 @@
+/*
+ * windows: open profiling windows (contract in windows.h).
+ *
+ * The open set is a small array in the order the windows were opened; every
+ * rule is a linear scan of it, which at WINDOWS_MAX_OPEN entries is still a
+ * few microseconds.  The store is written first and memory changed only
+ * once the store accepted the change, so the two never disagree.
+ */
+#include "windows.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <syslog.h>
+
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+#include "log.h"
+#include "store.h"
+#include "timeparse.h"
+
+#define TIMER_ACCURACY_USEC	1000
+
+struct windows {
+	struct store *st;
+	uint64_t max_open_ns;
+	windows_notify_fn *notify;
+	void *arg;
+
+	struct window *open;	/* n in use, cap allocated */
+	size_t n, cap;
+
+	sd_event_source *timer;	/* NULL without an event loop */
+	bool expire_failed;	/* the store refused an auto-close: retry later */
+};
+
+/* ---- windows in memory ---- */
+
+static void
+window_clear(struct window *win)
+{
+	for (size_t i = 0; i < 2 * win->nmeta; i++)
+		free(win->meta[i]);
+	free(win->meta);
+	win->meta = NULL;
+	win->nmeta = 0;
+}
+
+/* Copy nmeta key, value pairs into win; -1 if out of memory. */
+static int
+window_set_meta(struct window *win, const char *const *meta, size_t nmeta)
+{
+	if (nmeta == 0)
+		return 0;
+	if ((win->meta = calloc(2 * nmeta, sizeof(*win->meta))) == NULL)
+		return -1;
+	win->nmeta = nmeta;
+	for (size_t i = 0; i < 2 * nmeta; i++)
+		if ((win->meta[i] = strdup(meta[i])) == NULL) {
+			window_clear(win);
+			return -1;
+		}
+	return 0;
+}
+
+static void
+set_window_fields(struct window *win, int64_t id, const char *tag,
+    uint32_t uid, int32_t pid, int64_t begin_ns)
+{
+	win->id = id;
+	snprintf(win->tag, sizeof(win->tag), "%s", tag);
+	win->uid = uid;
+	win->pid = pid;
+	win->begin_ns = begin_ns;
+}
+
+/* Room for one more open window; -1 if out of memory. */
+static int
+reserve(struct windows *w)
+{
+	struct window *grown;
+	size_t cap;
+
+	if (w->n < w->cap)
+		return 0;
+	cap = w->cap == 0 ? 8 : w->cap * 2;
+	if ((grown = realloc(w->open, cap * sizeof(*grown))) == NULL)
+		return -1;
+	w->open = grown;
+	w->cap = cap;
+	return 0;
+}
+
+/* Drop open window i from memory, telling the source if it was the last. */
+static void
+forget(struct windows *w, size_t i)
+{
+	window_clear(&w->open[i]);
+	memmove(&w->open[i], &w->open[i + 1], (w->n - i - 1) * sizeof(*w->open));
+	if (--w->n == 0 && w->notify != NULL)
+		w->notify(w->arg, false);
+}
+
+static int64_t
+expiry_of(const struct windows *w, const struct window *win)
+{
+	if (win->begin_ns > INT64_MAX - (int64_t)w->max_open_ns)
+		return INT64_MAX;
+	return win->begin_ns + (int64_t)w->max_open_ns;
+}
+
+/* ---- metadata as JSON ---- */
+
+/* A JSON object of meta's pairs, in their order; NULL if out of memory. */
+static char *
+meta_to_json(const char *const *meta, size_t nmeta)
+{
+	const unsigned char *buf;
+	yajl_gen g;
+	size_t len;
+	char *json = NULL;
+
+	if ((g = yajl_gen_alloc(NULL)) == NULL)
+		return NULL;
+	yajl_gen_map_open(g);
+	for (size_t i = 0; i < 2 * nmeta; i++)
+		yajl_gen_string(g, (const unsigned char *)meta[i], strlen(meta[i]));
+	yajl_gen_map_close(g);
+	if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok)
+		json = strndup((const char *)buf, len);
+	yajl_gen_free(g);
+	return json;
+}
+
+/*
+ * The string members of the JSON object json as pairs in win.  Anything
+ * else is left out with a warning: the daemon only ever writes objects of
+ * strings, so it is a database edited by hand.
+ */
+static void
+meta_from_json(struct window *win, const char *json)
+{
+	char err[128];
+	yajl_val v = yajl_tree_parse(json, err, sizeof(err));
+	const char **pairs = NULL;
+	size_t n = 0;
+
+	if (v == NULL || !YAJL_IS_OBJECT(v)) {
+		log_warnx("window %" PRId64 ": meta is not a JSON object; ignored",
+		    win->id);
+		yajl_tree_free(v);
+		return;
+	}
+	if (v->u.object.len > 0 &&
+	    (pairs = calloc(2 * v->u.object.len, sizeof(*pairs))) == NULL) {
+		log_warnx("window %" PRId64 ": meta: out of memory", win->id);
+		yajl_tree_free(v);
+		return;
+	}
+	for (size_t i = 0; i < v->u.object.len; i++) {
+		if (!YAJL_IS_STRING(v->u.object.values[i])) {
+			log_warnx("window %" PRId64 ": meta '%s' is not a string; "
+			    "ignored", win->id, v->u.object.keys[i]);
+			continue;
+		}
+		pairs[2 * n] = v->u.object.keys[i];
+		pairs[2 * n + 1] = YAJL_GET_STRING(v->u.object.values[i]);
+		n++;
+	}
+	if (window_set_meta(win, pairs, n) == -1)
+		log_warnx("window %" PRId64 ": meta: out of memory", win->id);
+	free(pairs);
+	yajl_tree_free(v);
+}
+
+/* ---- logging ---- */
+
+/*
+ * Log "window <id> '<tag>' <what>" at prio with the window's journal
+ * fields; CLIENT_PID is the process that asked for the change, or the
+ * window's own for an automatic one.
+ */
+static void
+log_window(int prio, const struct window *win, int32_t client_pid,
+    const char *what)
+{
+	char f_id[40], f_tag[16 + PROTO_TAG_MAX], f_uid[32], f_pid[32];
+	const char *const fields[] = { f_id, f_tag, f_uid, f_pid, NULL };
+
+	snprintf(f_id, sizeof(f_id), "WINDOW_ID=%" PRId64, win->id);
+	snprintf(f_tag, sizeof(f_tag), "WINDOW_TAG=%s", win->tag);
+	snprintf(f_uid, sizeof(f_uid), "CLIENT_UID=%" PRIu32, win->uid);
+	snprintf(f_pid, sizeof(f_pid), "CLIENT_PID=%" PRId32, client_pid);
+	log_fields(prio, fields, "window %" PRId64 " '%s' %s", win->id, win->tag,
+	    what);
+}
+
+/* ---- results ---- */
+
+static void __attribute__((format(printf, 3, 4)))
+fail(struct windows_result *res, const char *error, const char *fmt, ...)
+{
+	va_list ap;
+
+	res->error = error;
+	va_start(ap, fmt);
+	vsnprintf(res->message, sizeof(res->message), fmt, ap);
+	va_end(ap);
+}
+
+static void
+succeed(struct windows_result *res, const struct window *win, int64_t end_ns)
+{
+	res->error = NULL;
+	res->message[0] = '\0';
+	res->id = win->id;
+	snprintf(res->tag, sizeof(res->tag), "%s", win->tag);
+	res->begin_ns = win->begin_ns;
+	res->end_ns = end_ns;
+}
+
+/* ---- begin ---- */
+
+/* Apply begin's rules to req; true if it may go ahead, else res says why. */
+static bool
+begin_allowed(const struct windows *w, const struct windows_begin_req *req,
+    struct windows_result *res)
+{
+	const char *why;
+	size_t mine = 0;
+
+	if (!proto_tag_valid(req->tag, &why)) {
+		fail(res, PROTO_E_BAD_TAG, "%s", why);
+		return false;
+	}
+	if (req->nmeta > PROTO_META_MAX) {
+		fail(res, PROTO_E_BAD_META, "at most %d metadata pairs",
+		    PROTO_META_MAX);
+		return false;
+	}
+	for (size_t i = 0; i < req->nmeta; i++) {
+		const char *key = req->meta[2 * i];
+
+		if (!proto_meta_valid(key, req->meta[2 * i + 1], &why)) {
+			fail(res, PROTO_E_BAD_META, "%s (key '%.64s')", why, key);
+			return false;
+		}
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(key, req->meta[2 * j]) == 0) {
+				fail(res, PROTO_E_BAD_META, "metadata key '%s' "
+				    "is given twice", key);
+				return false;
+			}
+	}
+	for (size_t i = 0; i < w->n; i++) {
+		if (w->open[i].uid != req->uid)
+			continue;
+		mine++;
+		if (!req->same_tag && strcmp(w->open[i].tag, req->tag) == 0) {
+			fail(res, PROTO_E_TAG_OPEN, "you already have window %"
+			    PRId64 " open with tag '%s'; end it first, or open "
+			    "another with same_tag and end each by id",
+			    w->open[i].id, req->tag);
+			return false;
+		}
+	}
+	if (mine >= WINDOWS_MAX_PER_UID || w->n >= WINDOWS_MAX_OPEN) {
+		fail(res, PROTO_E_TOO_MANY, "%s windows are open already; end "
+		    "some first", mine >= WINDOWS_MAX_PER_UID ? "too many of your" :
+		    "too many");
+		return false;
+	}
+	return true;
+}
+
+static void arm_timer(struct windows *w, int64_t now_ns);
+
+void
+windows_begin(struct windows *w, const struct windows_begin_req *req,
+    struct windows_result *res)
+{
+	struct window win = { 0 };
+	char *json, what[80];
+	int64_t id;
+	int rc;
+
+	if (!begin_allowed(w, req, res))
+		return;
+	if (reserve(w) == -1 || (json = meta_to_json(req->meta, req->nmeta)) == NULL) {
+		log_warnx("begin window: out of memory");
+		fail(res, PROTO_E_INTERNAL, "out of memory");
+		return;
+	}
+	rc = store_window_begin(w->st, req->tag, req->uid, req->pid,
+	    req->now_ns, json, &id);
+	free(json);
+	if (rc == -1) {
+		fail(res, PROTO_E_INTERNAL, "the database refused the window; "
+		    "see the daemon's log");
+		return;
+	}
+	set_window_fields(&win, id, req->tag, req->uid, req->pid, req->now_ns);
+	if (window_set_meta(&win, req->meta, req->nmeta) == -1)
+		log_warnx("window %" PRId64 ": meta kept only in the database: "
+		    "out of memory", id);
+	w->open[w->n++] = win;
+	snprintf(what, sizeof(what), "begun by uid %" PRIu32 " (pid %" PRId32 ")",
+	    req->uid, req->pid);
+	log_window(LOG_INFO, &win, req->pid, what);
+	succeed(res, &win, 0);
+	if (w->n == 1 && w->notify != NULL)
+		w->notify(w->arg, true);
+	arm_timer(w, req->now_ns);
+}
+
+/* ---- end ---- */
+
+/* Index of the caller's newest open window, or -1. */
+static ssize_t
+find_newest(const struct windows *w, uint32_t uid)
+{
+	ssize_t best = -1;
+
+	for (size_t i = 0; i < w->n; i++)
+		if (w->open[i].uid == uid &&
+		    (best == -1 || w->open[i].id > w->open[best].id))
+			best = (ssize_t)i;
+	return best;
+}
+
+/* Index of the caller's one open window tagged tag, or -1 with res set. */
+static ssize_t
+find_by_tag(const struct windows *w, const struct windows_end_req *req,
+    struct windows_result *res)
+{
+	char ids[128] = "";
+	ssize_t found = -1;
+	size_t count = 0, len = 0;
+
+	for (size_t i = 0; i < w->n; i++) {
+		if (w->open[i].uid != req->uid || strcmp(w->open[i].tag, req->tag) != 0)
+			continue;
+		if (count++ == 0)
+			found = (ssize_t)i;
+		if (len < sizeof(ids))
+			len += (size_t)snprintf(ids + len, sizeof(ids) - len, "%s%"
+			    PRId64, count > 1 ? ", " : "", w->open[i].id);
+	}
+	if (count == 0)
+		fail(res, PROTO_E_NOT_OPEN, "you have no open window tagged '%s'",
+		    req->tag);
+	else if (count > 1)
+		fail(res, PROTO_E_AMBIGUOUS, "you have %zu open windows tagged "
+		    "'%s' (ids %s); end one by id", count, req->tag, ids);
+	return count == 1 ? found : -1;
+}
+
+/* Why window id is not open, from the store. */
+static void
+explain_not_open(struct windows *w, int64_t id, struct windows_result *res)
+{
+	struct store_window *sw;
+	char when[64];
+
+	if (store_window_get(w->st, id, &sw) == -1) {
+		fail(res, PROTO_E_INTERNAL, "cannot read window %" PRId64
+		    "; see the daemon's log", id);
+		return;
+	}
+	if (sw == NULL) {
+		fail(res, PROTO_E_NOT_OPEN, "there is no window %" PRId64, id);
+		return;
+	}
+	format_time_utc(sw->end_ns, when, sizeof(when));
+	fail(res, PROTO_E_NOT_OPEN, "window %" PRId64 " '%s' has already "
+	    "ended, at %s%s", id, sw->tag, when,
+	    sw->auto_closed ? " (closed automatically after windows.max_open)" : "");
+	store_windows_free(sw, 1);
+}
+
+/* Index of open window id if the caller may end it, or -1 with res set. */
+static ssize_t
+find_by_id(struct windows *w, const struct windows_end_req *req,
+    struct windows_result *res)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		if (w->open[i].id != req->id)
+			continue;
+		if (w->open[i].uid != req->uid && req->uid != 0) {
+			fail(res, PROTO_E_NOT_OWNER, "window %" PRId64 " belongs to "
+			    "uid %" PRIu32 "; only its owner or root may end it",
+			    req->id, w->open[i].uid);
+			return -1;
+		}
+		return (ssize_t)i;
+	}
+	explain_not_open(w, req->id, res);
+	return -1;
+}
+
+/* Close open window i at end_ns in the store, then in memory; -1 if the store failed. */
+static int
+close_window(struct windows *w, size_t i, int64_t end_ns, bool auto_closed,
+    uint32_t ender, int32_t client_pid, struct windows_result *res)
+{
+	struct window *win = &w->open[i];
+	char what[128], open_for[32];
+
+	/* a clock stepped back must not give a window a negative length */
+	if (end_ns < win->begin_ns)
+		end_ns = win->begin_ns;
+	if (store_window_end(w->st, win->id, end_ns, auto_closed) == -1)
+		return -1;
+	if (auto_closed) {
+		format_duration(w->max_open_ns, open_for, sizeof(open_for));
+		snprintf(what, sizeof(what), "of uid %" PRIu32 " closed "
+		    "automatically: open for windows.max_open (%s)", win->uid,
+		    open_for);
+	} else
+		snprintf(what, sizeof(what), "of uid %" PRIu32 " ended by uid %"
+		    PRIu32 " (pid %" PRId32 ") after %.3fs", win->uid, ender,
+		    client_pid, (double)(end_ns - win->begin_ns) / 1e9);
+	log_window(auto_closed ? LOG_NOTICE : LOG_INFO, win, client_pid, what);
+	if (res != NULL)
+		succeed(res, win, end_ns);
+	forget(w, i);
+	return 0;
+}
+
+void
+windows_end(struct windows *w, const struct windows_end_req *req,
+    struct windows_result *res)
+{
+	ssize_t i;
+
+	switch (req->by) {
+	case WINDOWS_END_TAG:
+		i = find_by_tag(w, req, res);
+		break;
+	case WINDOWS_END_ID:
+		i = find_by_id(w, req, res);
+		break;
+	case WINDOWS_END_NEWEST:
+	default:
+		if ((i = find_newest(w, req->uid)) == -1)
+			fail(res, PROTO_E_NOT_OPEN, "you have no open window");
+		break;
+	}
+	if (i == -1)
+		return;
+	if (close_window(w, (size_t)i, req->now_ns, false, req->uid,
+	    req->pid, res) == -1) {
+		fail(res, PROTO_E_INTERNAL, "the database refused to end the "
+		    "window; see the daemon's log");
+		return;
+	}
+	arm_timer(w, req->now_ns);
+}
+
+/* ---- automatic closing ---- */
+
+size_t
+windows_expire(struct windows *w, int64_t now_ns)
+{
+	size_t closed = 0;
+
+	w->expire_failed = false;
+	for (size_t i = 0; i < w->n;) {
+		int64_t expiry = expiry_of(w, &w->open[i]);
+
+		if (expiry > now_ns)
+			i++;
+		else if (close_window(w, i, expiry, true, w->open[i].uid,
+		    w->open[i].pid, NULL) == 0)
+			closed++;
+		else {
+			w->expire_failed = true;
+			i++;
+		}
+	}
+	return closed;
+}
+
+int64_t
+windows_next_expiry(const struct windows *w)
+{
+	int64_t next = INT64_MAX, e;
+
+	for (size_t i = 0; i < w->n; i++)
+		if ((e = expiry_of(w, &w->open[i])) < next)
+			next = e;
+	return next;
+}
+
+/* Point the timer at the next expiry, or at a retry of a failed one. */
+static void
+arm_timer(struct windows *w, int64_t now_ns)
+{
+	int64_t next = windows_next_expiry(w);
+
+	if (w->timer == NULL)
+		return;
+	if (next == INT64_MAX) {
+		sd_event_source_set_enabled(w->timer, SD_EVENT_OFF);
+		return;
+	}
+	if (w->expire_failed && next <= now_ns)
+		next = now_ns + (int64_t)WINDOWS_RETRY_NS;
+	sd_event_source_set_time(w->timer, next > 0 ? (uint64_t)next / 1000 : 0);
+	sd_event_source_set_enabled(w->timer, SD_EVENT_ONESHOT);
+}
+
+static int
+on_timer(sd_event_source *s, uint64_t usec, void *arg)
+{
+	struct windows *w = arg;
+	int64_t now = now_realtime_ns();
+
+	(void)s;
+	(void)usec;
+	windows_expire(w, now);
+	arm_timer(w, now);
+	return 0;
+}
+
+void
+windows_set_max_open(struct windows *w, uint64_t max_open_ns, int64_t now_ns)
+{
+	w->max_open_ns = max_open_ns;
+	windows_expire(w, now_ns);
+	arm_timer(w, now_ns);
+}
+
+/* ---- the set ---- */
+
+static int
+load(struct windows *w)
+{
+	struct store_window *sw;
+	size_t n;
+
+	if (store_windows_open(w->st, &sw, &n) == -1)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		struct window win = { 0 };
+
+		if (reserve(w) == -1) {
+			log_warnx("open windows: out of memory");
+			store_windows_free(sw, n);
+			return -1;
+		}
+		set_window_fields(&win, sw[i].id, sw[i].tag, sw[i].uid, sw[i].pid,
+		    sw[i].begin_ns);
+		meta_from_json(&win, sw[i].meta_json);
+		w->open[w->n++] = win;
+	}
+	store_windows_free(sw, n);
+	return 0;
+}
+
+int
+windows_start(sd_event *ev, struct store *st, uint64_t max_open_ns,
+    int64_t now_ns, windows_notify_fn *notify, void *arg, struct windows **out)
+{
+	struct windows *w;
+	int r;
+
+	*out = NULL;
+	if ((w = calloc(1, sizeof(*w))) == NULL) {
+		log_warn("windows");
+		return -1;
+	}
+	w->st = st;
+	w->max_open_ns = max_open_ns;
+	if (load(w) == -1) {
+		windows_free(w);
+		return -1;
+	}
+	if (w->n > 0)
+		log_info("%zu window%s still open from before", w->n,
+		    w->n == 1 ? " is" : "s are");
+	windows_expire(w, now_ns);
+	/* armed, or turned off, by arm_timer just below */
+	if (ev != NULL && (r = sd_event_add_time(ev, &w->timer, CLOCK_REALTIME,
+	    0, TIMER_ACCURACY_USEC, on_timer, w)) < 0) {
+		log_warnx("windows: timer: %s", strerror(-r));
+		windows_free(w);
+		return -1;
+	}
+	arm_timer(w, now_ns);
+	/* notify only now: nothing is told about windows closed while loading */
+	w->notify = notify;
+	w->arg = arg;
+	if (w->n > 0 && notify != NULL)
+		notify(arg, true);
+	*out = w;
+	return 0;
+}
+
+void
+windows_free(struct windows *w)
+{
+	if (w == NULL)
+		return;
+	sd_event_source_disable_unref(w->timer);
+	for (size_t i = 0; i < w->n; i++)
+		window_clear(&w->open[i]);
+	free(w->open);
+	free(w);
+}
+
+const struct window *
+windows_list(const struct windows *w, size_t *n)
+{
+	*n = w->n;
+	return w->open;
+}

@@ -1,0 +1,123 @@
+/*
+ * windows: the open profiling windows and the rules for opening and closing
+ * them.  Every change is written to the store at once (store_window_*), and
+ * the set is loaded from it at start, so open windows survive a restart.
+ *
+ * Rules, each answered with a PROTO_E_* code on failure:
+ *   begin  the tag must pass proto_tag_valid and each of at most
+ *          PROTO_META_MAX metadata pairs proto_meta_valid, with distinct
+ *          keys; a caller (uid) who already has an open window with that
+ *          tag is refused (tag_open) unless same_tag is set.  At most
+ *          WINDOWS_MAX_PER_UID open per uid and WINDOWS_MAX_OPEN in all
+ *          (too_many).
+ *   end    by nothing: the caller's newest open window (the highest id);
+ *          by tag: the caller's one open window with that tag (ambiguous
+ *          if several); by id: that window if the caller owns it or is
+ *          root (not_owner otherwise).  not_open when there is nothing to
+ *          close, also for a window that has already ended.
+ * Windows of different users, and nested or overlapping ones, are
+ * independent.  A window open for max_open is closed by the daemon with
+ * end_ns = begin_ns + max_open and auto_closed set.
+ *
+ * Times are CLOCK_REALTIME ns, the clock of the samples, passed in by the
+ * caller: the request's arrival for begin and end, the current time for
+ * windows_start and windows_expire.
+ */
+#ifndef SPYREMON_WINDOWS_H
+#define SPYREMON_WINDOWS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <systemd/sd-event.h>
+
+#include "proto.h"
+
+struct store;
+struct windows;
+
+#define WINDOWS_MAX_PER_UID	256
+#define WINDOWS_MAX_OPEN	4096
+/* An auto-close the store refused is tried again after this long. */
+#define WINDOWS_RETRY_NS	(5ULL * 1000000000ULL)
+
+struct window {
+	int64_t id;
+	char tag[PROTO_TAG_MAX + 1];
+	uint32_t uid;
+	int32_t pid;
+	int64_t begin_ns;
+	size_t nmeta;
+	char **meta;		/* nmeta keys and values: key0, value0, key1, ... */
+};
+
+/* Called with true when the first window opens, false when the last closes. */
+typedef void windows_notify_fn(void *arg, bool any_open);
+
+struct windows_begin_req {
+	const char *tag;
+	const char *const *meta;	/* nmeta key, value pairs as in struct window */
+	size_t nmeta;
+	bool same_tag;
+	uint32_t uid;
+	int32_t pid;
+	int64_t now_ns;
+};
+
+enum windows_end_by { WINDOWS_END_NEWEST, WINDOWS_END_TAG, WINDOWS_END_ID };
+
+struct windows_end_req {
+	enum windows_end_by by;
+	const char *tag;		/* WINDOWS_END_TAG */
+	int64_t id;			/* WINDOWS_END_ID */
+	uint32_t uid;
+	int32_t pid;
+	int64_t now_ns;
+};
+
+/* What a begin or end did: error is NULL on success, else a PROTO_E_* code. */
+struct windows_result {
+	const char *error;
+	char message[256];		/* for a person, when error is set */
+	int64_t id;
+	char tag[PROTO_TAG_MAX + 1];
+	int64_t begin_ns;
+	int64_t end_ns;			/* end only */
+};
+
+/*
+ * Load the open windows from st, close those already open for max_open_ns
+ * at now_ns, and call notify(arg, true) if any stay open.  With ev, a
+ * CLOCK_REALTIME timer closes each window when its time is up; without
+ * (tests), only windows_expire does.  st must outlive the set.  -1 (logged)
+ * if the store cannot be read or the timer set up.
+ */
+int windows_start(sd_event *ev, struct store *st, uint64_t max_open_ns,
+    int64_t now_ns, windows_notify_fn *notify, void *arg, struct windows **out);
+
+/* NULL is a no-op.  Open windows stay open in the store. */
+void windows_free(struct windows *w);
+
+/* Apply a new max_open at now_ns: close the windows already open that long. */
+void windows_set_max_open(struct windows *w, uint64_t max_open_ns, int64_t now_ns);
+
+void windows_begin(struct windows *w, const struct windows_begin_req *req,
+    struct windows_result *res);
+
+void windows_end(struct windows *w, const struct windows_end_req *req,
+    struct windows_result *res);
+
+/*
+ * Close every window open for max_open at now_ns, logging a notice for
+ * each; returns how many were closed.  The timer runs this.
+ */
+size_t windows_expire(struct windows *w, int64_t now_ns);
+
+/* When the next window's time is up, or INT64_MAX if none is open. */
+int64_t windows_next_expiry(const struct windows *w);
+
+/* The open windows, oldest first; valid until the next change. */
+const struct window *windows_list(const struct windows *w, size_t *n);
+
+#endif
