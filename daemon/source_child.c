@@ -1,0 +1,550 @@
+/*
+ * source_child: the aiu-smi process.
+ *
+ * Its stdout is a SOCK_SEQPACKET socket with SO_TIMESTAMPNS on our end:
+ * the kernel stamps each write(2) of the child with CLOCK_REALTIME as it
+ * arrives, so a row's stamp is its arrival time however late the loop
+ * gets to it (a flush or a client may hold it for a moment), and a wake-up
+ * takes every waiting write with one recvmmsg(2).  stderr is an ordinary
+ * pipe.  Reading on a timer instead of on arrival was measured to cost
+ * more CPU, not less, on a virtual machine: timer expiries are dearer
+ * than the wake-ups they save.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "pace.h"
+#include "source_priv.h"
+#include "timeparse.h"
+
+#define READ_CHUNK		65536	/* a read of the stderr pipe */
+#define RECV_BATCH		16	/* stdout records per system call */
+#define RECV_SLOT		65536	/* one write of the child, at most; only
+					   the bytes received touch memory */
+#define SILENCE_CHECK_NS	(1ULL * NSEC_PER_SEC)
+
+static char read_buf[READ_CHUNK];
+
+/* ---- output ---- */
+
+static int64_t
+arrival_stamp(struct msghdr *mh)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c != NULL;
+	    c = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level == SOL_SOCKET &&
+		    c->cmsg_type == SCM_TIMESTAMPNS) {
+			struct timespec ts;
+
+			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+			return (int64_t)ts.tv_sec * (int64_t)NSEC_PER_SEC +
+			    ts.tv_nsec;
+		}
+	}
+	return now_realtime_ns();
+}
+
+/* True if the peer of fd has closed it (as opposed to an empty record). */
+static bool
+peer_closed(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLHUP);
+}
+
+/*
+ * Receive every record waiting on the child's stdout, RECV_BATCH at a
+ * time.  Returns true at end of file or on an error, when the socket
+ * should be closed.
+ */
+static bool
+read_stdout(struct source *src)
+{
+	static char bufs[RECV_BATCH][RECV_SLOT];
+	static _Alignas(struct cmsghdr)
+	    char ctl[RECV_BATCH][CMSG_SPACE(sizeof(struct timespec))];
+	struct mmsghdr mm[RECV_BATCH];
+	struct iovec iov[RECV_BATCH];
+	unsigned dropped;
+	int n;
+
+	for (;;) {
+		for (int i = 0; i < RECV_BATCH; i++) {
+			iov[i] = (struct iovec){ bufs[i], RECV_SLOT };
+			mm[i].msg_hdr = (struct msghdr){
+				.msg_iov = &iov[i], .msg_iovlen = 1,
+				.msg_control = ctl[i],
+				.msg_controllen = sizeof(ctl[i]),
+			};
+		}
+		n = recvmmsg(src->out_fd, mm, RECV_BATCH, MSG_DONTWAIT, NULL);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return errno != EAGAIN;
+		for (int i = 0; i < n; i++) {
+			if (mm[i].msg_len == 0) {
+				/* an empty record, or the end */
+				if (peer_closed(src->out_fd))
+					return true;
+				continue;
+			}
+			source_stdout_bytes(src, bufs[i], mm[i].msg_len,
+			    arrival_stamp(&mm[i].msg_hdr));
+			if (!(mm[i].msg_hdr.msg_flags & MSG_TRUNC))
+				continue;
+			/* the cut-off line is garbage: end it, so that the
+			   next write starts a line of its own */
+			source_stdout_bytes(src, "\n", 1,
+			    arrival_stamp(&mm[i].msg_hdr));
+			if (ratelimit_pass(&src->trunc_rl, now_monotonic_ns(),
+			    &dropped))
+				log_warnx("aiu-smi wrote more than %d bytes at "
+				    "once; the rest of that write is dropped",
+				    RECV_SLOT);
+		}
+		if (n < RECV_BATCH)
+			return false;
+	}
+}
+
+/* Read the stderr pipe until it would block; true at end of file or error. */
+static bool
+read_stderr(struct source *src)
+{
+	ssize_t n;
+
+	for (;;) {
+		n = read(src->err_fd, read_buf, sizeof(read_buf));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n == 0 || errno != EAGAIN;
+		source_stderr_bytes(src, read_buf, (size_t)n);
+	}
+}
+
+static void
+close_stdout(struct source *src)
+{
+	src->out_io = sd_event_source_disable_unref(src->out_io);
+	if (src->out_fd != -1)
+		close(src->out_fd);
+	src->out_fd = -1;
+}
+
+static void
+close_stderr(struct source *src)
+{
+	src->err_io = sd_event_source_disable_unref(src->err_io);
+	if (src->err_fd != -1)
+		close(src->err_fd);
+	src->err_fd = -1;
+}
+
+static int
+on_stdout(sd_event_source *s, int fd, uint32_t revents, void *arg)
+{
+	struct source *src = arg;
+
+	(void)s;
+	(void)fd;
+	(void)revents;
+	if (read_stdout(src))
+		close_stdout(src);
+	return 0;
+}
+
+static int
+on_stderr(sd_event_source *s, int fd, uint32_t revents, void *arg)
+{
+	struct source *src = arg;
+
+	(void)s;
+	(void)fd;
+	(void)revents;
+	if (read_stderr(src))
+		close_stderr(src);
+	return 0;
+}
+
+/* ---- the process ---- */
+
+static char **
+child_argv(const struct source *src)
+{
+	const struct config *cfg = src->cfg;
+	size_t n = (size_t)cfg->source.argc + 9, i = 0;
+	char **argv = calloc(n, sizeof(*argv));
+	char delay[32], *ids = NULL;
+
+	if (argv == NULL)
+		return NULL;
+	source_format_seconds(source_wanted_delay(src), delay, sizeof(delay));
+	for (int a = 0; a < cfg->source.argc; a++)
+		argv[i++] = strdup(cfg->source.argv[a]);
+	argv[i++] = strdup("-s");
+	argv[i++] = strdup("-g");
+	argv[i++] = strdup(cfg->source.groups);
+	argv[i++] = strdup("-d");
+	argv[i++] = strdup(delay);
+	if (!cfg->source.all_devices) {
+		size_t len = cfg->source.ndevices * 5 + 1, o = 0;
+
+		if ((ids = malloc(len)) != NULL) {
+			for (size_t d = 0; d < cfg->source.ndevices; d++)
+				o += (size_t)snprintf(ids + o, len - o, "%s%d",
+				    d ? "," : "", cfg->source.devices[d]);
+			argv[i++] = strdup("-i");
+			argv[i++] = ids;
+		}
+	}
+	argv[i++] = strdup(cfg->source.metric_files);
+	argv[i] = NULL;
+	for (size_t k = 0; k < i; k++)
+		if (argv[k] == NULL) {
+			for (size_t j = 0; j < i; j++)
+				free(argv[j]);
+			free(argv);
+			return NULL;
+		}
+	return argv;
+}
+
+static void
+free_argv(char **argv)
+{
+	for (size_t i = 0; argv != NULL && argv[i] != NULL; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+/* In the forked child: become aiu-smi.  Never returns. */
+static _Noreturn void
+child_exec(char **argv, int out_w, int err_w, pid_t daemon_pid)
+{
+	sigset_t none;
+
+	/* die with the daemon, whatever kills it */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != daemon_pid)
+		_exit(127);
+	setpgid(0, 0);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	if (dup2(out_w, STDOUT_FILENO) == -1 || dup2(err_w, STDERR_FILENO) == -1)
+		_exit(127);
+	/* Python block-buffers a pipe or socket; rows would arrive late */
+	setenv("PYTHONUNBUFFERED", "1", 1);
+	execvp(argv[0], argv);
+	dprintf(STDERR_FILENO, "cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+static int on_child_exit(sd_event_source *s, const siginfo_t *si, void *arg);
+
+static int
+on_restart_timer(sd_event_source *s, uint64_t usec, void *arg)
+{
+	struct source *src = arg;
+
+	(void)s;
+	(void)usec;
+	if (src->pid == 0 && !src->stopping)
+		source_spawn(src);
+	return 0;
+}
+
+void
+source_schedule_restart(struct source *src, uint64_t delay_ns)
+{
+	uint64_t now;
+
+	sd_event_now(src->ev, CLOCK_MONOTONIC, &now);
+	if (source_arm_timer(src, &src->restart_timer, now + delay_ns / 1000,
+	    on_restart_timer) < 0)
+		log_warnx("cannot arm the restart timer; aiu-smi stays stopped");
+}
+
+/* Our ends of the child's stdout socket and stderr pipe, and its ends. */
+static int
+open_channels(int out[2], int err[2])
+{
+	static const int on = 1;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, out) == -1) {
+		log_warn("socketpair");
+		return -1;
+	}
+	if (setsockopt(out[0], SOL_SOCKET, SO_TIMESTAMPNS, &on,
+	    sizeof(on)) == -1) {
+		log_warn("aiu-smi's stdout socket");
+		return -1;
+	}
+	if (pipe2(err, O_CLOEXEC) == -1) {
+		log_warn("pipe");
+		return -1;
+	}
+	if (fcntl(err[0], F_SETFL, O_NONBLOCK) == -1) {
+		log_warn("fcntl");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+watch_child(struct source *src)
+{
+	if (sd_event_add_child(src->ev, &src->child_ev, src->pid, WEXITED,
+	    on_child_exit, src) < 0 ||
+	    sd_event_add_io(src->ev, &src->err_io, src->err_fd, EPOLLIN,
+	    on_stderr, src) < 0 ||
+	    sd_event_add_io(src->ev, &src->out_io, src->out_fd, EPOLLIN,
+	    on_stdout, src) < 0)
+		return -1;
+	return 0;
+}
+
+void
+source_spawn(struct source *src)
+{
+	int out[2] = { -1, -1 }, err[2] = { -1, -1 };
+	char **argv;
+	pid_t pid, self = getpid();
+	char delay[32];
+
+	if ((argv = child_argv(src)) == NULL) {
+		log_warnx("out of memory building aiu-smi's command line");
+		source_schedule_restart(src, src->backoff_ns);
+		return;
+	}
+	if (open_channels(out, err) == -1)
+		goto fail;
+	if ((pid = fork()) == -1) {
+		log_warn("fork");
+		goto fail;
+	}
+	if (pid == 0)
+		child_exec(argv, out[1], err[1], self);
+	/* also set here, so a kill(-pid) right after fork reaches it */
+	setpgid(pid, pid);
+	close(out[1]);
+	close(err[1]);
+	free_argv(argv);
+
+	src->pid = pid;
+	src->out_fd = out[0];
+	src->err_fd = err[0];
+	src->child_interval_ns = source_wanted_delay(src);
+	src->spawned_mono_ns = now_monotonic_ns();
+	src->last_row_mono_ns = 0;
+	if (src->started_once)
+		src->stats.restarts++;
+	src->started_once = true;
+	src->stats.pid = pid;
+	src->stats.interval_ns = src->child_interval_ns;
+	source_format_seconds(src->child_interval_ns, delay, sizeof(delay));
+	log_info("started %s (pid %d) every %ss", src->cfg->source.argv[0],
+	    (int)pid, delay);
+	if (watch_child(src) < 0) {
+		log_warnx("cannot watch aiu-smi (pid %d); it is killed", (int)pid);
+		source_kill(src, "not watchable");
+	}
+	return;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (out[i] != -1)
+			close(out[i]);
+		if (err[i] != -1)
+			close(err[i]);
+	}
+	free_argv(argv);
+	source_set_error(src, "cannot start aiu-smi: %s", strerror(errno));
+	source_schedule_restart(src, src->backoff_ns);
+}
+
+static void
+describe_status(int code, int status, char *buf, size_t len)
+{
+	if (code == CLD_EXITED)
+		snprintf(buf, len, "exited with status %d", status);
+	else
+		snprintf(buf, len, "killed by signal %d (%s)%s", status,
+		    strsignal(status), code == CLD_DUMPED ? ", core dumped" : "");
+}
+
+/* The child is gone: keep what it wrote, then restart it unless stopping. */
+static void
+child_gone(struct source *src, int code, int status)
+{
+	uint64_t ran_ns = now_monotonic_ns() - src->spawned_mono_ns;
+	char how[128];
+
+	if (src->out_fd != -1) {
+		read_stdout(src);
+		close_stdout(src);
+	}
+	if (src->err_fd != -1) {
+		read_stderr(src);
+		close_stderr(src);
+	}
+	source_rows_reset(src);
+	pace_flush(src->pace);
+	src->child_ev = sd_event_source_disable_unref(src->child_ev);
+	src->kill_timer = sd_event_source_disable_unref(src->kill_timer);
+	describe_status(code, status, how, sizeof(how));
+	if (!src->stopping && !src->restart_at_once)
+		source_set_error(src, "aiu-smi (pid %d) %s after %llus",
+		    (int)src->pid, how,
+		    (unsigned long long)(ran_ns / NSEC_PER_SEC));
+	src->pid = 0;
+	src->stats.pid = 0;
+	if (src->stopping)
+		return;
+	if (src->restart_at_once) {
+		src->restart_at_once = false;
+		source_spawn(src);
+		return;
+	}
+	if (src->last_row_mono_ns != 0 && ran_ns >= SOURCE_HEALTHY_NS)
+		src->backoff_ns = SOURCE_BACKOFF_MIN_NS;
+	log_warnx("%s; restarting in %llus", src->stats.last_error,
+	    (unsigned long long)(src->backoff_ns / NSEC_PER_SEC));
+	source_schedule_restart(src, src->backoff_ns);
+	src->backoff_ns *= 2;
+	if (src->backoff_ns > SOURCE_BACKOFF_MAX_NS)
+		src->backoff_ns = SOURCE_BACKOFF_MAX_NS;
+}
+
+static int
+on_child_exit(sd_event_source *s, const siginfo_t *si, void *arg)
+{
+	(void)s;
+	child_gone(arg, si->si_code, si->si_status);
+	return 0;
+}
+
+static int
+on_kill_timer(sd_event_source *s, uint64_t usec, void *arg)
+{
+	struct source *src = arg;
+
+	(void)s;
+	(void)usec;
+	if (src->pid != 0) {
+		log_warnx("aiu-smi (pid %d) ignored SIGTERM; sending SIGKILL",
+		    (int)src->pid);
+		kill(-src->pid, SIGKILL);
+	}
+	return 0;
+}
+
+void
+source_kill(struct source *src, const char *why)
+{
+	uint64_t now;
+
+	if (src->pid == 0)
+		return;
+	log_notice("stopping aiu-smi (pid %d): %s", (int)src->pid, why);
+	kill(-src->pid, SIGTERM);
+	sd_event_now(src->ev, CLOCK_MONOTONIC, &now);
+	if (source_arm_timer(src, &src->kill_timer,
+	    now + SOURCE_KILL_GRACE_NS / 1000, on_kill_timer) < 0)
+		kill(-src->pid, SIGKILL);
+}
+
+static uint64_t
+silence_limit_ns(const struct source *src)
+{
+	uint64_t limit = SOURCE_SILENCE_INTERVALS * src->child_interval_ns;
+
+	if (src->last_row_mono_ns == 0)
+		return SOURCE_STARTUP_GRACE_NS;
+	return limit > SOURCE_SILENCE_MIN_NS ? limit : SOURCE_SILENCE_MIN_NS;
+}
+
+static int
+on_silence_timer(sd_event_source *s, uint64_t usec, void *arg)
+{
+	struct source *src = arg;
+	uint64_t now = now_monotonic_ns(), since;
+
+	(void)s;
+	since = src->last_row_mono_ns ? src->last_row_mono_ns :
+	    src->spawned_mono_ns;
+	if (src->pid != 0 && src->kill_timer == NULL &&
+	    now - since > silence_limit_ns(src)) {
+		source_set_error(src, "aiu-smi (pid %d) printed no row for %llus",
+		    (int)src->pid,
+		    (unsigned long long)((now - since) / NSEC_PER_SEC));
+		log_warnx("%s", src->stats.last_error);
+		source_kill(src, "silent");
+	}
+	/* re-armed from its scheduled time, so it never drifts */
+	source_arm_timer(src, &src->silence_timer,
+	    usec + SILENCE_CHECK_NS / 1000, on_silence_timer);
+	return 0;
+}
+
+int
+source_watch_silence(struct source *src)
+{
+	uint64_t now;
+
+	sd_event_now(src->ev, CLOCK_MONOTONIC, &now);
+	return source_arm_timer(src, &src->silence_timer,
+	    now + SILENCE_CHECK_NS / 1000, on_silence_timer);
+}
+
+void
+source_stop_child(struct source *src, uint64_t grace_ns)
+{
+	uint64_t deadline;
+	int status = 0;
+	pid_t r;
+
+	if (src->pid == 0)
+		return;
+	kill(-src->pid, SIGTERM);
+	deadline = now_monotonic_ns() + grace_ns;
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = src->out_fd, .events = POLLIN },
+			{ .fd = src->err_fd, .events = POLLIN },
+		};
+
+		/* keep reading, or a child blocked on a full buffer never exits */
+		poll(pfd, 2, 10);
+		if (src->out_fd != -1 && (pfd[0].revents & (POLLIN | POLLHUP)) &&
+		    read_stdout(src))
+			close_stdout(src);
+		if (src->err_fd != -1 && (pfd[1].revents & (POLLIN | POLLHUP)) &&
+		    read_stderr(src))
+			close_stderr(src);
+		if ((r = waitpid(src->pid, &status, WNOHANG)) == src->pid ||
+		    (r == -1 && errno == ECHILD))
+			break;
+		if (now_monotonic_ns() > deadline) {
+			log_warnx("aiu-smi (pid %d) did not stop in time; "
+			    "sending SIGKILL", (int)src->pid);
+			kill(-src->pid, SIGKILL);
+			waitpid(src->pid, &status, 0);
+			break;
+		}
+	}
+	child_gone(src, WIFSIGNALED(status) ? CLD_KILLED : CLD_EXITED,
+	    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+}
