@@ -31,7 +31,7 @@ endif
 COMMON_OBJS = $(addprefix $(B)/common/, log.o timeparse.o metrics.o proto.o config.o)
 # Every daemon module but main.o, so the unit tests can link them.
 DAEMON_OBJS = $(addprefix $(B)/daemon/, csvparse.o store.o \
-	      inventory.o health.o source.o retention.o)
+	      inventory.o health.o source.o source_rows.o source_child.o retention.o)
 CLIENT_OBJS = $(addprefix $(B)/client/, main.o)
 SIM_OBJS    = $(addprefix $(B)/sim/, aiu-smi-sim.o simopts.o cardmodel.o layout.o)
 
