@@ -93,7 +93,7 @@ update_status(struct daemon *d)
 		(void)windows_list(d->win, &nwin);
 	source_get_stats(d->src, &ss);
 	store_get_stats(d->st, &st);
-	format_duration(ss.interval_ns, every, sizeof(every));
+	format_duration(ss.stored_interval_ns, every, sizeof(every));
 	if (ss.newest_ts_ns != 0)
 		snprintf(newest, sizeof(newest), "newest %.1fs ago",
 		    (double)(now_realtime_ns() - ss.newest_ts_ns) / 1e9);
