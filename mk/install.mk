@@ -7,6 +7,7 @@
 #   $(PREFIX)/lib/systemd/system/spyremond.service
 #   $(PREFIX)/lib/sysusers.d/spyremond.conf
 #   $(PREFIX)/share/man/man{1,5,8}/       every page in man/
+#   $(PYTHONDIR)/spyremon.py              the Python helper
 #   /etc/spyremond/spyremond.yaml         only if absent: never overwritten
 #
 # systemd looks for units and sysusers.d files under /usr/local/lib as well
@@ -24,6 +25,10 @@ MANDIR		?= $(PREFIX)/share/man
 UNITDIR		?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR	?= $(PREFIX)/lib/sysusers.d
 CONFDIR		= /etc/spyremond
+# where Debian's python3 finds modules: dist-packages under /usr/lib/python3
+# for PREFIX=/usr, under /usr/local/lib/python3.X otherwise
+PYVER		:= $(shell python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PYTHONDIR	?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python$(PYVER)/dist-packages)
 
 INSTALL		?= install
 
@@ -45,6 +50,8 @@ install: all $(B)/spyremond.service
 		$(DESTDIR)$(UNITDIR)/spyremond.service
 	$(INSTALL) -D -m 0644 systemd/spyremond.sysusers \
 		$(DESTDIR)$(SYSUSERSDIR)/spyremond.conf
+	$(INSTALL) -D -m 0644 contrib/python/spyremon.py \
+		$(DESTDIR)$(PYTHONDIR)/spyremon.py
 	@set -e; for p in $(MAN1); do \
 		echo "$(INSTALL) -D -m 0644 $$p $(DESTDIR)$(MANDIR)/man1/$${p##*/}"; \
 		$(INSTALL) -D -m 0644 $$p $(DESTDIR)$(MANDIR)/man1/$${p##*/}; done
@@ -71,7 +78,8 @@ uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/spyremond $(DESTDIR)$(BINDIR)/spyremon \
 		$(DESTDIR)$(BINDIR)/aiu-smi-sim \
 		$(DESTDIR)$(UNITDIR)/spyremond.service \
-		$(DESTDIR)$(SYSUSERSDIR)/spyremond.conf
+		$(DESTDIR)$(SYSUSERSDIR)/spyremond.conf \
+		$(DESTDIR)$(PYTHONDIR)/spyremon.py
 	@set -e; for p in $(MAN1) $(MAN5) $(MAN8); do \
 		f=$(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}; \
 		echo "rm -f $$f"; rm -f "$$f"; done

@@ -36,6 +36,7 @@ install_into "$D" /usr/local
 	echo usr/local/bin/spyremon
 	echo usr/local/lib/systemd/system/spyremond.service
 	echo usr/local/lib/sysusers.d/spyremond.conf
+	echo "usr/local/lib/python$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages/spyremon.py"
 	echo usr/local/sbin/spyremond
 	echo usr/local/share/man/man1/spyremon.1
 	echo usr/local/share/man/man5/spyremon-schema.5
@@ -73,6 +74,8 @@ install_into "$T/usr-root" /usr
 	fail "PREFIX=/usr: no /usr/lib/systemd/system/spyremond.service"
 grep -qx 'ExecStart=/usr/sbin/spyremond' "$T/usr-root/usr/lib/systemd/system/spyremond.service" ||
 	fail "PREFIX=/usr: ExecStart does not name /usr/sbin/spyremond"
+[ -f "$T/usr-root/usr/lib/python3/dist-packages/spyremon.py" ] ||
+	fail "PREFIX=/usr: the Python helper is not in /usr/lib/python3/dist-packages"
 
 # ---- a second install keeps a modified config ----
 echo "# changed by the administrator" >>"$D/etc/spyremond/spyremond.yaml"
