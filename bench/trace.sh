@@ -1,7 +1,8 @@
 #!/bin/sh
 # Throughput and peak RSS of "spyremon trace info" on a large trace, in one
 # run, against yajl's json_verify (the parser's own ceiling), Python's
-# json.load, and for the gzip file zcat (the inflate ceiling).
+# json.load, and for the gzip file zcat and zlib's bare inflate (driven
+# from Python in 1 MiB blocks: the ceiling of any zlib reader).
 #
 #   sh bench/trace.sh [BUILD_DIR [MEGABYTES]]     defaults: build 560
 #
@@ -88,10 +89,17 @@ measure json_verify "$F" json_verify -q
 measure json_load /dev/null python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$F"
 measure spyremon_gz /dev/null "$SPY" trace info "$F.gz"
 measure zcat /dev/null zcat "$F.gz"
+measure zlib /dev/null python3 -c 'import sys, zlib
+d = zlib.decompressobj(31)
+with open(sys.argv[1], "rb") as f:
+    for block in iter(lambda: f.read(1 << 20), b""):
+        while block:
+            d.decompress(block, 1 << 20)
+            block = d.unconsumed_tail' "$F.gz"
 
 # shellcheck disable=SC2154
 awk -v s="$spyremon_s" -v v="$json_verify_s" -v p="$json_load_s" \
-    -v g="$spyremon_gz_s" -v z="$zcat_s" -v sc="$spyremon_cpu" \
+    -v g="$spyremon_gz_s" -v z="$zcat_s" -v zl="$zlib_s" -v sc="$spyremon_cpu" \
     -v vc="$json_verify_cpu" -v pc="$json_load_cpu" -v m="$spyremon_kib" \
     -v mg="$spyremon_gz_kib" 'BEGIN {
 	printf "\n%-26s %8s %8s\n", "ratio", "elapsed", "cpu"
@@ -101,6 +109,7 @@ awk -v s="$spyremon_s" -v v="$json_verify_s" -v p="$json_load_s" \
 	    "json.load / spyremon", p / s, pc / sc
 	printf "%-26s %7.1fx %7.1fx\n", "json.load / json_verify", p / v, pc / vc
 	printf "%-26s %7.2fx\n", "spyremon_gz / zcat", g / z
+	printf "%-26s %7.2fx\n", "spyremon_gz / zlib", g / zl
 	printf "peak RSS: %.1f MiB plain, %.1f MiB gzip (target: at most 32 MiB)\n",
 	    m / 1024, mg / 1024
 }'

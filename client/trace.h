@@ -182,8 +182,8 @@ struct trace_error {
 #define TRACE_ERR_PATTERN	(-7)	/* the step pattern does not compile */
 
 /*
- * Read the trace at path ("-" is stdin), gzip or not, whatever its name:
- * the gzip magic bytes decide.  Fills *info (to be released with
+ * Read the trace at path (a file or a pipe such as /dev/stdin), gzip or
+ * not, whatever its name: the gzip magic bytes decide.  Fills *info (to be released with
  * trace_info_free, also on failure) and returns TRACE_OK, or a TRACE_ERR_*
  * with *err set.  opts may be NULL.
  */
@@ -223,6 +223,8 @@ void trace_reader_free(struct trace_reader *r);
  * The uncompressed bytes of a trace file, for a pass that copies it.
  * open returns NULL with *err set; read returns the count read, 0 at the
  * end, -1 with *err set (its offset counts the bytes delivered before).
+ * A gzip stream is inflated ahead by a thread that open starts and close
+ * joins; a gzip file cut short is an error, not a quiet end.
  */
 struct trace_stream;
 struct trace_stream *trace_stream_open(const char *path, struct trace_error *err);

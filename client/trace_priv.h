@@ -19,6 +19,7 @@
 struct step_matcher;
 int step_matcher_new(const char *pattern, struct step_matcher **out,
     struct trace_error *err);
+/* name is NUL-terminated at len. */
 bool step_matcher_match(struct step_matcher *m, const char *name, size_t len);
 void step_matcher_free(struct step_matcher *m);
 

@@ -51,9 +51,11 @@ explain_no_time(const struct trace_info *in, char *buf, size_t len)
 {
 	const char *why;
 
-	if (!in->has_span)
-		why = "the trace has no timed events";
-	else if (in->dialect == TRACE_DIALECT_LEGACY)
+	if (!in->has_span) {
+		snprintf(buf, len, "the trace has no timed events");
+		return;
+	}
+	if (in->dialect == TRACE_DIALECT_LEGACY)
 		why = "the trace is a bare JSON array, written by a profiler "
 		    "without Kineto, and its ts count from the profiler's start";
 	else
@@ -70,6 +72,18 @@ format_seconds(int64_t ns, char *buf, size_t len)
 
 	snprintf(buf, len, "%s%" PRIu64 ".%09" PRIu64 " s", ns < 0 ? "-" : "",
 	    (uint64_t)(mag / NSEC_PER_SEC), (uint64_t)(mag % NSEC_PER_SEC));
+}
+
+/* A name from the trace, control characters shown as '?'. */
+static void
+print_name(const char *s, int width)
+{
+	int n = 0;
+
+	for (; *s != '\0'; s++, n++)
+		putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+	for (; n < width; n++)
+		putchar(' ');
 }
 
 static void
@@ -110,7 +124,9 @@ print_steps(const struct trace_info *in)
 		format_seconds(in->steps[i].ts_ns - in->first_own_ns, off,
 		    sizeof(off));
 		format_seconds(in->steps[i].dur_ns, dur, sizeof(dur));
-		printf("  %-24s at +%s  lasts %s\n", in->steps[i].name, off, dur);
+		printf("  ");
+		print_name(in->steps[i].name, 24);
+		printf(" at +%s  lasts %s\n", off, dur);
 	}
 	if (i < in->nsteps)
 		printf("  ... %zu more (--json lists them all)\n", in->nsteps - i);
@@ -129,7 +145,7 @@ print_devices(const struct trace_info *in)
 		printf("%s", i == 0 ? ": " : ", ");
 		if (d->has_id)
 			printf("%" PRId64 " ", d->id);
-		printf("%s", d->name ? d->name : "(unnamed)");
+		print_name(d->name ? d->name : "(unnamed)", 0);
 	}
 	printf("%s\n", i < in->ndevices ? ", ..." : "");
 	printf("kernel pids ");
