@@ -49,6 +49,7 @@ usage(FILE *fp, int code)
 	    "  export (--window TAG|ID [--all] | --from TIME [--to TIME])\n"
 	    "         [--format csv|aiusmi|jsonl] [--output FILE]\n"
 	    "         [--metrics KEY,...] [--device ID,...] [--pad DURATION]\n"
+	    "  trace info [--json] [--step-pattern REGEX] FILE\n"
 	    "\n"
 	    "-c names the daemon's config (default %s), which gives the\n"
 	    "socket and the database; --socket and --db override it.\n"

@@ -482,8 +482,15 @@ store_db_open(struct store *st, int to)
 	int64_t version;
 	int rc;
 
+	/*
+	 * The daemon has one thread and keeps no memory statistics: SQLite's
+	 * mutexes and allocation counters would cost on every insert.  The
+	 * config call fails harmlessly once SQLite is initialised.
+	 */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	rc = sqlite3_open_v2(st->path, &st->db,
-	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	    NULL);
 	if (rc != SQLITE_OK) {
 		log_warnx("%s: cannot open database: %s", st->path,
 		    st->db != NULL ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));

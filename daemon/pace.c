@@ -615,6 +615,13 @@ pace_row(struct pace *p, const struct store_sample *s)
 		p->sink.row(p->sink.arg, s);
 		return;
 	}
+	if (passthrough(&p->prm)) {
+		/* every row is stored as it is: a ring would replay nothing */
+		if ((d = p->dev[s->device]) != NULL)
+			dev_emit_aggregate(p, d, s->device);	/* rates just changed */
+		p->sink.row(p->sink.arg, s);
+		return;
+	}
 	load_cells(p, s);
 	if ((d = dev_get(p, s->device)) == NULL) {
 		p->sink.row(p->sink.arg, s);
@@ -627,7 +634,7 @@ pace_row(struct pace *p, const struct store_sample *s)
 		p->sink.row(p->sink.arg, s);
 		return;
 	}
-	if (p->window_open || passthrough(&p->prm)) {
+	if (p->window_open) {
 		/* none pending, unless the rates just changed */
 		dev_emit_aggregate(p, d, s->device);
 		ring_push(p, d, &r);

@@ -262,7 +262,6 @@ source_start(sd_event *ev, const struct config *cfg, struct store *st,
 	src->bad_rl = (struct ratelimit)RATELIMIT_INIT(10 * NSEC_PER_SEC, 10);
 	src->stderr_rl = (struct ratelimit)RATELIMIT_INIT(10 * NSEC_PER_SEC, 20);
 	src->skew_rl = (struct ratelimit)RATELIMIT_INIT(600 * NSEC_PER_SEC, 1);
-	src->trunc_rl = (struct ratelimit)RATELIMIT_INIT(60 * NSEC_PER_SEC, 1);
 	src->cached_date = -1;
 	csv_parser_init(&src->parser);
 	if (pace_start(src) == -1) {

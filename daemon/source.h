@@ -4,9 +4,8 @@
  *
  * The child gets "-s -g <groups> -d <delay> [-i <ids>] <metric_files>"
  * after the configured command, PYTHONUNBUFFERED=1 in its environment, its
- * own process group, and SIGTERM when the daemon dies.  Its stdout is a
- * socket on which the kernel stamps every write with CLOCK_REALTIME as it
- * arrives; each row carries the stamp of the write that completed it.
+ * own process group, and SIGTERM when the daemon dies.  Each row is stamped
+ * with CLOCK_REALTIME when the read that completed it returned.
  *
  * Rates: let fine be the smaller of source.window_interval and
  * source.interval.  With source.pre_window > 0 the child always runs at

@@ -29,7 +29,7 @@ struct source {
 	sd_event_source *replay_ev;	/* pace is yet to hear of the opening */
 
 	pid_t pid;			/* 0 when no child runs */
-	int out_fd;			/* our end of the child's stdout socket */
+	int out_fd;			/* our end of the child's stdout pipe */
 	int err_fd;			/* our end of the child's stderr pipe */
 	sd_event_source *out_io, *err_io, *child_ev;
 	sd_event_source *restart_timer, *kill_timer;
@@ -48,7 +48,7 @@ struct source {
 	int col_metric[CSV_COLS_MAX];	/* store metric id per column, -1 if not a metric */
 	bool col_card[CSV_COLS_MAX];	/* the column says something of the card */
 	bool header_mapped;
-	int64_t read_stamp_ns;		/* arrival of the bytes being parsed */
+	int64_t read_stamp_ns;		/* when the bytes being parsed were read */
 	struct csv_result res;		/* scratch: too big for the stack per line */
 	int ids[CSV_COLS_MAX];
 	struct store_value vals[CSV_COLS_MAX];
@@ -60,7 +60,7 @@ struct source {
 	struct card *cards;
 	size_t ncards;
 	struct source_stats stats;
-	struct ratelimit bad_rl, stderr_rl, skew_rl, trunc_rl;
+	struct ratelimit bad_rl, stderr_rl, skew_rl;
 };
 
 /* ---- source.c ---- */
@@ -83,7 +83,7 @@ void source_format_seconds(uint64_t ns, char *buf, size_t len);
 
 /* ---- source_rows.c ---- */
 
-/* Parse bytes of the child's stdout that arrived at stamp_ns. */
+/* Parse bytes of the child's stdout, read at stamp_ns. */
 void source_stdout_bytes(struct source *src, const char *buf, size_t n,
     int64_t stamp_ns);
 
