@@ -20,13 +20,13 @@
 #include "control.h"
 #include "proto.h"
 #include "store.h"
+#include "tmpdb.h"
 #include "windows.h"
 
 #define T0	(1764670000LL * 1000000000LL)
 
 struct fx {
-	char dir[64];
-	char path[128];
+	struct tmpdb db;
 	struct store *st;
 	struct windows *win;
 	struct control_ctx ctx;
@@ -38,10 +38,8 @@ setup(void **state)
 	struct fx *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/test_control.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->path, sizeof(f->path), "%s/spyremon.db", f->dir);
-	assert_int_equal(store_open(f->path, 100, &f->st), 0);
+	assert_int_equal(tmpdb_make(&f->db, "test_control"), 0);
+	assert_int_equal(store_open(f->db.path, 100, &f->st), 0);
 	assert_int_equal(windows_start(NULL, f->st, 3600ULL * 1000000000ULL, T0,
 	    NULL, NULL, &f->win), 0);
 	f->ctx.st = f->st;
@@ -54,16 +52,10 @@ static int
 teardown(void **state)
 {
 	struct fx *f = *state;
-	static const char *const suffix[] = { "", "-wal", "-shm" };
-	char p[160];
 
 	windows_free(f->win);
 	store_close(f->st);
-	for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
-		snprintf(p, sizeof(p), "%s%s", f->path, suffix[i]);
-		unlink(p);
-	}
-	assert_int_equal(rmdir(f->dir), 0);
+	assert_int_equal(tmpdb_remove(&f->db), 0);
 	free(f);
 	return 0;
 }

@@ -24,6 +24,7 @@
 #include "pace.h"
 #include "store.h"
 #include "store_priv.h"
+#include "tmpdb.h"
 
 #define MS		1000000LL
 #define SEC		(1000 * MS)
@@ -757,8 +758,7 @@ test_flush(void **state)
 /* ---- store_delete_after, and pace writing into a store ---- */
 
 struct fx {
-	char dir[64];
-	char path[128];
+	struct tmpdb db;
 	struct store *st;
 	int pwr, busy;
 };
@@ -769,10 +769,8 @@ setup(void **state)
 	struct fx *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/test_pace.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->path, sizeof(f->path), "%s/spyremon.db", f->dir);
-	assert_int_equal(store_open(f->path, 10000, &f->st), 0);
+	assert_int_equal(tmpdb_make(&f->db, "test_pace"), 0);
+	assert_int_equal(store_open(f->db.path, 10000, &f->st), 0);
 	assert_int_equal(store_metric(f->st, "pwr", "W", &f->pwr), 0);
 	assert_int_equal(store_metric(f->st, "busy", "%", &f->busy), 0);
 	*state = f;
@@ -783,15 +781,9 @@ static int
 teardown(void **state)
 {
 	struct fx *f = *state;
-	static const char *const suffix[] = { "", "-wal", "-shm" };
-	char p[160];
 
 	store_close(f->st);
-	for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
-		snprintf(p, sizeof(p), "%s%s", f->path, suffix[i]);
-		unlink(p);
-	}
-	assert_int_equal(rmdir(f->dir), 0);
+	assert_int_equal(tmpdb_remove(&f->db), 0);
 	free(f);
 	return 0;
 }

@@ -22,14 +22,14 @@
 #include "schema.h"
 #include "store.h"
 #include "store_priv.h"
+#include "tmpdb.h"
 
 #define SEC		1000000000LL
 #define T0		(1750000000LL * SEC)	/* June 2025 */
 #define HOUR		(3600 * SEC)
 
 struct fx {
-	char dir[64];
-	char path[128];
+	struct tmpdb db;
 	struct store *st;
 	int ids[64];		/* store_metric ids of metric_defs, in order */
 };
@@ -42,9 +42,7 @@ setup(void **state)
 	struct fx *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/test_store.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->path, sizeof(f->path), "%s/spyremon.db", f->dir);
+	assert_int_equal(tmpdb_make(&f->db, "test_store"), 0);
 	*state = f;
 	return 0;
 }
@@ -53,15 +51,9 @@ static int
 teardown(void **state)
 {
 	struct fx *f = *state;
-	static const char *const suffix[] = { "", "-wal", "-shm", "-journal" };
-	char p[160];
 
 	store_close(f->st);
-	for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
-		snprintf(p, sizeof(p), "%s%s", f->path, suffix[i]);
-		unlink(p);
-	}
-	assert_int_equal(rmdir(f->dir), 0);
+	assert_int_equal(tmpdb_remove(&f->db), 0);
 	free(f);
 	return 0;
 }
@@ -69,7 +61,7 @@ teardown(void **state)
 static void
 fx_open(struct fx *f, size_t max_pending)
 {
-	assert_int_equal(store_open(f->path, max_pending, &f->st), 0);
+	assert_int_equal(store_open(f->db.path, max_pending, &f->st), 0);
 	assert_true(metric_ndefs <= sizeof(f->ids) / sizeof(f->ids[0]));
 	for (size_t i = 0; i < metric_ndefs; i++)
 		assert_int_equal(store_metric(f->st, metric_defs[i].key,
@@ -98,7 +90,7 @@ db_open(const struct fx *f)
 {
 	sqlite3 *db;
 
-	assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READWRITE,
+	assert_int_equal(sqlite3_open_v2(f->db.path, &db, SQLITE_OPEN_READWRITE,
 	    NULL), SQLITE_OK);
 	sqlite3_busy_timeout(db, 1000);
 	return db;
@@ -644,7 +636,7 @@ test_close_flushes(void **state)
 	for (int i = 0; i < 1000; i++)
 		append_pwr(f, T0 + i * SEC, i % 4, i);
 	fx_close(f);
-	snprintf(wal, sizeof(wal), "%s-wal", f->path);
+	snprintf(wal, sizeof(wal), "%s-wal", f->db.path);
 	assert_true(stat(wal, &sb) == -1 || sb.st_size == 0);
 	db = db_open(f);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 1000);
@@ -706,7 +698,7 @@ test_migrate_from_v1(void **state)
 	struct fx *f = *state;
 	sqlite3 *db;
 
-	assert_int_equal(store_create_version(f->path, 1), 0);
+	assert_int_equal(store_create_version(f->db.path, 1), 0);
 	db = db_open(f);
 	assert_int_equal(q_int(db, "PRAGMA user_version"), 1);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM sqlite_master WHERE "
@@ -739,7 +731,7 @@ test_newer_refused(void **state)
 	    SCHEMA_VERSION + 1);
 	db_exec(db, sql);
 	sqlite3_close(db);
-	assert_int_equal(store_open(f->path, 10, &f->st), -1);
+	assert_int_equal(store_open(f->db.path, 10, &f->st), -1);
 	assert_null(f->st);
 }
 
@@ -750,10 +742,10 @@ test_foreign_refused(void **state)
 	sqlite3 *db;
 	FILE *fp;
 
-	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_open(f->db.path, &db), SQLITE_OK);
 	db_exec(db, "CREATE TABLE recipes (name TEXT)");
 	sqlite3_close(db);
-	assert_int_equal(store_open(f->path, 10, &f->st), -1);
+	assert_int_equal(store_open(f->db.path, 10, &f->st), -1);
 	assert_null(f->st);
 	db = db_open(f);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM sqlite_master"), 1);
@@ -761,11 +753,11 @@ test_foreign_refused(void **state)
 	sqlite3_close(db);
 
 	/* not SQLite at all */
-	assert_non_null(fp = fopen(f->path, "w"));
+	assert_non_null(fp = fopen(f->db.path, "w"));
 	for (int i = 0; i < 200; i++)
 		fputs("this is a text file, not a database\n", fp);
 	fclose(fp);
-	assert_int_equal(store_open(f->path, 10, &f->st), -1);
+	assert_int_equal(store_open(f->db.path, 10, &f->st), -1);
 }
 
 /* ---- retention ---- */
@@ -876,7 +868,7 @@ test_retention_max_size(void **state)
 	/* the oldest 1000 s are a window: size pressure takes them last */
 	add_window(db, T0, T0 + 1000 * SEC);
 	db_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)");
-	before = file_size(f->path);
+	before = file_size(f->db.path);
 	r.max_size = before / 2;
 	run_retention(f, &r, now);
 
@@ -884,8 +876,8 @@ test_retention_max_size(void **state)
 	assert_true(used <= r.max_size);
 	assert_int_equal(store_pragma_int(f->st->db, "page_count", &pages), 0);
 	assert_true((uint64_t)pages * 4096 <= r.max_size);
-	assert_true(file_size(f->path) < before);
-	assert_true(file_size(f->path) <= r.max_size);
+	assert_true(file_size(f->db.path) < before);
+	assert_true(file_size(f->db.path) <= r.max_size);
 	/* window rows intact; outside it the newest survive, contiguously */
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples WHERE "
 	    "ts_ns <= 1750001000000000000"), 8 * 1001);

@@ -24,6 +24,7 @@
 #include "schema.h"
 #include "store.h"
 #include "timeparse.h"
+#include "tmpdb.h"
 #include "windows.h"
 
 #define SEC		1000000000LL
@@ -35,8 +36,7 @@
 #define BOB		1001u
 
 struct fx {
-	char dir[64];
-	char path[128];
+	struct tmpdb db;
 	struct store *st;
 	struct windows *w;
 	int opened, closed;	/* notifications received */
@@ -61,10 +61,8 @@ setup(void **state)
 	struct fx *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/test_windows.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->path, sizeof(f->path), "%s/spyremon.db", f->dir);
-	assert_int_equal(store_open(f->path, 100, &f->st), 0);
+	assert_int_equal(tmpdb_make(&f->db, "test_windows"), 0);
+	assert_int_equal(store_open(f->db.path, 100, &f->st), 0);
 	*state = f;
 	return 0;
 }
@@ -73,16 +71,10 @@ static int
 teardown(void **state)
 {
 	struct fx *f = *state;
-	static const char *const suffix[] = { "", "-wal", "-shm", "-journal" };
-	char p[160];
 
 	windows_free(f->w);
 	store_close(f->st);
-	for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
-		snprintf(p, sizeof(p), "%s%s", f->path, suffix[i]);
-		unlink(p);
-	}
-	assert_int_equal(rmdir(f->dir), 0);
+	assert_int_equal(tmpdb_remove(&f->db), 0);
 	free(f);
 	return 0;
 }
@@ -101,7 +93,7 @@ fx_restart(struct fx *f, uint64_t max_open_ns, int64_t now_ns)
 	windows_free(f->w);
 	f->w = NULL;
 	store_close(f->st);
-	assert_int_equal(store_open(f->path, 100, &f->st), 0);
+	assert_int_equal(store_open(f->db.path, 100, &f->st), 0);
 	fx_start(f, max_open_ns, now_ns);
 }
 
@@ -119,8 +111,8 @@ sql_int(const struct fx *f, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(sql, sizeof(sql), fmt, ap);
 	va_end(ap);
-	assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL),
-	    SQLITE_OK);
+	assert_int_equal(sqlite3_open_v2(f->db.path, &db, SQLITE_OPEN_READONLY,
+	    NULL), SQLITE_OK);
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
 		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
 	if (sqlite3_step(s) == SQLITE_ROW)
@@ -138,8 +130,8 @@ sql_text(const struct fx *f, const char *sql)
 	sqlite3_stmt *s;
 	char *v = NULL;
 
-	assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL),
-	    SQLITE_OK);
+	assert_int_equal(sqlite3_open_v2(f->db.path, &db, SQLITE_OPEN_READONLY,
+	    NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
 	if (sqlite3_step(s) == SQLITE_ROW)
 		v = strdup((const char *)sqlite3_column_text(s, 0));
@@ -309,7 +301,7 @@ test_store_reopen(void **state)
 	assert_int_equal(store_window_begin(f->st, "x", 1, 2, T0 + SEC, "{}", &a), 0);
 	assert_int_equal(store_window_begin(f->st, "y", 3, 4, T0, "{}", &b), 0);
 	store_close(f->st);
-	assert_int_equal(store_open(f->path, 100, &f->st), 0);
+	assert_int_equal(store_open(f->db.path, 100, &f->st), 0);
 	assert_int_equal(store_windows_open(f->st, &w, &n), 0);
 	/* oldest first, whatever the ids */
 	assert_int_equal(n, 2);
