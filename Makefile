@@ -129,8 +129,10 @@ include mk/install.mk
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
 
 # Benchmark programs (bench/README.md), built only by "make bench".
-BENCH_PROGS = $(B)/bench-mkdb
+BENCH_PROGS = $(B)/bench-mkdb $(B)/bench-markrtt $(B)/bench-runtime
 $(B)/bench-mkdb: bench/mkdb.c $(DAEMON_OBJS) $(COMMON_OBJS) | $(B)/.deps-ok
 	$(CC) $(ALL_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(DAEMON_OBJS) $(COMMON_OBJS) $(LIBS)
+$(B)/bench-markrtt $(B)/bench-runtime: $(B)/bench-%: bench/%.c | $(B)/.deps-ok
+	$(CC) $(ALL_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $<
 bench: $(PROGS) $(BENCH_PROGS)
 .PHONY: bench

@@ -2,12 +2,12 @@
 # Round-trip time of "mark begin" and "mark end" over the control socket,
 # p50 and p99, while the daemon samples 8 cards at 100 Hz on the simulator.
 #
-#   make B=build && bench/mark.sh [PAIRS_RAW [PAIRS_CLI]]   (defaults: 1000 200)
+#   make B=build bench && bench/mark.sh [PAIRS_RAW [PAIRS_CLI]]   (defaults: 1000 200)
 #   (B=build-x bench/mark.sh for another build directory)
 #
 # source.interval and source.window_interval are both 10ms, so opening a
 # window changes nothing else.  Three clients, one after the other:
-#   (a) bench-markrtt (bench/markrtt.c, built here): the raw protocol, one
+#   (a) bench-markrtt (bench/markrtt.c): the raw protocol, one
 #       connection per request as spyremon makes it; first PAIRS_RAW no-op
 #       "hello" requests, the floor, then PAIRS_RAW begin/end pairs;
 #   (b) the spyremon command, one process per request (fork+exec included),
@@ -15,8 +15,9 @@
 #       cost of starting the program at all);
 #   (c) contrib/python/spyremon.py's request(), begin() and end() from one
 #       python3 process, PAIRS_RAW of each.
-# Then, for each of (a), (b) and (c), the rows stamped while it ran and the
-# longest gap between two samples of card 0: sampling must keep its rate.
+# Then, for each of (a), (b) and (c), and for 2 s with no client before
+# them, the rows stamped and the longest gap between two samples of card 0:
+# sampling must keep its rate.
 set -euo pipefail
 B=${B:-build}
 pairs=${1:-1000}
@@ -34,8 +35,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-[ -x "$BIN/spyremond" ] || { echo "bench: build first: make B=$B" >&2; exit 1; }
-cc -O2 -g -std=gnu11 -D_GNU_SOURCE -o "$BIN/bench-markrtt" "$ROOT/bench/markrtt.c"
+[ -x "$BIN/spyremond" ] && [ -x "$BIN/bench-markrtt" ] ||
+	{ echo "bench: build first: make B=$B bench" >&2; exit 1; }
 
 cat >"$T/conf.yaml" <<EOF
 database: $T/db
@@ -56,6 +57,9 @@ for _ in $(seq 50); do [ -S "$T/sock" ] && break; sleep 0.1; done
 sleep 3	# start-up: the first header and catalog work are not steady state
 
 echo "daemon: 8 cards, interval 10ms, window_interval 10ms; $(nproc) CPUs"
+i0=$(ns)
+sleep 2	# the same measures of sampling with no client, for comparison
+i1=$(ns)
 echo "(a) raw protocol, one connection per request (bench/markrtt.c):"
 a0=$(ns)
 "$BIN/bench-markrtt" "$T/sock" "$pairs"
@@ -112,6 +116,7 @@ sampling() {
 	    printf "sampling during %s: %d rows in %.2f s = %.0f rows/s (800 expected); longest gap on card 0: %.1f ms\n",
 	        n, $1, s / 1e6, $1 / (s / 1e6), $2 / 1e6 }'
 }
+sampling "$i0" "$i1" "2 s idle"
 sampling "$a0" "$a1" "(a)"
 sampling "$b0" "$b1" "(b)"
 sampling "$c0" "$c1" "(c)"

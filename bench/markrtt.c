@@ -1,7 +1,7 @@
 /*
  * Round-trip time of the control socket's requests, as a client sees it.
  *
- *   cc -O2 -g -std=gnu11 -D_GNU_SOURCE -o build/bench-markrtt bench/markrtt.c
+ *   make B=build bench                 (builds build/bench-markrtt)
  *   build/bench-markrtt SOCKET PAIRS               the raw protocol
  *   build/bench-markrtt -x SPYREMON SOCKET PAIRS   the spyremon command
  *

@@ -8,7 +8,8 @@
  *
  * With --output the text goes to a temporary file beside FILE, renamed to
  * FILE only once complete: a failed or interrupted export leaves FILE as
- * it was.
+ * it was.  A FILE that exists and is not a regular file (/dev/null, a
+ * FIFO) is written in place: renaming over it would replace it.
  */
 #include <err.h>
 #include <errno.h>
@@ -370,17 +371,26 @@ note_empty(const struct span *sp)
 		fprintf(stderr, "spyremon: no samples in %s .. %s\n", b, e);
 }
 
-/* Open the output: stdout, or a temporary file beside path. */
+/*
+ * Open the output: stdout; path itself if it exists and is not a regular
+ * file; else a temporary file beside path.
+ */
 static FILE *
 output_open(const char *path)
 {
 	struct sigaction sa = { .sa_handler = on_fatal_signal };
+	struct stat sb;
 	mode_t mask;
 	FILE *fp;
 	int fd;
 
 	if (path == NULL || strcmp(path, "-") == 0)
 		return stdout;
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		if ((fp = fopen(path, "w")) == NULL)
+			warn("%s", path);
+		return fp;
+	}
 	if ((size_t)snprintf(tmp_path, sizeof(tmp_path), "%s.XXXXXX", path) >=
 	    sizeof(tmp_path)) {
 		warnx("%s: the name is too long", path);
@@ -408,7 +418,10 @@ output_open(const char *path)
 	return fp;
 }
 
-/* Finish the output: rename the temporary file on success, else remove it. */
+/*
+ * Finish the output: rename the temporary file on success, else remove
+ * it; an output written in place is only closed.
+ */
 static int
 output_close(FILE *fp, const char *path, int rc)
 {
@@ -424,6 +437,8 @@ output_close(FILE *fp, const char *path, int rc)
 		warn("%s", path);
 		rc = CLIENT_EXIT_FAILED;
 	}
+	if (!have_tmp)
+		return rc;
 	if (rc == CLIENT_EXIT_OK && rename(tmp_path, path) == -1) {
 		warn("%s", path);
 		rc = CLIENT_EXIT_FAILED;

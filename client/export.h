@@ -15,7 +15,6 @@
 #include <stdio.h>
 
 #include <sqlite3.h>
-#include <yajl/yajl_gen.h>
 
 #include "db.h"
 
@@ -33,11 +32,11 @@ struct export_writer {
 	const struct db_devmap *map;
 	bool window_column;	/* csv: a leading "window" column (--all) */
 	/* made by export_writer_init: */
-	yajl_gen g;		/* jsonl only */
 	struct {
-		char *p;	/* the csv or aiusmi line being built */
+		char *p;	/* the line being built */
 		size_t len, cap;
 	} line;
+	char **json_keys;	/* jsonl: each column's "key": as JSON text */
 };
 
 /* One sample, as read from samples: values[i] belongs to cols[i]. */
