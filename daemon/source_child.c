@@ -33,81 +33,52 @@ static char read_buf[READ_CHUNK];
 /* ---- output ---- */
 
 /*
- * Read the child's stdout until it would block.  Returns true at end of
- * file or on an error, when the pipe should be closed.
+ * Read one of the child's pipes, its stdout (rows) or its stderr (log
+ * lines), until it would block.  Returns true at end of file or on an
+ * error, when the pipe should be closed.
  */
 static bool
-read_stdout(struct source *src)
+drain(struct source *src, bool is_stdout)
 {
+	int fd = is_stdout ? src->out_fd : src->err_fd;
 	ssize_t n;
 
 	for (;;) {
-		n = read(src->out_fd, read_buf, sizeof(read_buf));
+		n = read(fd, read_buf, sizeof(read_buf));
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			return n == 0 || errno != EAGAIN;
-		source_stdout_bytes(src, read_buf, (size_t)n, now_realtime_ns());
-	}
-}
-
-/* Read the stderr pipe until it would block; true at end of file or error. */
-static bool
-read_stderr(struct source *src)
-{
-	ssize_t n;
-
-	for (;;) {
-		n = read(src->err_fd, read_buf, sizeof(read_buf));
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n == 0 || errno != EAGAIN;
-		source_stderr_bytes(src, read_buf, (size_t)n);
+		if (is_stdout)
+			source_stdout_bytes(src, read_buf, (size_t)n,
+			    now_realtime_ns());
+		else
+			source_stderr_bytes(src, read_buf, (size_t)n);
 	}
 }
 
 static void
-close_stdout(struct source *src)
+close_pipe(struct source *src, bool is_stdout)
 {
-	src->out_io = sd_event_source_disable_unref(src->out_io);
-	if (src->out_fd != -1)
-		close(src->out_fd);
-	src->out_fd = -1;
-}
+	int *fd = is_stdout ? &src->out_fd : &src->err_fd;
+	sd_event_source **io = is_stdout ? &src->out_io : &src->err_io;
 
-static void
-close_stderr(struct source *src)
-{
-	src->err_io = sd_event_source_disable_unref(src->err_io);
-	if (src->err_fd != -1)
-		close(src->err_fd);
-	src->err_fd = -1;
+	*io = sd_event_source_disable_unref(*io);
+	if (*fd != -1)
+		close(*fd);
+	*fd = -1;
 }
 
 static int
-on_stdout(sd_event_source *s, int fd, uint32_t revents, void *arg)
+on_pipe(sd_event_source *s, int fd, uint32_t revents, void *arg)
 {
 	struct source *src = arg;
+	bool is_stdout = fd == src->out_fd;
 
 	(void)s;
-	(void)fd;
 	(void)revents;
-	if (read_stdout(src))
-		close_stdout(src);
-	return 0;
-}
-
-static int
-on_stderr(sd_event_source *s, int fd, uint32_t revents, void *arg)
-{
-	struct source *src = arg;
-
-	(void)s;
-	(void)fd;
-	(void)revents;
-	if (read_stderr(src))
-		close_stderr(src);
+	if (drain(src, is_stdout))
+		close_pipe(src, is_stdout);
 	return 0;
 }
 
@@ -232,9 +203,9 @@ watch_child(struct source *src)
 	if (sd_event_add_child(src->ev, &src->child_ev, src->pid, WEXITED,
 	    on_child_exit, src) < 0 ||
 	    sd_event_add_io(src->ev, &src->err_io, src->err_fd, EPOLLIN,
-	    on_stderr, src) < 0 ||
+	    on_pipe, src) < 0 ||
 	    sd_event_add_io(src->ev, &src->out_io, src->out_fd, EPOLLIN,
-	    on_stdout, src) < 0)
+	    on_pipe, src) < 0)
 		return -1;
 	return 0;
 }
@@ -315,12 +286,12 @@ child_gone(struct source *src, int code, int status)
 	char how[128];
 
 	if (src->out_fd != -1) {
-		read_stdout(src);
-		close_stdout(src);
+		drain(src, true);
+		close_pipe(src, true);
 	}
 	if (src->err_fd != -1) {
-		read_stderr(src);
-		close_stderr(src);
+		drain(src, false);
+		close_pipe(src, false);
 	}
 	source_rows_reset(src);
 	pace_flush(src->pace);
@@ -451,11 +422,11 @@ source_stop_child(struct source *src, uint64_t grace_ns)
 		/* keep reading, or a child blocked on a full buffer never exits */
 		poll(pfd, 2, 10);
 		if (src->out_fd != -1 && (pfd[0].revents & (POLLIN | POLLHUP)) &&
-		    read_stdout(src))
-			close_stdout(src);
+		    drain(src, true))
+			close_pipe(src, true);
 		if (src->err_fd != -1 && (pfd[1].revents & (POLLIN | POLLHUP)) &&
-		    read_stderr(src))
-			close_stderr(src);
+		    drain(src, false))
+			close_pipe(src, false);
 		if ((r = waitpid(src->pid, &status, WNOHANG)) == src->pid ||
 		    (r == -1 && errno == ECHILD))
 			break;
