@@ -9,12 +9,10 @@
  * number it writes has a '.' decimal point whatever LC_ALL says.
  */
 #include <err.h>
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "client.h"
 #include "timeparse.h"
@@ -101,18 +99,12 @@ static struct config *
 client_config(struct client *cl)
 {
 	struct config_errors errs = { 0 };
-	const char *path = cl->config_path;
+	bool defaulted;
 
 	if (cl->cfg != NULL)
 		return cl->cfg;
-	if (path == NULL && access(CONFIG_DEFAULT_PATH, F_OK) == -1 &&
-	    errno == ENOENT) {
-		if ((cl->cfg = config_defaults()) == NULL)
-			warnx("out of memory");
-		return cl->cfg;
-	}
-	if (config_load(path ? path : CONFIG_DEFAULT_PATH, &cl->cfg,
-	    &errs) == -1) {
+	if (config_load_default(cl->config_path, &cl->cfg, &errs,
+	    &defaulted) == -1) {
 		for (size_t i = 0; i < errs.n; i++)
 			warnx("%s", errs.msgs[i]);
 		warnx("cannot use the config; -c names another, and "

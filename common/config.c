@@ -11,11 +11,13 @@
  */
 #include "config_priv.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include <yaml.h>
 
@@ -810,3 +812,20 @@ config_load(const char *path, struct config **out, struct config_errors *errs)
 	return r;
 }
 
+int
+config_load_default(const char *path, struct config **out,
+    struct config_errors *errs, bool *defaulted)
+{
+	*defaulted = false;
+	if (path == NULL && access(CONFIG_DEFAULT_PATH, F_OK) == -1 &&
+	    errno == ENOENT) {
+		config_errors_reset(errs);
+		if ((*out = config_defaults()) == NULL) {
+			config_errors_addf(errs, "out of memory");
+			return -1;
+		}
+		*defaulted = true;
+		return 0;
+	}
+	return config_load(path != NULL ? path : CONFIG_DEFAULT_PATH, out, errs);
+}

@@ -73,6 +73,14 @@ struct config *config_defaults(void);
 int config_load(const char *path, struct config **out, struct config_errors *errs);
 
 /*
+ * config_load of path, or of CONFIG_DEFAULT_PATH when path is NULL; a
+ * missing default file is no error but the built-in defaults, and then
+ * *defaulted is true.  Same contract as config_load otherwise.
+ */
+int config_load_default(const char *path, struct config **out,
+    struct config_errors *errs, bool *defaulted);
+
+/*
  * Parse YAML from a memory buffer, naming it `name` in errors.  Same
  * contract as config_load.  Used by config_load and by tests.
  */

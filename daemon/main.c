@@ -8,13 +8,11 @@
  * daemon never forks into the background: systemd (Type=notify)
  * supervises it.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
@@ -65,18 +63,15 @@ load_config(const char *path)
 {
 	struct config_errors errs = { 0 };
 	struct config *cfg = NULL;
+	bool defaulted;
 
-	if (path == NULL && access(CONFIG_DEFAULT_PATH, F_OK) == -1 &&
-	    errno == ENOENT) {
-		log_info("no %s; using built-in defaults", CONFIG_DEFAULT_PATH);
-		return config_defaults();
-	}
-	if (config_load(path ? path : CONFIG_DEFAULT_PATH, &cfg, &errs) == -1) {
+	if (config_load_default(path, &cfg, &errs, &defaulted) == -1) {
 		for (size_t i = 0; i < errs.n; i++)
 			log_warnx("%s", errs.msgs[i]);
 		log_warnx("%zu error%s in the config", errs.n,
 		    errs.n == 1 ? "" : "s");
-	}
+	} else if (defaulted)
+		log_info("no %s; using built-in defaults", CONFIG_DEFAULT_PATH);
 	config_errors_free(&errs);
 	return cfg;
 }
