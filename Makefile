@@ -59,6 +59,7 @@ CLIENT_OBJS += $(B)/client/export.o
 CLIENT_OBJS += $(B)/client/export_fmt.o
 CLIENT_OBJS += $(B)/client/format.o
 CLIENT_OBJS += $(B)/client/json.o
+CLIENT_OBJS += $(B)/client/output.o
 CLIENT_OBJS += $(B)/client/mark.o
 CLIENT_OBJS += $(B)/client/status.o
 CLIENT_OBJS += $(B)/client/windows.o

@@ -6,16 +6,12 @@
  * wide table is read directly, not the sample_values view, and values are
  * written as they are read, so memory does not grow with the export.
  *
- * With --output the text goes to a temporary file beside FILE, renamed to
- * FILE only once complete: a failed or interrupted export leaves FILE as
- * it was.  A FILE that exists and is not a regular file (/dev/null, a
- * FIFO) is written in place: renaming over it would replace it.
+ * With --output the text is written whole or not at all (output.h).
  */
 #include <err.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +21,7 @@
 #include "client.h"
 #include "export.h"
 #include "format.h"
+#include "output.h"
 #include "schema.h"
 
 #define OUT_BUFSIZE	(256 * 1024)
@@ -54,10 +51,6 @@ struct span {
 	int64_t lo_ns, hi_ns;	/* before the pad */
 };
 
-/* The temporary output file, for the signal handler to remove. */
-static char tmp_path[PATH_MAX];
-static volatile sig_atomic_t have_tmp;
-
 static int
 usage(FILE *fp, int code)
 {
@@ -72,15 +65,6 @@ usage(FILE *fp, int code)
 	    "A TAG matching several windows means the newest, or with --all each.\n"
 	    "TIME is ISO 8601, epoch ns, or a duration ago such as 10m.\n");
 	return code;
-}
-
-static void
-on_fatal_signal(int sig)
-{
-	if (have_tmp)
-		unlink(tmp_path);
-	signal(sig, SIG_DFL);
-	raise(sig);
 }
 
 /* Parse the command line into o; an exit status if it is not usable. */
@@ -349,8 +333,7 @@ export_span(sqlite3 *db, sqlite3_stmt *s, struct export_writer *w,
 		export_write_row(w, &r, sp->win != NULL ? sp->win->id : 0);
 		(*rows)++;
 		if (ferror_unlocked(w->out)) {
-			warn("%s", o->output == NULL ||
-			    strcmp(o->output, "-") == 0 ? "stdout" : o->output);
+			warn("%s", output_name(o->output));
 			return CLIENT_EXIT_FAILED;
 		}
 	}
@@ -369,84 +352,6 @@ note_empty(const struct span *sp)
 		    " (%s), %s .. %s\n", sp->win->id, sp->win->tag, b, e);
 	else
 		fprintf(stderr, "spyremon: no samples in %s .. %s\n", b, e);
-}
-
-/*
- * Open the output: stdout; path itself if it exists and is not a regular
- * file; else a temporary file beside path.
- */
-static FILE *
-output_open(const char *path)
-{
-	struct sigaction sa = { .sa_handler = on_fatal_signal };
-	struct stat sb;
-	mode_t mask;
-	FILE *fp;
-	int fd;
-
-	if (path == NULL || strcmp(path, "-") == 0)
-		return stdout;
-	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-		if ((fp = fopen(path, "w")) == NULL)
-			warn("%s", path);
-		return fp;
-	}
-	if ((size_t)snprintf(tmp_path, sizeof(tmp_path), "%s.XXXXXX", path) >=
-	    sizeof(tmp_path)) {
-		warnx("%s: the name is too long", path);
-		return NULL;
-	}
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	if ((fd = mkstemp(tmp_path)) == -1) {
-		warn("%s", path);
-		return NULL;
-	}
-	have_tmp = 1;
-	mask = umask(0);
-	umask(mask);
-	/* mkstemp makes 0600; give what open(2) would have */
-	fchmod(fd, 0666 & ~mask);
-	if ((fp = fdopen(fd, "w")) == NULL) {
-		warn("%s", path);
-		close(fd);
-		unlink(tmp_path);
-		have_tmp = 0;
-	}
-	return fp;
-}
-
-/*
- * Finish the output: rename the temporary file on success, else remove
- * it; an output written in place is only closed.
- */
-static int
-output_close(FILE *fp, const char *path, int rc)
-{
-	bool failed = fflush(fp) == EOF || ferror(fp);
-
-	if (failed && rc == CLIENT_EXIT_OK) {
-		warn("%s", fp == stdout ? "stdout" : path);
-		rc = CLIENT_EXIT_FAILED;
-	}
-	if (fp == stdout)
-		return rc;
-	if (fclose(fp) == EOF && rc == CLIENT_EXIT_OK) {
-		warn("%s", path);
-		rc = CLIENT_EXIT_FAILED;
-	}
-	if (!have_tmp)
-		return rc;
-	if (rc == CLIENT_EXIT_OK && rename(tmp_path, path) == -1) {
-		warn("%s", path);
-		rc = CLIENT_EXIT_FAILED;
-	}
-	if (rc != CLIENT_EXIT_OK)
-		unlink(tmp_path);
-	have_tmp = 0;
-	return rc;
 }
 
 /* Write every span; the output is open. */

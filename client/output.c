@@ -1,0 +1,109 @@
+/*
+ * output: a file written whole or not at all (output.h).
+ */
+#include <err.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "output.h"
+
+/* The temporary file, for the signal handler to remove. */
+static char tmp_path[PATH_MAX];
+static volatile sig_atomic_t have_tmp;
+
+static void
+on_fatal_signal(int sig)
+{
+	if (have_tmp)
+		unlink(tmp_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+const char *
+output_name(const char *path)
+{
+	return path == NULL || strcmp(path, "-") == 0 ? "stdout" : path;
+}
+
+const char *
+output_tmp_path(void)
+{
+	return have_tmp ? tmp_path : NULL;
+}
+
+FILE *
+output_open(const char *path)
+{
+	struct sigaction sa = { .sa_handler = on_fatal_signal };
+	struct stat sb;
+	mode_t mask;
+	FILE *fp;
+	int fd;
+
+	if (path == NULL || strcmp(path, "-") == 0)
+		return stdout;
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		if ((fp = fopen(path, "w")) == NULL)
+			warn("%s", path);
+		return fp;
+	}
+	if ((size_t)snprintf(tmp_path, sizeof(tmp_path), "%s.XXXXXX", path) >=
+	    sizeof(tmp_path)) {
+		warnx("%s: the name is too long", path);
+		return NULL;
+	}
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if ((fd = mkstemp(tmp_path)) == -1) {
+		warn("%s", path);
+		return NULL;
+	}
+	have_tmp = 1;
+	mask = umask(0);
+	umask(mask);
+	/* mkstemp makes 0600; give what open(2) would have */
+	fchmod(fd, 0666 & ~mask);
+	if ((fp = fdopen(fd, "w")) == NULL) {
+		warn("%s", path);
+		close(fd);
+		unlink(tmp_path);
+		have_tmp = 0;
+	}
+	return fp;
+}
+
+int
+output_close(FILE *fp, const char *path, int rc)
+{
+	bool failed = fflush(fp) == EOF || ferror(fp);
+
+	if (failed && rc == CLIENT_EXIT_OK) {
+		warn("%s", output_name(fp == stdout ? NULL : path));
+		rc = CLIENT_EXIT_FAILED;
+	}
+	if (fp == stdout)
+		return rc;
+	if (fclose(fp) == EOF && rc == CLIENT_EXIT_OK) {
+		warn("%s", path);
+		rc = CLIENT_EXIT_FAILED;
+	}
+	if (!have_tmp)
+		return rc;
+	if (rc == CLIENT_EXIT_OK && rename(tmp_path, path) == -1) {
+		warn("%s", path);
+		rc = CLIENT_EXIT_FAILED;
+	}
+	if (rc != CLIENT_EXIT_OK)
+		unlink(tmp_path);
+	have_tmp = 0;
+	return rc;
+}
