@@ -47,12 +47,14 @@ DAEMON_OBJS += $(B)/daemon/pace.o
 DAEMON_OBJS += $(B)/daemon/store_windows.o
 COMMON_OBJS += $(B)/common/config_print.o
 DAEMON_OBJS += $(B)/daemon/catalog.o
+DAEMON_OBJS += $(B)/daemon/store_import.o
 # (client)
 CLIENT_OBJS += $(B)/client/trace.o
 CLIENT_OBJS += $(B)/client/trace_util.o
 CLIENT_OBJS += $(B)/client/trace_stream.o
 CLIENT_OBJS += $(B)/client/trace_tally.o
 CLIENT_OBJS += $(B)/client/tracecmd.o
+CLIENT_OBJS += $(B)/client/tracetarget.o
 CLIENT_OBJS += $(B)/client/ctl.o
 CLIENT_OBJS += $(B)/client/db.o
 CLIENT_OBJS += $(B)/client/export.o
@@ -63,26 +65,48 @@ CLIENT_OBJS += $(B)/client/output.o
 CLIENT_OBJS += $(B)/client/mark.o
 CLIENT_OBJS += $(B)/client/status.o
 CLIENT_OBJS += $(B)/client/windows.o
+CLIENT_OBJS += $(B)/client/import.o
+CLIENT_OBJS += $(B)/client/import_run.o
+CLIENT_OBJS += $(B)/client/import_check.o
+CLIENT_OBJS += $(B)/client/import_parse.o
+# import writes through the daemon's store, which owns the schema
+CLIENT_OBJS += $(addprefix $(B)/daemon/, store.o catalog.o store_import.o \
+	       csvparse.o inventory.o)
+CLIENT_OBJS += $(B)/client/energy.o
+CLIENT_OBJS += $(B)/client/steps.o
+CLIENT_OBJS += $(B)/client/steps_out.o
+CLIENT_OBJS += $(B)/client/merge.o
+CLIENT_OBJS += $(B)/client/merge_events.o
 # (unit tests)
-UNIT_TESTS += $(B)/tests/test_format
-# The client's formatting tests link the client's format.o instead.
-$(B)/tests/%_format: tests/unit/%_format.c $(B)/client/format.o $(COMMON_OBJS) | $(B)/.deps-ok
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags cmocka) -Itests/unit -Iclient -MMD -MP \
-		$(LDFLAGS) -o $@ $< $(B)/client/format.o $(COMMON_OBJS) $(LIBS) \
-		$(shell pkg-config --libs cmocka)
-UNIT_TESTS += $(B)/tests/test_trace
-# Tests of the trace reader link it instead of the daemon's objects.
-TRACE_OBJS = $(B)/client/trace.o $(B)/client/trace_util.o $(B)/client/trace_stream.o \
-	     $(B)/client/trace_tally.o
-$(B)/tests/%_trace: tests/unit/%_trace.c $(TRACE_OBJS) $(COMMON_OBJS) | $(B)/.deps-ok
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags cmocka) -Itests/unit -Iclient -MMD -MP \
-		$(LDFLAGS) -o $@ $< $(TRACE_OBJS) $(COMMON_OBJS) $(LIBS) \
-		$(shell pkg-config --libs cmocka)
+# client_test NAME, OBJS: the unit test tests/unit/NAME.c of client
+# modules, linked with OBJS (and the common objects) instead of the
+# daemon's.
+define client_test
+UNIT_TESTS += $(B)/tests/$(1)
+$(B)/tests/$(1): tests/unit/$(1).c $(2) $$(COMMON_OBJS) | $(B)/.deps-ok
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(ALL_CFLAGS) $$(shell pkg-config --cflags cmocka) -Itests/unit -Iclient \
+		-MMD -MP $$(LDFLAGS) -o $$@ $$< $(2) $$(COMMON_OBJS) $$(LIBS) \
+		$$(shell pkg-config --libs cmocka)
+endef
+$(eval $(call client_test,test_format,$(B)/client/format.o))
+$(eval $(call client_test,test_trace,$(addprefix $(B)/client/, trace.o \
+	trace_util.o trace_stream.o trace_tally.o)))
+# the import's parsing, with the daemon's CSV parser
+$(eval $(call client_test,test_import,$(B)/client/import_parse.o \
+	$(B)/daemon/csvparse.o $(B)/daemon/inventory.o))
 UNIT_TESTS += $(B)/tests/test_control
 UNIT_TESTS += $(B)/tests/test_windows
 UNIT_TESTS += $(B)/tests/test_pace
+# the merge's pure pieces (times, pids, names)
+$(eval $(call client_test,test_merge,$(addprefix $(B)/client/, merge_events.o \
+	db.o format.o)))
+$(eval $(call client_test,test_energy,$(B)/client/energy.o))
+# Programs the integration tests run, built by make check.
+TEST_TOOLS = $(B)/tests/mksamples
+$(B)/tests/mksamples: tests/tools/mksamples.c $(DAEMON_OBJS) $(COMMON_OBJS) | $(B)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(DAEMON_OBJS) $(COMMON_OBJS) $(LIBS)
 
 PROGS = $(B)/spyremond $(B)/spyremon $(B)/aiu-smi-sim
 
@@ -111,7 +135,7 @@ $(B)/tests/%: tests/unit/%.c $(DAEMON_OBJS) $(COMMON_OBJS) | $(B)/.deps-ok
 		$(LDFLAGS) -o $@ $< $(DAEMON_OBJS) $(COMMON_OBJS) $(LIBS) \
 		$(shell pkg-config --libs cmocka)
 
-check: $(PROGS) $(UNIT_TESTS)
+check: $(PROGS) $(UNIT_TESTS) $(TEST_TOOLS)
 	@B=$(B) sh tests/run.sh
 
 deps:

@@ -80,5 +80,6 @@ int cmd_windows(struct client *cl, int argc, char *argv[]);
 int cmd_status(struct client *cl, int argc, char *argv[]);
 int cmd_export(struct client *cl, int argc, char *argv[]);
 int cmd_trace(struct client *cl, int argc, char *argv[]);
+int cmd_import(struct client *cl, int argc, char *argv[]);
 
 #endif

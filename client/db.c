@@ -95,7 +95,7 @@ check_version(const char *path, int version, sqlite3 *db)
 	sqlite3_stmt *s;
 	int tables = 0;
 
-	if (version == SCHEMA_VERSION)
+	if (version >= DB_MIN_VERSION && version <= SCHEMA_VERSION)
 		return CLIENT_EXIT_OK;
 	if (version > SCHEMA_VERSION) {
 		warnx("%s: schema version %d is newer than this spyremon's %d",
@@ -113,7 +113,7 @@ check_version(const char *path, int version, sqlite3 *db)
 	else
 		warnx("%s: schema version %d is older than %d; start "
 		    "spyremond on it once to bring it up to date", path,
-		    version, SCHEMA_VERSION);
+		    version, DB_MIN_VERSION);
 	return CLIENT_EXIT_DATABASE;
 }
 
@@ -363,6 +363,104 @@ db_windows_free(struct db_window *w, size_t n)
 	free(w);
 }
 
+static int
+cmp_range(const void *a, const void *b)
+{
+	const struct db_coarse_range *x = a, *y = b;
+
+	if (x->device != y->device)
+		return x->device < y->device ? -1 : 1;
+	if (x->first_ns != y->first_ns)
+		return x->first_ns < y->first_ns ? -1 : 1;
+	return 0;
+}
+
+/* Sort c's runs and merge those of a device that overlap. */
+static void
+coarse_merge(struct db_coarse *c)
+{
+	size_t k = 0;
+
+	if (c->n == 0)
+		return;
+	qsort(c->r, c->n, sizeof(*c->r), cmp_range);
+	for (size_t i = 1; i < c->n; i++) {
+		struct db_coarse_range *last = &c->r[k];
+
+		if (c->r[i].device == last->device &&
+		    c->r[i].first_ns <= last->last_ns) {
+			if (c->r[i].last_ns > last->last_ns)
+				last->last_ns = c->r[i].last_ns;
+		} else
+			c->r[++k] = c->r[i];
+	}
+	c->n = k + 1;
+}
+
+int
+db_coarse_load(sqlite3 *db, int64_t lo_ns, int64_t hi_ns, struct db_coarse *c)
+{
+	sqlite3_stmt *s;
+	int rc, version = 0;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s,
+	    NULL) != SQLITE_OK)
+		return db_error(db, "the schema version");
+	if (sqlite3_step(s) == SQLITE_ROW)
+		version = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	if (version < 3)
+		return CLIENT_EXIT_OK;
+	if (sqlite3_prepare_v2(db, "SELECT device, first_ns, last_ns FROM "
+	    SCHEMA_T_IMPORTS " WHERE coarse != 0 AND first_ns <= ?2 AND "
+	    "last_ns >= ?1", -1, &s, NULL) != SQLITE_OK)
+		return db_error(db, "the imports");
+	sqlite3_bind_int64(s, 1, lo_ns);
+	sqlite3_bind_int64(s, 2, hi_ns);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct db_coarse_range *r;
+
+		c->r = grow(c->r, c->n, sizeof(*r));
+		r = &c->r[c->n++];
+		r->device = sqlite3_column_int(s, 0);
+		r->first_ns = sqlite3_column_int64(s, 1);
+		r->last_ns = sqlite3_column_int64(s, 2);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return db_error(db, "the imports");
+	coarse_merge(c);
+	return CLIENT_EXIT_OK;
+}
+
+bool
+db_coarse_has(const struct db_coarse *c, int device, int64_t ts_ns)
+{
+	size_t lo = 0, hi = c->n;
+
+	/* the last run at or before (device, ts_ns) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct db_coarse_range *r = &c->r[mid];
+
+		if (r->device < device ||
+		    (r->device == device && r->first_ns <= ts_ns))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && c->r[lo - 1].device == device &&
+	    c->r[lo - 1].last_ns >= ts_ns;
+}
+
+void
+db_coarse_free(struct db_coarse *c)
+{
+	free(c->r);
+	c->r = NULL;
+	c->n = 0;
+}
+
 int
 db_count_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns, int64_t *count)
 {
@@ -379,4 +477,48 @@ db_count_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns, int64_t *count)
 		*count = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
 	return rc == SQLITE_ROW ? CLIENT_EXIT_OK : db_error(db, "the samples");
+}
+
+void
+db_window_filter_name(struct db_window_filter *f, const char *name)
+{
+	char *end;
+
+	if (*name >= '0' && *name <= '9') {
+		errno = 0;
+		f->id = strtoll(name, &end, 10);
+		if (errno == 0 && *end == '\0') {
+			f->by_id = true;
+			return;
+		}
+	}
+	f->by_id = false;
+	f->tag = name;
+}
+
+sqlite3_stmt *
+db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
+    size_t ncols, const char *device_sql, bool ordered)
+{
+	sqlite3_str *q = sqlite3_str_new(db);
+	sqlite3_stmt *s = NULL;
+	char *sql;
+
+	sqlite3_str_appendall(q, "SELECT " SCHEMA_C_TS ", " SCHEMA_C_DEVICE
+	    ", " SCHEMA_C_INTERVAL);
+	for (size_t i = 0; i < ncols; i++) {
+		if (cols[i] != NULL)
+			sqlite3_str_appendf(q, ", \"%w\"", cols[i]->col);
+		else
+			sqlite3_str_appendall(q, ", NULL");
+	}
+	sqlite3_str_appendf(q, " FROM " SCHEMA_T_SAMPLES " WHERE "
+	    DB_OVERLAPS_SQL "%s%s", device_sql, ordered ? " ORDER BY "
+	    SCHEMA_C_TS ", " SCHEMA_C_DEVICE : "");
+	if ((sql = sqlite3_str_finish(q)) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		s = NULL;
+	sqlite3_free(sql);
+	return s;
 }

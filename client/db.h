@@ -31,6 +31,12 @@
 #define DB_MAX_INTERVAL_NS	(60 * (int64_t)NSEC_PER_SEC)
 
 /*
+ * The oldest schema version the client reads: version 3 only added the
+ * imports table, and a version 2 database simply has no coarse samples.
+ */
+#define DB_MIN_VERSION		2
+
+/*
  * The rule, over samples, for "covers part of (?1, ?2)": the sample's
  * interval (ts_ns - interval_ms, ts_ns) overlaps the span (?1, ?2), with
  * ?3 = ?2 + DB_MAX_INTERVAL_NS.  The first two terms are a range of the
@@ -83,8 +89,8 @@ struct db_window_filter {
  * Open path read-only and start a read transaction.  A database in WAL
  * mode whose -wal file is absent (the daemon is not running) and whose
  * directory the caller cannot write is opened as immutable instead.
- * Databases that are not spyremon's, or of another schema version, are
- * refused.
+ * Databases that are not spyremon's, or of a schema version before
+ * DB_MIN_VERSION or after this build's, are refused.
  */
 int db_open(const char *path, sqlite3 **out);
 
@@ -102,10 +108,56 @@ const char *db_devmap_bus_id(const struct db_devmap *map, int device,
     int64_t ts_ns);
 void db_devmap_free(struct db_devmap *map);
 
+/*
+ * Make f select the windows a command-line name means: the window with
+ * that id when name is all digits, else those tagged name (f keeps the
+ * pointer).
+ */
+void db_window_filter_name(struct db_window_filter *f, const char *name);
+
 /* The windows f selects, in *out (free with db_windows_free). */
 int db_windows(sqlite3 *db, const struct db_window_filter *f,
     struct db_window **out, size_t *n);
 void db_windows_free(struct db_window *w, size_t n);
+
+/*
+ * Runs of samples that "spyremon import" loaded from an aiu-smi log, whose
+ * stamps are aiu-smi's whole-second local times (the imports table rows
+ * with coarse 1).
+ */
+struct db_coarse_range {
+	int device;
+	int64_t first_ns, last_ns;	/* the run's first and last ts_ns */
+};
+
+struct db_coarse {
+	struct db_coarse_range *r;	/* by device, then first_ns; disjoint */
+	size_t n;
+};
+
+/*
+ * Add to *c (zeroed, or filled by earlier calls) the coarse runs that
+ * overlap [lo_ns, hi_ns], merging runs that overlap; a database of schema
+ * version 2 has none.  Free with db_coarse_free.
+ */
+int db_coarse_load(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
+    struct db_coarse *c);
+
+/* True if device's sample stamped ts_ns lies in one of c's runs. */
+bool db_coarse_has(const struct db_coarse *c, int device, int64_t ts_ns);
+
+void db_coarse_free(struct db_coarse *c);
+
+/*
+ * A statement selecting, for the span bound later as ?1 = lo, ?2 = hi, ?3
+ * = hi + DB_MAX_INTERVAL_NS (or a smaller reach), the samples that
+ * overlap it: columns ts_ns, device, interval_ms, then one per cols[i]
+ * (NULL when cols[i] is NULL), with device_sql ("" or " AND device IN
+ * (...)") appended, by time then device when ordered.  NULL on error
+ * (db_error tells why); dies when out of memory.
+ */
+sqlite3_stmt *db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
+    size_t ncols, const char *device_sql, bool ordered);
 
 /* The number of samples whose interval overlaps (lo_ns, hi_ns). */
 int db_count_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,

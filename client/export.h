@@ -31,6 +31,29 @@ struct export_writer {
 	size_t ncols;
 	const struct db_devmap *map;
 	bool window_column;	/* csv: a leading "window" column (--all) */
+	/*
+	 * Several traces (--trace, more than once): each row says which
+	 * trace's span it is exported for, by the trace's rank and host
+	 * (csv columns trace_rank,trace_host; jsonl "rank","host"; aiusmi a
+	 * "#trace PATH rank R host H" line and a header per trace).  The
+	 * caller sets the members before each span.
+	 */
+	struct {
+		bool on;
+		const char *path;
+		bool has_rank;
+		int64_t rank;
+		const char *host;	/* "" if unknown */
+	} trace;
+	/*
+	 * Samples imported from aiu-smi logs, stamped with its whole-second
+	 * local times: their runs and their number in the export, set by
+	 * export_coarse_span.  When ncoarse is not 0 the export says so: a
+	 * note on stderr, csv's trailing coarse column (0 or 1), jsonl's
+	 * "coarse":true on those rows, aiusmi's "#coarse" line.
+	 */
+	struct db_coarse coarse;
+	int64_t ncoarse;
 	/* made by export_writer_init: */
 	struct {
 		char *p;	/* the line being built */
@@ -51,6 +74,16 @@ struct export_row {
 /* Set up w (its format, out, cols, ncols and map set); -1 on ENOMEM. */
 int export_writer_init(struct export_writer *w);
 void export_writer_free(struct export_writer *w);
+
+/*
+ * Before the first export_begin_span, once per span: load the coarse runs
+ * that the span (lo_ns, hi_ns), as padded, may export into w->coarse, and
+ * add to w->ncoarse the number of its samples (of the devices device_sql,
+ * export.c's " AND device IN (...)" or "", allows) that lie in them.
+ * Returns CLIENT_EXIT_OK or CLIENT_EXIT_DATABASE.
+ */
+int export_coarse_span(sqlite3 *db, struct export_writer *w, int64_t lo_ns,
+    int64_t hi_ns, const char *device_sql);
 
 /*
  * Begin the rows of window win (NULL for a span given by time); first is

@@ -22,6 +22,7 @@
 #include "client.h"
 #include "export.h"
 #include "format.h"
+#include "schema.h"
 #include "timeparse.h"
 
 static void	put_char(struct export_writer *, char);
@@ -81,6 +82,55 @@ export_writer_free(struct export_writer *w)
 	w->json_keys = NULL;
 	free(w->line.p);
 	w->line.p = NULL;
+	db_coarse_free(&w->coarse);
+}
+
+/*
+ * One count per coarse run, over a range of the primary key: only the
+ * coarse samples are read, and an export without any costs one query.
+ */
+int
+export_coarse_span(sqlite3 *db, struct export_writer *w, int64_t lo_ns,
+    int64_t hi_ns, const char *device_sql)
+{
+	sqlite3_stmt *s;
+	char *sql;
+	int rc;
+
+	if ((rc = db_coarse_load(db, lo_ns, hi_ns + DB_MAX_INTERVAL_NS,
+	    &w->coarse)) != CLIENT_EXIT_OK || w->coarse.n == 0)
+		return rc;
+	sql = sqlite3_mprintf("SELECT count(*) FROM " SCHEMA_T_SAMPLES
+	    " WHERE " DB_OVERLAPS_SQL " AND " SCHEMA_C_DEVICE " = ?4 AND "
+	    SCHEMA_C_TS " BETWEEN ?5 AND ?6%s", device_sql);
+	if (sql == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
+	sqlite3_free(sql);
+	if (rc != SQLITE_OK)
+		return db_error(db, "the samples");
+	sqlite3_bind_int64(s, 1, lo_ns);
+	sqlite3_bind_int64(s, 2, hi_ns);
+	sqlite3_bind_int64(s, 3, hi_ns + DB_MAX_INTERVAL_NS);
+	for (size_t i = 0; i < w->coarse.n; i++) {
+		sqlite3_bind_int(s, 4, w->coarse.r[i].device);
+		sqlite3_bind_int64(s, 5, w->coarse.r[i].first_ns);
+		sqlite3_bind_int64(s, 6, w->coarse.r[i].last_ns);
+		if ((rc = sqlite3_step(s)) != SQLITE_ROW)
+			break;
+		w->ncoarse += sqlite3_column_int64(s, 0);
+		sqlite3_reset(s);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? CLIENT_EXIT_OK :
+	    db_error(db, "the samples");
+}
+
+static bool
+row_coarse(const struct export_writer *w, const struct export_row *r)
+{
+	return w->ncoarse > 0 && db_coarse_has(&w->coarse, r->device,
+	    r->ts_ns);
 }
 
 /* ---- building a line ---- */
@@ -171,11 +221,15 @@ csv_header(struct export_writer *w)
 {
 	if (w->window_column)
 		put_str(w, "window,");
+	if (w->trace.on)
+		put_str(w, "trace_rank,trace_host,");
 	put_str(w, "epoch_ns,time_utc,device,bus_id,interval_ms");
 	for (size_t i = 0; i < w->ncols; i++) {
 		put_char(w, ',');
 		put_cell(w, w->cols[i]->key);
 	}
+	if (w->ncoarse > 0)
+		put_str(w, ",coarse");
 	flush_line(w);
 }
 
@@ -201,12 +255,20 @@ export_begin_span(struct export_writer *w, const struct db_window *win,
 {
 	char b[FMT_BUFLEN], e[FMT_BUFLEN];
 
+	if (first && w->ncoarse > 0)
+		fprintf(stderr, "spyremon: %" PRId64 " samples of this export "
+		    "were imported from an aiu-smi log: whole-second local "
+		    "times (coarse)\n", w->ncoarse);
 	switch (w->format) {
 	case EXPORT_CSV:
 		if (first)
 			csv_header(w);
 		break;
 	case EXPORT_AIUSMI:
+		if (first && w->ncoarse > 0)
+			fprintf(w->out, "#coarse %" PRId64 " samples were "
+			    "imported from an aiu-smi log: whole-second local "
+			    "times\n", w->ncoarse);
 		if (several && win != NULL) {
 			format_time_utc(win->begin_ns, b, sizeof(b));
 			if (win->open)
@@ -216,7 +278,16 @@ export_begin_span(struct export_writer *w, const struct db_window *win,
 			fprintf(w->out, "#window %" PRId64 " %s %s %s\n",
 			    win->id, win->tag, b, e);
 		}
-		if (first || several)
+		if (w->trace.on) {
+			fprintf(w->out, "#trace %s rank ", w->trace.path);
+			if (w->trace.has_rank)
+				fprintf(w->out, "%" PRId64, w->trace.rank);
+			else
+				fputc('-', w->out);
+			fprintf(w->out, " host %s\n", w->trace.host[0] != '\0' ?
+			    w->trace.host : "-");
+		}
+		if (first || several || w->trace.on)
 			aiusmi_header(w);
 		break;
 	case EXPORT_JSONL:
@@ -301,6 +372,13 @@ csv_row(struct export_writer *w, const struct export_row *r,
 		put_int(w, window_id);
 		put_char(w, ',');
 	}
+	if (w->trace.on) {
+		if (w->trace.has_rank)
+			put_int(w, w->trace.rank);
+		put_char(w, ',');
+		put_cell(w, w->trace.host);
+		put_char(w, ',');
+	}
 	put_int(w, r->ts_ns);
 	put_char(w, ',');
 	put_time_utc(w, r->ts_ns);
@@ -316,6 +394,8 @@ csv_row(struct export_writer *w, const struct export_row *r,
 		    fmt_value_exact(v, w->cols[i]->decimals, buf, sizeof(buf)))
 			put_str(w, buf);
 	}
+	if (w->ncoarse > 0)
+		put_str(w, row_coarse(w, r) ? ",1" : ",0");
 	flush_line(w);
 }
 
@@ -409,6 +489,16 @@ jsonl_row(struct export_writer *w, const struct export_row *r,
 		put_int(w, window_id);
 		put_char(w, ',');
 	}
+	if (w->trace.on) {
+		put_str(w, "\"rank\":");
+		if (w->trace.has_rank)
+			put_int(w, w->trace.rank);
+		else
+			put_str(w, "null");
+		put_str(w, ",\"host\":");
+		put_json_str(w, w->trace.host);
+		put_char(w, ',');
+	}
 	put_str(w, "\"ts_ns\":");
 	put_int(w, r->ts_ns);
 	put_str(w, ",\"time\":\"");
@@ -419,6 +509,8 @@ jsonl_row(struct export_writer *w, const struct export_row *r,
 	put_json_str(w, db_devmap_bus_id(w->map, r->device, r->ts_ns));
 	put_str(w, ",\"interval_ms\":");
 	put_int(w, r->interval_ms);
+	if (row_coarse(w, r))
+		put_str(w, ",\"coarse\":true");
 	put_str(w, ",\"values\":{");
 	for (size_t i = 0; i < w->ncols; i++) {
 		if (i > 0)

@@ -3,7 +3,8 @@
  *
  * Commands that talk to the daemon (mark, status) go through its control
  * socket; commands that read samples (windows, export) open the database
- * read-only and need no daemon.
+ * read-only and need no daemon; import writes through the daemon's store
+ * code, linked in, and needs no daemon either.
  *
  * spyremon never calls setlocale(3): the C locale stays in force, so every
  * number it writes has a '.' decimal point whatever LC_ALL says.
@@ -29,6 +30,7 @@ static const struct command commands[] = {
 	{ "status", cmd_status },
 	{ "export", cmd_export },
 	{ "trace", cmd_trace },
+	{ "import", cmd_import },
 	{ NULL, NULL },
 };
 
@@ -48,6 +50,8 @@ usage(FILE *fp, int code)
 	    "         [--format csv|aiusmi|jsonl] [--output FILE]\n"
 	    "         [--metrics KEY,...] [--device ID,...] [--pad DURATION]\n"
 	    "  trace info [--json] [--step-pattern REGEX] FILE\n"
+	    "  import [--tz ZONE] [--interval DURATION] [--device-map ID=BUSID,...]\n"
+	    "         FILE.csv\n"
 	    "\n"
 	    "-c names the daemon's config (default %s), which gives the\n"
 	    "socket and the database; --socket and --db override it.\n"

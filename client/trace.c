@@ -37,6 +37,7 @@ enum role {
 enum key {
 	KEY_NONE,
 	KEY_TRACE_EVENTS, KEY_BASE, KEY_DISPLAY_UNIT, KEY_DISTINFO, KEY_DEVICES,
+	KEY_HOST,
 	KEY_PH, KEY_TS, KEY_DUR, KEY_NAME, KEY_CAT, KEY_PID,
 	KEY_RANK, KEY_WORLD_SIZE,
 	KEY_ID, KEY_DEVICE_NAME,
@@ -137,6 +138,9 @@ header_key(const unsigned char *k, size_t len)
 		return KEY_DISTINFO;
 	if (key_is(k, len, "deviceProperties"))
 		return KEY_DEVICES;
+	if (key_is(k, len, "host_name") || key_is(k, len, "hostname") ||
+	    key_is(k, len, "hostName"))
+		return KEY_HOST;
 	return KEY_NONE;
 }
 
@@ -351,6 +355,11 @@ cb_string(void *ctx, const unsigned char *s, size_t len)
 				len = sizeof(in->display_time_unit) - 1;
 			memcpy(in->display_time_unit, s, len);
 			in->display_time_unit[len] = '\0';
+		} else if (r->key[r->depth] == KEY_HOST && in->host[0] == '\0') {
+			if (len >= sizeof(in->host))
+				len = sizeof(in->host) - 1;
+			memcpy(in->host, s, len);
+			in->host[len] = '\0';
 		}
 		break;
 	case ROLE_DEVICE:

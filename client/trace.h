@@ -110,6 +110,7 @@ struct trace_info {
 	struct trace_step *steps;	/* in trace order */
 	size_t	 nsteps;
 
+	char	 host[256];		/* a header host_name (or hostname), "" if none */
 	bool	 has_rank, has_world_size;
 	int64_t	 rank, world_size;	/* distributedInfo */
 
@@ -202,6 +203,13 @@ const char *trace_strerror(const struct trace_error *err, char *buf, size_t len)
 /* Name and description of a dialect: "base-relative", "baseTimeNanoseconds + relative µs". */
 const char *trace_dialect_name(enum trace_dialect d);
 const char *trace_dialect_text(enum trace_dialect d);
+
+/*
+ * Why info has no absolute time (or no timed events), and the options
+ * that give it one, as one sentence in buf.
+ */
+void trace_explain_no_time(const struct trace_info *in, char *buf,
+    size_t len);
 
 /*
  * The incremental reader under trace_read(), for bytes that are not a

@@ -292,3 +292,25 @@ trace_dialect_text(enum trace_dialect d)
 	}
 	return "unknown";
 }
+
+/* --- the absence of absolute time ------------------------------------- */
+
+void
+trace_explain_no_time(const struct trace_info *in, char *buf, size_t len)
+{
+	const char *why;
+
+	if (!in->has_span) {
+		snprintf(buf, len, "the trace has no timed events");
+		return;
+	}
+	if (in->dialect == TRACE_DIALECT_LEGACY)
+		why = "the trace is a bare JSON array, written by a profiler "
+		    "without Kineto, and its ts count from the profiler's start";
+	else
+		why = "the trace has no baseTimeNanoseconds and its ts are "
+		    "not Unix-epoch times";
+	snprintf(buf, len, "%s; give --trace-start TIME (the absolute time "
+	    "of ts = 0) or --align-window TAG|ID (its first event at that "
+	    "window's begin) to line it up with samples", why);
+}

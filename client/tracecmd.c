@@ -26,11 +26,6 @@ enum {
 	OPT_STEP_PATTERN,
 };
 
-static const char no_time_fix[] =
-    "give --trace-start TIME (the absolute time of ts = 0) or "
-    "--align-window TAG|ID (its first event at that window's begin) "
-    "to line it up with samples";
-
 static int
 usage(FILE *fp, int code)
 {
@@ -43,25 +38,6 @@ usage(FILE *fp, int code)
 	    "REGEX (POSIX extended), by default %s.\n",
 	    TRACE_STEP_PATTERN);
 	return code;
-}
-
-/* Why info has no absolute time, and what to do about it. */
-static void
-explain_no_time(const struct trace_info *in, char *buf, size_t len)
-{
-	const char *why;
-
-	if (!in->has_span) {
-		snprintf(buf, len, "the trace has no timed events");
-		return;
-	}
-	if (in->dialect == TRACE_DIALECT_LEGACY)
-		why = "the trace is a bare JSON array, written by a profiler "
-		    "without Kineto, and its ts count from the profiler's start";
-	else
-		why = "the trace has no baseTimeNanoseconds and its ts are "
-		    "not Unix-epoch times";
-	snprintf(buf, len, "%s; %s", why, no_time_fix);
 }
 
 /* ns as seconds with nine decimals: "-0.000001500 s". */
@@ -97,7 +73,7 @@ print_span(const struct trace_info *in)
 		printf("start       %s  %" PRId64 " ns\n", a, in->start_ns);
 		printf("end         %s  %" PRId64 " ns\n", b, in->end_ns);
 	} else {
-		explain_no_time(in, why, sizeof(why));
+		trace_explain_no_time(in, why, sizeof(why));
 		printf("start       unknown: %s\n", why);
 		if (in->has_span) {
 			format_seconds(in->first_own_ns, a, sizeof(a));
@@ -194,6 +170,11 @@ print_text(const char *path, const struct trace_info *in)
 	if (in->has_world_size)
 		printf(" of %" PRId64, in->world_size);
 	printf("\n");
+	if (in->host[0] != '\0') {
+		printf("host        ");
+		print_name(in->host, 0);
+		printf("\n");
+	}
 	print_devices(in);
 }
 
@@ -306,7 +287,7 @@ print_json(const char *path, const struct trace_info *in)
 	gen_time(g, "start", in->absolute, in->start_ns);
 	gen_time(g, "end", in->absolute, in->end_ns);
 	if (!in->absolute) {
-		explain_no_time(in, why, sizeof(why));
+		trace_explain_no_time(in, why, sizeof(why));
 		json_gen_str(g, "explanation");
 		json_gen_str(g, why);
 	}
@@ -321,6 +302,11 @@ print_json(const char *path, const struct trace_info *in)
 	gen_steps(g, in);
 	gen_int_or_null(g, "rank", in->has_rank, in->rank);
 	gen_int_or_null(g, "world_size", in->has_world_size, in->world_size);
+	json_gen_str(g, "host");
+	if (in->host[0] != '\0')
+		json_gen_str(g, in->host);
+	else
+		yajl_gen_null(g);
 	gen_devices(g, in);
 	yajl_gen_map_close(g);
 	rc = json_gen_flush(g, stdout) == -1 ? CLIENT_EXIT_FAILED : CLIENT_EXIT_OK;

@@ -8,13 +8,14 @@
 #define SPYREMON_SCHEMA_H
 
 /* PRAGMA user_version of a database this build writes. */
-#define SCHEMA_VERSION 2
+#define SCHEMA_VERSION 3
 
 #define SCHEMA_T_METRICS	"metrics"	/* the metric catalog */
 #define SCHEMA_T_SAMPLES	"samples"	/* one row per card per interval */
 #define SCHEMA_T_CARDS		"cards"		/* inventory from sysfs */
 #define SCHEMA_T_DEVICE_MAP	"device_map"	/* aiu-smi ID -> metric file -> bus ID */
 #define SCHEMA_T_WINDOWS	"windows"	/* tagged profiling windows */
+#define SCHEMA_T_IMPORTS	"imports"	/* time ranges loaded by spyremon import */
 #define SCHEMA_V_VALUES		"sample_values"	/* (ts_ns, device, metric, value) */
 
 /* Fixed columns of samples; every other column is a metric. */

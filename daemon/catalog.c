@@ -73,6 +73,23 @@ static const char schema_v2[] =
 	"meta TEXT NOT NULL DEFAULT '{}');\n"
 	"CREATE INDEX windows_begin ON " SCHEMA_T_WINDOWS " (begin_ns);\n";
 
+/*
+ * Samples loaded by "spyremon import", one row per device and run of
+ * samples that share coarse.  imports_device serves the check that a new
+ * import overlaps no earlier one and the client's search for coarse ranges.
+ */
+static const char schema_v3[] =
+	"CREATE TABLE " SCHEMA_T_IMPORTS " ("
+	"id INTEGER PRIMARY KEY, "
+	"path TEXT NOT NULL, "
+	"format TEXT NOT NULL, "
+	"device INTEGER NOT NULL, "
+	"first_ns INTEGER NOT NULL, "
+	"last_ns INTEGER NOT NULL, "
+	"coarse INTEGER NOT NULL, "
+	"imported_ns INTEGER NOT NULL);\n"
+	"CREATE INDEX imports_device ON " SCHEMA_T_IMPORTS " (device, first_ns);\n";
+
 static int	seed_catalog(struct store *);
 
 struct migration {
@@ -83,6 +100,7 @@ struct migration {
 static const struct migration migrations[SCHEMA_VERSION] = {
 	{ schema_v1, seed_catalog },
 	{ schema_v2, NULL },
+	{ schema_v3, NULL },
 };
 
 /* The first column of the single row sql returns, as an integer. */

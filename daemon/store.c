@@ -442,23 +442,34 @@ row_bind(struct store *st, size_t k)
 /*
  * Insert every buffered row inside the open transaction.  A row whose key
  * is already stored (possible only across a restart with the clock set
- * back) is skipped and counted in *skipped rather than blocking the rest.
+ * back) is skipped and counted in *skipped rather than blocking the rest;
+ * inside a caller's transaction (store_tx_begin) it is named and fails
+ * the write instead, since an import must not lose rows silently.
  * Returns an SQLite result code.
  */
 static int
 rows_write(struct store *st, size_t *skipped)
 {
+	const struct pending_row *r;
+	size_t k;
 	int rc;
 
 	*skipped = 0;
 	for (size_t i = 0; i < st->n; i++) {
-		row_bind(st, (st->head + i) % st->cap);
+		k = (st->head + i) % st->cap;
+		row_bind(st, k);
 		rc = sqlite3_step(st->insert);
 		sqlite3_reset(st->insert);
 		if (rc == SQLITE_DONE)
 			continue;
 		if ((rc & 0xff) != SQLITE_CONSTRAINT)
 			return rc;
+		if (st->in_tx) {
+			r = &st->rows[k];
+			log_warnx("%s: device %d at ts_ns %" PRId64 " is already "
+			    "stored", st->path, r->device, r->ts_ns);
+			return rc;
+		}
 		(*skipped)++;
 	}
 	return SQLITE_OK;
@@ -494,6 +505,23 @@ flush_failed(struct store *st)
 		    suppressed);
 }
 
+/* store_flush inside the caller's transaction: any failure ends it. */
+static int
+flush_in_tx(struct store *st)
+{
+	size_t skipped;
+	int rc;
+
+	if ((rc = rows_write(st, &skipped)) != SQLITE_OK) {
+		if ((rc & 0xff) != SQLITE_CONSTRAINT)
+			store_warn_sqlite(st, "write rows");
+		store_tx_rollback(st);
+		return -1;
+	}
+	rows_committed(st, skipped);
+	return 0;
+}
+
 int
 store_flush(struct store *st)
 {
@@ -501,6 +529,8 @@ store_flush(struct store *st)
 
 	if (st->n == 0)
 		return 0;
+	if (st->in_tx)
+		return flush_in_tx(st);
 	if (tx_begin(st) != SQLITE_OK || rows_write(st, &skipped) != SQLITE_OK ||
 	    tx_commit(st) != SQLITE_OK) {
 		flush_failed(st);
@@ -508,6 +538,55 @@ store_flush(struct store *st)
 	}
 	rows_committed(st, skipped);
 	return 0;
+}
+
+/* ---- a transaction held by the caller ---- */
+
+int
+store_tx_begin(struct store *st)
+{
+	if (st->in_tx) {
+		log_warnx("%s: a transaction is open already", st->path);
+		return -1;
+	}
+	if (store_flush(st) == -1)
+		return -1;
+	if (tx_begin(st) != SQLITE_OK) {
+		store_warn_sqlite(st, "begin transaction");
+		tx_rollback(st);
+		return -1;
+	}
+	st->in_tx = true;
+	return 0;
+}
+
+int
+store_tx_commit(struct store *st)
+{
+	if (!st->in_tx) {
+		log_warnx("%s: no transaction is open", st->path);
+		return -1;
+	}
+	if (store_flush(st) == -1)
+		return -1;
+	if (tx_commit(st) != SQLITE_OK) {
+		store_warn_sqlite(st, "commit");
+		store_tx_rollback(st);
+		return -1;
+	}
+	st->in_tx = false;
+	return 0;
+}
+
+void
+store_tx_rollback(struct store *st)
+{
+	if (!st->in_tx)
+		return;
+	tx_rollback(st);
+	st->in_tx = false;
+	st->head = 0;
+	st->n = 0;
 }
 
 /* ---- replacing the newest rows ---- */
@@ -580,6 +659,11 @@ metric_add(struct store *st, const char *key, const char *unit, int *id)
 	sqlite3_stmt *ins = NULL;
 	size_t skipped;
 
+	if (st->in_tx) {
+		log_warnx("%s: cannot add metric %s inside a transaction",
+		    st->path, key);
+		return -1;
+	}
 	if (known != NULL)
 		def = *known;
 	if (tx_begin(st) != SQLITE_OK || rows_write(st, &skipped) != SQLITE_OK) {
@@ -646,10 +730,13 @@ store_device_map(struct store *st, int device, const char *metric_file,
 
 	if (bus_id == NULL)
 		bus_id = "";
+	/* the mapping in force at ts_ns: the newest one for the daemon */
 	if (store_prepare(st, "SELECT metric_file, bus_id FROM " SCHEMA_T_DEVICE_MAP
-	    " WHERE device = ?1 ORDER BY since_ns DESC LIMIT 1", &s) == -1)
+	    " WHERE device = ?1 AND since_ns <= ?2 ORDER BY since_ns DESC "
+	    "LIMIT 1", &s) == -1)
 		return -1;
 	sqlite3_bind_int(s, 1, device);
+	sqlite3_bind_int64(s, 2, ts_ns);
 	rc = sqlite3_step(s);
 	same = rc == SQLITE_ROW && same_text(s, 0, metric_file) &&
 	    same_text(s, 1, bus_id);
@@ -750,6 +837,7 @@ store_close(struct store *st)
 
 	if (st == NULL)
 		return;
+	store_tx_rollback(st);
 	if (store_flush(st) == -1)
 		log_warnx("%s: %zu buffered rows are lost", st->path, st->n);
 	/* analysis_limit bounds the work ANALYZE may do on a large table */

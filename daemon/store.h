@@ -93,8 +93,23 @@ int store_metric(struct store *st, const char *key, const char *unit, int *id);
  */
 void store_append(struct store *st, const struct store_sample *s);
 
-/* Write every buffered row in one transaction.  On failure the rows stay buffered. */
+/*
+ * Write every buffered row in one transaction.  On failure the rows stay
+ * buffered.  Inside store_tx_begin's transaction the rows join it, and any
+ * failure (also a row whose key is already stored) rolls it back.
+ */
 int store_flush(struct store *st);
+
+/*
+ * Hold one transaction (BEGIN IMMEDIATE, after flushing what is buffered)
+ * until store_tx_commit or store_tx_rollback, so that the rows, device map
+ * changes and import records written in between are stored all together
+ * or not at all.  store_metric is refused inside it.  A failed flush or
+ * commit rolls it back; rolling back discards the buffered rows too.
+ */
+int store_tx_begin(struct store *st);
+int store_tx_commit(struct store *st);
+void store_tx_rollback(struct store *st);
 
 /*
  * Remove device's rows with ts_ns > after_ns, buffered and written (one
@@ -106,7 +121,8 @@ int store_delete_after(struct store *st, int device, int64_t after_ns);
 
 /*
  * Record that aiu-smi maps device to metric_file (and bus_id, "" if
- * unknown) from ts_ns on.  Only changes are stored.
+ * unknown) from ts_ns on.  Only changes from the mapping in force at ts_ns
+ * are stored.
  */
 int store_device_map(struct store *st, int device, const char *metric_file,
     const char *bus_id, int64_t ts_ns);
@@ -160,6 +176,34 @@ int store_windows_open(struct store *st, struct store_window **out, size_t *n);
 int store_window_get(struct store *st, int64_t id, struct store_window **out);
 
 void store_windows_free(struct store_window *w, size_t n);
+
+/* ---- imported samples (store_import.c) ---- */
+
+/* One run of a device's samples loaded by "spyremon import". */
+struct store_import {
+	const char *path;	/* the file, as given */
+	const char *format;	/* "aiusmi" or "csv" */
+	int device;
+	int64_t first_ns;	/* the run's first and last ts_ns */
+	int64_t last_ns;
+	bool coarse;		/* whole-second local stamps, from aiu-smi's log */
+	int64_t imported_ns;
+};
+
+/* Add imp to the imports table (inside a transaction if one is open). */
+int store_import_record(struct store *st, const struct store_import *imp);
+
+/* What a device's span [first_ns, last_ns] already holds. */
+struct store_taken {
+	int64_t samples;	/* rows of the device stamped inside the span */
+	int64_t oldest_ns;	/* the oldest of them; 0 if none */
+	bool imported;		/* an earlier import's run of the device overlaps */
+	int64_t import_first_ns, import_last_ns;	/* that run */
+};
+
+/* Fill *out for device's span [first_ns, last_ns] (written rows only). */
+int store_span_taken(struct store *st, int device, int64_t first_ns,
+    int64_t last_ns, struct store_taken *out);
 
 /*
  * The keys of the catalog's metrics marked unreliable, in id order; free

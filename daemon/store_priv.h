@@ -87,6 +87,7 @@ struct store {
 	struct store_catalog cat;
 	sqlite3_stmt *insert;	/* columns: fixed four, then cat.cols in order */
 	sqlite3_stmt *begin, *commit, *rollback;
+	bool in_tx;		/* inside store_tx_begin .. store_tx_commit */
 
 	/*
 	 * Buffered rows: a ring of cap rows starting at head, n in use.

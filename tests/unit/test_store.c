@@ -275,7 +275,7 @@ test_new_schema(void **state)
 	assert_int_equal(q_int(db, "PRAGMA auto_vacuum"), 2);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM sqlite_master WHERE "
 	    "name IN ('metrics', 'samples', 'cards', 'device_map', 'windows', "
-	    "'sample_values')"), 6);
+	    "'imports', 'sample_values')"), 7);
 	sqlite3_close(db);
 }
 
@@ -717,6 +717,156 @@ test_migrate_from_v1(void **state)
 	assert_int_equal(store_device_map(f->st, 2, "/m", "b", T0), 0);
 }
 
+/* v2 -> v3 adds imports (and its index) and keeps everything else. */
+static void
+test_migrate_from_v2(void **state)
+{
+	struct fx *f = *state;
+	struct store_import imp = { .path = "/tmp/log.csv", .format = "aiusmi",
+	    .device = 2, .first_ns = T0, .last_ns = T0 + SEC, .coarse = true,
+	    .imported_ns = T0 + HOUR };
+	char buf[64];
+	sqlite3 *db;
+
+	assert_int_equal(store_create_version(f->db.path, 2), 0);
+	db = db_open(f);
+	assert_int_equal(q_int(db, "PRAGMA user_version"), 2);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM sqlite_master WHERE "
+	    "name IN ('imports', 'imports_device')"), 0);
+	db_exec(db, "INSERT INTO samples (ts_ns, device, interval_ms, pwr) "
+	    "VALUES (1750000000000000000, 2, 1000, 267)");
+	db_exec(db, "INSERT INTO device_map VALUES (2, '/m', 'b', 1)");
+	db_exec(db, "INSERT INTO windows (tag, uid, pid, begin_ns) "
+	    "VALUES ('w', 0, 1, 5)");
+	sqlite3_close(db);
+
+	fx_open(f, 10);
+	db = db_open(f);
+	assert_int_equal(q_int(db, "PRAGMA user_version"), 3);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM sqlite_master WHERE "
+	    "name IN ('imports', 'imports_device')"), 2);
+	assert_true(view_value(db, "pwr", T0, 2) == 26.7);
+	assert_string_equal(q_text(db, "SELECT bus_id FROM device_map",
+	    buf, sizeof(buf)), "b");
+	assert_string_equal(q_text(db, "SELECT tag FROM windows", buf,
+	    sizeof(buf)), "w");
+	assert_int_equal(q_int(db, "SELECT count(*) FROM imports"), 0);
+	sqlite3_close(db);
+
+	assert_int_equal(store_import_record(f->st, &imp), 0);
+	db = db_open(f);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM imports WHERE "
+	    "path = '/tmp/log.csv' AND format = 'aiusmi' AND device = 2 AND "
+	    "first_ns = 1750000000000000000 AND "
+	    "last_ns = 1750000001000000000 AND coarse = 1"), 1);
+	sqlite3_close(db);
+}
+
+/*
+ * A transaction of the caller's: committed whole, or (a row already
+ * stored) rolled back whole, device map and import record included.
+ */
+static void
+test_tx_all_or_nothing(void **state)
+{
+	struct fx *f = *state;
+	struct store_import imp = { .path = "a.csv", .format = "csv",
+	    .device = 0, .first_ns = T0, .last_ns = T0 + SEC,
+	    .imported_ns = T0 };
+	struct store_taken t;
+	sqlite3 *db;
+
+	fx_open(f, 10);
+	assert_int_equal(store_tx_begin(f->st), 0);
+	assert_int_equal(store_tx_begin(f->st), -1);
+	assert_int_equal(store_device_map(f->st, 0, "", "0000:13:00.0", T0), 0);
+	append_pwr(f, T0, 0, 1);
+	append_pwr(f, T0 + SEC, 0, 2);
+	assert_int_equal(store_flush(f->st), 0);
+	assert_int_equal(store_import_record(f->st, &imp), 0);
+	/* another connection sees none of it before the commit */
+	db = db_open(f);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 0);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM device_map"), 0);
+	assert_int_equal(store_tx_commit(f->st), 0);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 2);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM imports"), 1);
+
+	assert_int_equal(store_span_taken(f->st, 0, T0 - SEC, T0 + SEC, &t), 0);
+	assert_int_equal(t.samples, 2);
+	assert_int_equal(t.oldest_ns, T0);
+	assert_true(t.imported);
+	assert_int_equal(t.import_first_ns, T0);
+	assert_int_equal(store_span_taken(f->st, 1, T0, T0 + SEC, &t), 0);
+	assert_int_equal(t.samples, 0);
+	assert_false(t.imported);
+	assert_int_equal(store_span_taken(f->st, 0, T0 + 2 * SEC, T0 + HOUR,
+	    &t), 0);
+	assert_int_equal(t.samples, 0);
+	assert_false(t.imported);
+
+	/*
+	 * A stored key inside the transaction fails it whole; the key is
+	 * written by another connection, since the store itself moves a
+	 * device's stamp that does not increase.
+	 */
+	db_exec(db, "INSERT INTO samples (ts_ns, device, interval_ms) VALUES "
+	    "(1750000005000000000, 1, 1000)");
+	assert_int_equal(store_tx_begin(f->st), 0);
+	assert_int_equal(store_device_map(f->st, 0, "", "0000:14:00.0",
+	    T0 + 2 * SEC), 0);
+	imp.first_ns = imp.last_ns = T0 + 2 * SEC;
+	assert_int_equal(store_import_record(f->st, &imp), 0);
+	append_pwr(f, T0 + 2 * SEC, 0, 3);
+	assert_int_equal(store_flush(f->st), 0);
+	append_pwr(f, T0 + 3 * SEC, 0, 4);
+	append_pwr(f, T0 + 5 * SEC, 1, 5);	/* stored already */
+	assert_int_equal(store_flush(f->st), -1);
+	assert_int_equal(store_tx_commit(f->st), -1);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 3);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM device_map"), 1);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM imports"), 1);
+	assert_int_equal(q_int(db, "SELECT pwr FROM samples WHERE "
+	    "ts_ns = 1750000001000000000"), 2);
+	/* nothing of it is left to write on close */
+	fx_close(f);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 3);
+	sqlite3_close(db);
+}
+
+/* Metrics join the catalog outside a transaction only. */
+static void
+test_tx_refuses_new_metric(void **state)
+{
+	struct fx *f = *state;
+	int id;
+
+	fx_open(f, 10);
+	assert_int_equal(store_tx_begin(f->st), 0);
+	assert_int_equal(store_metric(f->st, "newm", "", &id), -1);
+	assert_int_equal(store_metric(f->st, "pwr", "W", &id), 0);
+	store_tx_rollback(f->st);
+	assert_int_equal(store_metric(f->st, "newm", "", &id), 0);
+}
+
+/* A mapping recorded before the newest one compares with the one then. */
+static void
+test_device_map_in_force(void **state)
+{
+	struct fx *f = *state;
+	sqlite3 *db;
+
+	fx_open(f, 10);
+	assert_int_equal(store_device_map(f->st, 0, "", "A", T0 + HOUR), 0);
+	assert_int_equal(store_device_map(f->st, 0, "", "A", T0), 0);
+	assert_int_equal(store_device_map(f->st, 0, "", "A", T0 + SEC), 0);
+	assert_int_equal(store_device_map(f->st, 0, "", "A", T0 + 2 * HOUR), 0);
+	db = db_open(f);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM device_map"), 2);
+	assert_int_equal(q_int(db, "SELECT min(since_ns) FROM device_map"), T0);
+	sqlite3_close(db);
+}
+
 static void
 test_newer_refused(void **state)
 {
@@ -1024,6 +1174,14 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_device_map_and_cards,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_from_v1, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_migrate_from_v2, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_tx_all_or_nothing, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_tx_refuses_new_metric,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_map_in_force, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_newer_refused, setup,
 		    teardown),

@@ -1,0 +1,47 @@
+/*
+ * merge: a copy of a profiler trace with the cards' telemetry added as
+ * counter tracks, for Perfetto and chrome://tracing
+ * ("spyremon export --trace IN --merge OUT").
+ *
+ * The original bytes are copied through as a stream, untouched; the new
+ * events are spliced in right after the '[' that opens the events array
+ * (trace_info.events_open), so every original event keeps its bytes and
+ * its place.  Per card, one process (an M process_name event, on a pid no
+ * event of the trace uses) holds one counter track per metric, named with
+ * its unit, such as "pwr (W)".  A sample stamped t covering d becomes a C
+ * event at t - d, on the trace's own time base (tracetarget.h), and after
+ * a card's last sample a final event at the end of its interval holds the
+ * last values; every counter time is clipped to the trace's span.
+ */
+#ifndef SPYREMON_MERGE_H
+#define SPYREMON_MERGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "db.h"
+#include "tracetarget.h"
+
+struct merge_request {
+	const struct trace_target *t;		/* the trace; read, placed */
+	const struct db_metric *const *cols;	/* the counter tracks, in order */
+	size_t	 ncols;
+	const struct db_devmap *map;		/* for the processes' names */
+	const char *device_sql;			/* "" or " AND device IN (...)" */
+	int64_t	 lo_ns, hi_ns;			/* samples overlapping (lo, hi) */
+	const char *out_path;			/* a name ending in .gz: gzip */
+	bool	 progress;			/* report progress on stderr */
+};
+
+/*
+ * Write the merged trace to rq->out_path, whole or not at all (output.h).
+ * Returns CLIENT_EXIT_OK, or another CLIENT_EXIT_* after printing why; a
+ * trace that changed since it was read, or is corrupt, fails with the
+ * byte offset.
+ */
+int merge_write(sqlite3 *db, const struct merge_request *rq);
+
+#endif

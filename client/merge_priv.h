@@ -1,0 +1,80 @@
+/*
+ * merge_priv: the pieces of a merge (merge.h) that merge.c, which copies
+ * the trace through, and merge_events.c, which writes the new events,
+ * share; and the pure functions under them, for the unit tests.
+ */
+#ifndef SPYREMON_MERGE_PRIV_H
+#define SPYREMON_MERGE_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "db.h"
+#include "merge.h"
+
+/*
+ * The cards' pids stay at or below this: Kineto's pids are 32-bit, and
+ * Perfetto takes a pid above UINT32_MAX as none at all.
+ */
+#define MERGE_PID_MAX		INT32_MAX
+
+/*
+ * The cards' process_sort_index: above every index Kineto writes (a
+ * process's pid, below 2^22; a device's 0x1000000 + id; 0x20000000 for
+ * "Spans"), so chrome://tracing lists the cards after the trace's own
+ * processes.
+ */
+#define MERGE_SORT_INDEX	0x40000000
+
+/* Room for merge_fmt_us: a sign, 19 digits, a point and a NUL. */
+#define MERGE_US_BUFLEN		24
+
+/*
+ * Where the new events go: put writes n bytes of text and returns 0, or
+ * -1 after printing why (the writer then stops).
+ */
+typedef int (*merge_put_fn)(void *arg, const char *p, size_t n);
+
+/*
+ * Write the new events (merge.h) through put, each but the first preceded
+ * by ",\n" and the first by "\n"; *nevents counts them.  Nothing is
+ * written when no sample falls in the trace's span.  Returns a
+ * CLIENT_EXIT_* after printing any error.
+ */
+int merge_events_write(sqlite3 *db, const struct merge_request *rq,
+    merge_put_fn put, void *arg, uint64_t *nevents);
+
+/*
+ * ns as decimal µs with exactly three fraction digits, by integer
+ * arithmetic: 1500 gives "1.500", -1 gives "-0.001".  buf holds at least
+ * MERGE_US_BUFLEN bytes; returns the length written.
+ */
+size_t merge_fmt_us(int64_t ns, char *buf);
+
+/*
+ * The first of ncards consecutive pids that no integer pid of the trace
+ * uses: one above the highest (has_max_pid), but at least 1.  Returns 0,
+ * or -1 if the last would pass MERGE_PID_MAX.
+ */
+int merge_first_pid(bool has_max_pid, int64_t max_pid, size_t ncards,
+    int64_t *first);
+
+/*
+ * The args key of m's counter events.  Perfetto names a counter track
+ * "<event name> <args key>", so with the metric's key as the event's name
+ * this key is the rest of the track's name: "(W)", "(MiB, unreliable)"
+ * for an unreliable metric, "(unreliable)" without a unit, and "value"
+ * for a reliable metric without a unit, which has nothing else to say.
+ */
+void merge_series_key(const struct db_metric *m, char *buf, size_t len);
+
+/*
+ * A card's process name: "Spyre 0 · 0000:13:00.0", or "Spyre 0" without
+ * a bus ID.
+ */
+void merge_card_name(int device, const char *bus_id, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,53 @@
+/*
+ * steps: the per-step table of "spyremon export --trace FILE --steps":
+ * for each step of the trace (trace_info.steps) and each card, its
+ * duration, the mean and maximum power, the energy, the mean busy % and
+ * memory and PCIe bandwidths, then a total row per card over the whole
+ * span.
+ *
+ * Power is taken as piecewise constant over each sample's interval
+ * (t - d, t], so the energy of a step is the exact integral of that
+ * function over the step, each interval clipped to it; means are weighted
+ * by the time each sample covers within the step.  A step shorter than
+ * the sampling interval is marked under-sampled.
+ */
+#ifndef SPYREMON_STEPS_H
+#define SPYREMON_STEPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <sqlite3.h>
+
+#include "db.h"
+#include "tracetarget.h"
+
+enum steps_format {
+	STEPS_TABLE,		/* aligned columns, for a terminal */
+	STEPS_CSV,		/* a header whose first column is "step" */
+	STEPS_JSON,		/* {"trace":..., "steps":[...], "total":[...]} */
+};
+
+struct steps_request {
+	const struct trace_target *t;
+	const struct db_catalog *cat;
+	const char *device_sql;		/* "" or " AND device IN (...)" */
+	enum steps_format format;
+	FILE	*out;
+	/*
+	 * Leave out steps that enclose other steps, as ProfilerStep#N
+	 * encloses the iteration_N recorded inside it: for the default
+	 * pattern, which matches both.
+	 */
+	bool	 innermost;
+};
+
+/*
+ * Write the table to rq->out.  Returns CLIENT_EXIT_OK, or another
+ * CLIENT_EXIT_* after printing why (a trace without steps is an error
+ * that names --step-pattern).
+ */
+int steps_report(sqlite3 *db, const struct steps_request *rq);
+
+#endif

@@ -1,0 +1,247 @@
+#!/usr/bin/env bash
+# "spyremon export --trace IN --merge OUT" on every real trace in
+# ../shared/traces, against a database of two cards whose samples cover
+# the trace's span: merge_check.py checks that OUT is IN with the cards'
+# processes and counter tracks inserted and nothing else changed, and
+# computes the expected tracks itself.  Also: --include-unreliable,
+# --metrics, gzip in and out, a trace whose events share one time, and
+# the failures (a cut or corrupt trace, a trace that changes between the
+# two reads, no samples near the trace, a full disk), each of which must
+# exit non-zero and leave no output file.
+set -euo pipefail
+
+B=${B:-build}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CLIENT=$ROOT/$B/spyremon
+MKSAMPLES=$ROOT/$B/tests/mksamples
+CHECK=$ROOT/tests/integration/merge_check.py
+TRACES=$ROOT/../shared/traces
+# The absolute time given to the legacy trace's ts = 0.
+LEGACY_START=1760000000000000000
+
+if [ ! -d "$TRACES" ]; then
+	echo "SKIP: no real traces: $TRACES is missing"
+	exit 77
+fi
+command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+if [ ! -x "$MKSAMPLES" ]; then
+	echo "SKIP: $MKSAMPLES is not built (make check builds it)"
+	exit 77
+fi
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/spyremon-merge.XXXXXX")
+BG=
+MOUNTED=
+cleanup() {
+	if [ -n "$BG" ]; then kill "$BG" 2>/dev/null || true; fi
+	if [ -n "$MOUNTED" ]; then umount "$MOUNTED" 2>/dev/null || true; fi
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# Failing merges write into E, which must stay empty: no output, not
+# even a temporary file.
+E=$T/failed
+mkdir "$E"
+no_output() {
+	[ -z "$(ls -A "$E")" ] || fail "$1: left behind: $(ls -A "$E")"
+}
+
+# prepare TRACE DIR [--trace-start NS]: DIR/info.json, DIR/lines, DIR/db.
+prepare() {
+	local trace=$1 dir=$2
+	shift 2
+	mkdir -p "$dir"
+	"$CLIENT" trace info --json "$trace" >"$dir/info.json" ||
+		fail "$trace: trace info exited $?"
+	python3 "$CHECK" samples "$dir/info.json" "$@" >"$dir/lines"
+	"$MKSAMPLES" "$dir/db" <"$dir/lines" || fail "mksamples failed"
+}
+
+# merge DIR TRACE OUT [options...]: export --merge, failing on an error.
+merge() {
+	local dir=$1 trace=$2 out=$3
+	shift 3
+	"$CLIENT" export --db "$dir/db" --trace "$trace" --merge "$out" "$@" \
+	    >"$dir/stdout" 2>"$dir/stderr" ||
+		fail "$(basename "$trace") $*: exited $?: $(cat "$dir/stderr")"
+	[ ! -s "$dir/stdout" ] || fail "--merge wrote to stdout"
+}
+
+# check DIR TRACE OUT [checker options...]
+check() {
+	local dir=$1 trace=$2 out=$3
+	shift 3
+	python3 "$CHECK" check "$trace" "$out" "$dir/info.json" "$dir/lines" \
+	    "$@" || fail "$(basename "$trace") -> $(basename "$out")"
+}
+
+# refuse WHAT DIR COMMAND...: the command must fail, naming an offset
+# when WHAT is "offset"; its stderr is left in DIR/err.
+refuse() {
+	local what=$1 dir=$2 rc=0
+	shift 2
+	"$@" >"$dir/stdout" 2>"$dir/err" || rc=$?
+	[ "$rc" -ne 0 ] || fail "$what: exited 0"
+	if [ "$what" = offset ]; then
+		grep -Eq "at (byte|offset) [0-9]+" "$dir/err" ||
+			fail "$what: no byte offset: $(cat "$dir/err")"
+	fi
+}
+
+n=0
+for trace in "$TRACES"/*.json.gz; do
+	name=$(basename "$trace" .json.gz)
+	dir=$T/$name
+	opts=()
+	case $name in
+	legacy-*) opts=(--trace-start "$LEGACY_START") ;;
+	esac
+	prepare "$trace" "$dir" "${opts[@]}"
+	# by default the unreliable rsvmem is left out
+	merge "$dir" "$trace" "$dir/out.json" "${opts[@]}"
+	check "$dir" "$trace" "$dir/out.json" --metrics pwr,busy,rdmem \
+	    "${opts[@]}"
+	# and included, marked, on request; gzip out
+	merge "$dir" "$trace" "$dir/out.json.gz" --include-unreliable \
+	    "${opts[@]}"
+	gzip -t "$dir/out.json.gz" || fail "$name: out.json.gz is not gzip"
+	check "$dir" "$trace" "$dir/out.json.gz" \
+	    --metrics pwr,busy,rdmem,rsvmem --unreliable rsvmem "${opts[@]}"
+	# plain in, gzip out: the same events
+	gzip -dc "$trace" >"$dir/in.json"
+	merge "$dir" "$dir/in.json" "$dir/out2.json.gz" "${opts[@]}"
+	check "$dir" "$dir/in.json" "$dir/out2.json.gz" \
+	    --metrics pwr,busy,rdmem "${opts[@]}"
+	echo "$name: ok"
+	n=$((n + 1))
+done
+[ "$n" -ge 6 ] || fail "merged $n traces, want every one of the 6 or more"
+
+# --metrics selects, in the order given.
+dir=$T/kineto-absolute-int
+trace=$TRACES/kineto-absolute-int.json.gz
+merge "$dir" "$trace" "$dir/out-sel.json" --metrics busy,pwr
+check "$dir" "$trace" "$dir/out-sel.json" --metrics busy,pwr
+echo "--metrics: ok"
+
+# Events that all share one time: a span of length 0.
+dir=$T/instant
+mkdir -p "$dir"
+cat >"$dir/in.json" <<'EOF'
+{"traceEvents": [
+  {"ph": "X", "name": "a", "ts": 1700000000123456.789, "dur": 0,
+   "pid": 7, "tid": 7},
+  {"ph": "i", "name": "b", "ts": 1700000000123456.789, "pid": 7, "tid": 8,
+   "s": "t"}
+]}
+EOF
+prepare "$dir/in.json" "$dir"
+merge "$dir" "$dir/in.json" "$dir/out.json"
+check "$dir" "$dir/in.json" "$dir/out.json" --metrics pwr,busy,rdmem
+echo "one timestamp: ok"
+
+# A cut gzip trace and a corrupt one: an offset, and no output.
+dir=$T/kineto-absolute-int
+size=$(stat -c %s "$trace")
+head -c $((size / 2)) "$trace" >"$dir/cut.json.gz"
+refuse offset "$dir" "$CLIENT" export --db "$dir/db" \
+    --trace "$dir/cut.json.gz" --merge "$E/out.json"
+no_output "cut trace"
+python3 - "$dir/in.json" "$dir/corrupt.json" <<'EOF'
+import sys
+data = open(sys.argv[1], "rb").read()
+# a letter where a number must be, halfway through
+i = data.index(b'"ts": ', len(data) // 2) + 6
+open(sys.argv[2], "wb").write(data[:i] + b"x" + data[i:])
+EOF
+refuse offset "$dir" "$CLIENT" export --db "$dir/db" \
+    --trace "$dir/corrupt.json" --merge "$E/out.json.gz"
+no_output "corrupt trace"
+echo "cut and corrupt: ok"
+
+# A pipe cannot be read twice: refused before anything is read or written.
+mkfifo "$dir/fifo"
+rc=0
+"$CLIENT" export --db "$dir/db" --trace "$dir/fifo" --merge "$E/out.json" \
+    >"$dir/stdout" 2>"$dir/err" </dev/null || rc=$?
+[ "$rc" -eq 2 ] || fail "FIFO: exit $rc, not 2: $(cat "$dir/err")"
+grep -q "must be a file, not a pipe" "$dir/err" || fail "FIFO: $(cat "$dir/err")"
+no_output "FIFO"
+
+# No samples near the trace: how far, and in which direction.
+for side in after before; do
+	sdir=$T/far-$side
+	mkdir -p "$sdir"
+	"$CLIENT" trace info --json "$trace" >"$sdir/info.json"
+	python3 - "$sdir/info.json" "$side" >"$sdir/lines" <<'EOF'
+import json, sys
+info = json.load(open(sys.argv[1]))
+hour = 3600 * 10**9
+if sys.argv[2] == "after":
+    t = info["start_ns"] - 2 * hour
+else:
+    t = info["end_ns"] + hour
+for k in range(5):
+    print("%d 0 1000 pwr=1%d.0" % (t + k * 10**9, k))
+EOF
+	"$MKSAMPLES" "$sdir/db" <"$sdir/lines"
+	refuse distance "$sdir" "$CLIENT" export --db "$sdir/db" \
+	    --trace "$trace" --merge "$E/out.json"
+	if [ "$side" = after ]; then
+		grep -q "after the newest sample" "$sdir/err" ||
+			fail "$(cat "$sdir/err")"
+	else
+		grep -q "before the oldest" "$sdir/err" ||
+			fail "$(cat "$sdir/err")"
+	fi
+	no_output "samples $side the trace"
+done
+echo "no overlap: ok"
+
+# A full disk: /dev/full, and a small tmpfs where a mount is allowed.
+dir=$T/kineto-absolute-int
+refuse full "$dir" "$CLIENT" export --db "$dir/db" --trace "$trace" \
+    --merge /dev/full
+grep -q "/dev/full" "$dir/err" || fail "/dev/full: $(cat "$dir/err")"
+mkdir "$T/small"
+if [ "$(id -u)" -eq 0 ] &&
+    mount -t tmpfs -o size=64k tmpfs "$T/small" 2>/dev/null; then
+	MOUNTED=$T/small
+	for out in out.json out.json.gz; do
+		refuse full "$dir" "$CLIENT" export --db "$dir/db" \
+		    --trace "$trace" --merge "$T/small/$out"
+		grep -q "$T/small/$out: No space left" "$dir/err" ||
+			fail "tmpfs: $(cat "$dir/err")"
+		[ -z "$(ls -A "$T/small")" ] ||
+			fail "tmpfs: left $(ls -A "$T/small")"
+	done
+	umount "$T/small"
+	MOUNTED=
+	echo "full disk: ok"
+else
+	echo "full disk: /dev/full only (cannot mount a small tmpfs here)"
+fi
+
+# Progress on a terminal: shown, then cleared.
+if command -v script >/dev/null; then
+	script -qec "'$CLIENT' export --db '$dir/db' --trace '$trace' --merge \
+	    '$dir/out-tty.json'" /dev/null >"$dir/tty" 2>&1 ||
+		fail "export on a tty: $(cat "$dir/tty")"
+	# the last line shown is blanked out and the cursor left at its start
+	python3 - "$dir/tty" <<'EOF' || fail "progress: $(cat -v "$dir/tty")"
+import re, sys
+out = open(sys.argv[1], "rb").read().decode()
+shown = re.findall(r"\rmerging: \d+ MiB of \d+ MiB \(\d+%\)", out)
+assert shown, "no progress shown"
+tail = out[out.rindex("merging:"):]
+assert re.fullmatch(r"merging: [^\r\n]*\r *\r", tail), "not cleared: %r" % tail
+EOF
+	check "$dir" "$trace" "$dir/out-tty.json" --metrics pwr,busy,rdmem
+	echo "progress: ok"
+fi

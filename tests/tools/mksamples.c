@@ -1,0 +1,132 @@
+/*
+ * mksamples: a database of given samples, written through the store as
+ * the daemon writes them, for tests that need samples at known times with
+ * known values (a trace's span, a power series with a known integral).
+ *
+ *   mksamples DB < LINES
+ *
+ * Each line is "TS_NS DEVICE INTERVAL_MS KEY=VALUE ...", VALUE a decimal
+ * as aiu-smi prints it or "-" for a missing value; "window TAG BEGIN_NS
+ * END_NS" records a closed window; "map DEVICE BUS_ID" maps a device to a
+ * bus ID from time 0; "#" lines are ignored.  Rows of one device must come
+ * in time order.  Exits 1 with "LINE: message" on bad input.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "metrics.h"
+#include "store.h"
+
+#define MAX_VALUES	64
+
+static int lineno;
+
+static void
+bad(const char *what)
+{
+	fprintf(stderr, "mksamples: line %d: %s\n", lineno, what);
+	exit(1);
+}
+
+/* "12.5" as mant 125, scale 1. */
+static struct store_value
+parse_value(const char *s)
+{
+	struct store_value v = { 0 };
+	const char *p = s;
+	bool neg = false, point = false;
+
+	if (strcmp(s, "-") == 0)
+		return v;
+	if (*p == '-') {
+		neg = true;
+		p++;
+	}
+	if (*p == '\0')
+		bad("empty value");
+	for (; *p != '\0'; p++) {
+		if (*p == '.' && !point) {
+			point = true;
+			continue;
+		}
+		if (*p < '0' || *p > '9' || v.mant > INT64_MAX / 10 - 10)
+			bad("bad value");
+		v.mant = v.mant * 10 + (*p - '0');
+		if (point)
+			v.scale++;
+	}
+	if (neg)
+		v.mant = -v.mant;
+	v.present = true;
+	return v;
+}
+
+static void
+sample_line(struct store *st, char *line)
+{
+	struct store_value vals[MAX_VALUES];
+	int ids[MAX_VALUES];
+	struct store_sample s = { .metric = ids, .values = vals };
+	char *tok, *save = NULL;
+	long long ts, dev, ival;
+
+	if (sscanf(line, "%lld %lld %lld", &ts, &dev, &ival) != 3)
+		bad("want TS_NS DEVICE INTERVAL_MS KEY=VALUE ...");
+	s.ts_ns = ts;
+	s.device = (int)dev;
+	s.interval_ms = (uint32_t)ival;
+	strtok_r(line, " \t\n", &save);
+	strtok_r(NULL, " \t\n", &save);
+	strtok_r(NULL, " \t\n", &save);
+	while ((tok = strtok_r(NULL, " \t\n", &save)) != NULL) {
+		char *eq = strchr(tok, '=');
+
+		if (eq == NULL || s.nvalues == MAX_VALUES)
+			bad("want KEY=VALUE");
+		*eq = '\0';
+		if (store_metric(st, tok, "", &ids[s.nvalues]) == -1)
+			bad("store_metric failed");
+		vals[s.nvalues++] = parse_value(eq + 1);
+	}
+	store_append(st, &s);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct store *st;
+	char line[4096], tag[256], bus[64];
+	long long a, b;
+	int64_t id;
+	int dev;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: mksamples DB < LINES\n");
+		return 2;
+	}
+	log_init("mksamples", 0);
+	if (store_open(argv[1], 1 << 20, &st) == -1)
+		return 1;
+	while (fgets(line, sizeof(line), stdin) != NULL) {
+		lineno++;
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (sscanf(line, "window %255s %lld %lld", tag, &a, &b) == 3) {
+			if (store_flush(st) == -1 ||
+			    store_window_begin(st, tag, 0, 0, a, "{}", &id) == -1 ||
+			    store_window_end(st, id, b, false) == -1)
+				bad("cannot record the window");
+		} else if (sscanf(line, "map %d %63s", &dev, bus) == 2) {
+			if (store_device_map(st, dev, "", bus, 0) == -1)
+				bad("cannot record the map");
+		} else
+			sample_line(st, line);
+	}
+	if (store_flush(st) == -1)
+		return 1;
+	store_close(st);
+	return 0;
+}
