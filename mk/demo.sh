@@ -1,19 +1,27 @@
 #!/bin/sh
 # The main job on a host without a card: the whole profiling loop on the
-# aiu-smi simulator.
+# aiu-smi simulator, with a real torch.profiler trace when torch is there.
 #   1. start spyremond, collecting from aiu-smi-sim (4 cards);
-#   2. open a profiling window with spyremon mark begin;
-#   3. run a short workload, during which the simulated cards are busy;
-#   4. close the window with spyremon mark end;
-#   5. export the window's samples, and show what was stored.
-#   sh mk/demo.sh [build-dir]        (DEMO_SECONDS=N: workload length, default 8)
+#   2. run a profiled job while the simulated cards are busy: with torch
+#      (contrib/torch/profile_demo.py) if /usr/bin/python3 can import it,
+#      else contrib/torch/fake_trace.py, which runs the same schedule and
+#      writes a trace of the same shape; either opens a window around what
+#      the trace records and writes demo/trace.json;
+#   3. export the window's samples;
+#   4. line the trace up with the samples: the energy per step;
+#   5. and the trace with the telemetry merged in as counter tracks;
+#   6. show what was stored, and where each file is.
+#   sh mk/demo.sh [build-dir]
+#   DEMO_ITERATIONS=N: profiled steps (default 6); DEMO_FAKE=1: fake_trace.py
+#   even where torch is installed
 set -eu
 B=${1:-build}
-secs=${DEMO_SECONDS:-8}
+iters=${DEMO_ITERATIONS:-6}
 top=$(pwd)
 dir=$top/demo
 mkdir -p "$dir"
-rm -f "$dir"/spyremon.db* "$dir/busy" "$dir/control.sock"
+rm -f "$dir"/spyremon.db* "$dir/busy" "$dir/control.sock" "$dir"/trace*.json \
+	"$dir"/trace*.json.gz "$dir/steps.csv"
 
 # a simulated PCI tree with the 4 cards the simulator reports
 for i in 0 1 2 3; do
@@ -49,25 +57,49 @@ i=0
 until [ -S "$dir/control.sock" ] || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 4		# some idle samples before the run
 
-echo "demo: 2. spyremon mark begin --tag demo-run --meta workload=demo"
-id=$(spyremon mark begin --tag demo-run --meta workload=demo \
-	--meta commit="$(git rev-parse --short HEAD 2>/dev/null || echo none)")
-echo "        window $id is open"
-
-echo "demo: 3. a ${secs}s workload: the simulated cards are busy"
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+if [ -z "${DEMO_FAKE:-}" ] && "$py" -c 'import torch' 2>/dev/null; then
+	job=profile_demo.py
+	echo "demo: 2. a torch.profiler job on the CPU ($job), $iters profiled steps"
+else
+	job=fake_trace.py
+	if [ -n "${DEMO_FAKE:-}" ]; then
+		echo "demo: 2. DEMO_FAKE is set:"
+	else
+		echo "demo: 2. torch is not installed for $py (apt-get install python3-torch):"
+	fi
+	echo "        $job runs the same schedule and writes a trace of the same shape;"
+	echo "        $iters profiled steps"
+fi
+echo "        inside window demo-run, while the simulated cards are busy"
 touch "$dir/busy"
-sleep "$secs"
+SPYREMON_SOCKET=$dir/control.sock "$py" "$top/contrib/torch/$job" \
+	--tag demo-run --iterations "$iters" --step-seconds 0.4 \
+	--out "$dir/trace.json" >"$dir/job.out"
 rm -f "$dir/busy"
-
-echo "demo: 4. spyremon mark end"
-spyremon mark end --id "$id" | sed 's/^/        /'
+sed 's/^/        /' "$dir/job.out"
+rm -f "$dir/job.out"
 sleep 2
 
-echo "demo: 5. spyremon export --window $id"
-spyremon export --window "$id" --format csv --output "$dir/window.csv"
-spyremon export --window "$id" --format aiusmi --output "$dir/window-aiusmi.csv"
-spyremon export --window "$id" --format jsonl --output "$dir/window.jsonl"
+echo "demo: 3. spyremon export --window demo-run"
+spyremon export --window demo-run --format csv --output "$dir/window.csv"
+spyremon export --window demo-run --format aiusmi --output "$dir/window-aiusmi.csv"
+spyremon export --window demo-run --format jsonl --output "$dir/window.jsonl"
+
+echo "demo: 4. spyremon export --trace demo/trace.json --align-window demo-run --steps"
+echo "        the trace has no absolute time: its first event goes at the window's begin;"
+echo "        each iteration_N is a step (the ProfilerStep around each is left out)"
+steps() {
+	spyremon export --trace "$dir/trace.json" --align-window demo-run --steps "$@"
+}
+steps			# on a terminal, a table; else CSV
+steps --csv --output "$dir/steps.csv"
+echo "demo: 5. spyremon export --trace demo/trace.json --align-window demo-run --merge demo/trace-merged.json"
+spyremon export --trace "$dir/trace.json" --align-window demo-run \
+	--merge "$dir/trace-merged.json"
 echo
+echo "demo: 6. spyremon status; spyremon windows"
 spyremon status | sed 's/^/    /'
 echo
 spyremon windows | sed 's/^/    /'
@@ -80,7 +112,7 @@ sqlite3 -header -column "$dir/spyremon.db" "
 	SELECT device, metric, round(min(value), 1) AS min,
 	       round(avg(value), 1) AS mean, round(max(value), 1) AS max
 	FROM sample_values, windows w
-	WHERE w.id = $id AND metric IN ('pwr', 'busy')
+	WHERE w.tag = 'demo-run' AND metric IN ('pwr', 'busy')
 	  AND ts_ns BETWEEN w.begin_ns AND w.end_ns
 	GROUP BY device, metric ORDER BY device, metric"
 echo
@@ -89,4 +121,9 @@ echo "  database        $dir/spyremon.db   (sqlite3; see spyremon-schema(5))"
 echo "  window, csv     $dir/window.csv"
 echo "  window, aiu-smi $dir/window-aiusmi.csv"
 echo "  window, jsonl   $dir/window.jsonl"
+echo "  trace           $dir/trace.json   (by contrib/torch/$job)"
+echo "  steps, csv      $dir/steps.csv"
+echo "  merged trace    $dir/trace-merged.json"
+echo "                  open it in https://ui.perfetto.dev (Open trace file): the"
+echo "                  profiler's events, and the cards' telemetry as counter tracks"
 echo "  daemon log      $dir/spyremond.log"

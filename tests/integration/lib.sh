@@ -22,7 +22,7 @@ cleanup() {
 		kill -KILL "$DPID" 2>/dev/null || true
 	fi
 	pkill -KILL -f "$T/" 2>/dev/null || true
-	if [ $rc -ne 0 ] && [ -f "$DLOG" ]; then
+	if [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ -f "$DLOG" ]; then
 		echo "--- daemon log (last 40 lines) ---"
 		tail -n 40 "$DLOG"
 	fi

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# A real torch.profiler run (Debian's python3-torch, built without Kineto:
+# a bare-array trace with no absolute time) against the daemon on the
+# simulator, through contrib/torch/profile_demo.py: the profiled iterations
+# are the active ones of the schedule; trace info says the trace has no
+# absolute time; export by the trace refuses to guess its clock, and with
+# --align-window (or the equivalent --trace-start) writes the samples that
+# overlap its span, a per-step table whose energies are those of the
+# stored power, and a merged trace that keeps every original event.
+# contrib/torch/fake_trace.py, the stand-in without torch, goes through
+# the same checks first.
+#
+# Installs python3-torch with apt-get when it is missing and we are root;
+# skips when torch still cannot be imported.
+source "$(dirname "$0")/lib.sh"
+
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3)
+CHECK="python3 $ROOT/tests/integration/torch_check.py"
+EXPORT_CHECK="python3 $ROOT/tests/integration/export_check.py"
+ITER=4		# active iterations; one wait and one warmup come first
+WAIT_WARMUP=2
+
+sql() {
+	sqlite3 "file:$DB?mode=ro" "$@"
+}
+
+stored_after() {
+	[ "$(sql "SELECT count(*) FROM samples WHERE ts_ns > $1")" -gt 0 ]
+}
+
+# run_job SCRIPT TAG: run contrib/torch/SCRIPT inside window TAG while the
+# card is busy, writing $T/TAG.json; wait until the samples past the
+# window are stored.
+run_job() {
+	local script=$1 tag=$2 wend
+	touch "$T/busy"
+	SPYREMON_SOCKET=$T/control.sock "$PY" "$ROOT/contrib/torch/$script" \
+		--tag "$tag" --iterations $ITER --step-seconds 0.3 --out "$T/$tag.json" \
+		>"$T/job.out" 2>"$T/err" || fail "$script failed: $(cat "$T/err")"
+	rm -f "$T/busy"
+	cat "$T/job.out"
+	wend=$(sql "SELECT end_ns FROM windows WHERE tag = '$tag'")
+	[ -n "$wend" ] || fail "window $tag is missing or still open"
+	wait_for 10 stored_after $((wend + 300000000)) || fail "no sample after window $tag"
+}
+
+# check_job TAG: the checks above, on the trace and window of run_job TAG
+check_job() {
+	local tag=$1 trace=$T/$1.json wid begin first last got want n rc
+	wid=$(sql "SELECT id FROM windows WHERE tag = '$tag'")
+	begin=$(sql "SELECT begin_ns FROM windows WHERE id = $wid")
+
+	# the trace holds the active iterations, and only those
+	want=$(seq $WAIT_WARMUP $((WAIT_WARMUP + ITER - 1)) | sed 's/^/iteration_/' | paste -sd ' ')
+	got=$(python3 -c '
+import json, re, sys
+print(" ".join(e["name"] for e in json.load(open(sys.argv[1]))
+               if re.fullmatch(r"iteration_[0-9]+", e["name"])))' "$trace")
+	[ "$got" = "$want" ] || fail "$tag: the trace holds '$got', not the active '$want'"
+
+	# trace info: a bare array, no absolute time
+	$SPY trace info "$trace" --json >"$T/info.json" || fail "trace info --json failed"
+	$CHECK info "$trace" "$T/info.json"
+
+	# export by the trace: never a guessed clock
+	rc=0
+	$SPY export --trace "$trace" >/dev/null 2>"$T/err" || rc=$?
+	[ $rc -ne 0 ] || fail "export of a trace without absolute time nor alignment succeeded"
+	grep -q -- "--align-window" "$T/err" || fail "not told how to align: $(cat "$T/err")"
+
+	# the samples overlapping the trace, placed at the window's begin
+	read -r first last <<<"$($CHECK span "$trace")"
+	$SPY export --trace "$trace" --align-window "$tag" --format csv \
+		--output "$T/span.csv" || fail "export --trace --align-window failed"
+	$EXPORT_CHECK "$DB" csv "$T/span.csv" --span "$begin" $((begin + last - first)) \
+		--min-rows $((ITER * 2))
+
+	# the per-step table: ProfilerStep#N encloses iteration_N, and by
+	# default the inner one is the step: one row per profiled iteration
+	local align=(--trace "$trace" --align-window "$wid")
+	$SPY export "${align[@]}" --steps --json >"$T/it.json" || fail "--steps --json failed"
+	$SPY export "${align[@]}" --steps --csv --output "$T/it.csv" ||
+		fail "--steps --csv failed"
+	$CHECK steps "$trace" "$DB" "$wid" "$T/it.json" "$T/it.csv" 'iteration_[0-9]+'
+	# a pattern given is taken as it is: both kinds of step
+	local both=(--step-pattern 'ProfilerStep#[0-9]+|iteration_[0-9]+')
+	$SPY export "${align[@]}" "${both[@]}" --steps --json >"$T/all.json" ||
+		fail "--steps --json --step-pattern failed"
+	$SPY export "${align[@]}" "${both[@]}" --steps --csv >"$T/all.csv" ||
+		fail "--steps --csv --step-pattern failed"
+	$CHECK steps "$trace" "$DB" "$wid" "$T/all.json" "$T/all.csv" \
+		'ProfilerStep#[0-9]+|iteration_[0-9]+'
+	cat "$T/it.csv"
+	n=$(grep -c '^iteration_' "$T/it.csv" || true)
+	[ "$n" -eq $ITER ] || fail "$n iteration rows in the CSV, not $ITER"
+	grep -q '^total,' "$T/it.csv" || fail "no total row in the CSV"
+
+	# --trace-start at the time of ts = 0 places the trace just as well
+	$SPY export --trace "$trace" --trace-start $((begin - first)) \
+		--steps --json >"$T/start.json" || fail "export --trace-start --steps failed"
+	cmp -s "$T/it.json" "$T/start.json" ||
+		fail "--trace-start and --align-window differ: $(diff "$T/it.json" "$T/start.json" | head)"
+
+	# the merged trace, plain and compressed
+	$SPY export "${align[@]}" --merge "$T/merged.json" 2>"$T/err" ||
+		fail "export --merge failed: $(cat "$T/err")"
+	$CHECK merge "$trace" "$T/merged.json"
+	$SPY export "${align[@]}" --merge "$T/merged.json.gz" 2>"$T/err" ||
+		fail "export --merge .gz failed: $(cat "$T/err")"
+	$CHECK merge "$trace" "$T/merged.json.gz"
+}
+
+# ---- torch, installed if need be ----
+TORCH=yes
+SKIP_WHY=
+if ! "$PY" -c 'import torch' 2>/dev/null; then
+	if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+		TORCH=
+		SKIP_WHY="$PY cannot import torch, and only root can apt-get install python3-torch"
+	else
+		echo "installing python3-torch for $PY"
+		t0=$(date +%s)
+		export DEBIAN_FRONTEND=noninteractive
+		apt_get() { apt-get -o DPkg::Lock::Timeout=300 "$@" >>"$T/apt.log" 2>&1; }
+		apt_get install -y -qq python3-torch ||
+			{ apt_get update -qq && apt_get install -y -qq python3-torch; } || true
+		[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+		if "$PY" -c 'import torch' 2>>"$T/apt.log"; then
+			echo "installed python3-torch in $(($(date +%s) - t0))s"
+		else
+			echo "--- apt-get install python3-torch (last lines) ---"
+			tail -n 5 "$T/apt.log"
+			TORCH=
+			SKIP_WHY="$PY cannot import torch, and apt-get install python3-torch failed (see the log)"
+		fi
+	fi
+fi
+
+FLUSH=200ms write_config 1 100ms --workload "file:$T/busy"
+start_daemon
+wait_for 20 test -S "$T/control.sock" || fail "no control socket within 20s"
+wait_for 20 rows_at_least 1 || fail "no row stored within 20s"
+SPY="$CLIENT -c $T/spyremond.yaml"
+
+# ---- the stand-in without torch, then torch ----
+run_job fake_trace.py fake-e2e
+check_job fake-e2e
+if [ -z "$TORCH" ]; then
+	stop_daemon
+	echo "SKIP: fake_trace.py passed; $SKIP_WHY"
+	exit 77
+fi
+"$PY" -c 'import torch; print("torch", torch.__version__)'
+run_job profile_demo.py torch-e2e
+check_job torch-e2e
+stop_daemon
+exit 0
