@@ -18,7 +18,6 @@ usage: fake_trace.py [--tag TAG] [--out FILE] [--iterations N]
                      [--socket PATH] [--step-seconds S]
 """
 
-import argparse
 import gzip
 import json
 import os
@@ -28,6 +27,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "python"))
 import spyremon  # noqa: E402
+from jobargs import parse_args  # noqa: E402
 
 WAIT, WARMUP = 1, 1
 LAYERS = 3              # per iteration: aten::linear (aten::t, aten::addmm), aten::relu
@@ -91,28 +91,6 @@ def iteration(rec, i, seconds):
                 spin(share * 0.1)
 
 
-def parse_args():
-    p = argparse.ArgumentParser(description="A profiled run without torch, "
-                                "inside a spyremon window.")
-    p.add_argument("--tag", default="torch-demo", help="the window's tag")
-    p.add_argument("--out", default="trace.json",
-                   help="the Chrome trace to write (.json or .json.gz)")
-    p.add_argument("--iterations", type=int, default=4,
-                   help="active (recorded) iterations, after one wait and "
-                   "one warmup iteration")
-    p.add_argument("--socket", default=None,
-                   help="spyremond's control socket (default: "
-                   "$SPYREMON_SOCKET, else %s)" % spyremon.DEFAULT_SOCKET)
-    p.add_argument("--step-seconds", type=float, default=0.3,
-                   help="about how long each iteration takes")
-    a = p.parse_args()
-    if a.iterations < 1:
-        p.error("--iterations must be at least 1")
-    if not 0.01 <= a.step_seconds <= 60:
-        p.error("--step-seconds must be within 0.01..60")
-    return a
-
-
 def write_trace(path, events):
     opener = gzip.open if path.endswith(".gz") else open
     tmp = path + ".tmp"
@@ -122,7 +100,8 @@ def write_trace(path, events):
 
 
 def main():
-    a = parse_args()
+    a = parse_args("A profiled run without torch, "
+                   "inside a spyremon window.")
     rec = Recorder()
     total = WAIT + WARMUP + a.iterations
     wid = None

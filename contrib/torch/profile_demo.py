@@ -28,7 +28,6 @@ is.  Needs torch (Debian: apt-get install python3-torch) and spyremond's
 socket ($SPYREMON_SOCKET, or --socket).
 """
 
-import argparse
 import os
 import sys
 import time
@@ -36,6 +35,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "python"))
 import spyremon  # noqa: E402
+from jobargs import parse_args  # noqa: E402
 
 try:
     import torch
@@ -47,28 +47,6 @@ except ImportError as e:
 
 WAIT, WARMUP = 1, 1
 SIZE = 256              # the matrices are SIZE x SIZE float32
-
-
-def parse_args():
-    p = argparse.ArgumentParser(description="A torch.profiler job inside a "
-                                "spyremon window.")
-    p.add_argument("--tag", default="torch-demo", help="the window's tag")
-    p.add_argument("--out", default="trace.json",
-                   help="the Chrome trace to write (.json or .json.gz)")
-    p.add_argument("--iterations", type=int, default=4,
-                   help="active (recorded) iterations, after one wait and "
-                   "one warmup iteration")
-    p.add_argument("--socket", default=None,
-                   help="spyremond's control socket (default: "
-                   "$SPYREMON_SOCKET, else %s)" % spyremon.DEFAULT_SOCKET)
-    p.add_argument("--step-seconds", type=float, default=0.3,
-                   help="about how long each iteration takes")
-    a = p.parse_args()
-    if a.iterations < 1:
-        p.error("--iterations must be at least 1")
-    if not 0.01 <= a.step_seconds <= 60:
-        p.error("--step-seconds must be within 0.01..60")
-    return a
 
 
 def layer(x, w1, w2):
@@ -97,7 +75,8 @@ def recording(prof):
 
 
 def main():
-    a = parse_args()
+    a = parse_args("A torch.profiler job inside a "
+                   "spyremon window.")
     torch.manual_seed(0)
     x = torch.randn(SIZE, SIZE)
     w1 = torch.randn(SIZE, SIZE) / SIZE ** 0.5

@@ -93,6 +93,11 @@ echo "$REFERENCE" | while read -r f first last; do
 	check_rows "$T/$f.csv" "$first" "$last" || fail "$f: wrong rows"
 done
 
+# --pad widens the span on both sides.
+read -r f first last <<<"$(echo "$REFERENCE" | grep amd)"
+spyremon export --trace "$TRACES/$f" --pad 35ms --output "$T/pad.csv" || fail "--pad"
+check_rows "$T/pad.csv" $((first - 35000000)) $((last + 35000000)) || fail "--pad: wrong rows"
+
 # The legacy trace has no absolute time: a clear error naming both fixes.
 L=$TRACES/legacy-autograd-no-epoch.json.gz
 if spyremon export --trace "$L" --output "$T/legacy.csv" 2>"$T/err"; then
