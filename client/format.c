@@ -36,7 +36,7 @@ split_ns(int64_t ns, time_t *secs, int64_t *frac)
 	}
 }
 
-void
+const char *
 fmt_time_ms(int64_t ns, char *buf, size_t len)
 {
 	struct tm tm;
@@ -48,6 +48,7 @@ fmt_time_ms(int64_t ns, char *buf, size_t len)
 	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
 	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 	    tm.tm_min, tm.tm_sec, (int)(frac / (int64_t)NSEC_PER_MSEC));
+	return buf;
 }
 
 void

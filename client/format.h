@@ -16,7 +16,7 @@
 #define FMT_BUFLEN	64
 
 /* UTC with milliseconds (truncated): 2026-12-02T10:26:12.123Z */
-void fmt_time_ms(int64_t ns, char *buf, size_t len);
+const char *fmt_time_ms(int64_t ns, char *buf, size_t len);
 
 /* The time of day of fmt_time_ms alone: 10:26:12.123Z */
 void fmt_clock_ms(int64_t ns, char *buf, size_t len);

@@ -148,14 +148,6 @@ add_metrics(struct import_run *r)
 	return 0;
 }
 
-/* Time of ns for a message: UTC to the millisecond. */
-static const char *
-when(int64_t ns, char *buf, size_t len)
-{
-	fmt_time_ms(ns, buf, len);
-	return buf;
-}
-
 /*
  * Refuse spans that the database already holds samples in, or that an
  * earlier import covers: the stamps would interleave, and a coarse range
@@ -179,8 +171,8 @@ check_taken(struct import_run *r)
 			warnx("%s:%zu: device %d at %s (ts_ns %" PRId64 ") is "
 			    "already in %s; refusing to import it again",
 			    r->o->file, line, sp->device,
-			    when(t.oldest_ns, a, sizeof(a)), t.oldest_ns,
-			    r->dbpath);
+			    fmt_time_ms(t.oldest_ns, a, sizeof(a)),
+			    t.oldest_ns, r->dbpath);
 			return -1;
 		}
 		if (t.samples > 0) {
@@ -188,19 +180,19 @@ check_taken(struct import_run *r)
 			    "samples within the imported span %s .. %s, the "
 			    "first at %s; refusing to interleave them",
 			    r->o->file, sp->device, r->dbpath, t.samples,
-			    when(sp->first_ns, a, sizeof(a)),
-			    when(sp->last_ns, b, sizeof(b)),
-			    when(t.oldest_ns, c, sizeof(c)));
+			    fmt_time_ms(sp->first_ns, a, sizeof(a)),
+			    fmt_time_ms(sp->last_ns, b, sizeof(b)),
+			    fmt_time_ms(t.oldest_ns, c, sizeof(c)));
 			return -1;
 		}
 		if (t.imported) {
 			warnx("%s: device %d: the imported span %s .. %s "
 			    "overlaps an earlier import into %s (%s .. %s)",
 			    r->o->file, sp->device,
-			    when(sp->first_ns, a, sizeof(a)),
-			    when(sp->last_ns, b, sizeof(b)), r->dbpath,
-			    when(t.import_first_ns, c, sizeof(c)),
-			    when(t.import_last_ns, d, sizeof(d)));
+			    fmt_time_ms(sp->first_ns, a, sizeof(a)),
+			    fmt_time_ms(sp->last_ns, b, sizeof(b)), r->dbpath,
+			    fmt_time_ms(t.import_first_ns, c, sizeof(c)),
+			    fmt_time_ms(t.import_last_ns, d, sizeof(d)));
 			return -1;
 		}
 	}
@@ -253,8 +245,8 @@ summary(const struct import_run *r)
 	printf(" from %s into %s\n", r->o->file, r->dbpath);
 	format_duration((uint64_t)r->interval_ms * NSEC_PER_MSEC, iv,
 	    sizeof(iv));
-	printf("  %s .. %s, ", when(r->first_ns, a, sizeof(a)),
-	    when(r->last_ns, b, sizeof(b)));
+	printf("  %s .. %s, ", fmt_time_ms(r->first_ns, a, sizeof(a)),
+	    fmt_time_ms(r->last_ns, b, sizeof(b)));
 	if (r->format == IMPORT_AIUSMI)
 		printf("interval %s (%s)\n", iv, r->o->interval_ms != 0 ?
 		    "--interval" : r->interval_inferred ? "inferred from the "

@@ -32,13 +32,6 @@ cmp_order(const void *a, const void *b, void *arg)
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
-static const char *
-when(int64_t ns, char *buf, size_t len)
-{
-	fmt_time_ms(ns, buf, len);
-	return buf;
-}
-
 /* Mark repeated samples, or report them. */
 static void
 find_repeats(struct import_run *r)
@@ -65,11 +58,12 @@ find_repeats(struct import_run *r)
 			import_run_error(r, k->line, "device %d has a row "
 			    "stamped %s at line %zu already: aiu-smi logs with "
 			    "an interval under 1s cannot be imported",
-			    k->device, when(k->ts_ns, t, sizeof(t)), a->line);
+			    k->device, fmt_time_ms(k->ts_ns, t, sizeof(t)),
+			    a->line);
 		else
 			import_run_error(r, k->line, "device %d at %s repeats "
-			    "line %zu", k->device, when(k->ts_ns, t, sizeof(t)),
-			    a->line);
+			    "line %zu", k->device,
+			    fmt_time_ms(k->ts_ns, t, sizeof(t)), a->line);
 	}
 }
 
@@ -92,8 +86,8 @@ find_disorder(struct import_run *r)
 		    prev->line > k->line)
 			import_run_error(r, prev->line, "device %d at %s is "
 			    "before line %zu (%s): the rows go back in time%s",
-			    prev->device, when(prev->ts_ns, a, sizeof(a)),
-			    k->line, when(k->ts_ns, b, sizeof(b)),
+			    prev->device, fmt_time_ms(prev->ts_ns, a, sizeof(a)),
+			    k->line, fmt_time_ms(k->ts_ns, b, sizeof(b)),
 			    r->format == IMPORT_AIUSMI ? " (was the clock set "
 			    "back, or is --tz wrong?)" : "");
 		prev = k;
