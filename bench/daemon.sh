@@ -5,7 +5,10 @@
 #
 #   make && bench/daemon.sh [seconds] [runs]      (defaults: 60 s, 3 runs)
 #
-# Prints one line per run and the medians.
+# Prints one line per run and the medians.  Each run also measures a
+# baseline: cat(1) reading the same simulator's output into /dev/null, the
+# least any reader of that stream pays per row for being woken and
+# reading, on this machine.
 set -euo pipefail
 B=${B:-build}
 secs=${1:-60}
@@ -51,10 +54,23 @@ EOF2
 		  printf "%.2f %.1f %.2f %.2f %d %.1f %.1f %.1f %.1f",
 		  d * 1e6 / rows, rows / secs, 100 * d / secs, 100 * s / secs,
 		  rows, rss / 1024, hwm / 1024, l[1], l[2] }')
+	# the baseline: a bare reader of the same stream, for as long
+	"$ROOT/$B/aiu-smi-sim" --cards 8 --seed "$run" -s -d 0.01 2>/dev/null |
+		cat >/dev/null &
+	sleep 2
+	cpid=$(pgrep -n -x cat)
+	c0=$(cpu_s "$cpid")
+	sleep "$secs"
+	c1=$(cpu_s "$cpid")
+	pkill -f "aiu-smi-sim --cards 8 --seed $run -s -d 0.01" || true
+	wait 2>/dev/null || true
+	base=$(awk -v c0="$c0" -v c1="$c1" -v secs="$secs" \
+		'BEGIN { printf "%.2f", (c1 - c0) * 1e6 / (800 * secs) }')
+	line="$line $base"
 	results+=("$line")
 	set -- $line
-	printf 'run %d: daemon %.2f us CPU/row (%.2f%% of a core), simulator %.2f%% of a core; %d rows (%.0f rows/s); daemon RSS %.1f MiB (peak %.1f MiB); stamping latency p50 %.1f us, p99 %.1f us\n' \
-		"$run" "$1" "$3" "$4" "$5" "$2" "$6" "$7" "$8" "$9"
+	printf 'run %d: daemon %.2f us CPU/row (%.2f%% of a core), simulator %.2f%% of a core; %d rows (%.0f rows/s); daemon RSS %.1f MiB (peak %.1f MiB); stamping latency p50 %.1f us, p99 %.1f us; baseline cat %.2f us CPU/row\n' \
+		"$run" "$1" "$3" "$4" "$5" "$2" "$6" "$7" "$8" "$9" "${10}"
 done
 
 median() {	# median of column $1 of the results
@@ -63,6 +79,7 @@ median() {	# median of column $1 of the results
 }
 echo "median of $runs runs of ${secs}s at 8 cards x 100 Hz:"
 echo "  daemon CPU per row:    $(median 1) us    (target <= 6 us)"
+echo "  baseline, cat reading the same stream: $(median 10) us per row"
 echo "  daemon CPU:            $(median 3) % of a core;  simulator: $(median 4) % of a core"
 echo "  daemon RSS peak:       $(median 7) MiB    (target <= 8 MiB)"
 echo "  stamping latency:      p50 $(median 8) us, p99 $(median 9) us"
