@@ -6,9 +6,9 @@
  * COPY_CHUNK pieces and writes them on at once, so memory does not grow
  * with the trace.  The first pass found the '[' of the events array at
  * events_open, its ']' at events_close and bytes in all; the copy checks
- * the three, so a file that changed in between (or a pipe that gives
- * other bytes the second time) fails with the offset instead of writing
- * a trace with events spliced into the wrong place.
+ * the three, so a file that changed in between fails with the offset
+ * instead of writing a trace with events spliced into the wrong place.
+ * (export refuses a pipe before the first pass: it cannot be read twice.)
  *
  * The copy costs little beside the first pass: on a 300 MB trace, 0.25 s
  * of CPU over the 1.9 s of reading it once.  Having the kernel copy a
