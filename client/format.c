@@ -8,21 +8,13 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "metrics.h"
 #include "timeparse.h"
 
-#define MAX_DECIMALS	18
 #define SECS_PER_DAY	86400
 
 /* Whole numbers of this size or less are exact in a double. */
 #define EXACT_INT_MAX	9007199254740992.0	/* 2^53 */
-
-static const int64_t pow10_int[MAX_DECIMALS + 1] = {
-	1LL, 10LL, 100LL, 1000LL, 10000LL, 100000LL, 1000000LL, 10000000LL,
-	100000000LL, 1000000000LL, 10000000000LL, 100000000000LL,
-	1000000000000LL, 10000000000000LL, 100000000000000LL,
-	1000000000000000LL, 10000000000000000LL, 100000000000000000LL,
-	1000000000000000000LL,
-};
 
 /* Split ns into whole seconds (floored) and the nanoseconds left. */
 static void
@@ -180,13 +172,13 @@ fmt_value_fixed(double stored, int decimals, char *buf, size_t len)
 {
 	int64_t mant;
 
-	if (!isfinite(stored) || decimals < 0 || decimals > MAX_DECIMALS)
+	if (!isfinite(stored) || decimals < 0 || decimals > METRIC_MAX_SCALE)
 		return false;
 	if (whole(stored, &mant))
 		write_scaled(mant, decimals, buf, len);
 	else
 		snprintf(buf, len, "%.*f", decimals,
-		    stored / (double)pow10_int[decimals]);
+		    stored / (double)metric_pow10[decimals]);
 	return true;
 }
 
@@ -196,14 +188,14 @@ fmt_value_exact(double stored, int decimals, char *buf, size_t len)
 	double natural;
 	int64_t mant;
 
-	if (!isfinite(stored) || decimals < 0 || decimals > MAX_DECIMALS)
+	if (!isfinite(stored) || decimals < 0 || decimals > METRIC_MAX_SCALE)
 		return false;
 	if (whole(stored, &mant)) {
 		write_scaled(mant, decimals, buf, len);
 		return true;
 	}
 	/* the same division the sample_values view does: stored / 1eN */
-	natural = stored / (double)pow10_int[decimals];
+	natural = stored / (double)metric_pow10[decimals];
 	for (int prec = 1; prec <= 17; prec++) {
 		snprintf(buf, len, "%.*g", prec, natural);
 		if (strtod(buf, NULL) == natural)

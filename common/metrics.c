@@ -3,6 +3,14 @@
 
 #include <string.h>
 
+const int64_t metric_pow10[METRIC_MAX_SCALE + 1] = {
+	1LL, 10LL, 100LL, 1000LL, 10000LL, 100000LL, 1000000LL, 10000000LL,
+	100000000LL, 1000000000LL, 10000000000LL, 100000000000LL,
+	1000000000000LL, 10000000000000LL, 100000000000000LL,
+	1000000000000000LL, 10000000000000000LL, 100000000000000000LL,
+	1000000000000000000LL,
+};
+
 const struct metric_def metric_defs[] = {
 	{ "hostcpu", "%", '*', 1, true, "host CPU use, summed over cores" },
 	{ "hostmem", "%", '*', 1, true, "host memory use" },

@@ -11,6 +11,14 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Values are kept as integers scaled by 10^decimals (the digits printed
+ * after the point); 10^18 is the largest power of ten an int64_t holds.
+ */
+#define METRIC_MAX_SCALE	18
+extern const int64_t metric_pow10[METRIC_MAX_SCALE + 1];	/* 10^i */
 
 struct metric_def {
 	const char *key;	/* header key, the cell's first word */

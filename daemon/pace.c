@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics.h"
 #include "timeparse.h"
 
 #define ABSENT		INT8_MIN	/* scale of a cell with no value */
@@ -87,14 +88,6 @@ struct pace {
 	struct store_value out[PACE_MAX_METRICS];
 };
 
-static const int64_t pow10_i64[19] = {
-	1LL, 10LL, 100LL, 1000LL, 10000LL, 100000LL, 1000000LL, 10000000LL,
-	100000000LL, 1000000000LL, 10000000000LL, 100000000000LL,
-	1000000000000LL, 10000000000000LL, 100000000000000LL,
-	1000000000000000LL, 10000000000000000LL, 100000000000000000LL,
-	1000000000000000000LL,
-};
-
 /* ---- decimal arithmetic ---- */
 
 /* n / d rounded half away from zero; d > 0. */
@@ -157,9 +150,9 @@ acc_add(struct acc *a, int64_t mant, int scale, bool is_max)
 	for (;;) {
 		/* |mant| < 2^63 and 10^18 < 2^60: no overflow here */
 		if (scale > a->scale)
-			x = div_round(mant, pow10_i64[scale - a->scale]);
+			x = div_round(mant, metric_pow10[scale - a->scale]);
 		else
-			x = (wide)mant * pow10_i64[a->scale - scale];
+			x = (wide)mant * metric_pow10[a->scale - scale];
 		if (magnitude(x) <= TERM_MAX)
 			break;
 		acc_lower(a);

@@ -35,14 +35,6 @@
 
 #define LOG_INTERVAL_NS		(60 * NSEC_PER_SEC)
 
-static const int64_t pow10_int[19] = {
-	1LL, 10LL, 100LL, 1000LL, 10000LL, 100000LL, 1000000LL, 10000000LL,
-	100000000LL, 1000000000LL, 10000000000LL, 100000000000LL,
-	1000000000000LL, 10000000000000LL, 100000000000000LL,
-	1000000000000000LL, 10000000000000000LL, 100000000000000000LL,
-	1000000000000000000LL,
-};
-
 /* ---- SQLite plumbing shared with catalog.c and retention.c ---- */
 
 void
@@ -359,14 +351,14 @@ cell_set(union store_cell *c, const struct store_value *v, int decimals)
 	int e = decimals - v->scale;
 
 	if (e >= 0) {
-		if (e < 19 && !__builtin_mul_overflow(v->mant, pow10_int[e],
+		if (e <= METRIC_MAX_SCALE && !__builtin_mul_overflow(v->mant, metric_pow10[e],
 		    &c->i))
 			return CELL_INT;
 		c->d = (double)v->mant * pow10_double(e);
 		return CELL_REAL;
 	}
-	if (-e < 19 && v->mant % pow10_int[-e] == 0) {
-		c->i = v->mant / pow10_int[-e];
+	if (-e <= METRIC_MAX_SCALE && v->mant % metric_pow10[-e] == 0) {
+		c->i = v->mant / metric_pow10[-e];
 		return CELL_INT;
 	}
 	c->d = (double)v->mant / pow10_double(-e);
