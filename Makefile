@@ -3,114 +3,121 @@
 #   make            build build/spyremond, build/spyremon, build/aiu-smi-sim
 #   make check      build and run every test (unit and integration)
 #   make demo       run the daemon on the simulator and show what it stored
+#   make bench      build the benchmark programs (bench/README.md)
 #   make SAN=1 B=build-san check    the same tests under ASan and UBSan
 #
 # Missing Debian packages are installed by mk/deps.sh (as root) or named.
+#
+# The tree, bottom up (README.md, "Layout"): common/ is what both programs
+# read and write the same way; store/ is the only code that writes the
+# database; daemon/ (with daemon/source/, where samples come from) is
+# spyremond; client/ is spyremon.  Each program's objects but its main.o go
+# into an archive that the unit tests link, so tests run the real modules.
 
 B	?= build
 PREFIX	?= /usr/local
 CC	?= cc
 
-PKGS	= libsystemd sqlite3 yaml-0.1 yajl zlib
+all: $(B)/spyremond $(B)/spyremon $(B)/aiu-smi-sim
+
 CFLAGS	?= -O2 -g
 WARNINGS = -Wall -Wextra -Wpedantic -Wshadow -Wpointer-arith -Wcast-qual \
 	   -Wstrict-prototypes -Wmissing-prototypes -Wmissing-declarations \
 	   -Wformat=2 -Wundef -Wvla -Wwrite-strings \
 	   -Wredundant-decls -Wnested-externs -Wold-style-definition \
 	   -Wimplicit-fallthrough -Wnull-dereference -Werror=implicit-function-declaration
-ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) -D_GNU_SOURCE -Icommon -Idaemon \
-	     $(shell pkg-config --cflags $(PKGS))
-LIBS	= $(shell pkg-config --libs $(PKGS))
+
+# Libraries: libspyremon's set is the daemon's, kept small (log.c writes to
+# the journal); the client adds what it alone needs.
+LIB_PKGS	= sqlite3 yaml-0.1 yajl libsystemd
+DAEMON_PKGS	= $(LIB_PKGS)
+CLIENT_PKGS	= $(LIB_PKGS) zlib
+SIM_PKGS	= libsystemd
+TEST_PKGS	= $(sort $(DAEMON_PKGS) $(CLIENT_PKGS)) cmocka
+pkg_cflags	= $(shell pkg-config --cflags $(1))
+pkg_libs	= $(shell pkg-config --libs $(1))
 
 ifeq ($(SAN),1)
 SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-ALL_CFLAGS += $(SANFLAGS)
+CFLAGS += $(SANFLAGS)
 LDFLAGS += $(SANFLAGS)
 endif
 
-COMMON_OBJS = $(addprefix $(B)/common/, log.o timeparse.o metrics.o proto.o config.o)
-# Every daemon module but main.o, so the unit tests can link them.
-DAEMON_OBJS = $(addprefix $(B)/daemon/, csvparse.o store.o \
-	      inventory.o health.o source.o source_rows.o source_child.o retention.o)
-CLIENT_OBJS = $(addprefix $(B)/client/, main.o)
-SIM_OBJS    = $(addprefix $(B)/sim/, aiu-smi-sim.o simopts.o cardmodel.o layout.o)
+# ---- sources, one list per folder ----
 
-UNIT_TESTS  = $(addprefix $(B)/tests/, test_timeparse test_csvparse test_config \
-	      test_store test_inventory test_health)
+COMMON_SRCS = common/log.c common/timeparse.c common/metrics.c common/proto.c \
+	common/config.c common/config_print.c common/csvparse.c \
+	common/inventory.c
+STORE_SRCS = store/sql.c store/catalog.c store/store.c store/retention.c \
+	store/store_windows.c store/store_import.c
+DAEMON_SRCS = daemon/source/source.c daemon/source/source_rows.c \
+	daemon/source/source_child.c daemon/source/health.c \
+	daemon/pace.c daemon/windows.c daemon/control.c daemon/control_request.c
+CLIENT_SRCS = client/client.c client/ctl.c client/db.c client/format.c \
+	client/json.c client/output.c client/mark.c client/status.c \
+	client/windows.c \
+	client/trace/trace.c client/trace/trace_util.c \
+	client/trace/trace_stream.c client/trace/trace_tally.c \
+	client/trace/trace_info.c \
+	client/export/export.c client/export/export_fmt.c \
+	client/export/target.c client/export/merge.c \
+	client/export/merge_events.c client/export/steps.c \
+	client/export/steps_out.c client/export/energy.c \
+	client/import/import.c client/import/import_run.c \
+	client/import/import_check.c client/import/import_parse.c
+SIM_SRCS = sim/aiu-smi-sim.c sim/simopts.c sim/cardmodel.c sim/layout.c
+# what the simulator takes from common/: no database, no config
+SIM_COMMON = common/log.c common/timeparse.c common/metrics.c
 
-# Modules added later append here, one line each.
-# (daemon)
-DAEMON_OBJS += $(B)/daemon/control.o
-DAEMON_OBJS += $(B)/daemon/control_request.o
-DAEMON_OBJS += $(B)/daemon/windows.o
-DAEMON_OBJS += $(B)/daemon/pace.o
-DAEMON_OBJS += $(B)/daemon/store_windows.o
-COMMON_OBJS += $(B)/common/config_print.o
-DAEMON_OBJS += $(B)/daemon/catalog.o
-DAEMON_OBJS += $(B)/daemon/store_import.o
-# (client)
-CLIENT_OBJS += $(B)/client/trace.o
-CLIENT_OBJS += $(B)/client/trace_util.o
-CLIENT_OBJS += $(B)/client/trace_stream.o
-CLIENT_OBJS += $(B)/client/trace_tally.o
-CLIENT_OBJS += $(B)/client/tracecmd.o
-CLIENT_OBJS += $(B)/client/tracetarget.o
-CLIENT_OBJS += $(B)/client/ctl.o
-CLIENT_OBJS += $(B)/client/db.o
-CLIENT_OBJS += $(B)/client/export.o
-CLIENT_OBJS += $(B)/client/export_fmt.o
-CLIENT_OBJS += $(B)/client/format.o
-CLIENT_OBJS += $(B)/client/json.o
-CLIENT_OBJS += $(B)/client/output.o
-CLIENT_OBJS += $(B)/client/mark.o
-CLIENT_OBJS += $(B)/client/status.o
-CLIENT_OBJS += $(B)/client/windows.o
-CLIENT_OBJS += $(B)/client/import.o
-CLIENT_OBJS += $(B)/client/import_run.o
-CLIENT_OBJS += $(B)/client/import_check.o
-CLIENT_OBJS += $(B)/client/import_parse.o
-# import writes through the daemon's store, which owns the schema
-CLIENT_OBJS += $(addprefix $(B)/daemon/, store.o catalog.o store_import.o \
-	       csvparse.o inventory.o)
-CLIENT_OBJS += $(B)/client/energy.o
-CLIENT_OBJS += $(B)/client/steps.o
-CLIENT_OBJS += $(B)/client/steps_out.o
-CLIENT_OBJS += $(B)/client/merge.o
-CLIENT_OBJS += $(B)/client/merge_events.o
-# (unit tests)
-# client_test NAME, OBJS: the unit test tests/unit/NAME.c of client
-# modules, linked with OBJS (and the common objects) instead of the
-# daemon's.
-define client_test
-UNIT_TESTS += $(B)/tests/$(1)
-$(B)/tests/$(1): tests/unit/$(1).c $(2) $$(COMMON_OBJS) | $(B)/.deps-ok
-	@mkdir -p $$(dir $$@)
-	$$(CC) $$(ALL_CFLAGS) $$(shell pkg-config --cflags cmocka) -Itests/unit -Iclient \
-		-MMD -MP $$(LDFLAGS) -o $$@ $$< $(2) $$(COMMON_OBJS) $$(LIBS) \
-		$$(shell pkg-config --libs cmocka)
-endef
-$(eval $(call client_test,test_format,$(B)/client/format.o))
-$(eval $(call client_test,test_trace,$(addprefix $(B)/client/, trace.o \
-	trace_util.o trace_stream.o trace_tally.o)))
-# the import's parsing, with the daemon's CSV parser
-$(eval $(call client_test,test_import,$(B)/client/import_parse.o \
-	$(B)/daemon/csvparse.o $(B)/daemon/inventory.o))
-UNIT_TESTS += $(B)/tests/test_control
-UNIT_TESTS += $(B)/tests/test_windows
-UNIT_TESTS += $(B)/tests/test_pace
-# the merge's pure pieces (times, pids, names)
-$(eval $(call client_test,test_merge,$(addprefix $(B)/client/, merge_events.o \
-	db.o format.o)))
-$(eval $(call client_test,test_energy,$(B)/client/energy.o))
-# Programs the integration tests run, built by make check.
-TEST_TOOLS = $(B)/tests/mksamples
-$(B)/tests/mksamples: tests/tools/mksamples.c $(DAEMON_OBJS) $(COMMON_OBJS) | $(B)/.deps-ok
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(DAEMON_OBJS) $(COMMON_OBJS) $(LIBS)
+UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
+	test_store test_pace test_health test_control test_windows \
+	test_format test_trace test_import test_merge test_energy
 
-PROGS = $(B)/spyremond $(B)/spyremon $(B)/aiu-smi-sim
+# ---- include paths, per folder: the client never sees daemon/ ----
 
-all: $(PROGS)
+INC_COMMON = -Icommon
+INC_STORE  = $(INC_COMMON) -Istore
+INC_DAEMON = $(INC_STORE) -Idaemon -Idaemon/source
+INC_CLIENT = $(INC_STORE) -Iclient -Iclient/trace -Iclient/export -Iclient/import
+INC_SIM    = $(INC_COMMON) -Isim
+INC_TEST   = $(INC_DAEMON) -Iclient -Iclient/trace -Iclient/export -Iclient/import -Itests/unit
+
+$(B)/common/%.o: INC = $(INC_COMMON)
+$(B)/common/%.o: PKGS = $(LIB_PKGS)
+$(B)/store/%.o: INC = $(INC_STORE)
+$(B)/store/%.o: PKGS = $(LIB_PKGS)
+$(B)/daemon/%.o: INC = $(INC_DAEMON)
+$(B)/daemon/%.o: PKGS = $(DAEMON_PKGS)
+$(B)/client/%.o: INC = $(INC_CLIENT)
+$(B)/client/%.o: PKGS = $(CLIENT_PKGS)
+$(B)/sim/%.o: INC = $(INC_SIM)
+$(B)/sim/%.o: PKGS = $(SIM_PKGS)
+
+ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) -D_GNU_SOURCE $(INC) \
+	$(call pkg_cflags,$(PKGS))
+
+objs = $(patsubst %.c,$(B)/%.o,$(1))
+
+# libspyremon.a: common/ and store/, below both programs.
+LIBSPYREMON	= $(B)/libspyremon.a
+DAEMON_LIB	= $(B)/libspyremond.a
+CLIENT_LIB	= $(B)/libspyremon-client.a
+
+$(LIBSPYREMON): $(call objs,$(COMMON_SRCS) $(STORE_SRCS))
+$(DAEMON_LIB): $(call objs,$(DAEMON_SRCS))
+$(CLIENT_LIB): $(call objs,$(CLIENT_SRCS))
+$(B)/%.a:
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/spyremond: $(B)/daemon/main.o $(DAEMON_LIB) $(LIBSPYREMON)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(DAEMON_PKGS))
+
+$(B)/spyremon: $(B)/client/main.o $(CLIENT_LIB) $(LIBSPYREMON)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(CLIENT_PKGS))
+
+$(B)/aiu-smi-sim: $(call objs,$(SIM_SRCS) $(SIM_COMMON))
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(SIM_PKGS))
 
 $(B)/.deps-ok: mk/deps.sh
 	@sh mk/deps.sh
@@ -120,44 +127,49 @@ $(B)/%.o: %.c | $(B)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(B)/spyremond: $(B)/daemon/main.o $(DAEMON_OBJS) $(COMMON_OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+# ---- tests ----
 
-$(B)/spyremon: $(CLIENT_OBJS) $(COMMON_OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+# Each unit test links the archives; the linker takes only the modules the
+# test calls.  TEST_LINK is also what the test tools and benchmarks link.
+TEST_LINK = $(CLIENT_LIB) $(DAEMON_LIB) $(LIBSPYREMON)
+TEST_LIBS = $(call pkg_libs,$(TEST_PKGS))
+TEST_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) -D_GNU_SOURCE $(INC_TEST) \
+	$(call pkg_cflags,$(TEST_PKGS))
 
-$(B)/aiu-smi-sim: $(SIM_OBJS) $(COMMON_OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
-
-$(B)/tests/%: tests/unit/%.c $(DAEMON_OBJS) $(COMMON_OBJS) | $(B)/.deps-ok
+UNIT_BINS = $(addprefix $(B)/tests/,$(UNIT_TESTS))
+$(UNIT_BINS): $(B)/tests/%: tests/unit/%.c $(TEST_LINK) | $(B)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags cmocka) -Itests/unit -MMD -MP \
-		$(LDFLAGS) -o $@ $< $(DAEMON_OBJS) $(COMMON_OBJS) $(LIBS) \
-		$(shell pkg-config --libs cmocka)
+	$(CC) $(TEST_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(TEST_LINK) $(TEST_LIBS)
 
-check: $(PROGS) $(UNIT_TESTS) $(TEST_TOOLS)
+# Programs the integration tests run, built by make check.
+TEST_TOOLS = $(B)/tests/mksamples
+$(B)/tests/mksamples: tests/tools/mksamples.c $(TEST_LINK) | $(B)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(TEST_LINK) $(TEST_LIBS)
+
+check: all $(UNIT_BINS) $(TEST_TOOLS)
 	@B=$(B) sh tests/run.sh
+
+# ---- benchmarks (bench/README.md), built only by "make bench" ----
+
+BENCH_PROGS = $(B)/bench-mkdb $(B)/bench-ingest $(B)/bench-markrtt $(B)/bench-runtime
+$(B)/bench-mkdb $(B)/bench-ingest: $(B)/bench-%: bench/%.c $(TEST_LINK) | $(B)/.deps-ok
+	$(CC) $(TEST_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(TEST_LINK) $(TEST_LIBS)
+$(B)/bench-markrtt $(B)/bench-runtime: $(B)/bench-%: bench/%.c | $(B)/.deps-ok
+	$(CC) $(TEST_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $<
+bench: all $(BENCH_PROGS)
 
 deps:
 	@sh mk/deps.sh
 
-demo: $(PROGS)
+demo: all
 	@sh mk/demo.sh $(B)
 
 clean:
 	rm -rf $(B)
 
-.PHONY: all check deps demo clean
+.PHONY: all check bench deps demo clean
 
 include mk/install.mk
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
-
-# Benchmark programs (bench/README.md), built only by "make bench".
-BENCH_PROGS = $(B)/bench-mkdb $(B)/bench-markrtt $(B)/bench-runtime
-$(B)/bench-mkdb: bench/mkdb.c $(DAEMON_OBJS) $(COMMON_OBJS) | $(B)/.deps-ok
-	$(CC) $(ALL_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(DAEMON_OBJS) $(COMMON_OBJS) $(LIBS)
-$(B)/bench-markrtt $(B)/bench-runtime: $(B)/bench-%: bench/%.c | $(B)/.deps-ok
-	$(CC) $(ALL_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $<
-bench: $(PROGS) $(BENCH_PROGS)
-.PHONY: bench

@@ -1,10 +1,7 @@
 /*
  * Ingest ceiling of the store, and its cost on disk.
  *
- *   cc -O2 -g -std=gnu11 -D_GNU_SOURCE -Icommon -Idaemon -o build/bench-ingest \
- *       bench/ingest.c daemon/store.c daemon/retention.c common/log.c \
- *       common/timeparse.c common/metrics.c \
- *       $(pkg-config --cflags --libs sqlite3 libsystemd)
+ *   make bench
  *   build/bench-ingest [rows] [dir]        (defaults: 100000 rows, $TMPDIR or /tmp)
  *
  * For 8 cards and every metric of metric_defs, in batches of 800 rows (one

@@ -3,8 +3,8 @@
  *
  * Commands that talk to the daemon (mark, status) go through its control
  * socket; commands that read samples (windows, export) open the database
- * read-only and need no daemon; import writes through the daemon's store
- * code, linked in, and needs no daemon either.
+ * read-only and need no daemon; import writes through the store (store/),
+ * linked in, and needs no daemon either.
  *
  * spyremon never calls setlocale(3): the C locale stays in force, so every
  * number it writes has a '.' decimal point whatever LC_ALL says.
@@ -62,84 +62,6 @@ usage(FILE *fp, int code)
 	    "\"spyremon COMMAND --help\" describes a command; see spyremon(1).\n",
 	    CONFIG_DEFAULT_PATH);
 	return code;
-}
-
-bool
-client_common_option(struct client *cl, int ch, const char *arg)
-{
-	switch (ch) {
-	case 'c':
-		cl->config_path = arg;
-		return true;
-	case CLIENT_OPT_SOCKET:
-		cl->socket_path = arg;
-		return true;
-	case CLIENT_OPT_DB:
-		cl->db_path = arg;
-		return true;
-	default:
-		return false;
-	}
-}
-
-int
-client_parse_time(const char *s, int64_t *out_ns)
-{
-	uint64_t ago;
-
-	if (parse_time(s, out_ns) == 0)
-		return 0;
-	if (parse_duration(s, &ago) == -1 || ago > (uint64_t)INT64_MAX)
-		return -1;
-	*out_ns = now_realtime_ns() - (int64_t)ago;
-	return 0;
-}
-
-void
-client_getopt_reset(void)
-{
-	/* 0, not 1: glibc then also forgets its scan state */
-	optind = 0;
-}
-
-/* The config, loaded once; NULL after printing every error. */
-static struct config *
-client_config(struct client *cl)
-{
-	struct config_errors errs = { 0 };
-	bool defaulted;
-
-	if (cl->cfg != NULL)
-		return cl->cfg;
-	if (config_load_default(cl->config_path, &cl->cfg, &errs,
-	    &defaulted) == -1) {
-		for (size_t i = 0; i < errs.n; i++)
-			warnx("%s", errs.msgs[i]);
-		warnx("cannot use the config; -c names another, and "
-		    "--socket and --db bypass it");
-	}
-	config_errors_free(&errs);
-	return cl->cfg;
-}
-
-const char *
-client_socket(struct client *cl)
-{
-	struct config *cfg;
-
-	if (cl->socket_path != NULL)
-		return cl->socket_path;
-	return (cfg = client_config(cl)) != NULL ? cfg->socket : NULL;
-}
-
-const char *
-client_database(struct client *cl)
-{
-	struct config *cfg;
-
-	if (cl->db_path != NULL)
-		return cl->db_path;
-	return (cfg = client_config(cl)) != NULL ? cfg->database : NULL;
 }
 
 int

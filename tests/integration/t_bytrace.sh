@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # "spyremon export --trace": the samples whose intervals overlap a trace's
-# span, for every real trace in ../shared/traces, checked against the
+# span, for every real trace in tests/data/traces, checked against the
 # spans of that directory's README (an independent reader); a trace
 # without absolute time fails naming --trace-start and --align-window, and
 # works with either; several traces keep their rank and host; a trace
@@ -12,12 +12,9 @@ B=${B:-build}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CLIENT=$ROOT/$B/spyremon
 MKSAMPLES=$ROOT/$B/tests/mksamples
-TRACES=$ROOT/../shared/traces
+TRACES=$ROOT/tests/data/traces
 
-if [ ! -d "$TRACES" ]; then
-	echo "SKIP: no real traces: $TRACES is missing"
-	exit 77
-fi
+[ -d "$TRACES" ] || { echo "FAIL: no real traces: $TRACES is missing" >&2; exit 1; }
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/spyremon-bytrace.XXXXXX")
 trap 'rm -rf "$T"' EXIT

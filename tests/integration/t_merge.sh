@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # "spyremon export --trace IN --merge OUT" on every real trace in
-# ../shared/traces, against a database of two cards whose samples cover
+# tests/data/traces, against a database of two cards whose samples cover
 # the trace's span: merge_check.py checks that OUT is IN with the cards'
 # processes and counter tracks inserted and nothing else changed, and
 # computes the expected tracks itself.  Also: --include-unreliable,
@@ -15,14 +15,11 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CLIENT=$ROOT/$B/spyremon
 MKSAMPLES=$ROOT/$B/tests/mksamples
 CHECK=$ROOT/tests/integration/merge_check.py
-TRACES=$ROOT/../shared/traces
+TRACES=$ROOT/tests/data/traces
 # The absolute time given to the legacy trace's ts = 0.
 LEGACY_START=1760000000000000000
 
-if [ ! -d "$TRACES" ]; then
-	echo "SKIP: no real traces: $TRACES is missing"
-	exit 77
-fi
+[ -d "$TRACES" ] || { echo "FAIL: no real traces: $TRACES is missing" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
 if [ ! -x "$MKSAMPLES" ]; then
 	echo "SKIP: $MKSAMPLES is not built (make check builds it)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# "spyremon trace info" on every real trace in ../shared/traces agrees with
+# "spyremon trace info" on every real trace in tests/data/traces agrees with
 # the spans, event counts and step counts of that directory's README,
 # which come from an independent reader; the legacy trace says it has no
 # absolute time and names the fixes.  Cut and empty traces fail with a
@@ -9,12 +9,9 @@ set -euo pipefail
 B=${B:-build}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CLIENT=$ROOT/$B/spyremon
-TRACES=$ROOT/../shared/traces
+TRACES=$ROOT/tests/data/traces
 
-if [ ! -d "$TRACES" ]; then
-	echo "SKIP: no real traces: $TRACES is missing"
-	exit 77
-fi
+[ -d "$TRACES" ] || { echo "FAIL: no real traces: $TRACES is missing" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/spyremon-traces.XXXXXX")

@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "import.h"
+#include "import_parse.h"
 
 #define SEC	1000000000LL
 

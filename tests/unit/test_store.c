@@ -581,10 +581,10 @@ test_flush_full_keeps_rows(void **state)
 	sqlite3 *db;
 
 	fx_open(f, 100000);
-	assert_int_equal(store_pragma_int(f->st->db, "page_count", &pages), 0);
+	assert_int_equal(sql_pragma_int(f->st->db, "page_count", &pages), 0);
 	snprintf(sql, sizeof(sql), "PRAGMA max_page_count = %lld",
 	    (long long)pages + 8);
-	assert_int_equal(store_exec(f->st, "test", sql), 0);
+	assert_int_equal(sql_exec(f->st, "test", sql), 0);
 	for (int i = 0; i < 3000; i++)
 		append_pwr(f, T0 + i * SEC, i % 8, i);
 	assert_int_equal(store_flush(f->st), -1);
@@ -593,7 +593,7 @@ test_flush_full_keeps_rows(void **state)
 	assert_int_equal(ss.flushes_failed, 1);
 	db = db_open(f);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 0);
-	assert_int_equal(store_exec(f->st, "test",
+	assert_int_equal(sql_exec(f->st, "test",
 	    "PRAGMA max_page_count = 1000000"), 0);
 	assert_int_equal(store_flush(f->st), 0);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 3000);
@@ -1022,9 +1022,9 @@ test_retention_max_size(void **state)
 	r.max_size = before / 2;
 	run_retention(f, &r, now);
 
-	assert_int_equal(store_used_bytes(f->st->db, &used), 0);
+	assert_int_equal(sql_used_bytes(f->st->db, &used), 0);
 	assert_true(used <= r.max_size);
-	assert_int_equal(store_pragma_int(f->st->db, "page_count", &pages), 0);
+	assert_int_equal(sql_pragma_int(f->st->db, "page_count", &pages), 0);
 	assert_true((uint64_t)pages * 4096 <= r.max_size);
 	assert_true(file_size(f->db.path) < before);
 	assert_true(file_size(f->db.path) <= r.max_size);
@@ -1043,7 +1043,7 @@ test_retention_max_size(void **state)
 	/* a limit below the window's own size: window rows go too */
 	r.max_size = 256 * 1024;
 	run_retention(f, &r, now);
-	assert_int_equal(store_used_bytes(f->st->db, &used), 0);
+	assert_int_equal(sql_used_bytes(f->st->db, &used), 0);
 	assert_true(used <= r.max_size);
 	assert_true(q_int(db, "SELECT count(*) FROM samples WHERE "
 	    "ts_ns <= 1750001000000000000") < 8 * 1001);
@@ -1136,8 +1136,8 @@ test_bytes_per_value(void **state)
 
 	fx_open(f, 1000);
 	fill_all_metrics(f, T0, rows);
-	assert_int_equal(store_pragma_int(f->st->db, "page_count", &pages), 0);
-	assert_int_equal(store_pragma_int(f->st->db, "page_size", &page_size),
+	assert_int_equal(sql_pragma_int(f->st->db, "page_count", &pages), 0);
+	assert_int_equal(sql_pragma_int(f->st->db, "page_size", &page_size),
 	    0);
 	store_get_stats(f->st, &ss);
 	assert_int_equal(ss.rows_written, rows);

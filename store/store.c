@@ -35,67 +35,6 @@
 
 #define LOG_INTERVAL_NS		(60 * NSEC_PER_SEC)
 
-/* ---- SQLite plumbing shared with catalog.c and retention.c ---- */
-
-void
-store_warn_sqlite(struct store *st, const char *what)
-{
-	log_warnx("%s: %s: %s", st->path, what, sqlite3_errmsg(st->db));
-}
-
-int
-store_exec(struct store *st, const char *what, const char *sql)
-{
-	char *err = NULL;
-
-	if (sqlite3_exec(st->db, sql, NULL, NULL, &err) == SQLITE_OK)
-		return 0;
-	log_warnx("%s: %s: %s", st->path, what, err != NULL ? err :
-	    sqlite3_errmsg(st->db));
-	sqlite3_free(err);
-	return -1;
-}
-
-int
-store_prepare(struct store *st, const char *sql, sqlite3_stmt **out)
-{
-	if (sqlite3_prepare_v2(st->db, sql, -1, out, NULL) == SQLITE_OK)
-		return 0;
-	store_warn_sqlite(st, "prepare");
-	*out = NULL;
-	return -1;
-}
-
-int
-store_pragma_int(sqlite3 *db, const char *name, int64_t *out)
-{
-	sqlite3_stmt *s;
-	char sql[64];
-	int rc;
-
-	snprintf(sql, sizeof(sql), "PRAGMA %s", name);
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-		return -1;
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW)
-		*out = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	return rc == SQLITE_ROW ? 0 : -1;
-}
-
-int
-store_used_bytes(sqlite3 *db, uint64_t *out)
-{
-	int64_t pages, free_pages, page_size;
-
-	if (store_pragma_int(db, "page_count", &pages) == -1 ||
-	    store_pragma_int(db, "freelist_count", &free_pages) == -1 ||
-	    store_pragma_int(db, "page_size", &page_size) == -1)
-		return -1;
-	*out = (uint64_t)(pages - free_pages) * (uint64_t)page_size;
-	return 0;
-}
-
 /* Run one prepared statement that returns no rows; the SQLite result code. */
 static int
 step_once(sqlite3_stmt *s)
@@ -173,9 +112,9 @@ static int
 ingest_prepare(struct store *st)
 {
 	if (store_catalog_load(st, &st->cat) == -1 ||
-	    store_prepare(st, "BEGIN IMMEDIATE", &st->begin) == -1 ||
-	    store_prepare(st, "COMMIT", &st->commit) == -1 ||
-	    store_prepare(st, "ROLLBACK", &st->rollback) == -1 ||
+	    sql_prepare(st, "BEGIN IMMEDIATE", &st->begin) == -1 ||
+	    sql_prepare(st, "COMMIT", &st->commit) == -1 ||
+	    sql_prepare(st, "ROLLBACK", &st->rollback) == -1 ||
 	    (st->insert = store_insert_prepare(st, &st->cat)) == NULL)
 		return -1;
 	st->stride = st->cat.n > 0 ? st->cat.n : 1;
@@ -506,7 +445,7 @@ flush_in_tx(struct store *st)
 
 	if ((rc = rows_write(st, &skipped)) != SQLITE_OK) {
 		if ((rc & 0xff) != SQLITE_CONSTRAINT)
-			store_warn_sqlite(st, "write rows");
+			sql_warn(st, "write rows");
 		store_tx_rollback(st);
 		return -1;
 	}
@@ -544,7 +483,7 @@ store_tx_begin(struct store *st)
 	if (store_flush(st) == -1)
 		return -1;
 	if (tx_begin(st) != SQLITE_OK) {
-		store_warn_sqlite(st, "begin transaction");
+		sql_warn(st, "begin transaction");
 		tx_rollback(st);
 		return -1;
 	}
@@ -562,7 +501,7 @@ store_tx_commit(struct store *st)
 	if (store_flush(st) == -1)
 		return -1;
 	if (tx_commit(st) != SQLITE_OK) {
-		store_warn_sqlite(st, "commit");
+		sql_warn(st, "commit");
 		store_tx_rollback(st);
 		return -1;
 	}
@@ -619,13 +558,13 @@ store_delete_after(struct store *st, int device, int64_t after_ns)
 	sqlite3_stmt *s;
 	int rc;
 
-	if (store_prepare(st, store_sql_delete_after, &s) == -1)
+	if (sql_prepare(st, store_sql_delete_after, &s) == -1)
 		return -1;
 	sqlite3_bind_int64(s, 1, after_ns);
 	sqlite3_bind_int(s, 2, device);
 	rc = sqlite3_step(s);
 	if (rc != SQLITE_DONE)
-		store_warn_sqlite(st, "delete rows to replace");
+		sql_warn(st, "delete rows to replace");
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
 		return -1;
@@ -659,7 +598,7 @@ metric_add(struct store *st, const char *key, const char *unit, int *id)
 	if (known != NULL)
 		def = *known;
 	if (tx_begin(st) != SQLITE_OK || rows_write(st, &skipped) != SQLITE_OK) {
-		store_warn_sqlite(st, "write buffered rows");
+		sql_warn(st, "write buffered rows");
 		goto fail;
 	}
 	if (store_catalog_insert(st, &def) == -1 || store_view_rebuild(st) == -1 ||
@@ -671,7 +610,7 @@ metric_add(struct store *st, const char *key, const char *unit, int *id)
 		goto fail;
 	}
 	if (tx_commit(st) != SQLITE_OK) {
-		store_warn_sqlite(st, "commit new metric");
+		sql_warn(st, "commit new metric");
 		goto fail;
 	}
 	rows_committed(st, skipped);
@@ -723,7 +662,7 @@ store_device_map(struct store *st, int device, const char *metric_file,
 	if (bus_id == NULL)
 		bus_id = "";
 	/* the mapping in force at ts_ns: the newest one for the daemon */
-	if (store_prepare(st, "SELECT metric_file, bus_id FROM " SCHEMA_T_DEVICE_MAP
+	if (sql_prepare(st, "SELECT metric_file, bus_id FROM " SCHEMA_T_DEVICE_MAP
 	    " WHERE device = ?1 AND since_ns <= ?2 ORDER BY since_ns DESC "
 	    "LIMIT 1", &s) == -1)
 		return -1;
@@ -734,12 +673,12 @@ store_device_map(struct store *st, int device, const char *metric_file,
 	    same_text(s, 1, bus_id);
 	sqlite3_finalize(s);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		store_warn_sqlite(st, "read device map");
+		sql_warn(st, "read device map");
 		return -1;
 	}
 	if (same)
 		return 0;
-	if (store_prepare(st, "INSERT OR REPLACE INTO " SCHEMA_T_DEVICE_MAP
+	if (sql_prepare(st, "INSERT OR REPLACE INTO " SCHEMA_T_DEVICE_MAP
 	    " (device, metric_file, bus_id, since_ns) VALUES (?1, ?2, ?3, ?4)",
 	    &s) == -1)
 		return -1;
@@ -750,7 +689,7 @@ store_device_map(struct store *st, int device, const char *metric_file,
 	rc = sqlite3_step(s);
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE) {
-		store_warn_sqlite(st, "write device map");
+		sql_warn(st, "write device map");
 		return -1;
 	}
 	return 0;
@@ -772,7 +711,7 @@ store_card(struct store *st, const struct card *c, int64_t ts_ns)
 	sqlite3_stmt *s;
 	int rc;
 
-	if (store_prepare(st, "INSERT INTO " SCHEMA_T_CARDS " (bus_id, function, "
+	if (sql_prepare(st, "INSERT INTO " SCHEMA_T_CARDS " (bus_id, function, "
 	    "numa_node, driver, link_speed, link_width, first_seen_ns, "
 	    "last_seen_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7) "
 	    "ON CONFLICT (bus_id) DO UPDATE SET function = excluded.function, "
@@ -797,7 +736,7 @@ store_card(struct store *st, const struct card *c, int64_t ts_ns)
 	rc = sqlite3_step(s);
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE) {
-		store_warn_sqlite(st, "write card");
+		sql_warn(st, "write card");
 		return -1;
 	}
 	return 0;
@@ -817,8 +756,8 @@ store_get_stats(struct store *st, struct store_stats *out)
 	out->flushes_failed = st->flushes_failed;
 	out->pending = st->n;
 	out->newest_ts_ns = st->newest_ts_ns;
-	if (store_pragma_int(st->db, "page_count", &pages) == 0 &&
-	    store_pragma_int(st->db, "page_size", &page_size) == 0)
+	if (sql_pragma_int(st->db, "page_count", &pages) == 0 &&
+	    sql_pragma_int(st->db, "page_size", &page_size) == 0)
 		out->file_bytes = (uint64_t)pages * (uint64_t)page_size;
 }
 
@@ -833,11 +772,11 @@ store_close(struct store *st)
 	if (store_flush(st) == -1)
 		log_warnx("%s: %zu buffered rows are lost", st->path, st->n);
 	/* analysis_limit bounds the work ANALYZE may do on a large table */
-	(void)store_exec(st, "optimize",
+	(void)sql_exec(st, "optimize",
 	    "PRAGMA analysis_limit = 400; PRAGMA optimize;");
 	rc = sqlite3_wal_checkpoint_v2(st->db, NULL,
 	    SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 	if (rc != SQLITE_OK && rc != SQLITE_BUSY)
-		store_warn_sqlite(st, "checkpoint");
+		sql_warn(st, "checkpoint");
 	store_free(st);
 }

@@ -38,7 +38,7 @@
 #include "merge_priv.h"
 #include "schema.h"
 #include "timeparse.h"
-#include "tracetarget.h"
+#include "target.h"
 
 /* A card's counter track for one metric. */
 struct track {

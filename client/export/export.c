@@ -27,7 +27,7 @@
 #include "output.h"
 #include "schema.h"
 #include "steps.h"
-#include "tracetarget.h"
+#include "target.h"
 
 #define OUT_BUFSIZE	(256 * 1024)
 #define HELP_SHOWN	(-1)	/* parse_options printed --help */

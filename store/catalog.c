@@ -110,13 +110,13 @@ query_int(struct store *st, const char *sql, int64_t *out)
 	sqlite3_stmt *s;
 	int rc;
 
-	if (store_prepare(st, sql, &s) == -1)
+	if (sql_prepare(st, sql, &s) == -1)
 		return -1;
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
 		*out = sqlite3_column_int64(s, 0);
 	else
-		store_warn_sqlite(st, sql);
+		sql_warn(st, sql);
 	sqlite3_finalize(s);
 	return rc == SQLITE_ROW ? 0 : -1;
 }
@@ -149,14 +149,14 @@ column_taken(struct store *st, const char *col, bool *taken)
 	sqlite3_stmt *s;
 	int rc;
 
-	if (store_prepare(st, "SELECT 1 FROM " SCHEMA_T_METRICS
+	if (sql_prepare(st, "SELECT 1 FROM " SCHEMA_T_METRICS
 	    " WHERE col = ?1 COLLATE NOCASE", &s) == -1)
 		return -1;
 	sqlite3_bind_text(s, 1, col, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s);
 	sqlite3_finalize(s);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		store_warn_sqlite(st, "catalog lookup");
+		sql_warn(st, "catalog lookup");
 		return -1;
 	}
 	*taken = rc == SQLITE_ROW;
@@ -211,9 +211,9 @@ store_catalog_insert(struct store *st, const struct metric_def *d)
 	    " ADD COLUMN \"%w\" REAL", col);
 	if (sql == NULL)
 		return -1;
-	rc = store_exec(st, "add metric column", sql);
+	rc = sql_exec(st, "add metric column", sql);
 	sqlite3_free(sql);
-	if (rc == -1 || store_prepare(st, "INSERT INTO " SCHEMA_T_METRICS
+	if (rc == -1 || sql_prepare(st, "INSERT INTO " SCHEMA_T_METRICS
 	    " (id, key, unit, grp, description, reliable, decimals, col,"
 	    " added_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", &s) == -1)
 		return -1;
@@ -228,7 +228,7 @@ store_catalog_insert(struct store *st, const struct metric_def *d)
 	sqlite3_bind_int64(s, 9, now_realtime_ns());
 	rc = sqlite3_step(s);
 	if (rc != SQLITE_DONE)
-		store_warn_sqlite(st, "add metric");
+		sql_warn(st, "add metric");
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
@@ -247,7 +247,7 @@ store_view_rebuild(struct store *st)
 	char *sql;
 	int rc, arms = 0;
 
-	if (store_prepare(st, "SELECT key, col, decimals FROM " SCHEMA_T_METRICS
+	if (sql_prepare(st, "SELECT key, col, decimals FROM " SCHEMA_T_METRICS
 	    " ORDER BY id", &s) == -1)
 		return -1;
 	q = sqlite3_str_new(st->db);
@@ -267,11 +267,11 @@ store_view_rebuild(struct store *st)
 	sqlite3_finalize(s);
 	sql = sqlite3_str_finish(q);
 	if (rc != SQLITE_DONE || sql == NULL) {
-		store_warn_sqlite(st, "read catalog");
+		sql_warn(st, "read catalog");
 		sqlite3_free(sql);
 		return -1;
 	}
-	rc = store_exec(st, "create view " SCHEMA_V_VALUES, sql);
+	rc = sql_exec(st, "create view " SCHEMA_V_VALUES, sql);
 	sqlite3_free(sql);
 	return rc;
 }
@@ -338,7 +338,7 @@ store_catalog_load(struct store *st, struct store_catalog *cat)
 	int rc;
 
 	memset(cat, 0, sizeof(*cat));
-	if (store_prepare(st, "SELECT id, key, col, decimals FROM " SCHEMA_T_METRICS
+	if (sql_prepare(st, "SELECT id, key, col, decimals FROM " SCHEMA_T_METRICS
 	    " ORDER BY id", &s) == -1)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -392,7 +392,7 @@ store_insert_prepare(struct store *st, const struct store_catalog *cat)
 	sqlite3_str_appendall(q, ")");
 	sql = sqlite3_str_finish(q);
 	if (sql != NULL)
-		(void)store_prepare(st, sql, &s);
+		(void)sql_prepare(st, sql, &s);
 	sqlite3_free(sql);
 	return s;
 }
@@ -403,7 +403,7 @@ store_insert_prepare(struct store *st, const struct store_catalog *cat)
 static int
 configure_new(struct store *st)
 {
-	return store_exec(st, "configure new database",
+	return sql_exec(st, "configure new database",
 	    "PRAGMA page_size = 4096; PRAGMA auto_vacuum = INCREMENTAL;");
 }
 
@@ -414,20 +414,20 @@ configure(struct store *st)
 	sqlite3_stmt *s;
 	bool wal = false;
 
-	if (store_prepare(st, "PRAGMA journal_mode = WAL", &s) == -1)
+	if (sql_prepare(st, "PRAGMA journal_mode = WAL", &s) == -1)
 		return -1;
 	if (sqlite3_step(s) == SQLITE_ROW)
 		wal = sqlite3_stricmp((const char *)sqlite3_column_text(s, 0),
 		    "wal") == 0;
 	sqlite3_finalize(s);
 	if (!wal) {
-		store_warn_sqlite(st, "cannot switch to WAL mode");
+		sql_warn(st, "cannot switch to WAL mode");
 		return -1;
 	}
 	snprintf(sql, sizeof(sql), "PRAGMA synchronous = NORMAL; "
 	    "PRAGMA cache_size = -%d; PRAGMA journal_size_limit = %d;",
 	    CACHE_SIZE_KIB, JOURNAL_SIZE_LIMIT);
-	return store_exec(st, "configure database", sql);
+	return sql_exec(st, "configure database", sql);
 }
 
 static int
@@ -437,12 +437,12 @@ migrate_step(struct store *st, int version)
 	char sql[64];
 
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", version);
-	if (store_exec(st, "begin migration", "BEGIN IMMEDIATE") == -1)
+	if (sql_exec(st, "begin migration", "BEGIN IMMEDIATE") == -1)
 		return -1;
-	if (store_exec(st, "migrate schema", m->sql) == -1 ||
+	if (sql_exec(st, "migrate schema", m->sql) == -1 ||
 	    (m->fill != NULL && m->fill(st) == -1) ||
-	    store_exec(st, "set schema version", sql) == -1 ||
-	    store_exec(st, "commit migration", "COMMIT") == -1) {
+	    sql_exec(st, "set schema version", sql) == -1 ||
+	    sql_exec(st, "commit migration", "COMMIT") == -1) {
 		if (!sqlite3_get_autocommit(st->db))
 			(void)sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 		log_warnx("%s: cannot migrate the schema to version %d",
@@ -474,8 +474,8 @@ schema_version(struct store *st, int64_t *version)
 {
 	int64_t ntables;
 
-	if (store_pragma_int(st->db, "user_version", version) == -1) {
-		store_warn_sqlite(st, "read schema version");
+	if (sql_pragma_int(st->db, "user_version", version) == -1) {
+		sql_warn(st, "read schema version");
 		return -1;
 	}
 	if (query_int(st, "SELECT count(*) FROM sqlite_master", &ntables) == -1)

@@ -28,7 +28,7 @@ prepare(struct store *st, const char *sql)
 	sqlite3_stmt *s;
 
 	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
-		store_warn_sqlite(st, "prepare");
+		sql_warn(st, "prepare");
 		return NULL;
 	}
 	return s;
@@ -50,7 +50,7 @@ run_alone(struct store *st, sqlite3_stmt *s, const char *what, int *changes)
 	}
 	if ((rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL)) !=
 	    SQLITE_OK) {
-		store_warn_sqlite(st, what);
+		sql_warn(st, what);
 		sqlite3_finalize(s);
 		return rc;
 	}
@@ -59,7 +59,7 @@ run_alone(struct store *st, sqlite3_stmt *s, const char *what, int *changes)
 		rc = sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
 	}
 	if (rc != SQLITE_OK)
-		store_warn_sqlite(st, what);
+		sql_warn(st, what);
 	sqlite3_finalize(s);
 	if (rc != SQLITE_OK && !sqlite3_get_autocommit(st->db))
 		(void)sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
@@ -170,7 +170,7 @@ store_windows_open(struct store *st, struct store_window **out, size_t *n)
 		if (rc == SQLITE_ROW)
 			log_warnx("%s: open windows: out of memory", st->path);
 		else
-			store_warn_sqlite(st, "open windows");
+			sql_warn(st, "open windows");
 		sqlite3_finalize(s);
 		store_windows_free(w, count);
 		return -1;
@@ -200,7 +200,7 @@ store_window_get(struct store *st, int64_t id, struct store_window **out)
 		return 0;
 	}
 	if (rc != SQLITE_ROW) {
-		store_warn_sqlite(st, "find window");
+		sql_warn(st, "find window");
 		sqlite3_finalize(s);
 		return -1;
 	}
@@ -256,7 +256,7 @@ store_unreliable_metrics(struct store *st, char ***keys, size_t *n)
 		if (rc == SQLITE_ROW)
 			log_warnx("%s: unreliable metrics: out of memory", st->path);
 		else
-			store_warn_sqlite(st, "unreliable metrics");
+			sql_warn(st, "unreliable metrics");
 		sqlite3_finalize(s);
 		store_strings_free(k, count);
 		return -1;

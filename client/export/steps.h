@@ -21,7 +21,7 @@
 #include <sqlite3.h>
 
 #include "db.h"
-#include "tracetarget.h"
+#include "target.h"
 
 enum steps_format {
 	STEPS_TABLE,		/* aligned columns, for a terminal */

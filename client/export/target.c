@@ -15,7 +15,7 @@
 #include "format.h"
 #include "schema.h"
 #include "timeparse.h"
-#include "tracetarget.h"
+#include "target.h"
 
 /*
  * The file names of torch.profiler.tensorboard_trace_handler:

@@ -23,7 +23,7 @@
 #include <sqlite3.h>
 
 #include "db.h"
-#include "tracetarget.h"
+#include "target.h"
 
 struct merge_request {
 	const struct trace_target *t;		/* the trace; read, placed */

@@ -148,7 +148,7 @@ ctx_open(struct retention_ctx *c, struct store *st,
 	    sqlite3_prepare_v2(db, retention_sql_delete_any, -1, &c->del_any,
 	    NULL) != SQLITE_OK ||
 	    spans_load(c) == -1) {
-		store_warn_sqlite(st, "retention");
+		sql_warn(st, "retention");
 		ctx_close(c);
 		return -1;
 	}
@@ -203,7 +203,7 @@ chunk_bound(struct retention_ctx *c, int64_t lo, int64_t hi, unsigned chunk,
 		*bound = lo + 1;
 	sqlite3_reset(c->bound);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		store_warn_sqlite(c->st, "retention");
+		sql_warn(c->st, "retention");
 		return -1;
 	}
 	return 0;
@@ -222,7 +222,7 @@ delete_range(struct retention_ctx *c, sqlite3_stmt *s, int64_t lo,
 	rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE) {
-		store_warn_sqlite(c->st, "retention: delete");
+		sql_warn(c->st, "retention: delete");
 		return -1;
 	}
 	*changes = sqlite3_changes(c->st->db);
@@ -337,8 +337,8 @@ phase_size(struct retention_ctx *c, bool *done)
 		*done = true;
 		return 0;
 	}
-	if (store_used_bytes(c->st->db, &used) == -1) {
-		store_warn_sqlite(c->st, "retention: database size");
+	if (sql_used_bytes(c->st->db, &used) == -1) {
+		sql_warn(c->st, "retention: database size");
 		return -1;
 	}
 	if (used <= c->r->max_size) {
@@ -359,7 +359,7 @@ phase_vacuum(struct retention_ctx *c, bool *done)
 	int64_t before, after;
 	char sql[64];
 
-	if (store_pragma_int(db, "freelist_count", &before) == -1)
+	if (sql_pragma_int(db, "freelist_count", &before) == -1)
 		return -1;
 	*done = before == 0;
 	if (*done)
@@ -367,8 +367,8 @@ phase_vacuum(struct retention_ctx *c, bool *done)
 	snprintf(sql, sizeof(sql), "PRAGMA incremental_vacuum(%d)",
 	    RETENTION_VACUUM_PAGES);
 	c->st->ret.vacuumed = true;
-	if (store_exec(c->st, "retention: vacuum", sql) == -1 ||
-	    store_pragma_int(db, "freelist_count", &after) == -1)
+	if (sql_exec(c->st, "retention: vacuum", sql) == -1 ||
+	    sql_pragma_int(db, "freelist_count", &after) == -1)
 		return -1;
 	*done = after == 0 || after >= before;
 	return 0;

@@ -20,7 +20,7 @@
 #include <stdio.h>
 
 #include "csvparse.h"
-#include "import.h"
+#include "import_parse.h"
 #include "store.h"
 
 #define IMPORT_FLUSH_ROWS	4096	/* rows buffered between flushes */

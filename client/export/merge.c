@@ -34,7 +34,7 @@
 #include "output.h"
 #include "timeparse.h"
 #include "trace.h"
-#include "tracetarget.h"
+#include "target.h"
 
 #define COPY_CHUNK	(256 * 1024)	/* read from the trace at once */
 #define STAGE_SIZE	(256 * 1024)	/* gathers small writes */

@@ -18,7 +18,7 @@ store_import_record(struct store *st, const struct store_import *imp)
 	sqlite3_stmt *s;
 	int rc;
 
-	if (store_prepare(st, "INSERT INTO " SCHEMA_T_IMPORTS " (path, format, "
+	if (sql_prepare(st, "INSERT INTO " SCHEMA_T_IMPORTS " (path, format, "
 	    "device, first_ns, last_ns, coarse, imported_ns) VALUES "
 	    "(?1, ?2, ?3, ?4, ?5, ?6, ?7)", &s) == -1)
 		return -1;
@@ -32,7 +32,7 @@ store_import_record(struct store *st, const struct store_import *imp)
 	rc = sqlite3_step(s);
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE) {
-		store_warn_sqlite(st, "record import");
+		sql_warn(st, "record import");
 		return -1;
 	}
 	return 0;
@@ -51,7 +51,7 @@ store_span_taken(struct store *st, int device, int64_t first_ns,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (store_prepare(st, "SELECT count(*), coalesce(min(" SCHEMA_C_TS
+	if (sql_prepare(st, "SELECT count(*), coalesce(min(" SCHEMA_C_TS
 	    "), 0) FROM " SCHEMA_T_SAMPLES " WHERE " SCHEMA_C_TS " BETWEEN ?1 "
 	    "AND ?2 AND " SCHEMA_C_DEVICE " = ?3", &s) == -1)
 		return -1;
@@ -64,10 +64,10 @@ store_span_taken(struct store *st, int device, int64_t first_ns,
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_ROW) {
-		store_warn_sqlite(st, "read samples");
+		sql_warn(st, "read samples");
 		return -1;
 	}
-	if (store_prepare(st, "SELECT first_ns, last_ns FROM " SCHEMA_T_IMPORTS
+	if (sql_prepare(st, "SELECT first_ns, last_ns FROM " SCHEMA_T_IMPORTS
 	    " WHERE device = ?1 AND first_ns <= ?3 AND last_ns >= ?2 "
 	    "ORDER BY first_ns LIMIT 1", &s) == -1)
 		return -1;
@@ -81,7 +81,7 @@ store_span_taken(struct store *st, int device, int64_t first_ns,
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		store_warn_sqlite(st, "read imports");
+		sql_warn(st, "read imports");
 		return -1;
 	}
 	return 0;

@@ -5,7 +5,7 @@
  * Nothing here touches a database or prints: every error is a message in
  * the caller's buffer, which the command prefixes with FILE:LINE.
  */
-#include "import.h"
+#include "import_parse.h"
 
 #include <errno.h>
 #include <limits.h>

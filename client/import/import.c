@@ -27,7 +27,7 @@
 #include "client.h"
 #include "db.h"
 #include "format.h"
-#include "import.h"
+#include "import_parse.h"
 #include "import_run.h"
 #include "store.h"
 #include "timeparse.h"

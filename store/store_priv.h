@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include "log.h"
+#include "sql.h"
 #include "store.h"
 
 struct metric_def;
@@ -109,21 +110,6 @@ struct store {
 	struct retention_state ret;
 	struct ratelimit rl_flush, rl_drop, rl_retention;
 };
-
-/* Run sql (one or more statements); on failure log it naming what and return -1. */
-int store_exec(struct store *st, const char *what, const char *sql);
-
-/* Log the connection's last SQLite error as "path: what: message". */
-void store_warn_sqlite(struct store *st, const char *what);
-
-/* Prepare sql into *out; on failure log it, set *out to NULL and return -1. */
-int store_prepare(struct store *st, const char *sql, sqlite3_stmt **out);
-
-/* The integer result of "PRAGMA name"; -1 on failure. */
-int store_pragma_int(sqlite3 *db, const char *name, int64_t *out);
-
-/* Bytes of the database file in use: (page_count - freelist_count) * page_size. */
-int store_used_bytes(sqlite3 *db, uint64_t *out);
 
 /* ---- catalog.c ---- */
 

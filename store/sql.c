@@ -1,0 +1,69 @@
+/*
+ * sql: the SQLite plumbing every store file shares (contract in sql.h).
+ * It knows the connection and the path of a store, and nothing else of it,
+ * so that store.c, catalog.c and retention.c all call down into it and
+ * never into each other for it.
+ */
+#include "store_priv.h"
+#include "sql.h"
+
+#include <stdio.h>
+
+void
+sql_warn(struct store *st, const char *what)
+{
+	log_warnx("%s: %s: %s", st->path, what, sqlite3_errmsg(st->db));
+}
+
+int
+sql_exec(struct store *st, const char *what, const char *sql)
+{
+	char *err = NULL;
+
+	if (sqlite3_exec(st->db, sql, NULL, NULL, &err) == SQLITE_OK)
+		return 0;
+	log_warnx("%s: %s: %s", st->path, what, err != NULL ? err :
+	    sqlite3_errmsg(st->db));
+	sqlite3_free(err);
+	return -1;
+}
+
+int
+sql_prepare(struct store *st, const char *sql, sqlite3_stmt **out)
+{
+	if (sqlite3_prepare_v2(st->db, sql, -1, out, NULL) == SQLITE_OK)
+		return 0;
+	sql_warn(st, "prepare");
+	*out = NULL;
+	return -1;
+}
+
+int
+sql_pragma_int(sqlite3 *db, const char *name, int64_t *out)
+{
+	sqlite3_stmt *s;
+	char sql[64];
+	int rc;
+
+	snprintf(sql, sizeof(sql), "PRAGMA %s", name);
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+int
+sql_used_bytes(sqlite3 *db, uint64_t *out)
+{
+	int64_t pages, free_pages, page_size;
+
+	if (sql_pragma_int(db, "page_count", &pages) == -1 ||
+	    sql_pragma_int(db, "freelist_count", &free_pages) == -1 ||
+	    sql_pragma_int(db, "page_size", &page_size) == -1)
+		return -1;
+	*out = (uint64_t)(pages - free_pages) * (uint64_t)page_size;
+	return 0;
+}

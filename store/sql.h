@@ -1,0 +1,29 @@
+/*
+ * sql: SQLite helpers for the store's files: run, prepare, read a pragma,
+ * log an error naming the database.  They reach only st->db and st->path.
+ */
+#ifndef SPYREMON_SQL_H
+#define SPYREMON_SQL_H
+
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+struct store;
+
+/* Run sql (one or more statements); on failure log it naming what and return -1. */
+int sql_exec(struct store *st, const char *what, const char *sql);
+
+/* Log the connection's last SQLite error as "path: what: message". */
+void sql_warn(struct store *st, const char *what);
+
+/* Prepare sql into *out; on failure log it, set *out to NULL and return -1. */
+int sql_prepare(struct store *st, const char *sql, sqlite3_stmt **out);
+
+/* The integer result of "PRAGMA name"; -1 on failure. */
+int sql_pragma_int(sqlite3 *db, const char *name, int64_t *out);
+
+/* Bytes of the database file in use: (page_count - freelist_count) * page_size. */
+int sql_used_bytes(sqlite3 *db, uint64_t *out);
+
+#endif
