@@ -12,6 +12,7 @@
  * aiu-smi printed as "-" are both absent, which the store keeps as NULL.
  */
 #include "pace.h"
+#include "rowring.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -52,11 +53,12 @@ struct acc {
 };
 
 struct pace_dev {
-	/* ring: cap rows from head, n in use; cells stride per row */
-	struct fine_row *rows;
-	int64_t *mant;
-	int8_t *scale;
-	size_t cap, head, n, stride;
+	/*
+	 * ring: fine rows, with cells 0 (RING_MANT, int64_t mantissas) and 1
+	 * (RING_SCALE, int8_t scales, ABSENT where no value); ring.stride is
+	 * also the aggregate's width
+	 */
+	struct rowring ring;
 	bool ring_allowed;
 	bool evicted;		/* a row was dropped from the ring's front */
 	bool evicted_stored;	/* the newest dropped row ends a stored row */
@@ -243,16 +245,19 @@ ring_capacity(const struct pace_params *prm, size_t stride)
 	return (size_t)(want < fit ? want : fit);
 }
 
-static size_t
-ring_index(const struct pace_dev *d, size_t i)
-{
-	return (d->head + i) % d->cap;
-}
+enum { RING_MANT, RING_SCALE };
 
+static const struct rowring_spec ring_spec = {
+	.row_bytes = sizeof(struct fine_row),
+	.cell_bytes = { sizeof(int64_t), sizeof(int8_t) },
+	.cell_fill = { 0, (unsigned char)ABSENT },
+};
+
+/* Row i of d's ring, 0 the oldest. */
 static struct fine_row *
 ring_row(const struct pace_dev *d, size_t i)
 {
-	return &d->rows[ring_index(d, i)];
+	return rowring_row(&d->ring, rowring_at(&d->ring, i));
 }
 
 static void
@@ -269,50 +274,26 @@ note_evicted(struct pace_dev *d, const struct fine_row *r)
 static int
 dev_resize(struct pace_dev *d, size_t cap, size_t stride)
 {
-	struct fine_row *rows = NULL;
-	int64_t *mant = NULL;
-	int8_t *scale = NULL;
+	size_t old_stride = d->ring.stride;
+	size_t skip = d->ring.n > cap ? d->ring.n - cap : 0;
+	struct fine_row last_skipped;
 	struct acc *acc;
-	size_t keep = d->n < cap ? d->n : cap, skip = d->n - keep;
-	size_t cells = cap * stride > 0 ? cap * stride : 1;
 
 	if ((acc = calloc(stride > 0 ? stride : 1, sizeof(*acc))) == NULL)
 		return -1;
-	if (cap > 0 && ((rows = calloc(cap, sizeof(*rows))) == NULL ||
-	    (mant = calloc(cells, sizeof(*mant))) == NULL ||
-	    (scale = malloc(cells)) == NULL)) {
+	if (skip > 0)
+		last_skipped = *ring_row(d, skip - 1);
+	if (rowring_resize(&d->ring, cap, stride) == -1) {
 		free(acc);
-		free(rows);
-		free(mant);
 		return -1;
 	}
-	if (cap > 0)
-		memset(scale, ABSENT, cells);
-	for (size_t i = 0; i < skip; i++)
-		note_evicted(d, ring_row(d, i));
-	for (size_t i = 0; i < keep; i++) {
-		size_t from = ring_index(d, skip + i);
-
-		rows[i] = d->rows[from];
-		memcpy(&mant[i * stride], &d->mant[from * d->stride],
-		    d->stride * sizeof(*mant));
-		memcpy(&scale[i * stride], &d->scale[from * d->stride],
-		    d->stride);
-	}
+	if (skip > 0)		/* the oldest rows, let go as if pushed out */
+		note_evicted(d, &last_skipped);
 	if (d->acc != NULL)
-		memcpy(acc, d->acc, d->stride * sizeof(*acc));
-	free(d->rows);
-	free(d->mant);
-	free(d->scale);
+		memcpy(acc, d->acc, (old_stride < stride ? old_stride : stride) *
+		    sizeof(*acc));
 	free(d->acc);
-	d->rows = rows;
-	d->mant = mant;
-	d->scale = scale;
 	d->acc = acc;
-	d->cap = cap;
-	d->n = keep;
-	d->head = 0;
-	d->stride = stride;
 	return 0;
 }
 
@@ -328,19 +309,20 @@ ring_push(struct pace *p, struct pace_dev *d, const struct fine_row *r)
 {
 	size_t k;
 
-	if (d->cap == 0) {
+	if (d->ring.cap == 0) {
 		note_evicted(d, r);
 		return;
 	}
-	if (d->n == d->cap) {
+	if (rowring_full(&d->ring)) {
 		note_evicted(d, ring_row(d, 0));
-		d->head = (d->head + 1) % d->cap;
-		d->n--;
+		rowring_drop_oldest(&d->ring);
 	}
-	k = ring_index(d, d->n++);
-	d->rows[k] = *r;
-	memcpy(&d->mant[k * d->stride], p->cur_mant, d->stride * sizeof(int64_t));
-	memcpy(&d->scale[k * d->stride], p->cur_scale, d->stride);
+	k = rowring_push(&d->ring);
+	*(struct fine_row *)rowring_row(&d->ring, k) = *r;
+	memcpy(rowring_cells(&d->ring, RING_MANT, k), p->cur_mant,
+	    d->ring.stride * sizeof(int64_t));
+	memcpy(rowring_cells(&d->ring, RING_SCALE, k), p->cur_scale,
+	    d->ring.stride);
 }
 
 /* ---- devices ---- */
@@ -355,6 +337,7 @@ dev_get(struct pace *p, int device)
 	if ((d = calloc(1, sizeof(*d))) == NULL)
 		return NULL;
 	d->ring_allowed = p->nrings < PACE_RING_DEVICES;
+	rowring_init(&d->ring, &ring_spec, 0);
 	if (dev_resize(d, dev_capacity(p, d, p->nslots), p->nslots) == -1) {
 		free(d);
 		return NULL;
@@ -371,9 +354,7 @@ dev_free(struct pace_dev *d)
 {
 	if (d == NULL)
 		return;
-	free(d->rows);
-	free(d->mant);
-	free(d->scale);
+	rowring_free(&d->ring);
 	free(d->acc);
 	free(d);
 }
@@ -401,8 +382,8 @@ emit(struct pace *p, int device, const struct fine_row *r, size_t nvalues)
 static void
 mark_newest_stored(struct pace_dev *d)
 {
-	if (d->n > 0)
-		ring_row(d, d->n - 1)->flags |= ROW_STORED;
+	if (d->ring.n > 0)
+		ring_row(d, d->ring.n - 1)->flags |= ROW_STORED;
 	else
 		d->evicted_stored = true;
 }
@@ -410,7 +391,7 @@ mark_newest_stored(struct pace_dev *d)
 static void
 acc_reset(struct pace_dev *d)
 {
-	memset(d->acc, 0, d->stride * sizeof(*d->acc));
+	memset(d->acc, 0, d->ring.stride * sizeof(*d->acc));
 	d->acc_rows = 0;
 	d->acc_ms = 0;
 }
@@ -422,11 +403,11 @@ dev_emit_aggregate(struct pace *p, struct pace_dev *d, int device)
 
 	if (d->acc_rows == 0)
 		return;
-	for (size_t i = 0; i < d->stride; i++)
+	for (size_t i = 0; i < d->ring.stride; i++)
 		p->out[i] = acc_value(&d->acc[i], p->slot_max[i]);
 	r.interval_ms = d->acc_ms > UINT32_MAX ? UINT32_MAX :
 	    (uint32_t)d->acc_ms;
-	emit(p, device, &r, d->stride);
+	emit(p, device, &r, d->ring.stride);
 	mark_newest_stored(d);
 	acc_reset(d);
 }
@@ -434,22 +415,25 @@ dev_emit_aggregate(struct pace *p, struct pace_dev *d, int device)
 static void
 dev_emit_ring_row(struct pace *p, struct pace_dev *d, int device, size_t i)
 {
-	size_t k = ring_index(d, i);
+	size_t k = rowring_at(&d->ring, i);
+	const int64_t *mant = rowring_cells(&d->ring, RING_MANT, k);
+	const int8_t *scale = rowring_cells(&d->ring, RING_SCALE, k);
+	struct fine_row *r = rowring_row(&d->ring, k);
 
-	for (size_t j = 0; j < d->stride; j++) {
-		int8_t sc = d->scale[k * d->stride + j];
+	for (size_t j = 0; j < d->ring.stride; j++) {
+		int8_t sc = scale[j];
 
-		p->out[j] = (struct store_value){ d->mant[k * d->stride + j],
+		p->out[j] = (struct store_value){ mant[j],
 		    sc == ABSENT ? 0 : sc, sc != ABSENT };
 	}
-	emit(p, device, &d->rows[k], d->stride);
-	d->rows[k].flags |= ROW_STORED;
+	emit(p, device, r, d->ring.stride);
+	r->flags |= ROW_STORED;
 }
 
 static void
 dev_accumulate(struct pace *p, struct pace_dev *d, const struct fine_row *r)
 {
-	for (size_t i = 0; i < d->stride; i++)
+	for (size_t i = 0; i < d->ring.stride; i++)
 		if (p->cur_scale[i] != ABSENT)
 			acc_add(&d->acc[i], p->cur_mant[i], p->cur_scale[i],
 			    p->slot_max[i]);
@@ -480,7 +464,7 @@ replay_boundary(const struct pace_dev *d, int64_t cutoff)
 
 	if (!d->evicted || d->evicted_stored)
 		best = oldest = -1;
-	for (size_t i = 0; i < d->n; i++) {
+	for (size_t i = 0; i < d->ring.n; i++) {
 		const struct fine_row *r = ring_row(d, i);
 
 		if (!(r->flags & ROW_STORED))
@@ -496,7 +480,7 @@ replay_boundary(const struct pace_dev *d, int64_t cutoff)
 static void
 dev_open_window(struct pace *p, struct pace_dev *d, int device, int64_t cutoff)
 {
-	ptrdiff_t b = replay_boundary(d, cutoff), last = (ptrdiff_t)d->n - 1;
+	ptrdiff_t b = replay_boundary(d, cutoff), last = (ptrdiff_t)d->ring.n - 1;
 	int64_t after;
 
 	if (b == NONE) {
@@ -514,7 +498,7 @@ dev_open_window(struct pace *p, struct pace_dev *d, int device, int64_t cutoff)
 		dev_emit_aggregate(p, d, device);
 		return;
 	}
-	for (size_t i = (size_t)(b + 1); i < d->n; i++) {
+	for (size_t i = (size_t)(b + 1); i < d->ring.n; i++) {
 		dev_emit_ring_row(p, d, device, i);
 		p->replayed++;
 	}
@@ -558,10 +542,10 @@ pace_set_params(struct pace *p, const struct pace_params *params)
 
 		if (d == NULL)
 			continue;
-		cap = dev_capacity(p, d, d->stride);
+		cap = dev_capacity(p, d, d->ring.stride);
 		/* on ENOMEM the old ring stays: it is only less deep */
-		if (cap != d->cap)
-			(void)dev_resize(d, cap, d->stride);
+		if (cap != d->ring.cap)
+			(void)dev_resize(d, cap, d->ring.stride);
 	}
 }
 
@@ -620,7 +604,7 @@ pace_row(struct pace *p, const struct store_sample *s)
 		p->sink.row(p->sink.arg, s);
 		return;
 	}
-	if (d->stride < p->nslots &&
+	if (d->ring.stride < p->nslots &&
 	    dev_resize(d, dev_capacity(p, d, p->nslots), p->nslots) == -1) {
 		/* out of memory: stored as it is, after what is pending */
 		dev_emit_aggregate(p, d, s->device);
@@ -678,8 +662,8 @@ pace_get_stats(const struct pace *p, struct pace_stats *out)
 
 		if (d == NULL)
 			continue;
-		out->ring_rows += d->n;
-		out->ring_bytes += d->cap * row_bytes(d->stride) +
-		    d->stride * sizeof(struct acc) + sizeof(*d);
+		out->ring_rows += d->ring.n;
+		out->ring_bytes += d->ring.cap * row_bytes(d->ring.stride) +
+		    d->ring.stride * sizeof(struct acc) + sizeof(*d);
 	}
 }

@@ -35,6 +35,13 @@
 
 #define LOG_INTERVAL_NS		(60 * NSEC_PER_SEC)
 
+/* The shape of the buffered rows (struct store's pool). */
+static const struct rowring_spec pool_spec = {
+	.row_bytes = sizeof(struct pending_row),
+	.cell_bytes = { sizeof(union store_cell), sizeof(unsigned char) },
+	.cell_fill = { 0, CELL_NULL },
+};
+
 /* Run one prepared statement that returns no rows; the SQLite result code. */
 static int
 step_once(sqlite3_stmt *s)
@@ -85,6 +92,7 @@ store_new(const char *path, size_t max_pending)
 	st->ret.phase = RET_AGE;
 	st->ret.cursor = INT64_MIN;
 	st->ret.chunk = RETENTION_CHUNK_INITIAL;
+	rowring_init(&st->pool, &pool_spec, 1);
 	return st;
 }
 
@@ -100,9 +108,7 @@ store_free(struct store *st)
 	store_catalog_free(&st->cat);
 	if (st->db != NULL && (rc = sqlite3_close(st->db)) != SQLITE_OK)
 		log_warnx("%s: close: %s", st->path, sqlite3_errstr(rc));
-	free(st->rows);
-	free(st->cells);
-	free(st->kinds);
+	rowring_free(&st->pool);
 	free(st->devs);
 	free(st->path);
 	free(st);
@@ -117,8 +123,8 @@ ingest_prepare(struct store *st)
 	    sql_prepare(st, "ROLLBACK", &st->rollback) == -1 ||
 	    (st->insert = store_insert_prepare(st, &st->cat)) == NULL)
 		return -1;
-	st->stride = st->cat.n > 0 ? st->cat.n : 1;
-	return 0;
+	return rowring_resize(&st->pool, st->pool.cap,
+	    st->cat.n > 0 ? st->cat.n : 1);
 }
 
 int
@@ -155,51 +161,6 @@ store_create_version(const char *path, int version)
 
 /* ---- buffering ---- */
 
-/*
- * Reshape the buffer to cap rows of stride cells, keeping the buffered rows
- * in order.  stride never drops below the catalog's width.
- */
-static int
-pool_resize(struct store *st, size_t cap, size_t stride)
-{
-	struct pending_row *rows;
-	union store_cell *cells;
-	unsigned char *kinds;
-	size_t i, from, to;
-
-	if (cap == 0) {
-		st->stride = stride;
-		return 0;
-	}
-	rows = calloc(cap, sizeof(*rows));
-	cells = calloc(cap * stride, sizeof(*cells));
-	kinds = calloc(cap * stride, sizeof(*kinds));
-	if (rows == NULL || cells == NULL || kinds == NULL) {
-		free(rows);
-		free(cells);
-		free(kinds);
-		return -1;
-	}
-	for (i = 0; i < st->n; i++) {
-		from = (st->head + i) % st->cap;
-		rows[i] = st->rows[from];
-		for (to = 0; to < st->cat.n; to++) {
-			cells[i * stride + to] = st->cells[from * st->stride + to];
-			kinds[i * stride + to] = st->kinds[from * st->stride + to];
-		}
-	}
-	free(st->rows);
-	free(st->cells);
-	free(st->kinds);
-	st->rows = rows;
-	st->cells = cells;
-	st->kinds = kinds;
-	st->cap = cap;
-	st->stride = stride;
-	st->head = 0;
-	return 0;
-}
-
 static void
 note_dropped(struct store *st)
 {
@@ -218,23 +179,23 @@ pool_reserve(struct store *st, size_t *k)
 {
 	size_t cap;
 
-	if (st->n == st->cap && st->cap < st->max_pending) {
-		cap = st->cap > 0 ? st->cap * 2 : POOL_INITIAL_ROWS;
+	struct rowring *pool = &st->pool;
+
+	if (rowring_full(pool) && pool->cap < st->max_pending) {
+		cap = pool->cap > 0 ? pool->cap * 2 : POOL_INITIAL_ROWS;
 		if (cap > st->max_pending)
 			cap = st->max_pending;
-		if (pool_resize(st, cap, st->stride) == -1 &&
+		if (rowring_resize(pool, cap, pool->stride) == -1 &&
 		    ratelimit_pass(&st->rl_drop, now_monotonic_ns(), NULL))
 			log_warn("%s: cannot grow the row buffer", st->path);
 	}
-	if (st->n == st->cap) {
+	if (rowring_full(pool)) {
 		note_dropped(st);
-		if (st->cap == 0)
+		if (pool->cap == 0)
 			return -1;
-		st->head = (st->head + 1) % st->cap;
-		st->n--;
+		rowring_drop_oldest(pool);
 	}
-	*k = (st->head + st->n) % st->cap;
-	st->n++;
+	*k = rowring_push(pool);
 	return 0;
 }
 
@@ -315,14 +276,14 @@ store_append(struct store *st, const struct store_sample *s)
 
 	if (pool_reserve(st, &k) == -1)
 		return;
-	r = &st->rows[k];
+	r = rowring_row(&st->pool, k);
 	r->ts_ns = device_ts(st, s->device, s->ts_ns);
 	r->device = s->device;
 	r->interval_ms = s->interval_ms;
 	r->have_skew = s->have_skew;
 	r->skew_s = s->skew_s;
-	cells = &st->cells[k * st->stride];
-	kinds = &st->kinds[k * st->stride];
+	cells = rowring_cells(&st->pool, POOL_VALUES, k);
+	kinds = rowring_cells(&st->pool, POOL_KINDS, k);
 	memset(kinds, CELL_NULL, st->cat.n);
 	for (i = 0; i < s->nvalues; i++) {
 		id = s->metric[i];
@@ -341,9 +302,9 @@ store_append(struct store *st, const struct store_sample *s)
 static void
 row_bind(struct store *st, size_t k)
 {
-	const struct pending_row *r = &st->rows[k];
-	const union store_cell *cells = &st->cells[k * st->stride];
-	const unsigned char *kinds = &st->kinds[k * st->stride];
+	const struct pending_row *r = rowring_row(&st->pool, k);
+	const union store_cell *cells = rowring_cells(&st->pool, POOL_VALUES, k);
+	const unsigned char *kinds = rowring_cells(&st->pool, POOL_KINDS, k);
 	sqlite3_stmt *s = st->insert;
 
 	sqlite3_bind_int64(s, 1, r->ts_ns);
@@ -386,8 +347,8 @@ rows_write(struct store *st, size_t *skipped)
 	int rc;
 
 	*skipped = 0;
-	for (size_t i = 0; i < st->n; i++) {
-		k = (st->head + i) % st->cap;
+	for (size_t i = 0; i < st->pool.n; i++) {
+		k = rowring_at(&st->pool, i);
 		row_bind(st, k);
 		rc = sqlite3_step(st->insert);
 		sqlite3_reset(st->insert);
@@ -396,7 +357,7 @@ rows_write(struct store *st, size_t *skipped)
 		if ((rc & 0xff) != SQLITE_CONSTRAINT)
 			return rc;
 		if (st->in_tx) {
-			r = &st->rows[k];
+			r = rowring_row(&st->pool, k);
 			log_warnx("%s: device %d at ts_ns %" PRId64 " is already "
 			    "stored", st->path, r->device, r->ts_ns);
 			return rc;
@@ -412,10 +373,9 @@ rows_committed(struct store *st, size_t skipped)
 	if (skipped > 0)
 		log_warnx("%s: %zu rows duplicated stored rows and were "
 		    "dropped", st->path, skipped);
-	st->rows_written += st->n - skipped;
+	st->rows_written += st->pool.n - skipped;
 	st->rows_dropped += skipped;
-	st->head = 0;
-	st->n = 0;
+	rowring_clear(&st->pool);
 }
 
 static void
@@ -430,7 +390,7 @@ flush_failed(struct store *st)
 	if (!ratelimit_pass(&st->rl_flush, now_monotonic_ns(), &suppressed))
 		return;
 	log_warnx("%s: cannot write %zu rows, keeping them for the next "
-	    "flush: %s", st->path, st->n, err);
+	    "flush: %s", st->path, st->pool.n, err);
 	if (suppressed > 0)
 		log_warnx("%s: %u more failed flushes not logged", st->path,
 		    suppressed);
@@ -458,7 +418,7 @@ store_flush(struct store *st)
 {
 	size_t skipped;
 
-	if (st->n == 0)
+	if (st->pool.n == 0)
 		return 0;
 	if (st->in_tx)
 		return flush_in_tx(st);
@@ -516,8 +476,7 @@ store_tx_rollback(struct store *st)
 		return;
 	tx_rollback(st);
 	st->in_tx = false;
-	st->head = 0;
-	st->n = 0;
+	rowring_clear(&st->pool);
 }
 
 /* ---- replacing the newest rows ---- */
@@ -532,24 +491,20 @@ pool_remove_after(struct store *st, int device, int64_t after_ns)
 {
 	size_t kept = 0;
 
-	for (size_t i = 0; i < st->n; i++) {
-		size_t from = (st->head + i) % st->cap, to;
-		const struct pending_row *r = &st->rows[from];
+	struct rowring *pool = &st->pool;
+
+	for (size_t i = 0; i < pool->n; i++) {
+		size_t from = rowring_at(pool, i);
+		const struct pending_row *r = rowring_row(pool, from);
 
 		if (r->device == device && r->ts_ns > after_ns)
 			continue;
-		if (kept != i) {
-			to = (st->head + kept) % st->cap;
-			st->rows[to] = *r;
-			memcpy(&st->cells[to * st->stride],
-			    &st->cells[from * st->stride],
-			    st->cat.n * sizeof(*st->cells));
-			memcpy(&st->kinds[to * st->stride],
-			    &st->kinds[from * st->stride], st->cat.n);
-		}
+		if (kept != i)
+			rowring_copy(pool, rowring_at(pool, kept), from,
+			    st->cat.n);
 		kept++;
 	}
-	st->n = kept;
+	pool->n = kept;
 }
 
 int
@@ -605,7 +560,8 @@ metric_add(struct store *st, const char *key, const char *unit, int *id)
 	    store_catalog_load(st, &cat) == -1 ||
 	    (ins = store_insert_prepare(st, &cat)) == NULL)
 		goto fail;
-	if (cat.n > st->stride && pool_resize(st, st->cap, cat.n) == -1) {
+	if (cat.n > st->pool.stride &&
+	    rowring_resize(&st->pool, st->pool.cap, cat.n) == -1) {
 		log_warn("%s: cannot widen the row buffer", st->path);
 		goto fail;
 	}
@@ -754,7 +710,7 @@ store_get_stats(struct store *st, struct store_stats *out)
 	out->rows_dropped = st->rows_dropped;
 	out->rows_deleted = st->rows_deleted;
 	out->flushes_failed = st->flushes_failed;
-	out->pending = st->n;
+	out->pending = st->pool.n;
 	out->newest_ts_ns = st->newest_ts_ns;
 	if (sql_pragma_int(st->db, "page_count", &pages) == 0 &&
 	    sql_pragma_int(st->db, "page_size", &page_size) == 0)
@@ -770,7 +726,7 @@ store_close(struct store *st)
 		return;
 	store_tx_rollback(st);
 	if (store_flush(st) == -1)
-		log_warnx("%s: %zu buffered rows are lost", st->path, st->n);
+		log_warnx("%s: %zu buffered rows are lost", st->path, st->pool.n);
 	/* analysis_limit bounds the work ANALYZE may do on a large table */
 	(void)sql_exec(st, "optimize",
 	    "PRAGMA analysis_limit = 400; PRAGMA optimize;");

@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include "log.h"
+#include "rowring.h"
 #include "sql.h"
 #include "store.h"
 
@@ -44,6 +45,9 @@ struct store_catalog {
 };
 
 enum cell_kind { CELL_NULL, CELL_INT, CELL_REAL };
+
+/* The cell arrays of struct store's pool. */
+enum { POOL_VALUES, POOL_KINDS };
 
 /* A value as it will be bound: an integer scaled by 10^decimals, or a double. */
 union store_cell {
@@ -91,15 +95,12 @@ struct store {
 	bool in_tx;		/* inside store_tx_begin .. store_tx_commit */
 
 	/*
-	 * Buffered rows: a ring of cap rows starting at head, n in use.
-	 * Row k's cells are cells[k * stride .. k * stride + cat.n), one per
-	 * catalog column.  Grown by doubling up to max_pending, never shrunk,
-	 * so steady state allocates nothing.
+	 * Buffered rows: struct pending_row headers, with cells POOL_VALUES
+	 * (union store_cell) and POOL_KINDS (enum cell_kind, a byte each),
+	 * one per catalog column; stride >= cat.n.  Grown by doubling up to
+	 * max_pending, never shrunk, so steady state allocates nothing.
 	 */
-	struct pending_row *rows;
-	union store_cell *cells;
-	unsigned char *kinds;	/* enum cell_kind per cell */
-	size_t cap, head, n, stride;
+	struct rowring pool;
 
 	struct device_last *devs;
 	size_t ndevs, devs_cap;
