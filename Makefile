@@ -47,7 +47,7 @@ endif
 
 COMMON_SRCS = common/log.c common/timeparse.c common/metrics.c common/proto.c \
 	common/config.c common/config_print.c common/csvparse.c \
-	common/inventory.c common/rowring.c
+	common/inventory.c common/rowring.c common/jsonw.c
 STORE_SRCS = store/sql.c store/catalog.c store/store.c store/retention.c \
 	store/store_windows.c store/store_import.c
 DAEMON_SRCS = daemon/source/source.c daemon/source/source_rows.c \

@@ -3,6 +3,9 @@
 
 #include <string.h>
 
+#include "format.h"
+#include "timeparse.h"
+
 yajl_val
 json_get(yajl_val obj, const char *key)
 {
@@ -89,9 +92,17 @@ json_gen_new(bool pretty)
 }
 
 void
-json_gen_str(yajl_gen g, const char *s)
+json_put_time(yajl_gen g, const char *key, bool has, int64_t ns)
 {
-	yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+	char buf[FMT_BUFLEN];
+
+	jsonw_str(g, key);
+	if (!has) {
+		yajl_gen_null(g);
+		return;
+	}
+	format_time_utc(ns, buf, sizeof(buf));
+	jsonw_str(g, buf);
 }
 
 void
@@ -99,7 +110,7 @@ json_gen_value(yajl_gen g, yajl_val v)
 {
 	switch (v->type) {
 	case yajl_t_string:
-		json_gen_str(g, v->u.string);
+		jsonw_str(g, v->u.string);
 		break;
 	case yajl_t_number:
 		yajl_gen_number(g, v->u.number.r, strlen(v->u.number.r));
@@ -107,7 +118,7 @@ json_gen_value(yajl_gen g, yajl_val v)
 	case yajl_t_object:
 		yajl_gen_map_open(g);
 		for (size_t i = 0; i < v->u.object.len; i++) {
-			json_gen_str(g, v->u.object.keys[i]);
+			jsonw_str(g, v->u.object.keys[i]);
 			json_gen_value(g, v->u.object.values[i]);
 		}
 		yajl_gen_map_close(g);

@@ -14,6 +14,8 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
+#include "jsonw.h"	/* writing: jsonw_str, jsonw_put_* */
+
 /* Member key of object obj, or NULL if obj is not an object or lacks it. */
 yajl_val json_get(yajl_val obj, const char *key);
 
@@ -36,8 +38,8 @@ yajl_val json_object(yajl_val obj, const char *key);
 /* A generator, pretty-printing with two-space indents if pretty. */
 yajl_gen json_gen_new(bool pretty);
 
-/* Write a NUL-terminated string. */
-void json_gen_str(yajl_gen g, const char *s);
+/* A member key whose value is the time ns as ISO 8601 UTC, or null if !has. */
+void json_put_time(yajl_gen g, const char *key, bool has, int64_t ns);
 
 /* Write v, numbers exactly as they were parsed. */
 void json_gen_value(yajl_gen g, yajl_val v);

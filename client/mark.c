@@ -92,10 +92,10 @@ request_new(const char *cmd)
 	if (g == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	yajl_gen_map_open(g);
-	json_gen_str(g, "v");
+	jsonw_str(g, "v");
 	yajl_gen_integer(g, PROTO_VERSION);
-	json_gen_str(g, "cmd");
-	json_gen_str(g, cmd);
+	jsonw_str(g, "cmd");
+	jsonw_str(g, cmd);
 	return g;
 }
 
@@ -171,16 +171,16 @@ mark_begin(struct client *cl, int argc, char *argv[])
 	}
 
 	g = request_new("begin");
-	json_gen_str(g, "tag");
-	json_gen_str(g, tag);
-	json_gen_str(g, "meta");
+	jsonw_str(g, "tag");
+	jsonw_str(g, tag);
+	jsonw_str(g, "meta");
 	yajl_gen_map_open(g);
 	for (size_t i = 0; i < meta.n; i++) {
-		json_gen_str(g, meta.key[i]);
-		json_gen_str(g, meta.value[i]);
+		jsonw_str(g, meta.key[i]);
+		jsonw_str(g, meta.value[i]);
 	}
 	yajl_gen_map_close(g);
-	json_gen_str(g, "same_tag");
+	jsonw_str(g, "same_tag");
 	yajl_gen_bool(g, same_tag);
 	meta_free(&meta);
 	if ((rc = request_send(cl, g, &reply)) != CLIENT_EXIT_OK)
@@ -285,10 +285,10 @@ mark_end(struct client *cl, int argc, char *argv[])
 
 	g = request_new("end");
 	if (tag != NULL) {
-		json_gen_str(g, "tag");
-		json_gen_str(g, tag);
+		jsonw_str(g, "tag");
+		jsonw_str(g, tag);
 	} else if (have_id) {
-		json_gen_str(g, "id");
+		jsonw_str(g, "id");
 		yajl_gen_integer(g, id);
 	}
 	if ((rc = request_send(cl, g, &reply)) != CLIENT_EXIT_OK)

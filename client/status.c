@@ -470,7 +470,7 @@ print_json(yajl_val reply)
 	for (size_t i = 0; i < reply->u.object.len; i++) {
 		if (strcmp(reply->u.object.keys[i], "ok") == 0)
 			continue;
-		json_gen_str(g, reply->u.object.keys[i]);
+		jsonw_str(g, reply->u.object.keys[i]);
 		json_gen_value(g, reply->u.object.values[i]);
 	}
 	yajl_gen_map_close(g);
@@ -515,10 +515,10 @@ cmd_status(struct client *cl, int argc, char *argv[])
 	if ((g = json_gen_new(false)) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	yajl_gen_map_open(g);
-	json_gen_str(g, "v");
+	jsonw_str(g, "v");
 	yajl_gen_integer(g, PROTO_VERSION);
-	json_gen_str(g, "cmd");
-	json_gen_str(g, "status");
+	jsonw_str(g, "cmd");
+	jsonw_str(g, "status");
 	yajl_gen_map_close(g);
 	rc = ctl_call(path, g, &reply);
 	yajl_gen_free(g);

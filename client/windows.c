@@ -157,23 +157,6 @@ print_table(struct row *rows, size_t n)
 }
 
 static void
-gen_int(yajl_gen g, const char *key, int64_t v)
-{
-	json_gen_str(g, key);
-	yajl_gen_integer(g, v);
-}
-
-static void
-gen_time(yajl_gen g, const char *key, int64_t ns)
-{
-	char buf[FMT_BUFLEN];
-
-	format_time_utc(ns, buf, sizeof(buf));
-	json_gen_str(g, key);
-	json_gen_str(g, buf);
-}
-
-static void
 gen_window(yajl_gen g, const struct db_window *w, int64_t end_ns,
     int64_t samples)
 {
@@ -181,37 +164,25 @@ gen_window(yajl_gen g, const struct db_window *w, int64_t end_ns,
 	yajl_val meta = yajl_tree_parse(w->meta, NULL, 0);
 
 	yajl_gen_map_open(g);
-	gen_int(g, "id", w->id);
-	json_gen_str(g, "tag");
-	json_gen_str(g, w->tag);
-	gen_int(g, "uid", w->uid);
+	jsonw_put_int(g, "id", w->id);
+	jsonw_put_str(g, "tag", w->tag);
+	jsonw_put_int(g, "uid", w->uid);
 	fmt_user(w->uid, user, sizeof(user));
-	json_gen_str(g, "user");
-	json_gen_str(g, user);
-	gen_int(g, "pid", w->pid);
-	gen_int(g, "begin_ns", w->begin_ns);
-	gen_time(g, "begin", w->begin_ns);
-	json_gen_str(g, "end_ns");
-	if (w->open)
-		yajl_gen_null(g);
-	else
-		yajl_gen_integer(g, w->end_ns);
-	if (w->open) {
-		json_gen_str(g, "end");
-		yajl_gen_null(g);
-	} else
-		gen_time(g, "end", w->end_ns);
-	json_gen_str(g, "open");
-	yajl_gen_bool(g, w->open);
-	json_gen_str(g, "auto_closed");
-	yajl_gen_bool(g, w->auto_closed);
-	gen_int(g, "duration_ns", end_ns - w->begin_ns);
-	gen_int(g, "samples", samples);
-	json_gen_str(g, "meta");
+	jsonw_put_str(g, "user", user);
+	jsonw_put_int(g, "pid", w->pid);
+	jsonw_put_int(g, "begin_ns", w->begin_ns);
+	json_put_time(g, "begin", true, w->begin_ns);
+	jsonw_put_int_or_null(g, "end_ns", !w->open, w->end_ns);
+	json_put_time(g, "end", !w->open, w->end_ns);
+	jsonw_put_bool(g, "open", w->open);
+	jsonw_put_bool(g, "auto_closed", w->auto_closed);
+	jsonw_put_int(g, "duration_ns", end_ns - w->begin_ns);
+	jsonw_put_int(g, "samples", samples);
+	jsonw_str(g, "meta");
 	if (meta != NULL && YAJL_IS_OBJECT(meta))
 		json_gen_value(g, meta);
 	else
-		json_gen_str(g, w->meta);
+		jsonw_str(g, w->meta);
 	yajl_gen_map_close(g);
 	yajl_tree_free(meta);
 }

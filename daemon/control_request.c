@@ -22,6 +22,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "config.h"
+#include "jsonw.h"
 #include "log.h"
 #include "proto.h"
 #include "source.h"
@@ -37,85 +38,6 @@ struct bad {
 	const char *code;
 	char message[160];
 };
-
-/* ---- writing JSON ---- */
-
-static void
-gen_string(yajl_gen g, const char *s)
-{
-	size_t len = strlen(s);
-	char *clean;
-
-	if (yajl_gen_string(g, (const unsigned char *)s, len) !=
-	    yajl_gen_invalid_string)
-		return;
-	/* not UTF-8 (a sysfs or file name, say): show it in ASCII */
-	if ((clean = strdup(s)) == NULL) {
-		yajl_gen_null(g);
-		return;
-	}
-	for (char *p = clean; *p != '\0'; p++)
-		if ((unsigned char)*p >= 0x80)
-			*p = '?';
-	yajl_gen_string(g, (const unsigned char *)clean, len);
-	free(clean);
-}
-
-static void
-gen_key(yajl_gen g, const char *key)
-{
-	yajl_gen_string(g, (const unsigned char *)key, strlen(key));
-}
-
-static void
-put_str(yajl_gen g, const char *key, const char *value)
-{
-	gen_key(g, key);
-	gen_string(g, value);
-}
-
-/* A string, or null when it is empty: "unknown" rather than "". */
-static void
-put_str_or_null(yajl_gen g, const char *key, const char *value)
-{
-	gen_key(g, key);
-	if (value[0] == '\0')
-		yajl_gen_null(g);
-	else
-		gen_string(g, value);
-}
-
-static void
-put_int(yajl_gen g, const char *key, int64_t value)
-{
-	gen_key(g, key);
-	yajl_gen_integer(g, value);
-}
-
-/* Unsigned: JSON numbers have no range, but yajl_gen_integer is signed. */
-static void
-put_uint(yajl_gen g, const char *key, uint64_t value)
-{
-	char num[24];
-
-	gen_key(g, key);
-	snprintf(num, sizeof(num), "%" PRIu64, value);
-	yajl_gen_number(g, num, strlen(num));
-}
-
-static void
-put_bool(yajl_gen g, const char *key, bool value)
-{
-	gen_key(g, key);
-	yajl_gen_bool(g, value);
-}
-
-static void
-put_null(yajl_gen g, const char *key)
-{
-	gen_key(g, key);
-	yajl_gen_null(g);
-}
 
 /* Finish the reply in g as one line; -1 if out of memory. */
 static int
@@ -148,7 +70,7 @@ reply_open(bool ok)
 		return NULL;
 	yajl_gen_config(g, yajl_gen_validate_utf8, 1);
 	yajl_gen_map_open(g);
-	put_bool(g, "ok", ok);
+	jsonw_put_bool(g, "ok", ok);
 	return g;
 }
 
@@ -160,8 +82,8 @@ error_reply(const char *code, const char *message, bool close,
 
 	if (g == NULL)
 		return -1;
-	put_str(g, "error", code);
-	put_str(g, "message", message);
+	jsonw_put_str(g, "error", code);
+	jsonw_put_str(g, "message", message);
 	yajl_gen_map_close(g);
 	return finish(g, close, out);
 }
@@ -283,8 +205,8 @@ cmd_hello(struct control_reply *out)
 
 	if (g == NULL)
 		return -1;
-	put_int(g, "v", PROTO_VERSION);
-	put_str(g, "daemon", "spyremond " SPYREMON_VERSION);
+	jsonw_put_int(g, "v", PROTO_VERSION);
+	jsonw_put_str(g, "daemon", "spyremond " SPYREMON_VERSION);
 	yajl_gen_map_close(g);
 	return finish(g, false, out);
 }
@@ -301,11 +223,11 @@ window_reply(const struct windows_result *res, bool with_end,
 		return error_reply(res->error, res->message, false, out);
 	if ((g = reply_open(true)) == NULL)
 		return -1;
-	put_int(g, "id", res->id);
-	put_str(g, "tag", res->tag);
-	put_int(g, "begin_ns", res->begin_ns);
+	jsonw_put_int(g, "id", res->id);
+	jsonw_put_str(g, "tag", res->tag);
+	jsonw_put_int(g, "begin_ns", res->begin_ns);
 	if (with_end)
-		put_int(g, "end_ns", res->end_ns);
+		jsonw_put_int(g, "end_ns", res->end_ns);
 	yajl_gen_map_close(g);
 	return finish(g, false, out);
 }
@@ -418,28 +340,28 @@ cmd_end(const struct control_ctx *ctx, yajl_val req,
 static void
 status_daemon(yajl_gen g, const struct control_ctx *ctx)
 {
-	gen_key(g, "daemon");
+	jsonw_str(g, "daemon");
 	yajl_gen_map_open(g);
-	put_str(g, "version", SPYREMON_VERSION);
-	put_int(g, "pid", getpid());
-	put_int(g, "started_ns", ctx->started_ns);
-	put_str(g, "state", "running");
+	jsonw_put_str(g, "version", SPYREMON_VERSION);
+	jsonw_put_int(g, "pid", getpid());
+	jsonw_put_int(g, "started_ns", ctx->started_ns);
+	jsonw_put_str(g, "state", "running");
 	yajl_gen_map_close(g);
 }
 
 static void
 status_child(yajl_gen g, const struct source_stats *ss)
 {
-	gen_key(g, "child");
+	jsonw_str(g, "child");
 	yajl_gen_map_open(g);
 	if (ss->pid != 0)
-		put_int(g, "pid", ss->pid);
+		jsonw_put_int(g, "pid", ss->pid);
 	else
-		put_null(g, "pid");
-	put_str(g, "state", ss->pid != 0 ? "running" : "stopped");
-	put_uint(g, "restarts", ss->restarts);
-	put_str_or_null(g, "last_error", ss->last_error);
-	put_uint(g, "bad_lines", ss->bad_lines);
+		jsonw_put_null(g, "pid");
+	jsonw_put_str(g, "state", ss->pid != 0 ? "running" : "stopped");
+	jsonw_put_uint(g, "restarts", ss->restarts);
+	jsonw_put_str_or_null(g, "last_error", ss->last_error);
+	jsonw_put_uint(g, "bad_lines", ss->bad_lines);
 	yajl_gen_map_close(g);
 }
 
@@ -447,19 +369,19 @@ static void
 status_sampling(yajl_gen g, const struct control_ctx *ctx,
     const struct source_stats *ss, int64_t now_ns)
 {
-	gen_key(g, "sampling");
+	jsonw_str(g, "sampling");
 	yajl_gen_map_open(g);
-	put_uint(g, "interval_ns", ss->stored_interval_ns);
-	put_uint(g, "configured_interval_ns", ctx->cfg->source.interval_ns);
-	put_uint(g, "window_interval_ns", ctx->cfg->source.window_interval_ns);
-	put_uint(g, "pre_window_ns", ctx->cfg->source.pre_window_ns);
-	put_uint(g, "child_interval_ns", ss->interval_ns);
+	jsonw_put_uint(g, "interval_ns", ss->stored_interval_ns);
+	jsonw_put_uint(g, "configured_interval_ns", ctx->cfg->source.interval_ns);
+	jsonw_put_uint(g, "window_interval_ns", ctx->cfg->source.window_interval_ns);
+	jsonw_put_uint(g, "pre_window_ns", ctx->cfg->source.pre_window_ns);
+	jsonw_put_uint(g, "child_interval_ns", ss->interval_ns);
 	if (ss->newest_ts_ns != 0) {
-		put_int(g, "newest_ns", ss->newest_ts_ns);
-		put_int(g, "newest_age_ns", now_ns - ss->newest_ts_ns);
+		jsonw_put_int(g, "newest_ns", ss->newest_ts_ns);
+		jsonw_put_int(g, "newest_age_ns", now_ns - ss->newest_ts_ns);
 	} else {
-		put_null(g, "newest_ns");
-		put_null(g, "newest_age_ns");
+		jsonw_put_null(g, "newest_ns");
+		jsonw_put_null(g, "newest_age_ns");
 	}
 	yajl_gen_map_close(g);
 }
@@ -470,24 +392,24 @@ status_cards(yajl_gen g, const struct control_ctx *ctx)
 	size_t n;
 	const struct card *cards = source_cards(ctx->src, &n);
 
-	gen_key(g, "cards");
+	jsonw_str(g, "cards");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < n; i++) {
 		const struct card *c = &cards[i];
 
 		yajl_gen_map_open(g);
-		put_str(g, "bus_id", c->bus_id);
-		put_str(g, "function", c->vf ? "vf" : "pf");
+		jsonw_put_str(g, "bus_id", c->bus_id);
+		jsonw_put_str(g, "function", c->vf ? "vf" : "pf");
 		if (c->numa_node >= 0)
-			put_int(g, "numa_node", c->numa_node);
+			jsonw_put_int(g, "numa_node", c->numa_node);
 		else
-			put_null(g, "numa_node");
-		put_str_or_null(g, "driver", c->driver);
-		put_str_or_null(g, "link_speed", c->link_speed);
+			jsonw_put_null(g, "numa_node");
+		jsonw_put_str_or_null(g, "driver", c->driver);
+		jsonw_put_str_or_null(g, "link_speed", c->link_speed);
 		if (c->link_width > 0)
-			put_int(g, "link_width", c->link_width);
+			jsonw_put_int(g, "link_width", c->link_width);
 		else
-			put_null(g, "link_width");
+			jsonw_put_null(g, "link_width");
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -514,7 +436,7 @@ status_health(yajl_gen g, const struct control_ctx *ctx)
 {
 	char text[512];
 
-	gen_key(g, "health");
+	jsonw_str(g, "health");
 	yajl_gen_array_open(g);
 	for (int dev = 0; dev < SOURCE_MAX_DEVICES; dev++) {
 		const struct source_device *d = source_device(ctx->src, dev);
@@ -523,12 +445,12 @@ status_health(yajl_gen g, const struct control_ctx *ctx)
 			continue;
 		health_describe(&d->health, text, sizeof(text));
 		yajl_gen_map_open(g);
-		put_int(g, "device", dev);
-		put_str_or_null(g, "bus_id", d->bus_id);
-		put_str(g, "metric_file", d->health.path);
-		put_str(g, "state", file_state(d->health.file));
-		put_bool(g, "counters_zero", health_counters_zero(&d->health));
-		put_str(g, "text", text);
+		jsonw_put_int(g, "device", dev);
+		jsonw_put_str_or_null(g, "bus_id", d->bus_id);
+		jsonw_put_str(g, "metric_file", d->health.path);
+		jsonw_put_str(g, "state", file_state(d->health.file));
+		jsonw_put_bool(g, "counters_zero", health_counters_zero(&d->health));
+		jsonw_put_str(g, "text", text);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -543,29 +465,29 @@ status_store(yajl_gen g, const struct control_ctx *ctx)
 	size_t n;
 
 	store_get_stats(ctx->st, &st);
-	gen_key(g, "database");
+	jsonw_str(g, "database");
 	yajl_gen_map_open(g);
-	put_str(g, "path", cfg->database);
-	put_uint(g, "file_bytes", st.file_bytes);
-	put_uint(g, "rows_written", st.rows_written);
-	put_uint(g, "pending", st.pending);
-	put_uint(g, "flushes_failed", st.flushes_failed);
-	put_uint(g, "rows_dropped", st.rows_dropped);
+	jsonw_put_str(g, "path", cfg->database);
+	jsonw_put_uint(g, "file_bytes", st.file_bytes);
+	jsonw_put_uint(g, "rows_written", st.rows_written);
+	jsonw_put_uint(g, "pending", st.pending);
+	jsonw_put_uint(g, "flushes_failed", st.flushes_failed);
+	jsonw_put_uint(g, "rows_dropped", st.rows_dropped);
 	yajl_gen_map_close(g);
 
-	gen_key(g, "retention");
+	jsonw_str(g, "retention");
 	yajl_gen_map_open(g);
-	put_uint(g, "max_age_ns", cfg->retention.max_age_ns);
-	put_uint(g, "max_size", cfg->retention.max_size);
-	put_uint(g, "windows_max_age_ns", cfg->retention.windows_max_age_ns);
-	put_uint(g, "windows_max_open_ns", cfg->windows.max_open_ns);
+	jsonw_put_uint(g, "max_age_ns", cfg->retention.max_age_ns);
+	jsonw_put_uint(g, "max_size", cfg->retention.max_size);
+	jsonw_put_uint(g, "windows_max_age_ns", cfg->retention.windows_max_age_ns);
+	jsonw_put_uint(g, "windows_max_open_ns", cfg->windows.max_open_ns);
 	yajl_gen_map_close(g);
 
-	gen_key(g, "unreliable");
+	jsonw_str(g, "unreliable");
 	yajl_gen_array_open(g);
 	if (store_unreliable_metrics(ctx->st, &keys, &n) == 0) {
 		for (size_t i = 0; i < n; i++)
-			gen_string(g, keys[i]);
+			jsonw_str(g, keys[i]);
 		store_strings_free(keys, n);
 	}
 	yajl_gen_array_close(g);
@@ -577,21 +499,21 @@ status_windows(yajl_gen g, const struct control_ctx *ctx)
 	size_t n;
 	const struct window *list = windows_list(ctx->win, &n);
 
-	gen_key(g, "windows");
+	jsonw_str(g, "windows");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < n; i++) {
 		const struct window *w = &list[i];
 
 		yajl_gen_map_open(g);
-		put_int(g, "id", w->id);
-		put_str(g, "tag", w->tag);
-		put_uint(g, "uid", w->uid);
-		put_int(g, "pid", w->pid);
-		put_int(g, "begin_ns", w->begin_ns);
-		gen_key(g, "meta");
+		jsonw_put_int(g, "id", w->id);
+		jsonw_put_str(g, "tag", w->tag);
+		jsonw_put_uint(g, "uid", w->uid);
+		jsonw_put_int(g, "pid", w->pid);
+		jsonw_put_int(g, "begin_ns", w->begin_ns);
+		jsonw_str(g, "meta");
 		yajl_gen_map_open(g);
 		for (size_t k = 0; k < w->nmeta; k++)
-			put_str(g, w->meta[2 * k], w->meta[2 * k + 1]);
+			jsonw_put_str(g, w->meta[2 * k], w->meta[2 * k + 1]);
 		yajl_gen_map_close(g);
 		yajl_gen_map_close(g);
 	}

@@ -328,7 +328,7 @@ run(struct report *r)
 		return rc;
 	if (r->g != NULL) {
 		yajl_gen_array_close(r->g);
-		json_gen_str(r->g, "total");
+		jsonw_str(r->g, "total");
 		yajl_gen_array_open(r->g);
 	}
 	if (r->ndevs == 0) {

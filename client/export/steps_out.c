@@ -202,11 +202,11 @@ json_row(yajl_gen g, const struct row *w)
 	for (int i = 0; i < C_N; i++) {
 		const char *v = i == C_STEP ? w->step : w->c[i];
 
-		json_gen_str(g, columns[i].name);
+		jsonw_str(g, columns[i].name);
 		if (v[0] == '\0')
 			yajl_gen_null(g);
 		else if (columns[i].kind == K_STR)
-			json_gen_str(g, v);
+			jsonw_str(g, v);
 		else if (columns[i].kind == K_BOOL)
 			yajl_gen_bool(g, strcmp(v, "true") == 0);
 		else
@@ -380,9 +380,9 @@ steps_begin(struct report *r)
 		if ((r->g = json_gen_new(true)) == NULL)
 			errx(CLIENT_EXIT_FAILED, "out of memory");
 		yajl_gen_map_open(r->g);
-		json_gen_str(r->g, "trace");
-		json_gen_str(r->g, r->rq->t->path);
-		json_gen_str(r->g, "steps");
+		jsonw_str(r->g, "trace");
+		jsonw_str(r->g, r->rq->t->path);
+		jsonw_str(r->g, "steps");
 		yajl_gen_array_open(r->g);
 		break;
 	}

@@ -179,44 +179,20 @@ print_text(const char *path, const struct trace_info *in)
 }
 
 static void
-gen_int_or_null(yajl_gen g, const char *key, bool has, int64_t v)
-{
-	json_gen_str(g, key);
-	if (has)
-		yajl_gen_integer(g, v);
-	else
-		yajl_gen_null(g);
-}
-
-static void
-gen_time(yajl_gen g, const char *key, bool has, int64_t ns)
-{
-	char buf[64];
-
-	json_gen_str(g, key);
-	if (!has) {
-		yajl_gen_null(g);
-		return;
-	}
-	format_time_utc(ns, buf, sizeof(buf));
-	json_gen_str(g, buf);
-}
-
-static void
 gen_steps(yajl_gen g, const struct trace_info *in)
 {
-	json_gen_str(g, "steps");
+	jsonw_str(g, "steps");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < in->nsteps; i++) {
 		const struct trace_step *s = &in->steps[i];
 
 		yajl_gen_map_open(g);
-		json_gen_str(g, "name");
-		json_gen_str(g, s->name);
-		gen_int_or_null(g, "start_ns", in->absolute,
+		jsonw_str(g, "name");
+		jsonw_str(g, s->name);
+		jsonw_put_int_or_null(g, "start_ns", in->absolute,
 		    in->base_ns + s->ts_ns);
-		gen_int_or_null(g, "offset_ns", true, s->ts_ns - in->first_own_ns);
-		gen_int_or_null(g, "dur_ns", true, s->dur_ns);
+		jsonw_put_int_or_null(g, "offset_ns", true, s->ts_ns - in->first_own_ns);
+		jsonw_put_int_or_null(g, "dur_ns", true, s->dur_ns);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -225,50 +201,50 @@ gen_steps(yajl_gen g, const struct trace_info *in)
 static void
 gen_devices(yajl_gen g, const struct trace_info *in)
 {
-	json_gen_str(g, "devices");
+	jsonw_str(g, "devices");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < in->ndevices; i++) {
 		yajl_gen_map_open(g);
-		gen_int_or_null(g, "id", in->devices[i].has_id, in->devices[i].id);
-		json_gen_str(g, "name");
+		jsonw_put_int_or_null(g, "id", in->devices[i].has_id, in->devices[i].id);
+		jsonw_str(g, "name");
 		if (in->devices[i].name != NULL)
-			json_gen_str(g, in->devices[i].name);
+			jsonw_str(g, in->devices[i].name);
 		else
 			yajl_gen_null(g);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
-	json_gen_str(g, "kernel_pids");
+	jsonw_str(g, "kernel_pids");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < in->nkernel_pids; i++)
 		yajl_gen_integer(g, in->kernel_pids[i]);
 	yajl_gen_array_close(g);
-	json_gen_str(g, "pids");
+	jsonw_str(g, "pids");
 	yajl_gen_integer(g, (long long)in->npids);
-	gen_int_or_null(g, "max_pid", in->has_max_pid, in->max_pid);
+	jsonw_put_int_or_null(g, "max_pid", in->has_max_pid, in->max_pid);
 }
 
 static void
 gen_header(yajl_gen g, const char *path, const struct trace_info *in)
 {
-	json_gen_str(g, "file");
-	json_gen_str(g, path);
-	json_gen_str(g, "compressed");
+	jsonw_str(g, "file");
+	jsonw_str(g, path);
+	jsonw_str(g, "compressed");
 	yajl_gen_bool(g, in->compressed);
-	json_gen_str(g, "bytes");
+	jsonw_str(g, "bytes");
 	yajl_gen_integer(g, (long long)in->bytes);
-	json_gen_str(g, "dialect");
-	json_gen_str(g, trace_dialect_name(in->dialect));
-	json_gen_str(g, "dialect_text");
-	json_gen_str(g, trace_dialect_text(in->dialect));
-	json_gen_str(g, "ts_fraction");
+	jsonw_str(g, "dialect");
+	jsonw_str(g, trace_dialect_name(in->dialect));
+	jsonw_str(g, "dialect_text");
+	jsonw_str(g, trace_dialect_text(in->dialect));
+	jsonw_str(g, "ts_fraction");
 	yajl_gen_bool(g, in->ts_fraction);
-	json_gen_str(g, "display_time_unit");
+	jsonw_str(g, "display_time_unit");
 	if (in->display_time_unit[0] != '\0')
-		json_gen_str(g, in->display_time_unit);
+		jsonw_str(g, in->display_time_unit);
 	else
 		yajl_gen_null(g);
-	gen_int_or_null(g, "base_time_ns", in->has_base, in->base_ns);
+	jsonw_put_int_or_null(g, "base_time_ns", in->has_base, in->base_ns);
 }
 
 static int
@@ -282,29 +258,29 @@ print_json(const char *path, const struct trace_info *in)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	yajl_gen_map_open(g);
 	gen_header(g, path, in);
-	gen_int_or_null(g, "start_ns", in->absolute, in->start_ns);
-	gen_int_or_null(g, "end_ns", in->absolute, in->end_ns);
-	gen_time(g, "start", in->absolute, in->start_ns);
-	gen_time(g, "end", in->absolute, in->end_ns);
+	jsonw_put_int_or_null(g, "start_ns", in->absolute, in->start_ns);
+	jsonw_put_int_or_null(g, "end_ns", in->absolute, in->end_ns);
+	json_put_time(g, "start", in->absolute, in->start_ns);
+	json_put_time(g, "end", in->absolute, in->end_ns);
 	if (!in->absolute) {
 		trace_explain_no_time(in, why, sizeof(why));
-		json_gen_str(g, "explanation");
-		json_gen_str(g, why);
+		jsonw_str(g, "explanation");
+		jsonw_str(g, why);
 	}
-	gen_int_or_null(g, "first_ts_ns", in->has_span, in->first_own_ns);
-	gen_int_or_null(g, "last_ts_ns", in->has_span, in->last_own_ns);
-	gen_int_or_null(g, "duration_ns", in->has_span,
+	jsonw_put_int_or_null(g, "first_ts_ns", in->has_span, in->first_own_ns);
+	jsonw_put_int_or_null(g, "last_ts_ns", in->has_span, in->last_own_ns);
+	jsonw_put_int_or_null(g, "duration_ns", in->has_span,
 	    in->last_own_ns - in->first_own_ns);
-	gen_int_or_null(g, "events", true, (int64_t)in->events);
-	gen_int_or_null(g, "metadata_events", true, (int64_t)in->metadata_events);
-	gen_int_or_null(g, "clamped_events", true, (int64_t)in->clamped_events);
-	gen_int_or_null(g, "untimed_events", true, (int64_t)in->untimed_events);
+	jsonw_put_int_or_null(g, "events", true, (int64_t)in->events);
+	jsonw_put_int_or_null(g, "metadata_events", true, (int64_t)in->metadata_events);
+	jsonw_put_int_or_null(g, "clamped_events", true, (int64_t)in->clamped_events);
+	jsonw_put_int_or_null(g, "untimed_events", true, (int64_t)in->untimed_events);
 	gen_steps(g, in);
-	gen_int_or_null(g, "rank", in->has_rank, in->rank);
-	gen_int_or_null(g, "world_size", in->has_world_size, in->world_size);
-	json_gen_str(g, "host");
+	jsonw_put_int_or_null(g, "rank", in->has_rank, in->rank);
+	jsonw_put_int_or_null(g, "world_size", in->has_world_size, in->world_size);
+	jsonw_str(g, "host");
 	if (in->host[0] != '\0')
-		json_gen_str(g, in->host);
+		jsonw_str(g, in->host);
 	else
 		yajl_gen_null(g);
 	gen_devices(g, in);

@@ -1,0 +1,88 @@
+/*
+ * jsonw: JSON members over yajl (contract in jsonw.h).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonw.h"
+
+void
+jsonw_str(yajl_gen g, const char *s)
+{
+	size_t len = strlen(s);
+	char *clean;
+
+	if (yajl_gen_string(g, (const unsigned char *)s, len) !=
+	    yajl_gen_invalid_string)
+		return;
+	if ((clean = strdup(s)) == NULL) {
+		yajl_gen_null(g);
+		return;
+	}
+	for (char *p = clean; *p != '\0'; p++)
+		if ((unsigned char)*p >= 0x80)
+			*p = '?';
+	yajl_gen_string(g, (const unsigned char *)clean, len);
+	free(clean);
+}
+
+void
+jsonw_put_str(yajl_gen g, const char *key, const char *value)
+{
+	jsonw_str(g, key);
+	jsonw_str(g, value);
+}
+
+void
+jsonw_put_str_or_null(yajl_gen g, const char *key, const char *value)
+{
+	jsonw_str(g, key);
+	if (value == NULL || value[0] == '\0')
+		yajl_gen_null(g);
+	else
+		jsonw_str(g, value);
+}
+
+void
+jsonw_put_int(yajl_gen g, const char *key, int64_t value)
+{
+	jsonw_str(g, key);
+	yajl_gen_integer(g, value);
+}
+
+void
+jsonw_put_int_or_null(yajl_gen g, const char *key, bool has, int64_t value)
+{
+	jsonw_str(g, key);
+	if (has)
+		yajl_gen_integer(g, value);
+	else
+		yajl_gen_null(g);
+}
+
+/* JSON numbers have no range, but yajl_gen_integer is signed. */
+void
+jsonw_put_uint(yajl_gen g, const char *key, uint64_t value)
+{
+	char num[24];
+
+	jsonw_str(g, key);
+	snprintf(num, sizeof(num), "%" PRIu64, value);
+	yajl_gen_number(g, num, strlen(num));
+}
+
+void
+jsonw_put_bool(yajl_gen g, const char *key, bool value)
+{
+	jsonw_str(g, key);
+	yajl_gen_bool(g, value);
+}
+
+void
+jsonw_put_null(yajl_gen g, const char *key)
+{
+	jsonw_str(g, key);
+	yajl_gen_null(g);
+}

@@ -1,0 +1,33 @@
+/*
+ * jsonw: writing JSON with yajl, as spyremond's replies and spyremon's
+ * output both do.  Each put_ function writes one member of the object
+ * being generated: its key, then its value.  Strings that are not UTF-8
+ * (a sysfs or file name, say) are written with every byte >= 0x80 shown
+ * as '?', never dropped.
+ */
+#ifndef SPYREMON_JSONW_H
+#define SPYREMON_JSONW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <yajl/yajl_gen.h>
+
+/* Write s as a JSON string. */
+void jsonw_str(yajl_gen g, const char *s);
+
+/* A member: key, then the value. */
+void jsonw_put_str(yajl_gen g, const char *key, const char *value);
+void jsonw_put_int(yajl_gen g, const char *key, int64_t value);
+void jsonw_put_uint(yajl_gen g, const char *key, uint64_t value);
+void jsonw_put_bool(yajl_gen g, const char *key, bool value);
+void jsonw_put_null(yajl_gen g, const char *key);
+
+/* value, or null when it is NULL or empty: "unknown" rather than "". */
+void jsonw_put_str_or_null(yajl_gen g, const char *key, const char *value);
+
+/* value if has, else null. */
+void jsonw_put_int_or_null(yajl_gen g, const char *key, bool has,
+    int64_t value);
+
+#endif
