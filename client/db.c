@@ -2,6 +2,7 @@
 #include "db.h"
 
 #include <err.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,24 @@ db_error(sqlite3 *db, const char *what)
 {
 	warnx("cannot read %s: %s", what, sqlite3_errmsg(db));
 	return CLIENT_EXIT_DATABASE;
+}
+
+int
+db_preparef(sqlite3 *db, sqlite3_stmt **out, const char *what,
+    const char *fmt, ...)
+{
+	va_list ap;
+	char *sql;
+	int rc;
+
+	va_start(ap, fmt);
+	sql = sqlite3_vmprintf(fmt, ap);
+	va_end(ap);
+	if (sql == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	rc = sqlite3_prepare_v2(db, sql, -1, out, NULL);
+	sqlite3_free(sql);
+	return rc == SQLITE_OK ? CLIENT_EXIT_OK : db_error(db, what);
 }
 
 /*
@@ -433,22 +452,40 @@ db_coarse_load(sqlite3 *db, int64_t lo_ns, int64_t hi_ns, struct db_coarse *c)
 	return CLIENT_EXIT_OK;
 }
 
-bool
-db_coarse_has(const struct db_coarse *c, int device, int64_t ts_ns)
+size_t
+db_key_search(size_t n, struct db_key (*key_at)(const void *ctx, size_t i),
+    const void *ctx, struct db_key k, bool inclusive)
 {
-	size_t lo = 0, hi = c->n;
+	size_t lo = 0, hi = n;
 
-	/* the last run at or before (device, ts_ns) */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct db_coarse_range *r = &c->r[mid];
+		struct db_key m = key_at(ctx, mid);
 
-		if (r->device < device ||
-		    (r->device == device && r->first_ns <= ts_ns))
+		if (m.device < k.device || (m.device == k.device &&
+		    (m.ts_ns < k.ts_ns || (!inclusive && m.ts_ns == k.ts_ns))))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+static struct db_key
+coarse_key(const void *ctx, size_t i)
+{
+	const struct db_coarse_range *r = &((const struct db_coarse *)ctx)->r[i];
+
+	return (struct db_key){ r->device, r->first_ns };
+}
+
+bool
+db_coarse_has(const struct db_coarse *c, int device, int64_t ts_ns)
+{
+	/* the last run at or before (device, ts_ns) */
+	size_t lo = db_key_search(c->n, coarse_key, c,
+	    (struct db_key){ device, ts_ns }, false);
+
 	return lo > 0 && c->r[lo - 1].device == device &&
 	    c->r[lo - 1].last_ns >= ts_ns;
 }

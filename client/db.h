@@ -146,6 +146,20 @@ int db_coarse_load(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
 /* True if device's sample stamped ts_ns lies in one of c's runs. */
 bool db_coarse_has(const struct db_coarse *c, int device, int64_t ts_ns);
 
+/* (device, ts_ns): the order samples are keyed by. */
+struct db_key {
+	int device;
+	int64_t ts_ns;
+};
+
+/*
+ * In n entries sorted by key, entry i's key being key_at(ctx, i): the index
+ * of the first entry whose key comes after k (at or after k if inclusive);
+ * n if none does.
+ */
+size_t db_key_search(size_t n, struct db_key (*key_at)(const void *ctx,
+    size_t i), const void *ctx, struct db_key k, bool inclusive);
+
 void db_coarse_free(struct db_coarse *c);
 
 /*
@@ -165,5 +179,12 @@ int db_count_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
 
 /* Print "cannot read <what>: <sqlite error>" and return CLIENT_EXIT_DATABASE. */
 int db_error(sqlite3 *db, const char *what);
+
+/*
+ * Prepare the SQL that sqlite3_mprintf makes of fmt into *out: 0, or the
+ * db_error status for what; dies when out of memory.
+ */
+int db_preparef(sqlite3 *db, sqlite3_stmt **out, const char *what,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif

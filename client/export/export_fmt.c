@@ -94,21 +94,16 @@ export_coarse_span(sqlite3 *db, struct export_writer *w, int64_t lo_ns,
     int64_t hi_ns, const char *device_sql)
 {
 	sqlite3_stmt *s;
-	char *sql;
 	int rc;
 
 	if ((rc = db_coarse_load(db, lo_ns, hi_ns + DB_MAX_INTERVAL_NS,
 	    &w->coarse)) != CLIENT_EXIT_OK || w->coarse.n == 0)
 		return rc;
-	sql = sqlite3_mprintf("SELECT count(*) FROM " SCHEMA_T_SAMPLES
-	    " WHERE " DB_OVERLAPS_SQL " AND " SCHEMA_C_DEVICE " = ?4 AND "
-	    SCHEMA_C_TS " BETWEEN ?5 AND ?6%s", device_sql);
-	if (sql == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
-	rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
-	sqlite3_free(sql);
-	if (rc != SQLITE_OK)
-		return db_error(db, "the samples");
+	if ((rc = db_preparef(db, &s, "the samples", "SELECT count(*) FROM "
+	    SCHEMA_T_SAMPLES " WHERE " DB_OVERLAPS_SQL " AND " SCHEMA_C_DEVICE
+	    " = ?4 AND " SCHEMA_C_TS " BETWEEN ?5 AND ?6%s", device_sql)) !=
+	    CLIENT_EXIT_OK)
+		return rc;
 	sqlite3_bind_int64(s, 1, lo_ns);
 	sqlite3_bind_int64(s, 2, hi_ns);
 	sqlite3_bind_int64(s, 3, hi_ns + DB_MAX_INTERVAL_NS);

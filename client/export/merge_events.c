@@ -200,19 +200,14 @@ static int
 find_cards(sqlite3 *db, struct events *ev)
 {
 	sqlite3_stmt *s;
-	char *sql;
 	size_t cap = 0;
 	int rc;
 
-	sql = sqlite3_mprintf("SELECT " SCHEMA_C_DEVICE ", min(" SCHEMA_C_TS
-	    ") FROM " SCHEMA_T_SAMPLES " WHERE " DB_OVERLAPS_SQL "%s GROUP BY "
-	    SCHEMA_C_DEVICE " ORDER BY " SCHEMA_C_DEVICE, ev->rq->device_sql);
-	if (sql == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
-	rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
-	sqlite3_free(sql);
-	if (rc != SQLITE_OK)
-		return db_error(db, "the samples");
+	if ((rc = db_preparef(db, &s, "the samples", "SELECT " SCHEMA_C_DEVICE
+	    ", min(" SCHEMA_C_TS ") FROM " SCHEMA_T_SAMPLES " WHERE "
+	    DB_OVERLAPS_SQL "%s GROUP BY " SCHEMA_C_DEVICE " ORDER BY "
+	    SCHEMA_C_DEVICE, ev->rq->device_sql)) != CLIENT_EXIT_OK)
+		return rc;
 	bind_span(s, ev);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct card *c;

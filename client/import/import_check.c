@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "db.h"
 #include "format.h"
 #include "timeparse.h"
 
@@ -221,21 +222,21 @@ import_run_check(struct import_run *r)
 	return CLIENT_EXIT_OK;
 }
 
+static struct db_key
+import_key_at(const void *ctx, size_t i)
+{
+	const struct import_run *r = ctx;
+	const struct import_key *k = &r->keys[r->order[i]];
+
+	return (struct db_key){ k->device, k->ts_ns };
+}
+
 size_t
 import_run_line_of(const struct import_run *r, int device, int64_t ts_ns)
 {
-	size_t lo = 0, hi = r->nkeys;
+	size_t lo = db_key_search(r->nkeys, import_key_at, r,
+	    (struct db_key){ device, ts_ns }, true);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct import_key *k = &r->keys[r->order[mid]];
-
-		if (k->device < device || (k->device == device &&
-		    k->ts_ns < ts_ns))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo < r->nkeys) {
 		const struct import_key *k = &r->keys[r->order[lo]];
 
