@@ -62,7 +62,7 @@ CLIENT_SRCS = client/client.c client/ctl.c client/db.c client/format.c \
 	client/export/export.c client/export/export_fmt.c \
 	client/export/target.c client/export/merge.c \
 	client/export/merge_events.c client/export/steps.c \
-	client/export/steps_out.c client/export/energy.c \
+	client/export/energy.c \
 	client/import/import.c client/import/import_run.c \
 	client/import/import_check.c client/import/import_parse.c
 SIM_SRCS = sim/aiu-smi-sim.c sim/simopts.c sim/cardmodel.c sim/layout.c
