@@ -30,7 +30,7 @@ RUNS=${RUNS:-3}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SPY=$ROOT/$B/spyremon
 MKSAMPLES=$ROOT/$B/tests/mksamples
-SRC=${SRC:-$ROOT/../shared/traces/kineto-absolute-float-ns-unit.json.gz}
+SRC=${SRC:-$ROOT/tests/data/traces/kineto-absolute-float-ns-unit.json.gz}
 DIR=${BENCH_DIR:-${TMPDIR:-/tmp}}
 
 [ "$RUNS" -ge 3 ] || { echo "bench: RUNS must be at least 3" >&2; exit 1; }

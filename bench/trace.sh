@@ -16,7 +16,7 @@ B=${1:-build}
 MB=${2:-560}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SPY=$ROOT/$B/spyremon
-SRC=${SRC:-$ROOT/../shared/traces/kineto-absolute-float-ns-unit.json.gz}
+SRC=${SRC:-$ROOT/tests/data/traces/kineto-absolute-float-ns-unit.json.gz}
 
 missing=""
 command -v json_verify >/dev/null || missing="$missing yajl-tools"

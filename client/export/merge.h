@@ -9,7 +9,7 @@
  * its place.  Per card, one process (an M process_name event, on a pid no
  * event of the trace uses) holds one counter track per metric, named with
  * its unit, such as "pwr (W)".  A sample stamped t covering d becomes a C
- * event at t - d, on the trace's own time base (tracetarget.h), and after
+ * event at t - d, on the trace's own time base (target.h), and after
  * a card's last sample a final event at the end of its interval holds the
  * last values; every counter time is clipped to the trace's span.
  */

@@ -1,5 +1,5 @@
 /*
- * tracetarget: a trace placed on the samples' clock (tracetarget.h).
+ * target: a trace placed on the samples' clock (target.h).
  */
 #include <err.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * tracetarget: a profiler trace given to "spyremon export --trace", read
+ * target: a profiler trace given to "spyremon export --trace", read
  * once (trace.h) and placed on the samples' clock.
  *
  * A trace's own times (trace_info) become absolute CLOCK_REALTIME ns by

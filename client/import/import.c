@@ -1,6 +1,6 @@
 /*
  * import: an aiu-smi CSV log, or spyremon's own csv export, loaded into a
- * database through the daemon's store (store.h), so that the schema is
+ * database through the store (store/store.h), so that the schema is
  * created and migrated in one place only.
  *
  * The file is read twice.  The first pass parses and checks every line

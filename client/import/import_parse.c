@@ -1,6 +1,6 @@
 /*
  * import_parse: headers, rows, local times and intervals of the files
- * "spyremon import" reads (contract in import.h).
+ * "spyremon import" reads (contract in import_parse.h).
  *
  * Nothing here touches a database or prints: every error is a message in
  * the caller's buffer, which the command prefixes with FILE:LINE.

@@ -1,10 +1,10 @@
 /*
- * import: the parsing behind "spyremon import" (import_parse.c), apart
+ * import_parse: the parsing behind "spyremon import" (import_parse.c), apart
  * from the command (import.c) so that it is unit-tested without a
  * database.
  *
  * Two inputs are read.  aiu-smi's own CSV log ("aiu-smi -s -f FILE", or
- * spyremon's aiusmi export), parsed by the daemon's csvparse, stamps rows
+ * spyremon's aiusmi export), parsed by csvparse (common/), stamps rows
  * with a whole-second local Date and Time.  spyremon's csv export carries
  * epoch_ns and every column the database needs; its cells are split here
  * and its numbers read by csv_parse_value.

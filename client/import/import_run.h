@@ -4,8 +4,8 @@
  *
  * The first pass parses and checks every line, keeping each row's key;
  * import_run_check (import_check.c) then sorts the keys, refuses repeated
- * and out-of-order rows, infers the interval and sums up the spans.  The second pass parses
- * the same lines again and appends the rows to r->st, inside the caller's
+ * and out-of-order rows, infers the interval and sums up the spans.  The
+ * second pass parses the same lines again and appends the rows to r->st, inside the caller's
  * transaction.
  *
  * Functions returning int give CLIENT_EXIT_OK, or another exit status

@@ -1,5 +1,5 @@
 /*
- * tracecmd: "spyremon trace info", what a profiler trace holds and which
+ * trace_info: "spyremon trace info", what a profiler trace holds and which
  * wall-clock span it covers, before it is lined up with samples.
  *
  * A trace without absolute time is still described (exit 0): its events
