@@ -10,7 +10,8 @@
 #
 # Environment: B (build directory, default build); RUNS (timed runs per
 # command, default 3, at least 3); BENCH_DIR (default $TMPDIR or /tmp);
-# SRC (the real trace to replicate).
+# SRC (the real trace to replicate); BASE_B (another build directory, a
+# baseline: its merge and span-only export are timed in the same run).
 #
 # bench/mktrace.py replicates SRC's events, shifted, until the trace holds
 # MEGABYTES * 10^6 bytes; gzip -6 compresses a copy.  tests/mksamples
@@ -121,6 +122,12 @@ CMDS=(
 	"$SPY export $DB --trace $F.gz --merge $W/out.json.gz"
 	"$SPY export $DB --trace $F --merge $W/keep.json"
 )
+if [ -n "${BASE_B:-}" ]; then
+	BSPY=$ROOT/$BASE_B/spyremon
+	NAMES+=(base_merge base_span_only)
+	CMDS+=("$BSPY export $DB --trace $F --merge $W/out.json"
+	    "$BSPY export $DB --trace $F --format csv --output /dev/null")
+fi
 
 echo
 echo "hyperfine, $RUNS runs each; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -158,7 +165,11 @@ for a, b, note in (
         ("merge_gz_in", "merge", ""),
         ("merge_gz_out", "merge", ""),
         ("merge_gz_both", "merge", ""),
-        ("merge_replace", "merge", "writing over an earlier output")):
+        ("merge_replace", "merge", "writing over an earlier output"),
+        ("merge", "base_merge", "against the baseline build"),
+        ("span_only", "base_span_only", "against the baseline build")):
+    if a not in med or b not in med:
+        continue
     print("%-24s %6.2fx  %s" % ("%s / %s" % (a, b), med[a] / med[b],
                                 "(%s)" % note if note else ""))
 worst = max(kib[n] for n in names if n.startswith(("merge", "span")))
