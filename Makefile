@@ -49,7 +49,7 @@ COMMON_SRCS = common/log.c common/timeparse.c common/metrics.c common/proto.c \
 	common/config.c common/config_print.c common/csvparse.c \
 	common/inventory.c common/rowring.c common/jsonw.c
 STORE_SRCS = store/sql.c store/catalog.c store/store.c store/retention.c \
-	store/store_windows.c store/store_import.c
+	store/store_windows.c store/store_import.c store/counters.c
 DAEMON_SRCS = daemon/source/source.c daemon/source/source_rows.c \
 	daemon/source/source_child.c daemon/source/health.c \
 	daemon/pace.c daemon/windows.c daemon/control.c daemon/control_request.c
@@ -64,7 +64,9 @@ CLIENT_SRCS = client/client.c client/ctl.c client/db.c client/format.c \
 	client/export/merge_events.c client/export/steps.c \
 	client/export/energy.c \
 	client/import/import.c client/import/import_run.c \
-	client/import/import_check.c client/import/import_parse.c
+	client/import/import_check.c client/import/import_parse.c \
+	client/metrics/metrics.c client/metrics/collect.c \
+	client/metrics/render.c client/metrics/expo.c client/metrics/http.c
 SIM_SRCS = sim/aiu-smi-sim.c sim/simopts.c sim/cardmodel.c sim/layout.c
 # what the simulator takes from common/: no database, no config
 SIM_COMMON = common/log.c common/timeparse.c common/metrics.c
@@ -72,16 +74,18 @@ SIM_COMMON = common/log.c common/timeparse.c common/metrics.c
 UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_store test_pace test_health test_control test_windows \
 	test_format test_trace test_import test_merge test_energy \
-	test_rowring
+	test_rowring test_expo
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 
 INC_COMMON = -Icommon
 INC_STORE  = $(INC_COMMON) -Istore
 INC_DAEMON = $(INC_STORE) -Idaemon -Idaemon/source
-INC_CLIENT = $(INC_STORE) -Iclient -Iclient/trace -Iclient/export -Iclient/import
+INC_CLIENT = $(INC_STORE) -Iclient -Iclient/trace -Iclient/export -Iclient/import \
+	     -Iclient/metrics
 INC_SIM    = $(INC_COMMON) -Isim
-INC_TEST   = $(INC_DAEMON) -Iclient -Iclient/trace -Iclient/export -Iclient/import -Itests/unit
+INC_TEST   = $(INC_DAEMON) -Iclient -Iclient/trace -Iclient/export -Iclient/import \
+	     -Iclient/metrics -Itests/unit
 
 $(B)/common/%.o: INC = $(INC_COMMON)
 $(B)/common/%.o: PKGS = $(LIB_PKGS)

@@ -50,7 +50,7 @@ client_getopt_reset(void)
 }
 
 /* The config, loaded once; NULL after printing every error. */
-static struct config *
+struct config *
 client_config(struct client *cl)
 {
 	struct config_errors errs = { 0 };

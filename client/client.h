@@ -59,6 +59,8 @@ bool client_common_option(struct client *cl, int ch, const char *arg);
  * problem with the config is printed and gives NULL.
  */
 const char *client_socket(struct client *cl);
+/* The config in force, loaded on first call; NULL after printing why. */
+struct config *client_config(struct client *cl);
 const char *client_database(struct client *cl);
 
 /*
@@ -81,5 +83,6 @@ int cmd_status(struct client *cl, int argc, char *argv[]);
 int cmd_export(struct client *cl, int argc, char *argv[]);
 int cmd_trace(struct client *cl, int argc, char *argv[]);
 int cmd_import(struct client *cl, int argc, char *argv[]);
+int cmd_metrics(struct client *cl, int argc, char *argv[]);
 
 #endif

@@ -31,6 +31,7 @@ static const struct command commands[] = {
 	{ "export", cmd_export },
 	{ "trace", cmd_trace },
 	{ "import", cmd_import },
+	{ "metrics", cmd_metrics },
 	{ NULL, NULL },
 };
 
@@ -56,6 +57,7 @@ usage(FILE *fp, int code)
 	    "  trace info [--json] [--step-pattern REGEX] FILE\n"
 	    "  import [--tz ZONE] [--interval DURATION] [--device-map ID=BUSID,...]\n"
 	    "         FILE.csv\n"
+	    "  metrics [--format openmetrics|prometheus | --output FILE | --http]\n"
 	    "\n"
 	    "-c names the daemon's config (default %s), which gives the\n"
 	    "socket and the database; --socket and --db override it.\n"

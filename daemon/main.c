@@ -42,6 +42,8 @@ struct daemon {
 	struct windows *win;
 	struct control *ctl;
 	sd_event_source *flush_timer, *retention_timer, *status_timer;
+	unsigned pushed_restarts;	/* source counts already in the store */
+	uint64_t pushed_bad_lines;
 };
 
 static _Noreturn void
@@ -119,11 +121,32 @@ on_status_timer(sd_event_source *s, uint64_t usec, void *arg)
 	return 0;
 }
 
+/*
+ * Hand the source's restarts and rejected lines since the last call to the
+ * store, which keeps them as counters across restarts of the daemon.
+ */
+static void
+push_counters(struct daemon *d)
+{
+	struct source_stats ss;
+
+	source_get_stats(d->src, &ss);
+	if (ss.restarts > d->pushed_restarts)
+		store_counter_add(d->st, STORE_COUNTER_CHILD_RESTARTS,
+		    ss.restarts - d->pushed_restarts);
+	if (ss.bad_lines > d->pushed_bad_lines)
+		store_counter_add(d->st, STORE_COUNTER_REJECTED_LINES,
+		    ss.bad_lines - d->pushed_bad_lines);
+	d->pushed_restarts = ss.restarts;
+	d->pushed_bad_lines = ss.bad_lines;
+}
+
 static int
 on_flush_timer(sd_event_source *s, uint64_t usec, void *arg)
 {
 	struct daemon *d = arg;
 
+	push_counters(d);
 	store_flush(d->st);
 	/* re-armed from its scheduled time, so flushes never drift */
 	sd_event_source_set_time(s, usec + d->cfg->flush_interval_ns / 1000);
@@ -320,6 +343,8 @@ main(int argc, char *argv[])
 		log_warnx("event loop: %s", strerror(-r));
 
 	windows_free(d.win);
+	if (d.src != NULL)
+		push_counters(&d);
 	source_free(d.src);
 	sd_event_source_disable_unref(d.status_timer);
 	sd_event_source_disable_unref(d.retention_timer);

@@ -17,9 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "metrics.h"
 #include "schema.h"
+#include "sql.h"
 #include "timeparse.h"
 
 #define BUSY_TIMEOUT_MS		250
@@ -90,7 +92,28 @@ static const char schema_v3[] =
 	"imported_ns INTEGER NOT NULL);\n"
 	"CREATE INDEX imports_device ON " SCHEMA_T_IMPORTS " (device, first_ns);\n";
 
+/* Version 4 is reserved for another change of the schema. */
+static const char schema_v4[] = "";
+
+/*
+ * The host that created the database (one row, filled by fill_host), and
+ * the daemon's running totals (counters.c).
+ */
+static const char schema_v5[] =
+	"CREATE TABLE " SCHEMA_T_HOST " ("
+	"id INTEGER PRIMARY KEY CHECK (id = 1), "
+	"hostname TEXT NOT NULL, "
+	"machine_id TEXT NOT NULL, "
+	"created_ns INTEGER NOT NULL);\n"
+	"CREATE TABLE " SCHEMA_T_COUNTERS " ("
+	"name TEXT NOT NULL, "
+	"device INTEGER NOT NULL, "
+	"value REAL NOT NULL, "
+	"through_ns INTEGER NOT NULL, "
+	"PRIMARY KEY (name, device)) WITHOUT ROWID;\n";
+
 static int	seed_catalog(struct store *);
+static int	fill_host(struct store *);
 
 struct migration {
 	const char *sql;
@@ -101,6 +124,8 @@ static const struct migration migrations[SCHEMA_VERSION] = {
 	{ schema_v1, seed_catalog },
 	{ schema_v2, NULL },
 	{ schema_v3, NULL },
+	{ schema_v4, NULL },
+	{ schema_v5, fill_host },
 };
 
 /* The first column of the single row sql returns, as an integer. */
@@ -119,6 +144,56 @@ query_int(struct store *st, const char *sql, int64_t *out)
 		sql_warn(st, sql);
 	sqlite3_finalize(s);
 	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* ---- the host ---- */
+
+/*
+ * The machine ID of machine-id(5), "" if it cannot be read (a container
+ * without one).
+ */
+static void
+machine_id(char *buf, size_t len)
+{
+	FILE *fp = fopen("/etc/machine-id", "re");
+
+	buf[0] = '\0';
+	if (fp == NULL)
+		return;
+	if (fgets(buf, (int)len, fp) == NULL)
+		buf[0] = '\0';
+	buf[strcspn(buf, " \t\r\n")] = '\0';
+	fclose(fp);
+}
+
+/*
+ * Record this host in a database created (or migrated to version 5) here:
+ * gethostname(2) and machine-id(5), so that databases copied from many
+ * hosts still say where they come from.
+ */
+static int
+fill_host(struct store *st)
+{
+	char host[256] = "", mid[64];
+	sqlite3_stmt *s;
+	int rc;
+
+	if (gethostname(host, sizeof(host) - 1) == -1)
+		host[0] = '\0';
+	machine_id(mid, sizeof(mid));
+	if (sql_prepare(st, "INSERT INTO " SCHEMA_T_HOST " (id, hostname, "
+	    "machine_id, created_ns) VALUES (1, ?1, ?2, ?3)", &s) == -1)
+		return -1;
+	sqlite3_bind_text(s, 1, host, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, mid, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, now_realtime_ns());
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		sql_warn(st, "record the host");
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- the metric catalog ---- */

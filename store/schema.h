@@ -8,7 +8,7 @@
 #define SPYREMON_SCHEMA_H
 
 /* PRAGMA user_version of a database this build writes. */
-#define SCHEMA_VERSION 3
+#define SCHEMA_VERSION 5
 
 #define SCHEMA_T_METRICS	"metrics"	/* the metric catalog */
 #define SCHEMA_T_SAMPLES	"samples"	/* one row per card per interval */
@@ -16,6 +16,8 @@
 #define SCHEMA_T_DEVICE_MAP	"device_map"	/* aiu-smi ID -> metric file -> bus ID */
 #define SCHEMA_T_WINDOWS	"windows"	/* tagged profiling windows */
 #define SCHEMA_T_IMPORTS	"imports"	/* time ranges loaded by spyremon import */
+#define SCHEMA_T_HOST		"host"		/* the host that created the database */
+#define SCHEMA_T_COUNTERS	"counters"	/* the daemon's running totals */
 #define SCHEMA_V_VALUES		"sample_values"	/* (ts_ns, device, metric, value) */
 
 /* Fixed columns of samples; every other column is a metric. */
@@ -23,5 +25,11 @@
 #define SCHEMA_C_DEVICE		"device"	/* aiu-smi device ID */
 #define SCHEMA_C_INTERVAL	"interval_ms"	/* delay in force: row covers [ts-interval, ts] */
 #define SCHEMA_C_SKEW		"smi_skew_s"	/* aiu-smi's Date+Time minus ts, in s */
+
+/* Names in the counters table (device -1 unless per card). */
+#define COUNTER_SAMPLES		"samples"	/* rows stored, ever */
+#define COUNTER_CHILD_RESTARTS	"child_restarts"	/* aiu-smi restarted */
+#define COUNTER_REJECTED_LINES	"rejected_lines"	/* lines not parsed */
+#define COUNTER_ENERGY		"energy_joules"	/* per card: integral of pwr */
 
 #endif

@@ -106,6 +106,7 @@ store_free(struct store *st)
 	sqlite3_finalize(st->commit);
 	sqlite3_finalize(st->rollback);
 	store_catalog_free(&st->cat);
+	store_counters_free(st);
 	if (st->db != NULL && (rc = sqlite3_close(st->db)) != SQLITE_OK)
 		log_warnx("%s: close: %s", st->path, sqlite3_errstr(rc));
 	rowring_free(&st->pool);
@@ -137,7 +138,8 @@ store_open(const char *path, size_t max_pending, struct store **out)
 		log_warn("%s: cannot open database", path);
 		return -1;
 	}
-	if (store_db_open(st, SCHEMA_VERSION) == -1 || ingest_prepare(st) == -1) {
+	if (store_db_open(st, SCHEMA_VERSION) == -1 || ingest_prepare(st) == -1 ||
+	    store_counters_load(st) == -1) {
 		store_free(st);
 		return -1;
 	}
@@ -337,6 +339,7 @@ row_bind(struct store *st, size_t k)
  * back) is skipped and counted in *skipped rather than blocking the rest;
  * inside a caller's transaction (store_tx_begin) it is named and fails
  * the write instead, since an import must not lose rows silently.
+ * Then the counters that count them (counters.c), in the same transaction.
  * Returns an SQLite result code.
  */
 static int
@@ -364,7 +367,7 @@ rows_write(struct store *st, size_t *skipped)
 		}
 		(*skipped)++;
 	}
-	return SQLITE_OK;
+	return store_counters_write(st, st->pool.n - *skipped, now_realtime_ns());
 }
 
 static void
@@ -373,6 +376,7 @@ rows_committed(struct store *st, size_t skipped)
 	if (skipped > 0)
 		log_warnx("%s: %zu rows duplicated stored rows and were "
 		    "dropped", st->path, skipped);
+	store_counters_committed(st);
 	st->rows_written += st->pool.n - skipped;
 	st->rows_dropped += skipped;
 	rowring_clear(&st->pool);
@@ -418,7 +422,7 @@ store_flush(struct store *st)
 {
 	size_t skipped;
 
-	if (st->pool.n == 0)
+	if (st->pool.n == 0 && !store_counters_pending(st))
 		return 0;
 	if (st->in_tx)
 		return flush_in_tx(st);

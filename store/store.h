@@ -143,6 +143,21 @@ int store_retention_step(struct store *st, const struct store_retention *r,
 
 void store_get_stats(struct store *st, struct store_stats *out);
 
+/* ---- the daemon's running totals (counters.c) ---- */
+
+enum store_counter {
+	STORE_COUNTER_CHILD_RESTARTS,	/* aiu-smi started again */
+	STORE_COUNTER_REJECTED_LINES,	/* lines of its output not parsed */
+	STORE_NCOUNTERS
+};
+
+/*
+ * Add delta to a counter of the counters table; written with the next
+ * flush (which happens even with no rows buffered), kept until it is.
+ */
+void store_counter_add(struct store *st, enum store_counter which,
+    uint64_t delta);
+
 /* ---- profiling windows (store_windows.c) ----
  * Window changes are written at once in their own transaction, never
  * batched: a mark must survive a crash of the daemon. */

@@ -68,6 +68,26 @@ struct device_last {
 	int64_t ts_ns;
 };
 
+/* A device's energy: joules integrated up to through_ns. */
+struct store_energy {
+	int device;
+	double joules;
+	int64_t through_ns;
+	bool dirty;		/* changed by the write in progress */
+};
+
+/*
+ * The counters' committed state (e), the state a write in progress
+ * computes (tent, adopted once its transaction commits), and the deltas
+ * the daemon added that are not yet written.
+ */
+struct store_counters {
+	struct store_energy *e, *tent;
+	size_t n, cap, ntent, tentcap;
+	uint64_t add[STORE_NCOUNTERS];
+	bool written;		/* tent and add are in the open transaction */
+};
+
 enum retention_phase { RET_AGE, RET_SIZE, RET_VACUUM, RET_CHECKPOINT };
 
 /*
@@ -108,9 +128,30 @@ struct store {
 	uint64_t rows_written, rows_dropped, rows_deleted, flushes_failed;
 	int64_t newest_ts_ns;
 
+	struct store_counters ctr;
 	struct retention_state ret;
 	struct ratelimit rl_flush, rl_drop, rl_retention;
 };
+
+/* ---- counters.c ---- */
+
+/* Read the stored energy state; 0 or -1 (logged). */
+int store_counters_load(struct store *st);
+void store_counters_free(struct store *st);
+
+/* True if store_counter_add left deltas to write. */
+bool store_counters_pending(const struct store *st);
+
+/*
+ * Inside the open transaction, after the buffered rows were inserted
+ * (rows of them new): integrate their energy and write every changed
+ * counter.  Returns an SQLite result code; the committed state is
+ * untouched until store_counters_committed.
+ */
+int store_counters_write(struct store *st, uint64_t rows, int64_t now_ns);
+
+/* The transaction of the last store_counters_write committed. */
+void store_counters_committed(struct store *st);
 
 /* ---- catalog.c ---- */
 

@@ -742,7 +742,7 @@ test_migrate_from_v2(void **state)
 
 	fx_open(f, 10);
 	db = db_open(f);
-	assert_int_equal(q_int(db, "PRAGMA user_version"), 3);
+	assert_int_equal(q_int(db, "PRAGMA user_version"), SCHEMA_VERSION);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM sqlite_master WHERE "
 	    "name IN ('imports', 'imports_device')"), 2);
 	assert_true(view_value(db, "pwr", T0, 2) == 26.7);
@@ -1148,6 +1148,68 @@ test_bytes_per_value(void **state)
 	assert_true(bpv < 6.0);
 }
 
+/*
+ * Version 5's running totals: energy counts each instant of a device once
+ * (a row replacing stored time adds nothing), samples counts rows
+ * written, deltas from the daemon are written even without rows, and
+ * everything continues after a reopen.  The host table names this host.
+ */
+static void
+test_counters(void **state)
+{
+	struct fx *f = *state;
+	char host[256] = "", buf[256];
+	sqlite3 *db;
+
+#define ENERGY "SELECT value FROM counters WHERE name = 'energy_joules' " \
+	"AND device = 0"
+#define SCALAR(n) "SELECT value FROM counters WHERE name = '" n "' " \
+	"AND device = -1"
+	fx_open(f, 10);
+	append_pwr(f, T0, 0, 500);		/* 50 W over 1 s */
+	append_pwr(f, T0 + SEC, 0, 1000);	/* 100 W over 1 s */
+	assert_int_equal(store_flush(f->st), 0);
+	db = db_open(f);
+	assert_int_equal(q_int(db, ENERGY), 150);
+	assert_int_equal(q_int(db, "SELECT through_ns FROM counters WHERE "
+	    "name = 'energy_joules'"), T0 + SEC);
+	assert_int_equal(q_int(db, SCALAR("samples")), 2);
+	sqlite3_close(db);
+
+	/* the replaced second is not counted twice; the next one is */
+	assert_int_equal(store_delete_after(f->st, 0, T0), 0);
+	append_pwr(f, T0 + SEC / 2, 0, 2000);
+	append_pwr(f, T0 + 2 * SEC, 0, 100);
+	assert_int_equal(store_flush(f->st), 0);
+	store_counter_add(f->st, STORE_COUNTER_CHILD_RESTARTS, 2);
+	store_counter_add(f->st, STORE_COUNTER_REJECTED_LINES, 5);
+	assert_int_equal(store_flush(f->st), 0);
+	db = db_open(f);
+	assert_int_equal(q_int(db, ENERGY), 160);
+	assert_int_equal(q_int(db, SCALAR("samples")), 4);
+	assert_int_equal(q_int(db, SCALAR("child_restarts")), 2);
+	assert_int_equal(q_int(db, SCALAR("rejected_lines")), 5);
+	assert_int_equal(gethostname(host, sizeof(host) - 1), 0);
+	assert_string_equal(q_text(db, "SELECT hostname FROM host", buf,
+	    sizeof(buf)), host);
+	sqlite3_close(db);
+
+	/* a restart continues from the stored totals */
+	fx_close(f);
+	fx_open(f, 10);
+	append_pwr(f, T0 + 3 * SEC, 0, 100);
+	store_counter_add(f->st, STORE_COUNTER_CHILD_RESTARTS, 1);
+	fx_close(f);
+	db = db_open(f);
+	assert_int_equal(q_int(db, ENERGY), 170);
+	assert_int_equal(q_int(db, SCALAR("samples")), 5);
+	assert_int_equal(q_int(db, SCALAR("child_restarts")), 3);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM host"), 1);
+	sqlite3_close(db);
+#undef ENERGY
+#undef SCALAR
+}
+
 int
 main(void)
 {
@@ -1175,6 +1237,7 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_from_v1, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_counters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_from_v2, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_tx_all_or_nothing, setup,

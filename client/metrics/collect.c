@@ -1,0 +1,406 @@
+/*
+ * collect: the snapshot "spyremon metrics" exposes (collect.h).
+ */
+#include "collect.h"
+
+#include <err.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "client.h"
+#include "db.h"
+#include "metrics.h"
+#include "schema.h"
+#include "timeparse.h"
+
+/*
+ * IBM's exporter's gauges, from the aiu-smi columns that carry the same
+ * quantity, plus our busy ratio.  aiu-smi prints bandwidths in GiB/s over
+ * the sample's interval; IBM's names say bytes, so the value is the bytes
+ * moved during that interval (spyre_sample_interval_seconds gives it).
+ */
+const struct collect_value collect_values[] = {
+	{ "pwr", "spyre_power_watts", "watts", CONV_AS_IS,
+	    "Card power, the newest sample." },
+	{ "gtemp", "spyre_temperature_celsius", "celsius", CONV_AS_IS,
+	    "Card temperature, the newest sample." },
+	{ "busy", "spyre_busy_ratio", "ratio", CONV_PERCENT,
+	    "Fraction of the sample's interval the card was busy." },
+	{ "rdmem", "spyre_read_memory_bytes", "bytes", CONV_GIBPS_INTERVAL,
+	    "Bytes read from device memory during the sample's interval." },
+	{ "wrmem", "spyre_write_memory_bytes", "bytes", CONV_GIBPS_INTERVAL,
+	    "Bytes written to device memory during the sample's interval." },
+	{ "rxpci", "spyre_rxpci_bytes", "bytes", CONV_GIBPS_INTERVAL,
+	    "Bytes received over PCIe during the sample's interval." },
+	{ "txpci", "spyre_txpci_bytes", "bytes", CONV_GIBPS_INTERVAL,
+	    "Bytes sent over PCIe during the sample's interval." },
+	{ "rdrdma", "spyre_rdma_read_bytes", "bytes", CONV_GIBPS_INTERVAL,
+	    "Bytes read by RDMA during the sample's interval." },
+	{ "wrrdma", "spyre_rdma_write_bytes", "bytes", CONV_GIBPS_INTERVAL,
+	    "Bytes written by RDMA during the sample's interval." },
+	{ "actmem", "spyre_avg_memory_bytes", "bytes", CONV_MIB,
+	    "Device memory in use, the newest sample." },
+	{ "peakmem", "spyre_peak_memory_bytes", "bytes", CONV_MIB,
+	    "Peak device memory in use, the newest sample." },
+};
+const size_t collect_nvalues = sizeof(collect_values) /
+    sizeof(collect_values[0]);
+
+static void *
+xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n > 0 ? n : 1, sz);
+
+	if (p == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	return p;
+}
+
+static char *
+xstrdup(const char *s)
+{
+	char *p = strdup(s != NULL ? s : "");
+
+	if (p == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	return p;
+}
+
+static bool
+table_exists(sqlite3 *db, const char *name)
+{
+	sqlite3_stmt *s;
+	bool yes = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE "
+	    "type = 'table' AND name = ?1", -1, &s, NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	yes = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return yes;
+}
+
+/* v rounded to a whole number, half away from zero (without libm) */
+static double
+whole(double v)
+{
+	if (v > 9e15 || v < -9e15)
+		return v;	/* already whole */
+	return (double)(int64_t)(v < 0 ? v - 0.5 : v + 0.5);
+}
+
+static double
+convert(enum collect_conv conv, double v, uint32_t interval_ms)
+{
+	switch (conv) {
+	case CONV_PERCENT:
+		return v / 100;
+	case CONV_GIBPS_INTERVAL:	/* whole bytes */
+		return whole(v * 1073741824.0 * interval_ms / 1000);
+	case CONV_MIB:
+		return whole(v * 1048576.0);
+	case CONV_AS_IS:
+		break;
+	}
+	return v;
+}
+
+/* The card's PCI function ("pf"/"vf") from the inventory, "" if absent. */
+static const char *
+card_type(sqlite3 *db, const char *bus_id)
+{
+	sqlite3_stmt *s;
+	const char *t = "";
+
+	if (bus_id[0] == '\0' || sqlite3_prepare_v2(db, "SELECT function FROM "
+	    SCHEMA_T_CARDS " WHERE bus_id = ?1", -1, &s, NULL) != SQLITE_OK)
+		return t;
+	sqlite3_bind_text(s, 1, bus_id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		const char *f = (const char *)sqlite3_column_text(s, 0);
+
+		if (f != NULL && strcmp(f, "vf") == 0)
+			t = "vf";
+		else if (f != NULL && strcmp(f, "pf") == 0)
+			t = "pf";
+	}
+	sqlite3_finalize(s);
+	return t;
+}
+
+static int
+cmp_card(const void *a, const void *b)
+{
+	const struct collect_card *x = a, *y = b;
+
+	return (x->device > y->device) - (x->device < y->device);
+}
+
+/*
+ * The statement reading samples newest first from ?1 on: ts_ns, device,
+ * interval_ms, then one column per collect_values entry (NULL for a column
+ * absent or unreliable).
+ */
+static sqlite3_stmt *
+newest_stmt(sqlite3 *db, const struct db_catalog *cat)
+{
+	char sql[2048];
+	size_t len;
+	sqlite3_stmt *s = NULL;
+
+	len = (size_t)snprintf(sql, sizeof(sql), "SELECT " SCHEMA_C_TS ", "
+	    SCHEMA_C_DEVICE ", " SCHEMA_C_INTERVAL);
+	for (size_t i = 0; i < collect_nvalues; i++) {
+		const struct db_metric *m = db_catalog_find(cat,
+		    collect_values[i].key);
+
+		if (m != NULL && m->reliable)
+			len += (size_t)snprintf(sql + len, sizeof(sql) - len,
+			    ", \"%s\" / %.1f", m->col,
+			    (double)metric_pow10[m->decimals]);
+		else
+			len += (size_t)snprintf(sql + len, sizeof(sql) - len,
+			    ", NULL");
+	}
+	snprintf(sql + len, sizeof(sql) - len, " FROM " SCHEMA_T_SAMPLES
+	    " WHERE " SCHEMA_C_TS " > ?1 ORDER BY " SCHEMA_C_TS " DESC");
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		return NULL;
+	return s;
+}
+
+/*
+ * Each device's newest sample among those stamped in the last
+ * COLLECT_STALE_INTERVALS longest intervals (plus a flush).  The scan goes
+ * back from the newest row and stops once rows are older than that many
+ * of the longest interval seen so far: a device with nothing since is stale
+ * (unless its interval is longer than every other device's).
+ */
+static int
+read_cards(sqlite3 *db, struct collect *c)
+{
+	struct db_catalog cat = { 0 };
+	struct db_devmap map = { 0 };
+	sqlite3_stmt *s = NULL;
+	int seen[256];
+	size_t nseen = 0;
+	int64_t imax_ns = 0;
+	int rc;
+
+	if (db_catalog_load(db, &cat) != CLIENT_EXIT_OK)
+		return CLIENT_EXIT_DATABASE;
+	if (db_devmap_load(db, &map) != CLIENT_EXIT_OK) {
+		db_catalog_free(&cat);
+		return CLIENT_EXIT_DATABASE;
+	}
+	if ((s = newest_stmt(db, &cat)) == NULL) {
+		rc = db_error(db, "samples");
+		goto out;
+	}
+	sqlite3_bind_int64(s, 1, c->now_ns - c->flush_ns -
+	    COLLECT_STALE_INTERVALS * DB_MAX_INTERVAL_NS);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t ts = sqlite3_column_int64(s, 0);
+		int dev = sqlite3_column_int(s, 1);
+		uint32_t ival = (uint32_t)sqlite3_column_int64(s, 2);
+		struct collect_card *cd;
+		bool dup = false;
+
+		if (imax_ns > 0 && ts < c->now_ns - c->flush_ns -
+		    COLLECT_STALE_INTERVALS * imax_ns)
+			break;
+		for (size_t i = 0; i < nseen && !dup; i++)
+			dup = seen[i] == dev;
+		if (dup)
+			continue;
+		if (nseen == sizeof(seen) / sizeof(seen[0]))
+			break;
+		seen[nseen++] = dev;
+		if ((int64_t)ival * 1000000 > imax_ns)
+			imax_ns = (int64_t)ival * 1000000;
+		if (c->now_ns - ts > c->flush_ns + COLLECT_STALE_INTERVALS *
+		    (int64_t)ival * 1000000) {
+			c->nstale++;
+			continue;
+		}
+		c->cards = realloc(c->cards, (c->ncards + 1) * sizeof(*cd));
+		if (c->cards == NULL)
+			errx(CLIENT_EXIT_FAILED, "out of memory");
+		cd = &c->cards[c->ncards++];
+		memset(cd, 0, sizeof(*cd));
+		cd->device = dev;
+		cd->ts_ns = ts;
+		cd->interval_ms = ival;
+		cd->bus_id = xstrdup(db_devmap_bus_id(&map, dev, ts));
+		cd->type = card_type(db, cd->bus_id);
+		cd->v = xcalloc(collect_nvalues, sizeof(*cd->v));
+		cd->have = xcalloc(collect_nvalues, sizeof(*cd->have));
+		for (size_t i = 0; i < collect_nvalues; i++) {
+			if (sqlite3_column_type(s, 3 + (int)i) == SQLITE_NULL)
+				continue;
+			cd->have[i] = true;
+			cd->v[i] = convert(collect_values[i].conv,
+			    sqlite3_column_double(s, 3 + (int)i), ival);
+		}
+	}
+	rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? CLIENT_EXIT_OK :
+	    db_error(db, "samples");
+	if (c->ncards > 1)
+		qsort(c->cards, c->ncards, sizeof(*c->cards), cmp_card);
+out:
+	sqlite3_finalize(s);
+	db_devmap_free(&map);
+	db_catalog_free(&cat);
+	return rc;
+}
+
+static struct collect_card *
+find_card(struct collect *c, int device)
+{
+	for (size_t i = 0; i < c->ncards; i++)
+		if (c->cards[i].device == device)
+			return &c->cards[i];
+	return NULL;
+}
+
+/* The daemon's counters (schema version 5 on). */
+static int
+read_counters(sqlite3 *db, struct collect *c)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (!table_exists(db, SCHEMA_T_COUNTERS))
+		return CLIENT_EXIT_OK;
+	c->have_counters = true;
+	if (sqlite3_prepare_v2(db, "SELECT name, device, value, through_ns "
+	    "FROM " SCHEMA_T_COUNTERS, -1, &s, NULL) != SQLITE_OK)
+		return db_error(db, SCHEMA_T_COUNTERS);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(s, 0);
+		int dev = sqlite3_column_int(s, 1);
+		double v = sqlite3_column_double(s, 2);
+		struct collect_card *cd;
+
+		if (name == NULL)
+			continue;
+		if (strcmp(name, COUNTER_SAMPLES) == 0)
+			c->samples_total = v;
+		else if (strcmp(name, COUNTER_CHILD_RESTARTS) == 0)
+			c->child_restarts = v;
+		else if (strcmp(name, COUNTER_REJECTED_LINES) == 0)
+			c->rejected_lines = v;
+		else if (strcmp(name, COUNTER_ENERGY) == 0 &&
+		    (cd = find_card(c, dev)) != NULL) {
+			cd->have_energy = true;
+			cd->energy_j = v;
+			cd->energy_ts_ns = sqlite3_column_int64(s, 3);
+		}
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? CLIENT_EXIT_OK :
+	    db_error(db, SCHEMA_T_COUNTERS);
+}
+
+static int
+read_host(sqlite3 *db, struct collect *c)
+{
+	sqlite3_stmt *s;
+
+	if (!table_exists(db, SCHEMA_T_HOST))
+		return CLIENT_EXIT_OK;
+	if (sqlite3_prepare_v2(db, "SELECT hostname, machine_id FROM "
+	    SCHEMA_T_HOST, -1, &s, NULL) != SQLITE_OK)
+		return db_error(db, SCHEMA_T_HOST);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		c->hostname = xstrdup((const char *)sqlite3_column_text(s, 0));
+		c->machine_id = xstrdup((const char *)sqlite3_column_text(s, 1));
+	}
+	sqlite3_finalize(s);
+	return CLIENT_EXIT_OK;
+}
+
+static int
+read_newest(sqlite3 *db, struct collect *c)
+{
+	sqlite3_stmt *s;
+
+	if (sqlite3_prepare_v2(db, "SELECT max(" SCHEMA_C_TS ") FROM "
+	    SCHEMA_T_SAMPLES, -1, &s, NULL) != SQLITE_OK)
+		return db_error(db, "samples");
+	if (sqlite3_step(s) == SQLITE_ROW)
+		c->newest_ts_ns = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return CLIENT_EXIT_OK;
+}
+
+static int
+read_windows(sqlite3 *db, struct collect *c)
+{
+	struct db_window_filter f = { .have_since = true, .since_ns = c->now_ns };
+	struct db_window *w;
+	size_t n;
+
+	if (db_windows(db, &f, &w, &n) != CLIENT_EXIT_OK)
+		return CLIENT_EXIT_DATABASE;
+	c->open = xcalloc(n, sizeof(*c->open));
+	for (size_t i = 0; i < n; i++) {
+		if (!w[i].open)
+			continue;
+		c->open[c->nopen].id = w[i].id;
+		c->open[c->nopen].tag = xstrdup(w[i].tag);
+		c->open[c->nopen].begin_ns = w[i].begin_ns;
+		c->nopen++;
+	}
+	db_windows_free(w, n);
+	return CLIENT_EXIT_OK;
+}
+
+static int64_t
+file_bytes(const char *path, const char *suffix)
+{
+	char p[4096];
+	struct stat sb;
+
+	snprintf(p, sizeof(p), "%s%s", path, suffix);
+	return stat(p, &sb) == 0 ? (int64_t)sb.st_size : 0;
+}
+
+int
+collect_read(sqlite3 *db, const char *path, int64_t now_ns, int64_t flush_ns,
+    struct collect *c)
+{
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	c->now_ns = now_ns;
+	c->flush_ns = flush_ns;
+	if ((rc = read_host(db, c)) != CLIENT_EXIT_OK ||
+	    (rc = read_newest(db, c)) != CLIENT_EXIT_OK ||
+	    (rc = read_cards(db, c)) != CLIENT_EXIT_OK ||
+	    (rc = read_counters(db, c)) != CLIENT_EXIT_OK ||
+	    (rc = read_windows(db, c)) != CLIENT_EXIT_OK)
+		return rc;
+	c->database_bytes = file_bytes(path, "") + file_bytes(path, "-wal");
+	return CLIENT_EXIT_OK;
+}
+
+void
+collect_free(struct collect *c)
+{
+	for (size_t i = 0; i < c->ncards; i++) {
+		free(c->cards[i].bus_id);
+		free(c->cards[i].v);
+		free(c->cards[i].have);
+	}
+	free(c->cards);
+	for (size_t i = 0; i < c->nopen; i++)
+		free(c->open[i].tag);
+	free(c->open);
+	free(c->hostname);
+	free(c->machine_id);
+	memset(c, 0, sizeof(*c));
+}

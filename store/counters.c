@@ -1,0 +1,231 @@
+/*
+ * counters: the store's running totals in the counters table (schema
+ * version 5), written in the same transaction as the rows they count, so
+ * a reader of one snapshot sees totals that match its samples, and a
+ * restart continues from the stored values: each counter only grows.
+ *
+ *   samples          rows written (imports included)
+ *   child_restarts   added by the daemon (store_counter_add)
+ *   rejected_lines   added by the daemon (store_counter_add)
+ *   energy_joules    per device: the integral of pwr over time
+ *
+ * Energy counts each instant once: a row stamped t with interval i covers
+ * [t - i, t], and adds pwr times the part of that span after the
+ * device's through_ns, which then moves to t.  So rows that replace
+ * stored ones when a window opens (the fine rows of a span that coarse
+ * rows already covered), rows older than through_ns (an import of an old
+ * log) and the time the daemon was down add nothing, and the total never
+ * goes back.  A row without pwr moves through_ns and adds nothing.
+ */
+#include "store_priv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+#include "schema.h"
+#include "sql.h"
+
+static const char *const scalar_names[STORE_NCOUNTERS] = {
+	[STORE_COUNTER_CHILD_RESTARTS] = COUNTER_CHILD_RESTARTS,
+	[STORE_COUNTER_REJECTED_LINES] = COUNTER_REJECTED_LINES,
+};
+
+int
+store_counters_load(struct store *st)
+{
+	struct store_counters *c = &st->ctr;
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sql_prepare(st, "SELECT device, value, through_ns FROM "
+	    SCHEMA_T_COUNTERS " WHERE name = '" COUNTER_ENERGY "' "
+	    "ORDER BY device", &s) == -1)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct store_energy *e;
+
+		if (c->n == c->cap) {
+			size_t cap = c->cap ? c->cap * 2 : 8;
+
+			if ((e = realloc(c->e, cap * sizeof(*e))) == NULL) {
+				sqlite3_finalize(s);
+				log_warn("%s: counters", st->path);
+				return -1;
+			}
+			c->e = e;
+			c->cap = cap;
+		}
+		e = &c->e[c->n++];
+		e->device = sqlite3_column_int(s, 0);
+		e->joules = sqlite3_column_double(s, 1);
+		e->through_ns = sqlite3_column_int64(s, 2);
+		e->dirty = false;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		sql_warn(st, "read counters");
+		return -1;
+	}
+	return 0;
+}
+
+void
+store_counters_free(struct store *st)
+{
+	free(st->ctr.e);
+	free(st->ctr.tent);
+	memset(&st->ctr, 0, sizeof(st->ctr));
+}
+
+void
+store_counter_add(struct store *st, enum store_counter which, uint64_t delta)
+{
+	if (which < STORE_NCOUNTERS)
+		st->ctr.add[which] += delta;
+}
+
+bool
+store_counters_pending(const struct store *st)
+{
+	for (int i = 0; i < STORE_NCOUNTERS; i++)
+		if (st->ctr.add[i] > 0)
+			return true;
+	return false;
+}
+
+/* The tentative state of device, added if new; NULL when out of memory. */
+static struct store_energy *
+tent_get(struct store_counters *c, int device)
+{
+	struct store_energy *e;
+
+	for (size_t i = 0; i < c->ntent; i++)
+		if (c->tent[i].device == device)
+			return &c->tent[i];
+	if (c->ntent == c->tentcap) {
+		size_t cap = c->tentcap ? c->tentcap * 2 : 8;
+
+		if ((e = realloc(c->tent, cap * sizeof(*e))) == NULL)
+			return NULL;
+		c->tent = e;
+		c->tentcap = cap;
+	}
+	e = &c->tent[c->ntent++];
+	memset(e, 0, sizeof(*e));
+	e->device = device;
+	return e;
+}
+
+/* The slot of pwr in the catalog, -1 if it has none. */
+static int
+pwr_slot(const struct store *st)
+{
+	for (size_t i = 0; i < st->cat.n; i++)
+		if (strcmp(st->cat.cols[i].key, "pwr") == 0)
+			return (int)i;
+	return -1;
+}
+
+static int
+upsert(struct store *st, const char *name, int device, double value,
+    int64_t through_ns, bool add)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sql_prepare(st, add ?
+	    "INSERT INTO " SCHEMA_T_COUNTERS " (name, device, value, through_ns) "
+	    "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (name, device) DO UPDATE SET "
+	    "value = value + excluded.value, through_ns = excluded.through_ns" :
+	    "INSERT INTO " SCHEMA_T_COUNTERS " (name, device, value, through_ns) "
+	    "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (name, device) DO UPDATE SET "
+	    "value = excluded.value, through_ns = excluded.through_ns", &s) == -1)
+		return SQLITE_ERROR;
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 2, device);
+	sqlite3_bind_double(s, 3, value);
+	sqlite3_bind_int64(s, 4, through_ns);
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+int
+store_counters_write(struct store *st, uint64_t rows, int64_t now_ns)
+{
+	struct store_counters *c = &st->ctr;
+	int slot = pwr_slot(st), rc;
+
+	c->ntent = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		struct store_energy *e = tent_get(c, c->e[i].device);
+
+		if (e == NULL)
+			return SQLITE_NOMEM;
+		*e = c->e[i];
+		e->dirty = false;
+	}
+	for (size_t i = 0; i < st->pool.n; i++) {
+		size_t k = rowring_at(&st->pool, i);
+		const struct pending_row *r = rowring_row(&st->pool, k);
+		int64_t from = r->ts_ns - (int64_t)r->interval_ms * 1000000;
+		struct store_energy *e = tent_get(c, r->device);
+
+		if (e == NULL)
+			return SQLITE_NOMEM;
+		if (r->ts_ns <= e->through_ns)
+			continue;
+		if (from < e->through_ns)
+			from = e->through_ns;
+		if (slot >= 0) {
+			const unsigned char *kinds =
+			    rowring_cells(&st->pool, POOL_KINDS, k);
+			const union store_cell *cells =
+			    rowring_cells(&st->pool, POOL_VALUES, k);
+			unsigned char kind = kinds[slot];
+			const union store_cell *cell = &cells[slot];
+			double w = kind == CELL_INT ? (double)cell->i :
+			    kind == CELL_REAL ? cell->d : 0;
+
+			w /= (double)metric_pow10[st->cat.cols[slot].decimals];
+			e->joules += w * (double)(r->ts_ns - from) / 1e9;
+		}
+		e->through_ns = r->ts_ns;
+		e->dirty = true;
+	}
+	for (size_t i = 0; i < c->ntent; i++)
+		if (c->tent[i].dirty &&
+		    (rc = upsert(st, COUNTER_ENERGY, c->tent[i].device,
+		    c->tent[i].joules, c->tent[i].through_ns, false)) != SQLITE_OK)
+			return rc;
+	if (rows > 0 && (rc = upsert(st, COUNTER_SAMPLES, -1, (double)rows,
+	    now_ns, true)) != SQLITE_OK)
+		return rc;
+	for (int i = 0; i < STORE_NCOUNTERS; i++)
+		if (c->add[i] > 0 && (rc = upsert(st, scalar_names[i], -1,
+		    (double)c->add[i], now_ns, true)) != SQLITE_OK)
+			return rc;
+	c->written = true;
+	return SQLITE_OK;
+}
+
+void
+store_counters_committed(struct store *st)
+{
+	struct store_counters *c = &st->ctr;
+	struct store_energy *t = c->e;
+	size_t cap = c->cap;
+
+	if (!c->written)
+		return;
+	c->written = false;
+	/* the tentative state becomes the state */
+	c->e = c->tent;
+	c->n = c->ntent;
+	c->cap = c->tentcap;
+	c->tent = t;
+	c->tentcap = cap;
+	c->ntent = 0;
+	memset(c->add, 0, sizeof(c->add));
+}
