@@ -5,6 +5,8 @@
 #   $(PREFIX)/bin/spyremon                the client
 #   $(PREFIX)/bin/aiu-smi-sim             the aiu-smi simulator
 #   $(PREFIX)/lib/systemd/system/spyremond.service
+#   $(PREFIX)/lib/systemd/system/spyremon-metrics.socket, spyremon-metrics@.service
+#   $(PREFIX)/lib/systemd/system/spyremon-metrics-textfile.{service,timer}
 #   $(PREFIX)/lib/sysusers.d/spyremond.conf
 #   $(PREFIX)/share/man/man{1,5,8}/       every page in man/
 #   $(PYTHONDIR)/spyremon.py              the Python helper
@@ -42,12 +44,22 @@ $(B)/spyremond.service: systemd/spyremond.service FORCE
 	@mkdir -p $(dir $@)
 	sed 's|@sbindir@|$(SBINDIR)|g' systemd/spyremond.service >$@
 
-install: all $(B)/spyremond.service
+# The Prometheus endpoint's units (none enabled by install).
+METRICS_UNITS	= spyremon-metrics.socket spyremon-metrics@.service \
+		  spyremon-metrics-textfile.service spyremon-metrics-textfile.timer
+$(addprefix $(B)/units/, $(METRICS_UNITS)): $(B)/units/%: systemd/% FORCE
+	@mkdir -p $(dir $@)
+	sed 's|@bindir@|$(BINDIR)|g' $< >$@
+
+install: all $(B)/spyremond.service $(addprefix $(B)/units/, $(METRICS_UNITS))
 	$(INSTALL) -D -m 0755 $(B)/spyremond $(DESTDIR)$(SBINDIR)/spyremond
 	$(INSTALL) -D -m 0755 $(B)/spyremon $(DESTDIR)$(BINDIR)/spyremon
 	$(INSTALL) -D -m 0755 $(B)/aiu-smi-sim $(DESTDIR)$(BINDIR)/aiu-smi-sim
 	$(INSTALL) -D -m 0644 $(B)/spyremond.service \
 		$(DESTDIR)$(UNITDIR)/spyremond.service
+	@set -e; for u in $(METRICS_UNITS); do \
+		echo "$(INSTALL) -D -m 0644 $(B)/units/$$u $(DESTDIR)$(UNITDIR)/$$u"; \
+		$(INSTALL) -D -m 0644 $(B)/units/$$u $(DESTDIR)$(UNITDIR)/$$u; done
 	$(INSTALL) -D -m 0644 systemd/spyremond.sysusers \
 		$(DESTDIR)$(SYSUSERSDIR)/spyremond.conf
 	$(INSTALL) -D -m 0644 contrib/python/spyremon.py \
@@ -78,6 +90,7 @@ uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/spyremond $(DESTDIR)$(BINDIR)/spyremon \
 		$(DESTDIR)$(BINDIR)/aiu-smi-sim \
 		$(DESTDIR)$(UNITDIR)/spyremond.service \
+		$(addprefix $(DESTDIR)$(UNITDIR)/, $(METRICS_UNITS)) \
 		$(DESTDIR)$(SYSUSERSDIR)/spyremond.conf \
 		$(DESTDIR)$(PYTHONDIR)/spyremon.py
 	@set -e; for p in $(MAN1) $(MAN5) $(MAN8); do \

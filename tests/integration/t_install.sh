@@ -35,6 +35,10 @@ install_into "$D" /usr/local
 	echo usr/local/bin/aiu-smi-sim
 	echo usr/local/bin/spyremon
 	echo usr/local/lib/systemd/system/spyremond.service
+	echo usr/local/lib/systemd/system/spyremon-metrics.socket
+	echo usr/local/lib/systemd/system/spyremon-metrics@.service
+	echo usr/local/lib/systemd/system/spyremon-metrics-textfile.service
+	echo usr/local/lib/systemd/system/spyremon-metrics-textfile.timer
 	echo usr/local/lib/sysusers.d/spyremond.conf
 	echo "usr/local/lib/python$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages/spyremon.py"
 	echo usr/local/sbin/spyremond
