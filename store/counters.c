@@ -9,13 +9,15 @@
  *   rejected_lines   added by the daemon (store_counter_add)
  *   energy_joules    per device: the integral of pwr over time
  *
- * Energy counts each instant once: a row stamped t with interval i covers
- * [t - i, t], and adds pwr times the part of that span after the
- * device's through_ns, which then moves to t.  So rows that replace
- * stored ones when a window opens (the fine rows of a span that coarse
- * rows already covered), rows older than through_ns (an import of an old
- * log) and the time the daemon was down add nothing, and the total never
- * goes back.  A row without pwr moves through_ns and adds nothing.
+ * Energy: a row stamped t, with interval i and power pwr, adds pwr * i
+ * when t is after the device's through_ns, which then moves to t; a row at
+ * or before through_ns adds nothing.  So the total is the sum of pwr
+ * times interval over the rows as stored, which is what a reader
+ * integrating the samples table gets, while rows that replace stored ones
+ * when a window opens (the fine rows of a span that coarse rows already
+ * covered) and rows of an old log imported later are not counted again,
+ * and the total never goes back.  A row without pwr moves through_ns and
+ * adds nothing.
  */
 #include "store_priv.h"
 
@@ -169,15 +171,12 @@ store_counters_write(struct store *st, uint64_t rows, int64_t now_ns)
 	for (size_t i = 0; i < st->pool.n; i++) {
 		size_t k = rowring_at(&st->pool, i);
 		const struct pending_row *r = rowring_row(&st->pool, k);
-		int64_t from = r->ts_ns - (int64_t)r->interval_ms * 1000000;
 		struct store_energy *e = tent_get(c, r->device);
 
 		if (e == NULL)
 			return SQLITE_NOMEM;
 		if (r->ts_ns <= e->through_ns)
 			continue;
-		if (from < e->through_ns)
-			from = e->through_ns;
 		if (slot >= 0) {
 			const unsigned char *kinds =
 			    rowring_cells(&st->pool, POOL_KINDS, k);
@@ -189,7 +188,7 @@ store_counters_write(struct store *st, uint64_t rows, int64_t now_ns)
 			    kind == CELL_REAL ? cell->d : 0;
 
 			w /= (double)metric_pow10[st->cat.cols[slot].decimals];
-			e->joules += w * (double)(r->ts_ns - from) / 1e9;
+			e->joules += w * (double)r->interval_ms / 1e3;
 		}
 		e->through_ns = r->ts_ns;
 		e->dirty = true;

@@ -46,7 +46,7 @@ render_cards(const struct collect *c, struct expo *e)
 		    c->cards[i].interval_ms / 1000.0, c->cards[i].ts_ns);
 	}
 	expo_family(e, "spyre_energy_joules", EXPO_COUNTER, "joules",
-	    "Energy: the integral of power over the stored samples, "
+	    "Energy: power times interval, summed over the stored samples, "
 	    "kept across daemon restarts.");
 	for (size_t i = 0; i < c->ncards; i++) {
 		const struct collect_card *cd = &c->cards[i];

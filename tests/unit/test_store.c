@@ -1149,8 +1149,9 @@ test_bytes_per_value(void **state)
 }
 
 /*
- * Version 5's running totals: energy counts each instant of a device once
- * (a row replacing stored time adds nothing), samples counts rows
+ * Version 5's running totals: energy sums pwr times interval over rows
+ * newer than the device's last counted one (a row replacing stored time
+ * adds nothing), samples counts rows
  * written, deltas from the daemon are written even without rows, and
  * everything continues after a reopen.  The host table names this host.
  */
