@@ -559,3 +559,32 @@ db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
 	sqlite3_free(sql);
 	return s;
 }
+
+int
+db_host(sqlite3 *db, char **hostname, char **machine_id)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	*hostname = *machine_id = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE "
+	    "type = 'table' AND name = '" SCHEMA_T_HOST "'", -1, &s,
+	    NULL) != SQLITE_OK)
+		return db_error(db, "the schema");
+	rc = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
+	sqlite3_finalize(s);
+	if (rc == -1)
+		return db_error(db, "the schema");
+	if (rc == 0)
+		return CLIENT_EXIT_OK;
+	if (sqlite3_prepare_v2(db, "SELECT hostname, machine_id FROM "
+	    SCHEMA_T_HOST " WHERE id = 1", -1, &s, NULL) != SQLITE_OK)
+		return db_error(db, SCHEMA_T_HOST);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		*hostname = column_dup(s, 0);
+		*machine_id = column_dup(s, 1);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? CLIENT_EXIT_OK :
+	    db_error(db, SCHEMA_T_HOST);
+}

@@ -177,6 +177,12 @@ sqlite3_stmt *db_select_samples(sqlite3 *db, const struct db_metric *const *cols
 int db_count_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
     int64_t *count);
 
+/*
+ * The host that created the database (schema version 5 on): *hostname and
+ * *machine_id malloc'd, or both NULL for an older database.
+ */
+int db_host(sqlite3 *db, char **hostname, char **machine_id);
+
 /* Print "cannot read <what>: <sqlite error>" and return CLIENT_EXIT_DATABASE. */
 int db_error(sqlite3 *db, const char *what);
 

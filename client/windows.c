@@ -156,9 +156,14 @@ print_table(struct row *rows, size_t n)
 	}
 }
 
+/* The database's host (null before schema version 5), for each window. */
+struct host {
+	char *hostname, *machine_id;
+};
+
 static void
 gen_window(yajl_gen g, const struct db_window *w, int64_t end_ns,
-    int64_t samples)
+    int64_t samples, const struct host *h)
 {
 	char user[FMT_BUFLEN];
 	yajl_val meta = yajl_tree_parse(w->meta, NULL, 0);
@@ -178,6 +183,8 @@ gen_window(yajl_gen g, const struct db_window *w, int64_t end_ns,
 	jsonw_put_bool(g, "auto_closed", w->auto_closed);
 	jsonw_put_int(g, "duration_ns", end_ns - w->begin_ns);
 	jsonw_put_int(g, "samples", samples);
+	jsonw_put_str_or_null(g, "hostname", h->hostname);
+	jsonw_put_str_or_null(g, "machine_id", h->machine_id);
 	jsonw_str(g, "meta");
 	if (meta != NULL && YAJL_IS_OBJECT(meta))
 		json_gen_value(g, meta);
@@ -194,8 +201,12 @@ list(sqlite3 *db, const struct db_window *ws, size_t n, bool json)
 	int64_t now = now_realtime_ns(), samples;
 	struct row *rows = NULL;
 	yajl_gen g = NULL;
+	struct host h = { NULL, NULL };
 	int rc = CLIENT_EXIT_OK;
 
+	if (json && (rc = db_host(db, &h.hostname, &h.machine_id)) !=
+	    CLIENT_EXIT_OK)
+		return rc;
 	if (json) {
 		if ((g = json_gen_new(true)) == NULL)
 			errx(CLIENT_EXIT_FAILED, "out of memory");
@@ -209,7 +220,7 @@ list(sqlite3 *db, const struct db_window *ws, size_t n, bool json)
 		    &samples)) != CLIENT_EXIT_OK)
 			break;
 		if (json)
-			gen_window(g, &ws[i], end, samples);
+			gen_window(g, &ws[i], end, samples, &h);
 		else
 			row_fill(&rows[i], &ws[i], end, samples);
 	}
@@ -224,6 +235,8 @@ list(sqlite3 *db, const struct db_window *ws, size_t n, bool json)
 		for (int c = 0; c < NCOLS; c++)
 			free(rows[i].cell[c]);
 	free(rows);
+	free(h.hostname);
+	free(h.machine_id);
 	return rc;
 }
 

@@ -461,13 +461,18 @@ status_store(yajl_gen g, const struct control_ctx *ctx)
 {
 	const struct config *cfg = ctx->cfg;
 	struct store_stats st;
-	char **keys;
+	char **keys, host[256], mid[256];
 	size_t n;
 
 	store_get_stats(ctx->st, &st);
 	jsonw_str(g, "database");
 	yajl_gen_map_open(g);
 	jsonw_put_str(g, "path", cfg->database);
+	/* where it was created: databases gathered from many hosts say so */
+	if (store_host(ctx->st, host, mid, sizeof(host)) == 0) {
+		jsonw_put_str(g, "hostname", host);
+		jsonw_put_str(g, "machine_id", mid);
+	}
 	jsonw_put_uint(g, "file_bytes", st.file_bytes);
 	jsonw_put_uint(g, "rows_written", st.rows_written);
 	jsonw_put_uint(g, "pending", st.pending);

@@ -196,6 +196,31 @@ fill_host(struct store *st)
 	return 0;
 }
 
+int
+store_host(struct store *st, char *hostname, char *machine_id, size_t len)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	hostname[0] = machine_id[0] = '\0';
+	if (sql_prepare(st, "SELECT hostname, machine_id FROM " SCHEMA_T_HOST
+	    " WHERE id = 1", &s) == -1)
+		return -1;
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *h = (const char *)sqlite3_column_text(s, 0);
+		const char *m = (const char *)sqlite3_column_text(s, 1);
+
+		snprintf(hostname, len, "%s", h != NULL ? h : "");
+		snprintf(machine_id, len, "%s", m != NULL ? m : "");
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		sql_warn(st, "read the host");
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- the metric catalog ---- */
 
 static bool

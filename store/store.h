@@ -143,6 +143,13 @@ int store_retention_step(struct store *st, const struct store_retention *r,
 
 void store_get_stats(struct store *st, struct store_stats *out);
 
+/*
+ * The host the database was created on (schema version 5): its host name
+ * and machine ID, into buffers of len bytes ("" if not recorded).
+ */
+int store_host(struct store *st, char *hostname, char *machine_id,
+    size_t len);
+
 /* ---- the daemon's running totals (counters.c) ---- */
 
 enum store_counter {

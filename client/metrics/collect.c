@@ -306,24 +306,6 @@ read_counters(sqlite3 *db, struct collect *c)
 }
 
 static int
-read_host(sqlite3 *db, struct collect *c)
-{
-	sqlite3_stmt *s;
-
-	if (!table_exists(db, SCHEMA_T_HOST))
-		return CLIENT_EXIT_OK;
-	if (sqlite3_prepare_v2(db, "SELECT hostname, machine_id FROM "
-	    SCHEMA_T_HOST, -1, &s, NULL) != SQLITE_OK)
-		return db_error(db, SCHEMA_T_HOST);
-	if (sqlite3_step(s) == SQLITE_ROW) {
-		c->hostname = xstrdup((const char *)sqlite3_column_text(s, 0));
-		c->machine_id = xstrdup((const char *)sqlite3_column_text(s, 1));
-	}
-	sqlite3_finalize(s);
-	return CLIENT_EXIT_OK;
-}
-
-static int
 read_newest(sqlite3 *db, struct collect *c)
 {
 	sqlite3_stmt *s;
@@ -378,7 +360,7 @@ collect_read(sqlite3 *db, const char *path, int64_t now_ns, int64_t flush_ns,
 	memset(c, 0, sizeof(*c));
 	c->now_ns = now_ns;
 	c->flush_ns = flush_ns;
-	if ((rc = read_host(db, c)) != CLIENT_EXIT_OK ||
+	if ((rc = db_host(db, &c->hostname, &c->machine_id)) != CLIENT_EXIT_OK ||
 	    (rc = read_newest(db, c)) != CLIENT_EXIT_OK ||
 	    (rc = read_cards(db, c)) != CLIENT_EXIT_OK ||
 	    (rc = read_counters(db, c)) != CLIENT_EXIT_OK ||

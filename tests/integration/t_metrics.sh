@@ -99,6 +99,22 @@ $SPY mark end --tag job-7 >/dev/null || fail "mark end"
 ! $SPY metrics | grep -q '^spyremon_window_open{' ||
 	fail "spyremon_window_open still there after the window ended"
 
+# ---- the host the database was created on, in status and windows --json ----
+$SPY status --json >"$T/status.json" || fail "status --json"
+$SPY windows --json >"$T/windows.json" || fail "windows --json"
+python3 - "$T/status.json" "$T/windows.json" <<'PY' || fail "no host in status or windows --json"
+import json, socket, sys
+mid = ""
+try:
+    mid = open("/etc/machine-id").read().strip()
+except OSError:
+    pass
+st = json.load(open(sys.argv[1]))["database"]
+assert st["hostname"] == socket.gethostname() and st["machine_id"] == mid, st
+ws = json.load(open(sys.argv[2]))
+assert ws and all(w["hostname"] == socket.gethostname() and w["machine_id"] == mid for w in ws), ws
+PY
+
 # ---- --output: the textfile collector's format, whole ----
 $SPY metrics --output "$T/spyremon.prom" || fail "metrics --output failed"
 [ -s "$T/spyremon.prom" ] || fail "no $T/spyremon.prom"
