@@ -10,6 +10,7 @@
 #   $(PREFIX)/lib/sysusers.d/spyremond.conf
 #   $(PREFIX)/share/man/man{1,5,8}/       every page in man/
 #   $(PYTHONDIR)/spyremon.py              the Python helper
+#   $(PREFIX)/libexec/spyremon/spyremon-{prolog,epilog}   Slurm (contrib/slurm)
 #   /etc/spyremond/spyremond.yaml         only if absent: never overwritten
 #
 # systemd looks for units and sysusers.d files under /usr/local/lib as well
@@ -26,6 +27,7 @@ SBINDIR		?= $(PREFIX)/sbin
 MANDIR		?= $(PREFIX)/share/man
 UNITDIR		?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR	?= $(PREFIX)/lib/sysusers.d
+LIBEXECDIR	?= $(PREFIX)/libexec/spyremon
 CONFDIR		= /etc/spyremond
 # where Debian's python3 finds modules: dist-packages under /usr/lib/python3
 # for PREFIX=/usr, under /usr/local/lib/python3.X otherwise
@@ -64,6 +66,10 @@ install: all $(B)/spyremond.service $(addprefix $(B)/units/, $(METRICS_UNITS))
 		$(DESTDIR)$(SYSUSERSDIR)/spyremond.conf
 	$(INSTALL) -D -m 0644 contrib/python/spyremon.py \
 		$(DESTDIR)$(PYTHONDIR)/spyremon.py
+	$(INSTALL) -D -m 0755 contrib/slurm/spyremon-prolog \
+		$(DESTDIR)$(LIBEXECDIR)/spyremon-prolog
+	$(INSTALL) -D -m 0755 contrib/slurm/spyremon-epilog \
+		$(DESTDIR)$(LIBEXECDIR)/spyremon-epilog
 	@set -e; for p in $(MAN1); do \
 		echo "$(INSTALL) -D -m 0644 $$p $(DESTDIR)$(MANDIR)/man1/$${p##*/}"; \
 		$(INSTALL) -D -m 0644 $$p $(DESTDIR)$(MANDIR)/man1/$${p##*/}; done
@@ -92,7 +98,10 @@ uninstall:
 		$(DESTDIR)$(UNITDIR)/spyremond.service \
 		$(addprefix $(DESTDIR)$(UNITDIR)/, $(METRICS_UNITS)) \
 		$(DESTDIR)$(SYSUSERSDIR)/spyremond.conf \
-		$(DESTDIR)$(PYTHONDIR)/spyremon.py
+		$(DESTDIR)$(PYTHONDIR)/spyremon.py \
+		$(DESTDIR)$(LIBEXECDIR)/spyremon-prolog \
+		$(DESTDIR)$(LIBEXECDIR)/spyremon-epilog
+	@rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null || true
 	@set -e; for p in $(MAN1) $(MAN5) $(MAN8); do \
 		f=$(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}; \
 		echo "rm -f $$f"; rm -f "$$f"; done
