@@ -43,6 +43,9 @@ API=http://127.0.0.1:$PROM_PORT
 FLUSH=200ms write_config 2 100ms
 start_daemon
 wait_for 20 rows_at_least 4 || fail "no rows"
+# an open window, for spyremon_window_open and the dashboard's annotations
+"$CLIENT" -c "$T/spyremond.yaml" mark begin --tag prom-test >/dev/null ||
+	fail "mark begin"
 
 # the endpoint, as spyremon-metrics.socket would serve it, on loopback only
 systemd-socket-activate --accept --inetd -l "127.0.0.1:$EXPORTER_PORT" \
