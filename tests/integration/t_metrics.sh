@@ -6,7 +6,8 @@
 # card is left out; --output writes the textfile format (no timestamps)
 # whole; --http answers GET and HEAD /metrics by the Accept header, 404,
 # 405, 400, 414, 431 and 408 (read timeout), and a request over a real
-# socket.  promtool (Debian's prometheus package) checks the 0.0.4 text
+# socket; a version 3 database (no host, no counters) is read without
+# them.  promtool (Debian's prometheus package) checks the 0.0.4 text
 # when it is installed.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -201,4 +202,17 @@ $SPY metrics >"$T/stale.txt"
 grep -q '^spyre_power_watts{' "$T/stale.txt" && fail "a stale card is still exposed"
 grep -q '^spyremon_last_sample_timestamp_seconds ' "$T/stale.txt" ||
 	fail "no last-sample stamp once the cards are stale"
+
+# ---- a database of schema version 3 (before host and counters) ----
+cp "$DB" "$T/v3.db"
+sqlite3 "$T/v3.db" 'DROP TABLE counters; DROP TABLE host; PRAGMA user_version = 3;'
+$CLIENT --db "$T/v3.db" metrics >"$T/v3.txt" || fail "metrics on a version 3 database failed"
+grep -q '^spyremon_samples_total\|^spyre_energy_joules_total' "$T/v3.txt" &&
+	fail "counters exposed from a database that has none"
+grep -q '^# TYPE spyre_power_watts gauge' "$T/v3.txt" || fail "no families from a version 3 database"
+$CLIENT --db "$T/v3.db" windows --json | python3 -c '
+import json, sys
+ws = json.load(sys.stdin)
+assert ws and all(w["hostname"] is None and w["machine_id"] is None for w in ws), ws' ||
+	fail "windows --json on a version 3 database does not say null for the host"
 echo "ok"
