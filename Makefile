@@ -35,7 +35,7 @@ CLIENT_PKGS	= $(LIB_PKGS) zlib
 SIM_PKGS	= libsystemd
 TEST_PKGS	= $(sort $(DAEMON_PKGS) $(CLIENT_PKGS)) cmocka
 pkg_cflags	= $(shell pkg-config --cflags $(1))
-pkg_libs	= $(shell pkg-config --libs $(1))
+pkg_libs	= $(shell pkg-config --libs $(1)) -lm
 
 ifeq ($(SAN),1)
 SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
@@ -47,9 +47,11 @@ endif
 
 COMMON_SRCS = common/log.c common/timeparse.c common/metrics.c common/proto.c \
 	common/config.c common/config_print.c common/csvparse.c \
-	common/inventory.c common/rowring.c common/jsonw.c
+	common/inventory.c common/rowring.c common/jsonw.c \
+	common/energy.c common/clocksync.c
 STORE_SRCS = store/sql.c store/catalog.c store/store.c store/retention.c \
-	store/store_windows.c store/store_import.c store/counters.c
+	store/store_windows.c store/store_import.c store/counters.c \
+	store/summary.c store/summary_rw.c store/store_summary.c
 DAEMON_SRCS = daemon/source/source.c daemon/source/source_rows.c \
 	daemon/source/source_child.c daemon/source/health.c \
 	daemon/pace.c daemon/windows.c daemon/control.c daemon/control_request.c
@@ -62,7 +64,6 @@ CLIENT_SRCS = client/client.c client/ctl.c client/db.c client/format.c \
 	client/export/export.c client/export/export_fmt.c \
 	client/export/target.c client/export/merge.c \
 	client/export/merge_events.c client/export/steps.c \
-	client/export/energy.c \
 	client/import/import.c client/import/import_run.c \
 	client/import/import_check.c client/import/import_parse.c \
 	client/metrics/metrics.c client/metrics/collect.c \

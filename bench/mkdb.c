@@ -202,7 +202,8 @@ main(int argc, char *argv[])
 		fatalx(1, "store_flush");
 	if (store_window_begin(g.st, WINDOW_TAG, 0, (int32_t)getpid(),
 	    wbegin_ns, "{\"workload\":\"bench\",\"commit\":\"abc123\"}",
-	    &wid) == -1 || store_window_end(g.st, wid, wend_ns, false) == -1)
+	    NULL, 0, &wid) == -1 || store_window_end(g.st, wid, wend_ns,
+	    STORE_ENDED_MARK, NULL) == -1)
 		fatalx(1, "store_window");
 	store_get_stats(g.st, &ss);
 	if (ss.rows_dropped != 0)

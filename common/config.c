@@ -94,6 +94,9 @@ static const struct key windows_keys[] = {
 	{ .name = "max_open", .parse = parse_duration_key,
 	    .what = "a duration such as 24h", FIELD(windows.max_open_ns),
 	    .min = 60 * SEC, .max = 30 * DAY },
+	{ .name = "idle_lookback", .parse = parse_duration_key,
+	    .what = "a duration such as 1h", FIELD(windows.idle_lookback_ns),
+	    .min = 0, .max = 30 * DAY },
 	{ .name = NULL },
 };
 

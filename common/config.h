@@ -39,6 +39,7 @@ struct config {
 	} source;
 	struct {
 		uint64_t max_open_ns;	/* default 24h; 1m..30d: longer-open windows are closed */
+		uint64_t idle_lookback_ns; /* default 1h; 0..30d: idle power learned over it */
 	} windows;
 	struct {
 		uint64_t max_age_ns;		/* default 7d; >= 1h */

@@ -310,6 +310,7 @@ config_defaults(void)
 	cfg->source.all_devices = true;
 	cfg->source.metric_files = strdup(DEFAULT_METRIC_FILES);
 	cfg->windows.max_open_ns = 24 * HOUR;
+	cfg->windows.idle_lookback_ns = HOUR;
 	cfg->retention.max_age_ns = 7 * DAY;
 	cfg->retention.max_size = 1024 * MIB;
 	cfg->retention.windows_max_age_ns = 90 * DAY;
@@ -461,6 +462,7 @@ config_print(const struct config *cfg, FILE *fp)
 	print_string(fp, cfg->source.metric_files);
 	fputs("\nwindows:\n", fp);
 	print_duration(fp, "  max_open", cfg->windows.max_open_ns);
+	print_duration(fp, "  idle_lookback", cfg->windows.idle_lookback_ns);
 	fputs("retention:\n", fp);
 	print_duration(fp, "  max_age", cfg->retention.max_age_ns);
 	format_size(cfg->retention.max_size, buf, sizeof(buf));

@@ -19,7 +19,8 @@
  *    "same_tag":false}
  *     -> {"ok":true,"id":12,"tag":"llama-bs4","begin_ns":1764670000123456789}
  *     "same_tag": true opens a window even if the caller has one open with
- *     this tag; such windows are then ended by id.
+ *     this tag; such windows are then ended by id.  "until_pid": PID ends
+ *     the window when process PID exits (spyremon mark begin --until-exit).
  *   {"v":1,"cmd":"end"}                  the caller's newest open window
  *   {"v":1,"cmd":"end","tag":"llama-bs4"}  the caller's open window with tag
  *   {"v":1,"cmd":"end","id":12}          window 12 (its owner, or root)
@@ -60,6 +61,7 @@
 #define PROTO_E_BUSY		"busy"		/* too many clients */
 #define PROTO_E_TOO_MANY	"too_many"	/* too many windows open: end some */
 #define PROTO_E_INTERNAL	"internal"	/* the daemon could not do it; see its log */
+#define PROTO_E_NO_PROCESS	"no_process"	/* until_pid names no process */
 
 /*
  * True if tag is acceptable: 1..PROTO_TAG_MAX bytes of printable ASCII

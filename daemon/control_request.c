@@ -281,6 +281,7 @@ cmd_begin(const struct control_ctx *ctx, yajl_val req,
     const struct control_peer *peer, int64_t now_ns, struct control_reply *out)
 {
 	yajl_val tag = member(req, "tag"), same = member(req, "same_tag");
+	yajl_val until = member(req, "until_pid");
 	struct windows_begin_req wr = { .uid = peer->uid, .pid = peer->pid,
 	    .now_ns = now_ns };
 	struct windows_result res;
@@ -294,6 +295,12 @@ cmd_begin(const struct control_ctx *ctx, yajl_val req,
 	if (same != NULL && !YAJL_IS_TRUE(same) && !YAJL_IS_FALSE(same))
 		return error_reply(PROTO_E_BAD_REQUEST, "\"same_tag\" must be "
 		    "true or false", true, out);
+	if (until != NULL && (!YAJL_IS_INTEGER(until) ||
+	    YAJL_GET_INTEGER(until) < 1 || YAJL_GET_INTEGER(until) > INT32_MAX))
+		return error_reply(PROTO_E_BAD_REQUEST, "\"until_pid\" must be "
+		    "a process ID, a positive integer", true, out);
+	if (until != NULL)
+		wr.until_pid = (int32_t)YAJL_GET_INTEGER(until);
 	if (meta_pairs(member(req, "meta"), &pairs, &wr.nmeta, &bad) == -1)
 		return error_reply(bad.code, bad.message,
 		    strcmp(bad.code, PROTO_E_BAD_REQUEST) == 0, out);

@@ -17,6 +17,7 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include "clocksync.h"
 #include "config.h"
 #include "control.h"
 #include "log.h"
@@ -31,6 +32,12 @@
 #define RETENTION_EVERY_NS	(60ULL * NSEC_PER_SEC)
 #define RETENTION_BUDGET_NS	(20ULL * NSEC_PER_MSEC)	/* per step: the loop never stalls long */
 #define STOP_GRACE_NS		(5ULL * NSEC_PER_SEC)
+#define SUMMARY_SETTLE_MARGIN_NS	(1ULL * NSEC_PER_SEC)
+/*
+ * The test suite's seam for adjtimex(2): "unsync" or "sync" make every
+ * window record that clock state (clocksync_fake); unset in production.
+ */
+#define TEST_CLOCK_ENV		"SPYREMOND_TEST_CLOCK"
 #define MAX_PENDING_ROWS	50000	/* ~10 MB: 1 min at 8 cards x 100 Hz, 100 min at 1 Hz */
 
 struct daemon {
@@ -141,6 +148,36 @@ push_counters(struct daemon *d)
 	d->pushed_bad_lines = ss.bad_lines;
 }
 
+/*
+ * Store the summaries of the windows that have ended and whose samples
+ * are all in: the row just after a window's end, which covers the end,
+ * arrives up to one interval (at either rate) later and is written at the
+ * next flush.  Windows left from before a restart or an upgrade are
+ * summarized here too.
+ */
+static void
+summarize_ended_windows(struct daemon *d)
+{
+	const struct config *c = d->cfg;
+	uint64_t settle = c->source.interval_ns > c->source.window_interval_ns ?
+	    c->source.interval_ns : c->source.window_interval_ns;
+
+	settle += c->flush_interval_ns + SUMMARY_SETTLE_MARGIN_NS;
+	(void)store_windows_summarize_due(d->st, now_realtime_ns(),
+	    (int64_t)settle, (int64_t)c->windows.idle_lookback_ns);
+}
+
+/* The source's restarts so far, for the windows' counts. */
+static unsigned
+child_restarts(void *arg)
+{
+	struct daemon *d = arg;
+	struct source_stats ss;
+
+	source_get_stats(d->src, &ss);
+	return ss.restarts;
+}
+
 static int
 on_flush_timer(sd_event_source *s, uint64_t usec, void *arg)
 {
@@ -148,6 +185,7 @@ on_flush_timer(sd_event_source *s, uint64_t usec, void *arg)
 
 	push_counters(d);
 	store_flush(d->st);
+	summarize_ended_windows(d);
 	/* re-armed from its scheduled time, so flushes never drift */
 	sd_event_source_set_time(s, usec + d->cfg->flush_interval_ns / 1000);
 	sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
@@ -304,6 +342,11 @@ main(int argc, char *argv[])
 
 	if ((d.cfg = load_config(d.config_path)) == NULL)
 		return EXIT_CONFIG;
+	if (clocksync_fake(getenv(TEST_CLOCK_ENV)) != NULL) {
+		clocksync_adjtimex = clocksync_fake(getenv(TEST_CLOCK_ENV));
+		log_warnx("%s is set: the clock state recorded is a fake "
+		    "(\"%s\")", TEST_CLOCK_ENV, getenv(TEST_CLOCK_ENV));
+	}
 	if (check_only) {
 		config_print(d.cfg, stdout);
 		config_free(d.cfg);
@@ -322,6 +365,7 @@ main(int argc, char *argv[])
 	    now_realtime_ns(), on_windows_open, &d, &d.win) == -1)
 		fatalx(EXIT_DATABASE, "cannot read the open windows from %s",
 		    d.cfg->database);
+	windows_set_restarts_fn(d.win, child_restarts, &d);
 	ctx = (struct control_ctx){ .cfg = d.cfg, .st = d.st, .src = d.src,
 	    .win = d.win, .started_ns = started_ns };
 	if (control_start(d.ctl, &ctx) == -1)

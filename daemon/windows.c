@@ -13,12 +13,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/epoll.h>
 #include <syslog.h>
+#include <unistd.h>
+#include <errno.h>
 
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
+#include "clocksync.h"
 #include "log.h"
 #include "store.h"
 #include "timeparse.h"
@@ -26,7 +31,10 @@
 #define TIMER_ACCURACY_USEC	1000
 
 struct windows {
+	sd_event *ev;		/* NULL in tests: no timer, no pidfd watch */
 	struct store *st;
+	windows_restarts_fn *restarts;
+	void *restarts_arg;
 	uint64_t max_open_ns;
 	windows_notify_fn *notify;
 	void *arg;
@@ -43,6 +51,8 @@ struct windows {
 static void
 window_clear(struct window *win)
 {
+	/* closes the pidfd too (sd_event_source_set_io_fd_own) */
+	win->exit_src = sd_event_source_disable_unref(win->exit_src);
 	for (size_t i = 0; i < 2 * win->nmeta; i++)
 		free(win->meta[i]);
 	free(win->meta);
@@ -111,6 +121,66 @@ expiry_of(const struct windows *w, const struct window *win)
 	if (win->begin_ns > INT64_MAX - (int64_t)w->max_open_ns)
 		return INT64_MAX;
 	return win->begin_ns + (int64_t)w->max_open_ns;
+}
+
+/* ---- windows that end with a process ---- */
+
+static int	close_window(struct windows *w, size_t i, int64_t end_ns,
+		    enum store_ended_by by, uint32_t ender, int32_t client_pid,
+		    struct windows_result *res);
+static void	arm_timer(struct windows *w, int64_t now_ns);
+
+/* The process's pidfd became readable: it has exited.  End its window. */
+static int
+on_exit_of(sd_event_source *s, int fd, uint32_t revents, void *arg)
+{
+	struct windows *w = arg;
+	int64_t now = now_realtime_ns();
+
+	(void)fd;
+	(void)revents;
+	for (size_t i = 0; i < w->n; i++) {
+		struct window *win = &w->open[i];
+
+		if (win->exit_src != s)
+			continue;
+		if (close_window(w, i, now, STORE_ENDED_EXIT, win->uid,
+		    win->until_pid, NULL) == -1) {
+			/* stop the busy wake-ups; max_open still ends it */
+			sd_event_source_set_enabled(s, SD_EVENT_OFF);
+			log_warnx("window %" PRId64 ": process %" PRId32
+			    " exited, but the database refused the end; "
+			    "windows.max_open will end it", win->id,
+			    win->until_pid);
+		}
+		break;
+	}
+	arm_timer(w, now);
+	return 0;
+}
+
+/*
+ * Watch win->until_pid: 0 if watched (or there is no event loop), -1 with
+ * errno ESRCH if the process does not exist, other errno on failure.
+ */
+static int
+watch_exit(struct windows *w, struct window *win)
+{
+	int fd, r;
+
+	if (w->ev == NULL || win->until_pid <= 0)
+		return 0;
+	if ((fd = (int)syscall(SYS_pidfd_open, (pid_t)win->until_pid, 0)) ==
+	    -1)
+		return -1;
+	if ((r = sd_event_add_io(w->ev, &win->exit_src, fd, EPOLLIN,
+	    on_exit_of, w)) < 0) {
+		close(fd);
+		errno = -r;
+		return -1;
+	}
+	sd_event_source_set_io_fd_own(win->exit_src, 1);
+	return 0;
 }
 
 /* ---- metadata as JSON ---- */
@@ -277,13 +347,12 @@ begin_allowed(const struct windows *w, const struct windows_begin_req *req,
 	return true;
 }
 
-static void arm_timer(struct windows *w, int64_t now_ns);
-
 void
 windows_begin(struct windows *w, const struct windows_begin_req *req,
     struct windows_result *res)
 {
 	struct window win = { 0 };
+	struct clocksync clock;
 	char *json, what[80];
 	int64_t id;
 	int rc;
@@ -295,15 +364,35 @@ windows_begin(struct windows *w, const struct windows_begin_req *req,
 		fail(res, PROTO_E_INTERNAL, "out of memory");
 		return;
 	}
+	win.until_pid = req->until_pid;
+	if (watch_exit(w, &win) == -1) {
+		free(json);
+		if (errno == ESRCH)
+			fail(res, PROTO_E_NO_PROCESS, "there is no process %"
+			    PRId32 " to end the window with", req->until_pid);
+		else {
+			log_warn("begin window: watch process %" PRId32,
+			    req->until_pid);
+			fail(res, PROTO_E_INTERNAL, "cannot watch process %"
+			    PRId32 ": %s", req->until_pid, strerror(errno));
+		}
+		return;
+	}
+	clocksync_read(&clock);
 	rc = store_window_begin(w->st, req->tag, req->uid, req->pid,
-	    req->now_ns, json, &id);
+	    req->now_ns, json, &clock, req->until_pid, &id);
 	free(json);
 	if (rc == -1) {
+		window_clear(&win);
 		fail(res, PROTO_E_INTERNAL, "the database refused the window; "
 		    "see the daemon's log");
 		return;
 	}
 	set_window_fields(&win, id, req->tag, req->uid, req->pid, req->now_ns);
+	if (w->restarts != NULL) {
+		win.restarts_known = true;
+		win.restarts_at_begin = w->restarts(w->restarts_arg);
+	}
 	if (window_set_meta(&win, req->meta, req->nmeta) == -1)
 		log_warnx("window %" PRId64 ": meta kept only in the database: "
 		    "out of memory", id);
@@ -404,18 +493,29 @@ find_by_id(struct windows *w, const struct windows_end_req *req,
 
 /* Close open window i at end_ns in the store, then in memory; -1 if the store failed. */
 static int
-close_window(struct windows *w, size_t i, int64_t end_ns, bool auto_closed,
-    uint32_t ender, int32_t client_pid, struct windows_result *res)
+close_window(struct windows *w, size_t i, int64_t end_ns,
+    enum store_ended_by by, uint32_t ender, int32_t client_pid,
+    struct windows_result *res)
 {
 	struct window *win = &w->open[i];
+	struct clocksync clock;
 	char what[128], open_for[32];
+	bool auto_closed = by != STORE_ENDED_MARK;
 
 	/* a clock stepped back must not give a window a negative length */
 	if (end_ns < win->begin_ns)
 		end_ns = win->begin_ns;
-	if (store_window_end(w->st, win->id, end_ns, auto_closed) == -1)
+	clocksync_read(&clock);
+	if (store_window_end(w->st, win->id, end_ns, by, &clock) == -1)
 		return -1;
-	if (auto_closed) {
+	if (win->restarts_known && w->restarts != NULL)
+		(void)store_window_set_restarts(w->st, win->id,
+		    w->restarts(w->restarts_arg) - win->restarts_at_begin);
+	if (by == STORE_ENDED_EXIT)
+		snprintf(what, sizeof(what), "of uid %" PRIu32 " ended: its "
+		    "process %" PRId32 " exited after %.3fs", win->uid,
+		    win->until_pid, (double)(end_ns - win->begin_ns) / 1e9);
+	else if (auto_closed) {
 		format_duration(w->max_open_ns, open_for, sizeof(open_for));
 		snprintf(what, sizeof(what), "of uid %" PRIu32 " closed "
 		    "automatically: open for windows.max_open (%s)", win->uid,
@@ -452,7 +552,7 @@ windows_end(struct windows *w, const struct windows_end_req *req,
 	}
 	if (i == -1)
 		return;
-	if (close_window(w, (size_t)i, req->now_ns, false, req->uid,
+	if (close_window(w, (size_t)i, req->now_ns, STORE_ENDED_MARK, req->uid,
 	    req->pid, res) == -1) {
 		fail(res, PROTO_E_INTERNAL, "the database refused to end the "
 		    "window; see the daemon's log");
@@ -474,8 +574,8 @@ windows_expire(struct windows *w, int64_t now_ns)
 
 		if (expiry > now_ns)
 			i++;
-		else if (close_window(w, i, expiry, true, w->open[i].uid,
-		    w->open[i].pid, NULL) == 0)
+		else if (close_window(w, i, expiry, STORE_ENDED_MAX_OPEN,
+		    w->open[i].uid, w->open[i].pid, NULL) == 0)
 			closed++;
 		else {
 			w->expire_failed = true;
@@ -556,10 +656,34 @@ load(struct windows *w)
 		set_window_fields(&win, sw[i].id, sw[i].tag, sw[i].uid, sw[i].pid,
 		    sw[i].begin_ns);
 		meta_from_json(&win, sw[i].meta_json);
+		win.until_pid = sw[i].until_pid;
 		w->open[w->n++] = win;
 	}
 	store_windows_free(sw, n);
 	return 0;
+}
+
+/*
+ * Watch the processes of the loaded windows again; those gone while the
+ * daemon was not running end now.  (A pid reused since then by another
+ * process keeps the window open until that one exits, or max_open.)
+ */
+static void
+rewatch(struct windows *w, int64_t now_ns)
+{
+	for (size_t i = 0; i < w->n;) {
+		struct window *win = &w->open[i];
+
+		if (win->until_pid > 0 && watch_exit(w, win) == -1) {
+			if (errno == ESRCH && close_window(w, i, now_ns,
+			    STORE_ENDED_EXIT, win->uid, win->until_pid,
+			    NULL) == 0)
+				continue;
+			log_warn("window %" PRId64 ": watch process %" PRId32,
+			    win->id, win->until_pid);
+		}
+		i++;
+	}
 }
 
 int
@@ -574,6 +698,7 @@ windows_start(sd_event *ev, struct store *st, uint64_t max_open_ns,
 		log_warn("windows");
 		return -1;
 	}
+	w->ev = ev;
 	w->st = st;
 	w->max_open_ns = max_open_ns;
 	if (load(w) == -1) {
@@ -584,6 +709,7 @@ windows_start(sd_event *ev, struct store *st, uint64_t max_open_ns,
 		log_info("%zu window%s still open from before", w->n,
 		    w->n == 1 ? " is" : "s are");
 	windows_expire(w, now_ns);
+	rewatch(w, now_ns);
 	/* armed, or turned off, by arm_timer just below */
 	if (ev != NULL && (r = sd_event_add_time(ev, &w->timer, CLOCK_REALTIME,
 	    0, TIMER_ACCURACY_USEC, on_timer, w)) < 0) {
@@ -599,6 +725,13 @@ windows_start(sd_event *ev, struct store *st, uint64_t max_open_ns,
 		notify(arg, true);
 	*out = w;
 	return 0;
+}
+
+void
+windows_set_restarts_fn(struct windows *w, windows_restarts_fn *fn, void *arg)
+{
+	w->restarts = fn;
+	w->restarts_arg = arg;
 }
 
 void

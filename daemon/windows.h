@@ -19,6 +19,13 @@
  * independent.  A window open for max_open is closed by the daemon with
  * end_ns = begin_ns + max_open and auto_closed set.
  *
+ * A window begun with until_pid is watched through a pidfd (pidfd_open(2))
+ * on the event loop: when that process exits, by any means, the window
+ * ends at that moment, ended by "exit".  A process that is already gone at
+ * begin is refused (no_process); one that is gone when the daemon starts
+ * again ends its window at once.  Each begin and end records the host
+ * clock's sync state (clocksync.h).
+ *
  * Times are CLOCK_REALTIME ns, the clock of the samples, passed in by the
  * caller: the request's arrival for begin and end, the current time for
  * windows_start and windows_expire.
@@ -50,7 +57,14 @@ struct window {
 	int64_t begin_ns;
 	size_t nmeta;
 	char **meta;		/* nmeta keys and values: key0, value0, key1, ... */
+	int32_t until_pid;	/* ends when it exits; 0 if none */
+	sd_event_source *exit_src;	/* its pidfd's watch, or NULL */
+	bool restarts_known;	/* restarts_at_begin was counted here */
+	unsigned restarts_at_begin;
 };
+
+/* How many times the source's child has been restarted so far. */
+typedef unsigned windows_restarts_fn(void *arg);
 
 /* Called with true when the first window opens, false when the last closes. */
 typedef void windows_notify_fn(void *arg, bool any_open);
@@ -63,6 +77,7 @@ struct windows_begin_req {
 	uint32_t uid;
 	int32_t pid;
 	int64_t now_ns;
+	int32_t until_pid;		/* > 0: end when this process exits */
 };
 
 enum windows_end_by { WINDOWS_END_NEWEST, WINDOWS_END_TAG, WINDOWS_END_ID };
@@ -95,6 +110,10 @@ struct windows_result {
  */
 int windows_start(sd_event *ev, struct store *st, uint64_t max_open_ns,
     int64_t now_ns, windows_notify_fn *notify, void *arg, struct windows **out);
+
+/* Count the child's restarts inside each window with fn(arg). */
+void windows_set_restarts_fn(struct windows *w, windows_restarts_fn *fn,
+    void *arg);
 
 /* NULL is a no-op.  Open windows stay open in the store. */
 void windows_free(struct windows *w);

@@ -92,8 +92,51 @@ static const char schema_v3[] =
 	"imported_ns INTEGER NOT NULL);\n"
 	"CREATE INDEX imports_device ON " SCHEMA_T_IMPORTS " (device, first_ns);\n";
 
-/* Version 4 is reserved for another change of the schema. */
-static const char schema_v4[] = "";
+/*
+ * Window summaries (summary.h), kept when retention deletes the samples;
+ * per window, how it ended, the process it ended with, and the host
+ * clock's sync state (adjtimex(2)) at its begin and end.
+ */
+static const char schema_v4[] =
+	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN ended_by TEXT;\n"
+	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN until_pid INTEGER;\n"
+	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN summarized_ns INTEGER;\n"
+	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN clock_begin_synced INTEGER;\n"
+	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN clock_begin_est_us INTEGER;\n"
+	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN clock_begin_max_us INTEGER;\n"
+	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN clock_end_synced INTEGER;\n"
+	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN clock_end_est_us INTEGER;\n"
+	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN clock_end_max_us INTEGER;\n"
+	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN child_restarts INTEGER;\n"
+	"CREATE TABLE " SCHEMA_T_SUMMARY " ("
+	"window_id INTEGER NOT NULL, "
+	"device INTEGER NOT NULL, "
+	"computed_ns INTEGER NOT NULL, "
+	"begin_ns INTEGER NOT NULL, "
+	"end_ns INTEGER NOT NULL, "
+	"idle_lookback_ns INTEGER NOT NULL, "
+	"samples INTEGER NOT NULL, "
+	"covered_ns INTEGER NOT NULL, "
+	"gaps INTEGER NOT NULL, "
+	"gap_ns INTEGER NOT NULL, "
+	"max_interval_ms INTEGER NOT NULL, "
+	"busy_samples INTEGER NOT NULL, "
+	"coarse_samples INTEGER NOT NULL, "
+	"energy_j TEXT, "
+	"power_mean REAL, power_min REAL, power_max REAL, power_p95 REAL, "
+	"gtemp_max REAL, busy_mean REAL, actmem_peak REAL, peakmem_peak REAL, "
+	"idle_w REAL, idle_samples INTEGER NOT NULL, net_energy_j REAL, "
+	"zero_while_busy TEXT NOT NULL, "
+	"unreliable TEXT NOT NULL, "
+	"PRIMARY KEY (window_id, device)) WITHOUT ROWID;\n"
+	"CREATE TABLE " SCHEMA_T_SUMMARY_BW " ("
+	"window_id INTEGER NOT NULL, "
+	"device INTEGER NOT NULL, "
+	"metric TEXT NOT NULL, "
+	"mean REAL NOT NULL, "
+	"max REAL NOT NULL, "
+	"bytes REAL NOT NULL, "
+	"PRIMARY KEY (window_id, device, metric)) WITHOUT ROWID;\n";
 
 /*
  * The host that created the database (one row, filled by fill_host), and

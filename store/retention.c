@@ -9,7 +9,8 @@
  * nor readers ever wait long.
  *
  * Profiling windows protect their samples.  A window is protected while it
- * is open or ended less than windows_max_age ago.  It covers a row at ts of
+ * is open, not yet summarized (store_window_summarize), or ended less than
+ * windows_max_age ago.  It covers a row at ts of
  * interval D when ts lies in [begin - D, end + D], or is at least begin - D
  * while the window is open: the row just after the end describes
  * [ts - D, ts], which overlaps the window, and one row before the beginning
@@ -43,7 +44,8 @@ const char retention_sql_delete_free[] =
 	" AND NOT EXISTS (SELECT 1 FROM " SCHEMA_T_WINDOWS " w"
 	" WHERE w.begin_ns <= " SCHEMA_T_SAMPLES "." SCHEMA_C_TS " + "
 	SCHEMA_T_SAMPLES "." SCHEMA_C_INTERVAL " * 1000000"
-	" AND (w.end_ns IS NULL OR (w.end_ns > ?3 AND w.end_ns >= "
+	" AND (w.end_ns IS NULL OR ((w.end_ns > ?3 OR w.summarized_ns IS NULL)"
+	" AND w.end_ns >= "
 	SCHEMA_T_SAMPLES "." SCHEMA_C_TS " - " SCHEMA_T_SAMPLES "."
 	SCHEMA_C_INTERVAL " * 1000000)))";
 
@@ -55,6 +57,7 @@ const char retention_sql_delete_any[] =
 static const char sql_protected[] =
 	"SELECT begin_ns, coalesce(end_ns, 9223372036854775807) FROM "
 	SCHEMA_T_WINDOWS " WHERE end_ns IS NULL OR end_ns > ?1"
+	" OR summarized_ns IS NULL"
 	" ORDER BY begin_ns";
 
 /* Inclusive span of ts_ns that protected windows cover. */

@@ -18,6 +18,8 @@
 #define SCHEMA_T_IMPORTS	"imports"	/* time ranges loaded by spyremon import */
 #define SCHEMA_T_HOST		"host"		/* the host that created the database */
 #define SCHEMA_T_COUNTERS	"counters"	/* the daemon's running totals */
+#define SCHEMA_T_SUMMARY	"window_summary"	/* per window and card */
+#define SCHEMA_T_SUMMARY_BW	"window_summary_bw"	/* per window, card, bandwidth */
 #define SCHEMA_V_VALUES		"sample_values"	/* (ts_ns, device, metric, value) */
 
 /* Fixed columns of samples; every other column is a metric. */

@@ -26,6 +26,7 @@
 
 struct store;
 struct card;
+struct clocksync;
 
 /* One parsed cell, exactly as printed: mant / 10^scale. */
 struct store_value {
@@ -169,6 +170,13 @@ void store_counter_add(struct store *st, enum store_counter which,
  * Window changes are written at once in their own transaction, never
  * batched: a mark must survive a crash of the daemon. */
 
+/* How a window ended (the windows table's ended_by). */
+enum store_ended_by {
+	STORE_ENDED_MARK,	/* "mark": a mark end request */
+	STORE_ENDED_MAX_OPEN,	/* "max_open": open for windows.max_open */
+	STORE_ENDED_EXIT,	/* "exit": its --until-exit process exited */
+};
+
 struct store_window {
 	int64_t id;
 	char *tag;
@@ -178,15 +186,48 @@ struct store_window {
 	int64_t end_ns;		/* 0 while open */
 	bool auto_closed;
 	char *meta_json;	/* a JSON object of strings, "{}" if none */
+	int32_t until_pid;	/* ends when this process exits; 0 if none */
 };
 
-/* Record a new open window; *id receives its id. */
+/*
+ * Record a new open window; *id receives its id.  clock (NULL: unknown)
+ * is the host clock's state at begin_ns; until_pid > 0 records the
+ * process whose exit ends the window.
+ */
 int store_window_begin(struct store *st, const char *tag, uint32_t uid,
-    int32_t pid, int64_t begin_ns, const char *meta_json, int64_t *id);
+    int32_t pid, int64_t begin_ns, const char *meta_json,
+    const struct clocksync *clock, int32_t until_pid, int64_t *id);
 
-/* Close window id at end_ns; auto_closed marks a close by the daemon. */
+/*
+ * Close window id at end_ns, ended by, with the clock's state then (NULL:
+ * unknown); auto_closed is set for every end but STORE_ENDED_MARK.
+ */
 int store_window_end(struct store *st, int64_t id, int64_t end_ns,
-    bool auto_closed);
+    enum store_ended_by by, const struct clocksync *clock);
+
+/*
+ * Record that the source's child was restarted restarts times while
+ * window id was open.
+ */
+int store_window_set_restarts(struct store *st, int64_t id, unsigned restarts);
+
+/*
+ * Compute window id's summary (summary.h) from the samples and store it,
+ * replacing any earlier one, in one transaction; now_ns is when.  The
+ * window must have ended.  This is the one call that a window's end asks
+ * of the store after the fact, so it can move elsewhere as a whole.
+ */
+int store_window_summarize(struct store *st, int64_t id,
+    int64_t idle_lookback_ns, int64_t now_ns);
+
+/*
+ * Summarize every window that ended at least settle_ns before now_ns and
+ * has no summary yet: those that ended while samples were still due, and
+ * those of a database from before summaries.  1 if some were, 0 if none
+ * was due, -1 if one failed (the others are still done).
+ */
+int store_windows_summarize_due(struct store *st, int64_t now_ns,
+    int64_t settle_ns, int64_t idle_lookback_ns);
 
 /* Every open window, oldest first; free with store_windows_free. */
 int store_windows_open(struct store *st, struct store_window **out, size_t *n);

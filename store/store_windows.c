@@ -18,9 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clocksync.h"
 #include "schema.h"
 
-#define WINDOW_COLUMNS	"id, tag, uid, pid, begin_ns, end_ns, auto_closed, meta"
+#define WINDOW_COLUMNS	"id, tag, uid, pid, begin_ns, end_ns, auto_closed, meta, " \
+	"coalesce(until_pid, 0)"
 
 static sqlite3_stmt *
 prepare(struct store *st, const char *sql)
@@ -66,15 +68,33 @@ run_alone(struct store *st, sqlite3_stmt *s, const char *what, int *changes)
 	return rc;
 }
 
+/* Bind c (NULL or unknown: NULLs) to parameters i, i + 1, i + 2. */
+static void
+bind_clock(sqlite3_stmt *s, int i, const struct clocksync *c)
+{
+	if (c == NULL || !c->known) {
+		sqlite3_bind_null(s, i);
+		sqlite3_bind_null(s, i + 1);
+		sqlite3_bind_null(s, i + 2);
+		return;
+	}
+	sqlite3_bind_int(s, i, c->synced);
+	sqlite3_bind_int64(s, i + 1, c->est_error_us);
+	sqlite3_bind_int64(s, i + 2, c->max_error_us);
+}
+
 int
 store_window_begin(struct store *st, const char *tag, uint32_t uid,
-    int32_t pid, int64_t begin_ns, const char *meta_json, int64_t *id)
+    int32_t pid, int64_t begin_ns, const char *meta_json,
+    const struct clocksync *clock, int32_t until_pid, int64_t *id)
 {
 	sqlite3_stmt *s;
 	int changes;
 
 	s = prepare(st, "INSERT INTO " SCHEMA_T_WINDOWS
-	    " (tag, uid, pid, begin_ns, meta) VALUES (?, ?, ?, ?, ?)");
+	    " (tag, uid, pid, begin_ns, meta, clock_begin_synced, "
+	    "clock_begin_est_us, clock_begin_max_us, until_pid) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
 	if (s == NULL)
 		return -1;
 	sqlite3_bind_text(s, 1, tag, -1, SQLITE_STATIC);
@@ -83,6 +103,11 @@ store_window_begin(struct store *st, const char *tag, uint32_t uid,
 	sqlite3_bind_int64(s, 4, begin_ns);
 	sqlite3_bind_text(s, 5, meta_json != NULL ? meta_json : "{}", -1,
 	    SQLITE_STATIC);
+	bind_clock(s, 6, clock);
+	if (until_pid > 0)
+		sqlite3_bind_int(s, 9, until_pid);
+	else
+		sqlite3_bind_null(s, 9);
 	if (run_alone(st, s, "begin window", &changes) != SQLITE_OK)
 		return -1;
 	*id = sqlite3_last_insert_rowid(st->db);
@@ -90,18 +115,28 @@ store_window_begin(struct store *st, const char *tag, uint32_t uid,
 }
 
 int
-store_window_end(struct store *st, int64_t id, int64_t end_ns, bool auto_closed)
+store_window_end(struct store *st, int64_t id, int64_t end_ns,
+    enum store_ended_by by, const struct clocksync *clock)
 {
+	static const char *const names[] = {
+		[STORE_ENDED_MARK] = "mark",
+		[STORE_ENDED_MAX_OPEN] = "max_open",
+		[STORE_ENDED_EXIT] = "exit",
+	};
 	sqlite3_stmt *s;
 	int changes;
 
 	s = prepare(st, "UPDATE " SCHEMA_T_WINDOWS " SET end_ns = ?, "
-	    "auto_closed = ? WHERE id = ? AND end_ns IS NULL");
+	    "auto_closed = ?, ended_by = ?, clock_end_synced = ?, "
+	    "clock_end_est_us = ?, clock_end_max_us = ? "
+	    "WHERE id = ? AND end_ns IS NULL");
 	if (s == NULL)
 		return -1;
 	sqlite3_bind_int64(s, 1, end_ns);
-	sqlite3_bind_int(s, 2, auto_closed);
-	sqlite3_bind_int64(s, 3, id);
+	sqlite3_bind_int(s, 2, by != STORE_ENDED_MARK);
+	sqlite3_bind_text(s, 3, names[by], -1, SQLITE_STATIC);
+	bind_clock(s, 4, clock);
+	sqlite3_bind_int64(s, 7, id);
 	if (run_alone(st, s, "end window", &changes) != SQLITE_OK)
 		return -1;
 	if (changes != 1) {
@@ -110,6 +145,22 @@ store_window_end(struct store *st, int64_t id, int64_t end_ns, bool auto_closed)
 		return -1;
 	}
 	return 0;
+}
+
+int
+store_window_set_restarts(struct store *st, int64_t id, unsigned restarts)
+{
+	sqlite3_stmt *s;
+	int changes;
+
+	s = prepare(st, "UPDATE " SCHEMA_T_WINDOWS " SET child_restarts = ? "
+	    "WHERE id = ?");
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, restarts);
+	sqlite3_bind_int64(s, 2, id);
+	return run_alone(st, s, "window restarts", &changes) == SQLITE_OK ?
+	    0 : -1;
 }
 
 static char *
@@ -133,6 +184,7 @@ window_from_row(sqlite3_stmt *s, struct store_window *w)
 	w->auto_closed = sqlite3_column_int(s, 6) != 0;
 	w->tag = column_strdup(s, 1);
 	w->meta_json = column_strdup(s, 7);
+	w->until_pid = (int32_t)sqlite3_column_int64(s, 8);
 	if (w->tag == NULL || w->meta_json == NULL) {
 		free(w->tag);
 		free(w->meta_json);

@@ -484,53 +484,6 @@ cells_reset(struct cell *c, size_t n)
 	}
 }
 
-/*
- * A REAL cell x (the natural value times 10^decimals, stored so when it
- * had more digits than decimals) as mant / 10^scale: the shortest decimal
- * that reads back as x.  False if x is not finite or out of range.
- */
-static bool
-real_value(double x, int decimals, int64_t *mant, int *scale)
-{
-	char buf[48], *p;
-	int prec, frac = 0, s;
-	long e;
-	int64_t m = 0;
-	bool neg;
-
-	if (!isfinite(x))
-		return false;
-	for (prec = 1; prec < 17; prec++) {
-		snprintf(buf, sizeof(buf), "%.*e", prec - 1, x);
-		if (strtod(buf, NULL) == x)
-			break;
-	}
-	snprintf(buf, sizeof(buf), "%.*e", prec - 1, x);
-	/* [-]D[.D...]e[+-]X...: up to 17 digits, frac after the point */
-	p = buf;
-	if ((neg = *p == '-'))
-		p++;
-	m = *p++ - '0';
-	if (*p == '.')
-		for (p++; *p >= '0' && *p <= '9'; p++, frac++)
-			m = m * 10 + (*p - '0');
-	if (*p != 'e')
-		return false;
-	e = strtol(p + 1, NULL, 10);
-	if (e > 400 || e < -400)
-		return false;
-	/* x = m * 10^(e - frac), and the value is x / 10^decimals */
-	s = decimals + frac - (int)e;
-	for (; s < 0; s++)
-		if (__builtin_mul_overflow(m, 10, &m))
-			return false;
-	for (; s > ENERGY_SCALE_MAX; s--)
-		m = (m + 5) / 10;
-	*mant = neg ? -m : m;
-	*scale = s;
-	return true;
-}
-
 /* Column i of the row as a value: false for NULL or a bad value. */
 static bool
 value_of(struct report *r, int i, const struct db_metric *dm, int64_t *mant,
@@ -542,7 +495,7 @@ value_of(struct report *r, int i, const struct db_metric *dm, int64_t *mant,
 		*scale = dm->decimals;
 		return true;
 	case SQLITE_FLOAT:
-		if (real_value(sqlite3_column_double(r->s, i), dm->decimals,
+		if (energy_real_value(sqlite3_column_double(r->s, i), dm->decimals,
 		    mant, scale))
 			return true;
 		r->bad_values++;

@@ -7,18 +7,24 @@
  *
  * Each line is "TS_NS DEVICE INTERVAL_MS KEY=VALUE ...", VALUE a decimal
  * as aiu-smi prints it or "-" for a missing value; "window TAG BEGIN_NS
- * END_NS" records a closed window; "map DEVICE BUS_ID" maps a device to a
- * bus ID from time 0; "#" lines are ignored.  Rows of one device must come
- * in time order.  Exits 1 with "LINE: message" on bad input.
+ * END_NS [unsync] [META_JSON]" records a closed window (unsync: with the
+ * host clock recorded as not synchronized at both ends); "map DEVICE
+ * BUS_ID" maps a device to a bus ID from time 0; "nosummary" leaves the
+ * windows without summaries; "#" lines are ignored.  Rows of one device
+ * must come in time order.  At the end the windows are summarized as the
+ * daemon does (idle look-back 1 h).  Exits 1 with "LINE: message" on bad
+ * input.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "clocksync.h"
 #include "log.h"
 #include "metrics.h"
 #include "store.h"
+#include "timeparse.h"
 
 #define MAX_VALUES	64
 
@@ -101,7 +107,8 @@ main(int argc, char *argv[])
 	char line[4096], tag[256], bus[64];
 	long long a, b;
 	int64_t id;
-	int dev;
+	int dev, used;
+	bool summarize = true;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: mksamples DB < LINES\n");
@@ -114,11 +121,29 @@ main(int argc, char *argv[])
 		lineno++;
 		if (line[0] == '#' || line[0] == '\n')
 			continue;
-		if (sscanf(line, "window %255s %lld %lld", tag, &a, &b) == 3) {
+		if (sscanf(line, "window %255s %lld %lld%n", tag, &a, &b,
+		    &used) == 3) {
+			struct clocksync unsync = { .known = true,
+			    .est_error_us = 16000000, .max_error_us = 16000000 };
+			char *rest = line + used;
+			const char *meta;
+			bool bad_clock = false;
+
+			rest[strcspn(rest, "\n")] = '\0';
+			rest += strspn(rest, " ");
+			if (strncmp(rest, "unsync", 6) == 0) {
+				bad_clock = true;
+				rest += 6 + strspn(rest + 6, " ");
+			}
+			meta = *rest != '\0' ? rest : "{}";
 			if (store_flush(st) == -1 ||
-			    store_window_begin(st, tag, 0, 0, a, "{}", &id) == -1 ||
-			    store_window_end(st, id, b, false) == -1)
+			    store_window_begin(st, tag, 0, 0, a, meta,
+			    bad_clock ? &unsync : NULL, 0, &id) == -1 ||
+			    store_window_end(st, id, b, STORE_ENDED_MARK,
+			    bad_clock ? &unsync : NULL) == -1)
 				bad("cannot record the window");
+		} else if (strcmp(line, "nosummary\n") == 0) {
+			summarize = false;
 		} else if (sscanf(line, "map %d %63s", &dev, bus) == 2) {
 			if (store_device_map(st, dev, "", bus, 0) == -1)
 				bad("cannot record the map");
@@ -126,6 +151,9 @@ main(int argc, char *argv[])
 			sample_line(st, line);
 	}
 	if (store_flush(st) == -1)
+		return 1;
+	if (summarize && store_windows_summarize_due(st, now_realtime_ns(), 0,
+	    3600 * (int64_t)1000000000) == -1)
 		return 1;
 	store_close(st);
 	return 0;

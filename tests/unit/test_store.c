@@ -922,7 +922,7 @@ run_retention(struct fx *f, const struct store_retention *r, int64_t now)
 	assert_int_equal(rc, 0);
 }
 
-/* A profiling window; end 0: still open. */
+/* A profiling window, summarized at its end; end 0: still open. */
 static void
 add_window(sqlite3 *db, int64_t begin, int64_t end)
 {
@@ -931,9 +931,9 @@ add_window(sqlite3 *db, int64_t begin, int64_t end)
 
 	if (end != 0)
 		snprintf(end_sql, sizeof(end_sql), "%lld", (long long)end);
-	s = q_row(db, "INSERT INTO windows (tag, uid, pid, begin_ns, end_ns) "
-	    "VALUES ('t', 0, 1, %lld, %s) RETURNING id", (long long)begin,
-	    end_sql);
+	s = q_row(db, "INSERT INTO windows (tag, uid, pid, begin_ns, end_ns, "
+	    "summarized_ns) VALUES ('t', 0, 1, %lld, %s, %s) RETURNING id",
+	    (long long)begin, end_sql, end_sql);
 	sqlite3_finalize(s);
 }
 
@@ -983,9 +983,15 @@ test_retention_age_and_windows(void **state)
 	    2 * 601);
 	assert_true(want < 2 * (n + 1));
 
-	/* the open window closes long ago: its rows go too */
+	/* the open window closes long ago: its rows stay until its
+	 * summary is stored, then they go too */
 	db_exec(db, "UPDATE windows SET end_ns = 1750002100000000000 "
 	    "WHERE end_ns IS NULL");
+	run_retention(f, &r, now + 3 * HOUR);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM samples WHERE "
+	    "ts_ns BETWEEN 1750002000000000000 AND 1750002100000000000"),
+	    2 * 101);
+	db_exec(db, "UPDATE windows SET summarized_ns = end_ns");
 	run_retention(f, &r, now + 3 * HOUR);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 0);
 	sqlite3_close(db);

@@ -240,9 +240,9 @@ test_store_begin_end(void **state)
 	size_t n;
 
 	assert_int_equal(store_window_begin(f->st, "run-a", 1000, 4242, T0,
-	    "{\"commit\":\"abc\"}", &a), 0);
+	    "{\"commit\":\"abc\"}", NULL, 0, &a), 0);
 	assert_int_equal(store_window_begin(f->st, "run-b", 0, 1, T0 + SEC,
-	    NULL, &b), 0);
+	    NULL, NULL, 0, &b), 0);
 	assert_true(a > 0 && b > a);
 	/* on disk at once, seen by another connection */
 	assert_int_equal(count_windows(f), 2);
@@ -264,8 +264,8 @@ test_store_begin_end(void **state)
 	assert_string_equal(w[1].meta_json, "{}");
 	store_windows_free(w, n);
 
-	assert_int_equal(store_window_end(f->st, a, T0 + 5 * SEC, false), 0);
-	assert_int_equal(store_window_end(f->st, b, T0 + 6 * SEC, true), 0);
+	assert_int_equal(store_window_end(f->st, a, T0 + 5 * SEC, STORE_ENDED_MARK, NULL), 0);
+	assert_int_equal(store_window_end(f->st, b, T0 + 6 * SEC, STORE_ENDED_MAX_OPEN, NULL), 0);
 	assert_int_equal(sql_int(f, "SELECT end_ns FROM windows WHERE id = %" PRId64, a),
 	    T0 + 5 * SEC);
 	assert_int_equal(sql_int(f, "SELECT auto_closed FROM windows WHERE id = %" PRId64, a), 0);
@@ -275,10 +275,10 @@ test_store_begin_end(void **state)
 	assert_null(w);
 
 	/* a closed window cannot be closed again, nor a missing one */
-	assert_int_equal(store_window_end(f->st, a, T0 + 9 * SEC, false), -1);
+	assert_int_equal(store_window_end(f->st, a, T0 + 9 * SEC, STORE_ENDED_MARK, NULL), -1);
 	assert_int_equal(sql_int(f, "SELECT end_ns FROM windows WHERE id = %" PRId64, a),
 	    T0 + 5 * SEC);
-	assert_int_equal(store_window_end(f->st, b + 100, T0, false), -1);
+	assert_int_equal(store_window_end(f->st, b + 100, T0, STORE_ENDED_MARK, NULL), -1);
 
 	assert_int_equal(store_window_get(f->st, b, &got), 0);
 	assert_non_null(got);
@@ -298,8 +298,8 @@ test_store_reopen(void **state)
 	int64_t a, b;
 	size_t n;
 
-	assert_int_equal(store_window_begin(f->st, "x", 1, 2, T0 + SEC, "{}", &a), 0);
-	assert_int_equal(store_window_begin(f->st, "y", 3, 4, T0, "{}", &b), 0);
+	assert_int_equal(store_window_begin(f->st, "x", 1, 2, T0 + SEC, "{}", NULL, 0, &a), 0);
+	assert_int_equal(store_window_begin(f->st, "y", 3, 4, T0, "{}", NULL, 0, &b), 0);
 	store_close(f->st);
 	assert_int_equal(store_open(f->db.path, 100, &f->st), 0);
 	assert_int_equal(store_windows_open(f->st, &w, &n), 0);
@@ -308,7 +308,7 @@ test_store_reopen(void **state)
 	assert_int_equal(w[0].id, b);
 	assert_int_equal(w[1].id, a);
 	store_windows_free(w, n);
-	assert_int_equal(store_window_end(f->st, a, T0 + 2 * SEC, false), 0);
+	assert_int_equal(store_window_end(f->st, a, T0 + 2 * SEC, STORE_ENDED_MARK, NULL), 0);
 }
 
 /* A window change commits alone and leaves the buffered sample rows buffered. */
@@ -326,7 +326,7 @@ test_store_keeps_buffered_rows(void **state)
 	assert_int_equal(store_metric(f->st, "busy", "%", &metric), 0);
 	s.metric = &metric;
 	store_append(f->st, &s);
-	assert_int_equal(store_window_begin(f->st, "t", 1, 1, T0, "{}", &id), 0);
+	assert_int_equal(store_window_begin(f->st, "t", 1, 1, T0, "{}", NULL, 0, &id), 0);
 	store_get_stats(f->st, &stats);
 	assert_int_equal(stats.pending, 1);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM samples"), 0);
@@ -675,9 +675,9 @@ test_expire_at_start(void **state)
 	int64_t old, recent;
 
 	assert_int_equal(store_window_begin(f->st, "old", ALICE, 1, T0 - 2 * HOUR,
-	    "{}", &old), 0);
+	    "{}", NULL, 0, &old), 0);
 	assert_int_equal(store_window_begin(f->st, "recent", ALICE, 1,
-	    T0 - 10 * MINUTE, "{}", &recent), 0);
+	    T0 - 10 * MINUTE, "{}", NULL, 0, &recent), 0);
 	fx_start(f, (uint64_t)HOUR, T0);
 	assert_auto_closed(f, old, T0 - HOUR);
 	assert_true(is_open(f, recent));

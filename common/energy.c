@@ -2,6 +2,9 @@
  * energy: exact integrals and means of piecewise constant values
  * (energy.h).
  */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "energy.h"
@@ -238,4 +241,51 @@ energy_max(const struct energy_acc *a, int digits, char *buf, size_t len)
 		return false;
 	return energy_decimal(a->max_mant, 1, a->max_scale,
 	    digits < 0 ? a->max_scale : digits, false, buf, len);
+}
+
+/*
+ * A REAL cell x (the natural value times 10^decimals, stored so when it
+ * had more digits than decimals) as mant / 10^scale: the shortest decimal
+ * that reads back as x.  False if x is not finite or out of range.
+ */
+bool
+energy_real_value(double x, int decimals, int64_t *mant, int *scale)
+{
+	char buf[48], *p;
+	int prec, frac = 0, s;
+	long e;
+	int64_t m = 0;
+	bool neg;
+
+	if (!isfinite(x))
+		return false;
+	for (prec = 1; prec < 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*e", prec - 1, x);
+		if (strtod(buf, NULL) == x)
+			break;
+	}
+	snprintf(buf, sizeof(buf), "%.*e", prec - 1, x);
+	/* [-]D[.D...]e[+-]X...: up to 17 digits, frac after the point */
+	p = buf;
+	if ((neg = *p == '-'))
+		p++;
+	m = *p++ - '0';
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++, frac++)
+			m = m * 10 + (*p - '0');
+	if (*p != 'e')
+		return false;
+	e = strtol(p + 1, NULL, 10);
+	if (e > 400 || e < -400)
+		return false;
+	/* x = m * 10^(e - frac), and the value is x / 10^decimals */
+	s = decimals + frac - (int)e;
+	for (; s < 0; s++)
+		if (__builtin_mul_overflow(m, 10, &m))
+			return false;
+	for (; s > ENERGY_SCALE_MAX; s--)
+		m = (m + 5) / 10;
+	*mant = neg ? -m : m;
+	*scale = s;
+	return true;
 }

@@ -107,4 +107,12 @@ bool energy_mean(const struct energy_acc *a, int digits, bool trim,
 bool energy_max(const struct energy_acc *a, int digits, char *buf,
     size_t len);
 
+/*
+ * A REAL cell x of the database (a natural value times 10^decimals,
+ * stored as REAL when it had more digits than decimals) as mant /
+ * 10^scale: the shortest decimal that reads back as x.  False if x is not
+ * finite or out of range.
+ */
+bool energy_real_value(double x, int decimals, int64_t *mant, int *scale);
+
 #endif

@@ -1,0 +1,97 @@
+/*
+ * store_summary: computing and keeping the summaries of ended windows
+ * (contract in store.h; the figures in summary.h).
+ *
+ * A summary is written in its own transaction, like a window change, so
+ * it is never half there; the event loop never runs it while a flush's
+ * transaction is open.
+ */
+#include "store_priv.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "schema.h"
+#include "sql.h"
+#include "summary.h"
+
+int
+store_window_summarize(struct store *st, int64_t id, int64_t idle_lookback_ns,
+    int64_t now_ns)
+{
+	struct store_window *w;
+	struct summary sm;
+	int rc;
+
+	if (!sqlite3_get_autocommit(st->db)) {
+		log_warnx("%s: summarize window %" PRId64 ": a transaction is "
+		    "already open", st->path, id);
+		return -1;
+	}
+	if (store_window_get(st, id, &w) == -1)
+		return -1;
+	if (w == NULL || w->end_ns == 0) {
+		log_warnx("%s: summarize window %" PRId64 ": %s", st->path, id,
+		    w == NULL ? "no such window" : "it is still open");
+		store_windows_free(w, 1);
+		return -1;
+	}
+	/* one read transaction: the summary is of one snapshot */
+	if (sql_exec(st, "summarize window", "BEGIN IMMEDIATE") == -1) {
+		store_windows_free(w, 1);
+		return -1;
+	}
+	rc = summary_compute(st->db, id, w->begin_ns, w->end_ns,
+	    idle_lookback_ns, now_ns, &sm);
+	if (rc == 0)
+		rc = summary_write(st->db, &sm);
+	if (rc == 0)
+		rc = sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) ==
+		    SQLITE_OK ? 0 : -1;
+	if (rc == -1) {
+		sql_warn(st, "summarize window");
+		(void)sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	}
+	summary_free(&sm);
+	store_windows_free(w, 1);
+	return rc;
+}
+
+int
+store_windows_summarize_due(struct store *st, int64_t now_ns,
+    int64_t settle_ns, int64_t idle_lookback_ns)
+{
+	sqlite3_stmt *s;
+	int64_t *ids = NULL;
+	size_t n = 0, cap = 0;
+	int rc, failed = 0;
+
+	if (sql_prepare(st, "SELECT id FROM " SCHEMA_T_WINDOWS
+	    " WHERE summarized_ns IS NULL AND end_ns IS NOT NULL AND "
+	    "end_ns <= ?1 ORDER BY id", &s) == -1)
+		return -1;
+	sqlite3_bind_int64(s, 1, now_ns - settle_ns);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 16;
+			int64_t *p = realloc(ids, nc * sizeof(*p));
+
+			if (p == NULL) {
+				rc = SQLITE_NOMEM;
+				break;
+			}
+			ids = p;
+			cap = nc;
+		}
+		ids[n++] = sqlite3_column_int64(s, 0);
+	}
+	if (rc != SQLITE_DONE)
+		sql_warn(st, "windows to summarize");
+	sqlite3_finalize(s);
+	for (size_t i = 0; i < n; i++)
+		if (store_window_summarize(st, ids[i], idle_lookback_ns,
+		    now_ns) == -1)
+			failed = 1;
+	free(ids);
+	return rc != SQLITE_DONE || failed ? -1 : (int)(n > 0);
+}

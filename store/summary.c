@@ -1,0 +1,592 @@
+/*
+ * summary: a window's figures per card, computed from its samples, stored
+ * and loaded (summary.h).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema.h"
+#include "summary.h"
+
+const char *const summary_bw_keys[SUMMARY_NBW] = {
+	"rdmem", "wrmem", "rxpci", "txpci", "rdrdma", "wrrdma",
+};
+
+/* No interval is longer than 60 s (spyremond.yaml(5)). */
+#define MAX_INTERVAL_NS		(60 * 1000000000LL)
+#define GIB			1073741824.0
+
+/* The metrics read, in the order of the SELECT's columns after the fixed three. */
+enum {
+	K_PWR, K_GTEMP, K_BUSY, K_BW0,
+	K_ACTMEM = K_BW0 + SUMMARY_NBW, K_PEAKMEM, K_N
+};
+
+/* A metric's column, or absent. */
+struct col {
+	bool	 present;
+	char	 col[64];
+	int	 decimals;
+};
+
+/* Per card, while the samples are read. */
+struct acc {
+	struct summary_card *c;
+	struct energy_acc pwr, busy, bw[SUMMARY_NBW];
+	double	*pvals;			/* power values, for p95 */
+	size_t	 npvals, pcap;
+	int64_t	 last_ts;		/* 0 before the first sample */
+	int64_t	 last_ival;
+	bool	 bw_busy_seen[SUMMARY_NBW];	/* a value while busy > 0 */
+	bool	 bw_busy_nonzero[SUMMARY_NBW];
+	bool	*unrel_seen;		/* per unreliable column */
+	double	*idle;			/* idle power values */
+	size_t	 nidle, icap;
+};
+
+struct ctx {
+	sqlite3	*db;
+	struct summary *s;
+	struct col k[K_N];
+	struct col *unrel;		/* the catalog's unreliable metrics */
+	char	**unrel_key;
+	size_t	 nunrel;
+	struct acc *a;			/* parallel to s->cards */
+	struct { int device; int64_t lo, hi; } *coarse;
+	size_t	 ncoarse;
+};
+
+static const char *const fixed_keys[K_N] = {
+	[K_PWR] = "pwr", [K_GTEMP] = "gtemp", [K_BUSY] = "busy",
+	[K_ACTMEM] = "actmem", [K_PEAKMEM] = "peakmem",
+};
+
+static const char *
+key_of(int k)
+{
+	return k >= K_BW0 && k < K_BW0 + SUMMARY_NBW ?
+	    summary_bw_keys[k - K_BW0] : fixed_keys[k];
+}
+
+static int
+nomem(sqlite3 *db)
+{
+	(void)db;
+	errno = ENOMEM;
+	return -1;
+}
+
+static bool
+table_exists(sqlite3 *db, const char *name)
+{
+	sqlite3_stmt *s;
+	bool yes = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE "
+	    "type = 'table' AND name = ?1", -1, &s, NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	yes = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return yes;
+}
+
+/* The columns of the metrics read, and the unreliable ones. */
+static int
+load_catalog(struct ctx *x)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(x->db, "SELECT key, col, decimals, reliable "
+	    "FROM " SCHEMA_T_METRICS " ORDER BY id", -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *key = (const char *)sqlite3_column_text(s, 0);
+		const char *col = (const char *)sqlite3_column_text(s, 1);
+		int dec = sqlite3_column_int(s, 2);
+		struct col c = { .present = true, .decimals = dec };
+
+		if (key == NULL || col == NULL || dec < 0 ||
+		    dec > ENERGY_SCALE_MAX)
+			continue;
+		snprintf(c.col, sizeof(c.col), "%s", col);
+		for (int k = 0; k < K_N; k++)
+			if (strcmp(key, key_of(k)) == 0)
+				x->k[k] = c;
+		if (sqlite3_column_int(s, 3) == 0) {
+			struct col *u = realloc(x->unrel,
+			    (x->nunrel + 1) * sizeof(*u));
+			char **uk = realloc(x->unrel_key,
+			    (x->nunrel + 1) * sizeof(*uk));
+
+			if (u != NULL)
+				x->unrel = u;
+			if (uk != NULL)
+				x->unrel_key = uk;
+			if (u == NULL || uk == NULL ||
+			    (uk[x->nunrel] = strdup(key)) == NULL) {
+				sqlite3_finalize(s);
+				return nomem(x->db);
+			}
+			u[x->nunrel++] = c;
+		}
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* The coarse runs of imported samples that overlap the window. */
+static int
+load_coarse(struct ctx *x)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (!table_exists(x->db, SCHEMA_T_IMPORTS))
+		return 0;
+	if (sqlite3_prepare_v2(x->db, "SELECT device, first_ns, last_ns FROM "
+	    SCHEMA_T_IMPORTS " WHERE coarse = 1 AND last_ns >= ?1 AND "
+	    "first_ns <= ?2", -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(s, 1, x->s->begin_ns);
+	sqlite3_bind_int64(s, 2, x->s->end_ns + MAX_INTERVAL_NS);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		void *p = realloc(x->coarse, (x->ncoarse + 1) *
+		    sizeof(*x->coarse));
+
+		if (p == NULL) {
+			sqlite3_finalize(s);
+			return nomem(x->db);
+		}
+		x->coarse = p;
+		x->coarse[x->ncoarse].device = sqlite3_column_int(s, 0);
+		x->coarse[x->ncoarse].lo = sqlite3_column_int64(s, 1);
+		x->coarse[x->ncoarse].hi = sqlite3_column_int64(s, 2);
+		x->ncoarse++;
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static bool
+is_coarse(const struct ctx *x, int device, int64_t ts)
+{
+	for (size_t i = 0; i < x->ncoarse; i++)
+		if (x->coarse[i].device == device && ts >= x->coarse[i].lo &&
+		    ts <= x->coarse[i].hi)
+			return true;
+	return false;
+}
+
+/* The card of device, added in device order if new; NULL out of memory. */
+static struct acc *
+card_of(struct ctx *x, int device)
+{
+	struct summary *s = x->s;
+	size_t i;
+	void *p;
+
+	for (i = 0; i < s->ncards; i++)
+		if (s->cards[i].device == device)
+			return &x->a[i];
+	if ((p = realloc(s->cards, (s->ncards + 1) * sizeof(*s->cards))) ==
+	    NULL)
+		return NULL;
+	s->cards = p;
+	if ((p = realloc(x->a, (s->ncards + 1) * sizeof(*x->a))) == NULL)
+		return NULL;
+	x->a = p;
+	for (i = s->ncards; i > 0 && s->cards[i - 1].device > device; i--) {
+		s->cards[i] = s->cards[i - 1];
+		x->a[i] = x->a[i - 1];
+	}
+	memset(&s->cards[i], 0, sizeof(s->cards[i]));
+	memset(&x->a[i], 0, sizeof(x->a[i]));
+	s->cards[i].device = device;
+	energy_init(&x->a[i].pwr);
+	energy_init(&x->a[i].busy);
+	for (int b = 0; b < SUMMARY_NBW; b++)
+		energy_init(&x->a[i].bw[b]);
+	if (x->nunrel > 0 && (x->a[i].unrel_seen = calloc(x->nunrel,
+	    sizeof(bool))) == NULL)
+		return NULL;
+	s->ncards++;
+	for (size_t j = 0; j < s->ncards; j++)
+		x->a[j].c = &s->cards[j];
+	return &x->a[i];
+}
+
+/* Column i of s as mant / 10^scale with c's decimals; false if NULL. */
+static bool
+value(sqlite3_stmt *s, int i, const struct col *c, int64_t *mant, int *scale)
+{
+	switch (sqlite3_column_type(s, i)) {
+	case SQLITE_INTEGER:
+		*mant = sqlite3_column_int64(s, i);
+		*scale = c->decimals;
+		return true;
+	case SQLITE_FLOAT:
+		return energy_real_value(sqlite3_column_double(s, i),
+		    c->decimals, mant, scale);
+	default:
+		return false;
+	}
+}
+
+static double
+as_double(int64_t mant, int scale)
+{
+	double v = (double)mant;
+
+	while (scale-- > 0)
+		v /= 10;
+	return v;
+}
+
+static bool
+push(double **v, size_t *n, size_t *cap, double x)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 256;
+		double *p = realloc(*v, nc * sizeof(*p));
+
+		if (p == NULL)
+			return false;
+		*v = p;
+		*cap = nc;
+	}
+	(*v)[(*n)++] = x;
+	return true;
+}
+
+/* Note an uncovered stretch (lo, hi) if it is longer than two intervals. */
+static void
+gap(struct summary_card *c, int64_t lo, int64_t hi, int64_t ival)
+{
+	if (ival > 0 && hi - lo > 2 * ival) {
+		c->gaps++;
+		c->gap_ns += hi - lo;
+	}
+}
+
+/* Append ", " and text to a list in buf. */
+static void
+list_add(char *buf, size_t len, const char *text)
+{
+	size_t n = strlen(buf);
+
+	snprintf(buf + n, len - n, "%s%s", n > 0 ? "," : "", text);
+}
+
+static sqlite3_stmt *
+select_samples(struct ctx *x, bool idle)
+{
+	sqlite3_str *q = sqlite3_str_new(x->db);
+	sqlite3_stmt *s = NULL;
+	char *sql;
+
+	sqlite3_str_appendall(q, "SELECT " SCHEMA_C_TS ", " SCHEMA_C_DEVICE
+	    ", " SCHEMA_C_INTERVAL);
+	if (idle)
+		sqlite3_str_appendf(q, ", \"%w\" FROM " SCHEMA_T_SAMPLES
+		    " WHERE " SCHEMA_C_TS " > ?1 AND " SCHEMA_C_TS " <= ?2"
+		    " AND \"%w\" = 0", x->k[K_PWR].col, x->k[K_BUSY].col);
+	else {
+		for (int k = 0; k < K_N; k++)
+			if (x->k[k].present)
+				sqlite3_str_appendf(q, ", \"%w\"", x->k[k].col);
+			else
+				sqlite3_str_appendall(q, ", NULL");
+		for (size_t u = 0; u < x->nunrel; u++)
+			sqlite3_str_appendf(q, ", \"%w\" IS NOT NULL",
+			    x->unrel[u].col);
+		/* the samples whose interval overlaps (?1, ?2) */
+		sqlite3_str_appendall(q, " FROM " SCHEMA_T_SAMPLES " WHERE "
+		    SCHEMA_C_TS " > ?1 AND " SCHEMA_C_TS " < ?3 AND "
+		    SCHEMA_C_TS " - " SCHEMA_C_INTERVAL " * 1000000 < ?2");
+	}
+	if ((sql = sqlite3_str_finish(q)) == NULL)
+		return NULL;
+	if (sqlite3_prepare_v2(x->db, sql, -1, &s, NULL) != SQLITE_OK)
+		s = NULL;
+	sqlite3_free(sql);
+	return s;
+}
+
+/* One sample row of select_samples(x, false). */
+static int
+add_row(struct ctx *x, sqlite3_stmt *s)
+{
+	int64_t b = x->s->begin_ns, e = x->s->end_ns;
+	int64_t ts = sqlite3_column_int64(s, 0);
+	int64_t ival = sqlite3_column_int64(s, 2);
+	struct acc *a;
+	struct summary_card *c;
+	int64_t mant, busy_mant = 0;
+	int scale;
+	bool busy = false;
+
+	if ((a = card_of(x, sqlite3_column_int(s, 1))) == NULL)
+		return nomem(x->db);
+	c = a->c;
+	ival = ival < 0 ? 0 : ival > MAX_INTERVAL_NS / 1000000 ?
+	    MAX_INTERVAL_NS : ival * 1000000;
+	c->samples++;
+	if (ival / 1000000 > c->max_interval_ms)
+		c->max_interval_ms = ival / 1000000;
+	c->covered_ns += energy_overlap(ts - ival, ts, b, e);
+	/* the stretch before this sample's interval that none covers */
+	gap(c, a->last_ts != 0 ? a->last_ts : b, ts - ival, ival);
+	a->last_ts = ts;
+	a->last_ival = ival;
+	if (x->ncoarse > 0 && is_coarse(x, c->device, ts))
+		c->coarse_samples++;
+	if (x->k[K_PWR].present && value(s, 3 + K_PWR, &x->k[K_PWR], &mant,
+	    &scale)) {
+		double v = as_double(mant, scale);
+
+		energy_add(&a->pwr, mant, scale, ts - ival, ts, b, e);
+		if (!c->has_power || v < c->power_min)
+			c->power_min = v;
+		if (!c->has_power || v > c->power_max)
+			c->power_max = v;
+		c->has_power = true;
+		if (!push(&a->pvals, &a->npvals, &a->pcap, v))
+			return nomem(x->db);
+	}
+	if (x->k[K_BUSY].present && value(s, 3 + K_BUSY, &x->k[K_BUSY],
+	    &busy_mant, &scale)) {
+		energy_add(&a->busy, busy_mant, scale, ts - ival, ts, b, e);
+		c->has_busy = true;
+		if ((busy = busy_mant > 0))
+			c->busy_samples++;
+	}
+	if (x->k[K_GTEMP].present && value(s, 3 + K_GTEMP, &x->k[K_GTEMP],
+	    &mant, &scale)) {
+		double v = as_double(mant, scale);
+
+		if (!c->has_gtemp || v > c->gtemp_max)
+			c->gtemp_max = v;
+		c->has_gtemp = true;
+	}
+	for (int k = K_ACTMEM; k <= K_PEAKMEM; k++) {
+		bool *has = k == K_ACTMEM ? &c->has_actmem : &c->has_peakmem;
+		double *peak = k == K_ACTMEM ? &c->actmem_peak :
+		    &c->peakmem_peak;
+
+		if (x->k[k].present && value(s, 3 + k, &x->k[k], &mant,
+		    &scale)) {
+			double v = as_double(mant, scale);
+
+			if (!*has || v > *peak)
+				*peak = v;
+			*has = true;
+		}
+	}
+	for (int i = 0; i < SUMMARY_NBW; i++) {
+		int k = K_BW0 + i;
+
+		if (!x->k[k].present || !value(s, 3 + k, &x->k[k], &mant,
+		    &scale))
+			continue;
+		energy_add(&a->bw[i], mant, scale, ts - ival, ts, b, e);
+		if (!c->bw[i].has || as_double(mant, scale) > c->bw[i].max)
+			c->bw[i].max = as_double(mant, scale);
+		c->bw[i].has = true;
+		if (busy) {
+			a->bw_busy_seen[i] = true;
+			if (mant != 0)
+				a->bw_busy_nonzero[i] = true;
+		}
+	}
+	for (size_t u = 0; u < x->nunrel; u++)
+		if (sqlite3_column_int(s, 3 + K_N + (int)u) != 0)
+			a->unrel_seen[u] = true;
+	return 0;
+}
+
+static int
+dblcmp(const void *p, const void *q)
+{
+	double a = *(const double *)p, b = *(const double *)q;
+
+	return (a > b) - (a < b);
+}
+
+/* The integral of a as a double, from its exact decimal. */
+static double
+integral(const struct energy_acc *a)
+{
+	char buf[ENERGY_BUFLEN];
+
+	if (!energy_integral(a, buf, sizeof(buf)))
+		return 0;
+	return strtod(buf, NULL);
+}
+
+static double
+mean(const struct energy_acc *a)
+{
+	char buf[ENERGY_BUFLEN];
+
+	if (!energy_mean(a, 9, true, buf, sizeof(buf)))
+		return 0;
+	return strtod(buf, NULL);
+}
+
+/* The idle power of each card: the median of its samples with busy 0. */
+static int
+learn_idle(struct ctx *x)
+{
+	sqlite3_stmt *s;
+	int64_t lo = x->s->begin_ns - x->s->idle_lookback_ns;
+	int rc;
+
+	if (!x->k[K_PWR].present || !x->k[K_BUSY].present)
+		return 0;
+	if ((s = select_samples(x, true)) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, lo);
+	sqlite3_bind_int64(s, 2, x->s->end_ns);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int device = sqlite3_column_int(s, 1);
+		int64_t mant;
+		int scale;
+		size_t i;
+
+		for (i = 0; i < x->s->ncards; i++)
+			if (x->s->cards[i].device == device)
+				break;
+		if (i == x->s->ncards || !value(s, 3, &x->k[K_PWR], &mant,
+		    &scale))
+			continue;
+		if (!push(&x->a[i].idle, &x->a[i].nidle, &x->a[i].icap,
+		    as_double(mant, scale))) {
+			sqlite3_finalize(s);
+			return nomem(x->db);
+		}
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* The figures that come from the accumulators, once every row is in. */
+static void
+finish(struct ctx *x)
+{
+	for (size_t i = 0; i < x->s->ncards; i++) {
+		struct acc *a = &x->a[i];
+		struct summary_card *c = a->c;
+
+		if (a->last_ts != 0)
+			gap(c, a->last_ts, x->s->end_ns, a->last_ival);
+		if (c->has_power) {
+			size_t r;
+
+			energy_integral(&a->pwr, c->energy_j,
+			    sizeof(c->energy_j));
+			c->power_mean = mean(&a->pwr);
+			qsort(a->pvals, a->npvals, sizeof(double), dblcmp);
+			/* nearest rank: the ceil(0.95 n)-th smallest */
+			r = (a->npvals * 95 + 99) / 100;
+			c->power_p95 = a->pvals[r > 0 ? r - 1 : 0];
+		}
+		if (c->has_busy)
+			c->busy_mean = mean(&a->busy);
+		for (int b = 0; b < SUMMARY_NBW; b++) {
+			if (!c->bw[b].has)
+				continue;
+			c->bw[b].mean = mean(&a->bw[b]);
+			c->bw[b].bytes = integral(&a->bw[b]) * GIB;
+			if (a->bw_busy_seen[b] && !a->bw_busy_nonzero[b])
+				list_add(c->zero_while_busy,
+				    sizeof(c->zero_while_busy),
+				    summary_bw_keys[b]);
+		}
+		for (size_t u = 0; u < x->nunrel; u++)
+			if (a->unrel_seen[u])
+				list_add(c->unreliable, sizeof(c->unreliable),
+				    x->unrel_key[u]);
+		if (c->has_power && a->nidle > 0) {
+			qsort(a->idle, a->nidle, sizeof(double), dblcmp);
+			c->idle_w = a->nidle % 2 ? a->idle[a->nidle / 2] :
+			    (a->idle[a->nidle / 2 - 1] +
+			    a->idle[a->nidle / 2]) / 2;
+			c->idle_samples = (int64_t)a->nidle;
+			c->has_idle = true;
+			c->net_energy_j = summary_energy(c) - c->idle_w *
+			    (double)a->pwr.covered_ns / 1e9;
+		}
+	}
+}
+
+static void
+ctx_free(struct ctx *x)
+{
+	for (size_t i = 0; x->a != NULL && i < x->s->ncards; i++) {
+		free(x->a[i].pvals);
+		free(x->a[i].idle);
+		free(x->a[i].unrel_seen);
+	}
+	free(x->a);
+	for (size_t u = 0; u < x->nunrel; u++)
+		free(x->unrel_key[u]);
+	free(x->unrel_key);
+	free(x->unrel);
+	free(x->coarse);
+}
+
+int
+summary_compute(sqlite3 *db, int64_t id, int64_t begin_ns, int64_t end_ns,
+    int64_t idle_lookback_ns, int64_t now_ns, struct summary *out)
+{
+	struct ctx x = { .db = db, .s = out };
+	sqlite3_stmt *s = NULL;
+	int rc = -1, step;
+
+	memset(out, 0, sizeof(*out));
+	out->window_id = id;
+	out->begin_ns = begin_ns;
+	out->end_ns = end_ns < begin_ns ? begin_ns : end_ns;
+	out->computed_ns = now_ns;
+	out->idle_lookback_ns = idle_lookback_ns < 0 ? 0 : idle_lookback_ns;
+	if (load_catalog(&x) == -1 || load_coarse(&x) == -1 ||
+	    (s = select_samples(&x, false)) == NULL)
+		goto done;
+	sqlite3_bind_int64(s, 1, out->begin_ns);
+	sqlite3_bind_int64(s, 2, out->end_ns);
+	sqlite3_bind_int64(s, 3, out->end_ns + MAX_INTERVAL_NS);
+	while ((step = sqlite3_step(s)) == SQLITE_ROW)
+		if (add_row(&x, s) == -1)
+			goto done;
+	if (step != SQLITE_DONE || learn_idle(&x) == -1)
+		goto done;
+	finish(&x);
+	rc = 0;
+done:
+	sqlite3_finalize(s);
+	ctx_free(&x);
+	if (rc == -1)
+		summary_free(out);
+	return rc;
+}
+
+double
+summary_energy(const struct summary_card *c)
+{
+	return c->has_power ? strtod(c->energy_j, NULL) : 0;
+}
+
+void
+summary_free(struct summary *s)
+{
+	if (s == NULL)
+		return;
+	free(s->cards);
+	s->cards = NULL;
+	s->ncards = 0;
+}

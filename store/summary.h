@@ -1,0 +1,121 @@
+/*
+ * summary: what a profiling window's samples say, per card, in a few
+ * figures that are kept when retention deletes the samples themselves
+ * (the window_summary tables of spyremon-schema(5)).
+ *
+ * summary_compute reads the samples through any connection, the
+ * daemon's or a reader's; the store writes its result with
+ * store_window_summarize, and summary_load reads it back.
+ *
+ * The figures, over the window [begin, end], of the samples whose interval
+ * (ts - interval, ts] overlaps it:
+ *   duration, samples, covered time (each interval clipped to the window;
+ *   coverage = covered / duration), and gaps: stretches longer than two
+ *   intervals that no sample covers, at the window's edges too;
+ *   energy: the exact integral of power, each value held over its
+ *   interval clipped to the window (energy.h), as "export --steps" does;
+ *   power mean (time-weighted), minimum, maximum and p95 (nearest rank over
+ *   the samples' values), gtemp maximum, busy mean (time-weighted);
+ *   per bandwidth metric (GiB/s) the time-weighted mean, the maximum and
+ *   the bytes moved (the integral times 2^30);
+ *   the peaks of actmem and peakmem;
+ *   idle power: the median power of the card's samples with busy 0 in
+ *   [begin - idle look-back, end], and the energy net of it
+ *   (energy - idle * covered time of power);
+ *   data quality: bandwidth columns that stay 0 while busy > 0, unreliable
+ *   columns (the catalog's reliable 0) that hold values, coarse (imported
+ *   from an aiu-smi log) samples.
+ * A figure with no value in the window is absent (its has_ flag false).
+ *
+ * Functions returning int give 0, or -1 with the error left in the
+ * connection (sqlite3_errmsg) or, out of memory, SQLITE_NOMEM set.
+ */
+#ifndef SPYREMON_SUMMARY_H
+#define SPYREMON_SUMMARY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "energy.h"
+
+/* The bandwidth metrics summarized, in this order. */
+#define SUMMARY_NBW	6
+extern const char *const summary_bw_keys[SUMMARY_NBW];
+
+/* Default of summary.idle_lookback: where a card's idle power is learned. */
+#define SUMMARY_IDLE_LOOKBACK_NS	(3600 * 1000000000LL)
+
+struct summary_bw {
+	bool	 has;
+	double	 mean, max;	/* GiB/s */
+	double	 bytes;		/* moved over the window */
+};
+
+struct summary_card {
+	int	 device;
+	int64_t	 samples;
+	int64_t	 covered_ns;
+	int64_t	 gaps, gap_ns;	/* uncovered stretches > 2 intervals */
+	int64_t	 max_interval_ms;
+	int64_t	 busy_samples;	/* with busy > 0 */
+	int64_t	 coarse_samples;
+	bool	 has_power;
+	char	 energy_j[ENERGY_BUFLEN];	/* exact decimal */
+	double	 power_mean, power_min, power_max, power_p95;
+	bool	 has_gtemp;
+	double	 gtemp_max;
+	bool	 has_busy;
+	double	 busy_mean;
+	struct summary_bw bw[SUMMARY_NBW];
+	bool	 has_actmem, has_peakmem;
+	double	 actmem_peak, peakmem_peak;	/* MiB */
+	bool	 has_idle;
+	double	 idle_w;
+	int64_t	 idle_samples;	/* the samples the median was taken of */
+	double	 net_energy_j;
+	char	 zero_while_busy[64];	/* "rdmem,wrmem", "" if none */
+	char	 unreliable[64];	/* "rsvmem,pt_act", "" if none */
+};
+
+struct summary {
+	int64_t	 window_id;
+	int64_t	 begin_ns, end_ns;
+	int64_t	 computed_ns;		/* when it was computed */
+	int64_t	 idle_lookback_ns;
+	bool	 stored;		/* read from the database */
+	struct summary_card *cards;	/* by device */
+	size_t	 ncards;
+};
+
+/*
+ * Compute window id's summary over [begin_ns, end_ns] from db's samples
+ * into *out (zeroed first; free with summary_free).  now_ns is recorded
+ * as computed_ns.
+ */
+int summary_compute(sqlite3 *db, int64_t id, int64_t begin_ns,
+    int64_t end_ns, int64_t idle_lookback_ns, int64_t now_ns,
+    struct summary *out);
+
+/*
+ * Write s into db's window_summary tables, replacing what window
+ * s->window_id had, and set the window's summarized_ns, inside the
+ * caller's transaction.
+ */
+int summary_write(sqlite3 *db, const struct summary *s);
+
+/*
+ * The stored summary of window id into *out (*found false, *out empty,
+ * if it has none, also in a database of a schema before 4).
+ */
+int summary_load(sqlite3 *db, int64_t id, struct summary *out, bool *found);
+
+/* The energy of card c as a double (0 if it has none). */
+double summary_energy(const struct summary_card *c);
+
+/* Free what s holds and leave it empty; NULL is a no-op. */
+void summary_free(struct summary *s);
+
+#endif

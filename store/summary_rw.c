@@ -1,0 +1,271 @@
+/*
+ * summary_rw: a window's summary in the window_summary and
+ * window_summary_bw tables (summary.h, spyremon-schema(5)).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema.h"
+#include "summary.h"
+
+#define CARD_COLUMNS \
+	"device, computed_ns, begin_ns, end_ns, idle_lookback_ns, samples, " \
+	"covered_ns, gaps, gap_ns, max_interval_ms, busy_samples, " \
+	"coarse_samples, energy_j, power_mean, power_min, power_max, " \
+	"power_p95, gtemp_max, busy_mean, actmem_peak, peakmem_peak, " \
+	"idle_w, idle_samples, net_energy_j, zero_while_busy, unreliable"
+
+static void
+bind_opt(sqlite3_stmt *s, int i, bool has, double v)
+{
+	if (has)
+		sqlite3_bind_double(s, i, v);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+static int
+write_card(sqlite3 *db, sqlite3_stmt *s, sqlite3_stmt *bw,
+    const struct summary *sm, const struct summary_card *c)
+{
+	int i = 1;
+
+	sqlite3_reset(s);
+	sqlite3_bind_int64(s, i++, sm->window_id);
+	sqlite3_bind_int(s, i++, c->device);
+	sqlite3_bind_int64(s, i++, sm->computed_ns);
+	sqlite3_bind_int64(s, i++, sm->begin_ns);
+	sqlite3_bind_int64(s, i++, sm->end_ns);
+	sqlite3_bind_int64(s, i++, sm->idle_lookback_ns);
+	sqlite3_bind_int64(s, i++, c->samples);
+	sqlite3_bind_int64(s, i++, c->covered_ns);
+	sqlite3_bind_int64(s, i++, c->gaps);
+	sqlite3_bind_int64(s, i++, c->gap_ns);
+	sqlite3_bind_int64(s, i++, c->max_interval_ms);
+	sqlite3_bind_int64(s, i++, c->busy_samples);
+	sqlite3_bind_int64(s, i++, c->coarse_samples);
+	if (c->has_power)
+		sqlite3_bind_text(s, i++, c->energy_j, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, i++);
+	bind_opt(s, i++, c->has_power, c->power_mean);
+	bind_opt(s, i++, c->has_power, c->power_min);
+	bind_opt(s, i++, c->has_power, c->power_max);
+	bind_opt(s, i++, c->has_power, c->power_p95);
+	bind_opt(s, i++, c->has_gtemp, c->gtemp_max);
+	bind_opt(s, i++, c->has_busy, c->busy_mean);
+	bind_opt(s, i++, c->has_actmem, c->actmem_peak);
+	bind_opt(s, i++, c->has_peakmem, c->peakmem_peak);
+	bind_opt(s, i++, c->has_idle, c->idle_w);
+	sqlite3_bind_int64(s, i++, c->idle_samples);
+	bind_opt(s, i++, c->has_idle, c->net_energy_j);
+	sqlite3_bind_text(s, i++, c->zero_while_busy, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, i++, c->unreliable, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) != SQLITE_DONE)
+		return -1;
+	for (int b = 0; b < SUMMARY_NBW; b++) {
+		if (!c->bw[b].has)
+			continue;
+		sqlite3_reset(bw);
+		sqlite3_bind_int64(bw, 1, sm->window_id);
+		sqlite3_bind_int(bw, 2, c->device);
+		sqlite3_bind_text(bw, 3, summary_bw_keys[b], -1, SQLITE_STATIC);
+		sqlite3_bind_double(bw, 4, c->bw[b].mean);
+		sqlite3_bind_double(bw, 5, c->bw[b].max);
+		sqlite3_bind_double(bw, 6, c->bw[b].bytes);
+		if (sqlite3_step(bw) != SQLITE_DONE)
+			return -1;
+	}
+	(void)db;
+	return 0;
+}
+
+int
+summary_write(sqlite3 *db, const struct summary *sm)
+{
+	static const char *const clear[] = {
+		"DELETE FROM " SCHEMA_T_SUMMARY " WHERE window_id = ?1",
+		"DELETE FROM " SCHEMA_T_SUMMARY_BW " WHERE window_id = ?1",
+		"UPDATE " SCHEMA_T_WINDOWS " SET summarized_ns = ?2 "
+		    "WHERE id = ?1",
+	};
+	sqlite3_stmt *s = NULL, *bw = NULL;
+	int rc = -1;
+
+	for (size_t k = 0; k < sizeof(clear) / sizeof(clear[0]); k++) {
+		if (sqlite3_prepare_v2(db, clear[k], -1, &s, NULL) != SQLITE_OK)
+			return -1;
+		sqlite3_bind_int64(s, 1, sm->window_id);
+		if (k == 2)
+			sqlite3_bind_int64(s, 2, sm->computed_ns);
+		if (sqlite3_step(s) != SQLITE_DONE) {
+			sqlite3_finalize(s);
+			return -1;
+		}
+		sqlite3_finalize(s);
+	}
+	if (sqlite3_prepare_v2(db, "INSERT INTO " SCHEMA_T_SUMMARY
+	    " (window_id, " CARD_COLUMNS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &s,
+	    NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT INTO " SCHEMA_T_SUMMARY_BW
+	    " (window_id, device, metric, mean, max, bytes) VALUES "
+	    "(?, ?, ?, ?, ?, ?)", -1, &bw, NULL) != SQLITE_OK)
+		goto done;
+	for (size_t i = 0; i < sm->ncards; i++)
+		if (write_card(db, s, bw, sm, &sm->cards[i]) == -1)
+			goto done;
+	rc = 0;
+done:
+	sqlite3_finalize(s);
+	sqlite3_finalize(bw);
+	return rc;
+}
+
+static double
+opt_double(sqlite3_stmt *s, int i, bool *has)
+{
+	*has = sqlite3_column_type(s, i) != SQLITE_NULL;
+	return sqlite3_column_double(s, i);
+}
+
+static void
+copy_text(sqlite3_stmt *s, int i, char *buf, size_t len)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+
+	snprintf(buf, len, "%s", t != NULL ? (const char *)t : "");
+}
+
+static int
+user_version(sqlite3 *db)
+{
+	sqlite3_stmt *s;
+	int v = -1;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL) !=
+	    SQLITE_OK)
+		return -1;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+static int
+load_bw(sqlite3 *db, struct summary *sm)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT device, metric, mean, max, bytes "
+	    "FROM " SCHEMA_T_SUMMARY_BW " WHERE window_id = ?1", -1, &s,
+	    NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(s, 1, sm->window_id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int device = sqlite3_column_int(s, 0);
+		const char *m = (const char *)sqlite3_column_text(s, 1);
+
+		for (size_t i = 0; i < sm->ncards; i++) {
+			if (sm->cards[i].device != device)
+				continue;
+			for (int b = 0; m != NULL && b < SUMMARY_NBW; b++) {
+				struct summary_bw *w = &sm->cards[i].bw[b];
+
+				if (strcmp(m, summary_bw_keys[b]) != 0)
+					continue;
+				w->has = true;
+				w->mean = sqlite3_column_double(s, 2);
+				w->max = sqlite3_column_double(s, 3);
+				w->bytes = sqlite3_column_double(s, 4);
+			}
+		}
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int
+summary_load(sqlite3 *db, int64_t id, struct summary *sm, bool *found)
+{
+	sqlite3_stmt *s;
+	int rc;
+	bool dummy;
+
+	memset(sm, 0, sizeof(*sm));
+	*found = false;
+	sm->window_id = id;
+	if (user_version(db) < 4)
+		return 0;	/* a database before schema 4 has no summaries */
+	if (sqlite3_prepare_v2(db, "SELECT summarized_ns, begin_ns, end_ns "
+	    "FROM " SCHEMA_T_WINDOWS " WHERE id = ?1 AND summarized_ns IS NOT "
+	    "NULL", -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		sm->computed_ns = sqlite3_column_int64(s, 0);
+		sm->begin_ns = sqlite3_column_int64(s, 1);
+		sm->end_ns = sqlite3_column_int64(s, 2);
+	}
+	sqlite3_finalize(s);
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (rc != SQLITE_ROW)
+		return -1;
+	if (sqlite3_prepare_v2(db, "SELECT " CARD_COLUMNS " FROM "
+	    SCHEMA_T_SUMMARY " WHERE window_id = ?1 ORDER BY device", -1, &s,
+	    NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct summary_card *c;
+		void *p = realloc(sm->cards, (sm->ncards + 1) *
+		    sizeof(*sm->cards));
+		int i = 0;
+
+		if (p == NULL) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		sm->cards = p;
+		c = &sm->cards[sm->ncards++];
+		memset(c, 0, sizeof(*c));
+		c->device = sqlite3_column_int(s, i++);
+		sm->computed_ns = sqlite3_column_int64(s, i++);
+		sm->begin_ns = sqlite3_column_int64(s, i++);
+		sm->end_ns = sqlite3_column_int64(s, i++);
+		sm->idle_lookback_ns = sqlite3_column_int64(s, i++);
+		c->samples = sqlite3_column_int64(s, i++);
+		c->covered_ns = sqlite3_column_int64(s, i++);
+		c->gaps = sqlite3_column_int64(s, i++);
+		c->gap_ns = sqlite3_column_int64(s, i++);
+		c->max_interval_ms = sqlite3_column_int64(s, i++);
+		c->busy_samples = sqlite3_column_int64(s, i++);
+		c->coarse_samples = sqlite3_column_int64(s, i++);
+		c->has_power = sqlite3_column_type(s, i) != SQLITE_NULL;
+		copy_text(s, i++, c->energy_j, sizeof(c->energy_j));
+		c->power_mean = opt_double(s, i++, &dummy);
+		c->power_min = opt_double(s, i++, &dummy);
+		c->power_max = opt_double(s, i++, &dummy);
+		c->power_p95 = opt_double(s, i++, &dummy);
+		c->gtemp_max = opt_double(s, i++, &c->has_gtemp);
+		c->busy_mean = opt_double(s, i++, &c->has_busy);
+		c->actmem_peak = opt_double(s, i++, &c->has_actmem);
+		c->peakmem_peak = opt_double(s, i++, &c->has_peakmem);
+		c->idle_w = opt_double(s, i++, &c->has_idle);
+		c->idle_samples = sqlite3_column_int64(s, i++);
+		c->net_energy_j = opt_double(s, i++, &dummy);
+		copy_text(s, i++, c->zero_while_busy, sizeof(c->zero_while_busy));
+		copy_text(s, i++, c->unreliable, sizeof(c->unreliable));
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE || load_bw(db, sm) == -1) {
+		summary_free(sm);
+		return -1;
+	}
+	*found = true;
+	sm->stored = true;
+	return 0;
+}
