@@ -67,7 +67,8 @@ CLIENT_SRCS = client/client.c client/ctl.c client/db.c client/format.c \
 	client/import/import.c client/import/import_run.c \
 	client/import/import_check.c client/import/import_parse.c \
 	client/metrics/metrics.c client/metrics/collect.c \
-	client/metrics/render.c client/metrics/expo.c client/metrics/http.c
+	client/metrics/render.c client/metrics/expo.c client/metrics/http.c \
+	client/report/winsum.c client/report/summarycmd.c
 SIM_SRCS = sim/aiu-smi-sim.c sim/simopts.c sim/cardmodel.c sim/layout.c
 # what the simulator takes from common/: no database, no config
 SIM_COMMON = common/log.c common/timeparse.c common/metrics.c
@@ -83,7 +84,7 @@ INC_COMMON = -Icommon
 INC_STORE  = $(INC_COMMON) -Istore
 INC_DAEMON = $(INC_STORE) -Idaemon -Idaemon/source
 INC_CLIENT = $(INC_STORE) -Iclient -Iclient/trace -Iclient/export -Iclient/import \
-	     -Iclient/metrics
+	     -Iclient/metrics -Iclient/report
 INC_SIM    = $(INC_COMMON) -Isim
 INC_TEST   = $(INC_DAEMON) -Iclient -Iclient/trace -Iclient/export -Iclient/import \
 	     -Iclient/metrics -Itests/unit

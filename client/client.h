@@ -84,5 +84,6 @@ int cmd_export(struct client *cl, int argc, char *argv[]);
 int cmd_trace(struct client *cl, int argc, char *argv[]);
 int cmd_import(struct client *cl, int argc, char *argv[]);
 int cmd_metrics(struct client *cl, int argc, char *argv[]);
+int cmd_summary(struct client *cl, int argc, char *argv[]);
 
 #endif

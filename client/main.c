@@ -32,6 +32,7 @@ static const struct command commands[] = {
 	{ "trace", cmd_trace },
 	{ "import", cmd_import },
 	{ "metrics", cmd_metrics },
+	{ "summary", cmd_summary },
 	{ NULL, NULL },
 };
 
@@ -58,6 +59,7 @@ usage(FILE *fp, int code)
 	    "  import [--tz ZONE] [--interval DURATION] [--device-map ID=BUSID,...]\n"
 	    "         FILE.csv\n"
 	    "  metrics [--format openmetrics|prometheus | --output FILE | --http]\n"
+	    "  summary --window TAG|ID [--json | --csv]\n"
 	    "\n"
 	    "-c names the daemon's config (default %s), which gives the\n"
 	    "socket and the database; --socket and --db override it.\n"

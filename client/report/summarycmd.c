@@ -1,0 +1,491 @@
+/*
+ * summarycmd: "spyremon summary --window TAG|ID [--json|--csv]": a
+ * window's per-card summary (summary.h) and its data-quality notes
+ * (winsum.h); a table on a terminal, JSON or CSV for programs.
+ */
+#include <err.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "format.h"
+#include "json.h"
+#include "jsonw.h"
+#include "summarycmd.h"
+#include "timeparse.h"
+#include "winsum.h"
+
+enum { OPT_JSON = CLIENT_OPT_FIRST_FREE, OPT_CSV, OPT_WINDOW };
+enum sformat { F_TABLE, F_JSON, F_CSV };
+
+static int
+usage(FILE *fp, int code)
+{
+	fprintf(fp,
+	    "usage: spyremon summary --window TAG|ID [--json | --csv]\n"
+	    "\n"
+	    "The window's summary per card: duration, samples, coverage, gaps,\n"
+	    "energy (also net of idle), power, temperature, busy, bandwidths and\n"
+	    "memory peaks, with notes on the quality of the data.  A tag means\n"
+	    "the newest window with it.\n");
+	return code;
+}
+
+/* "%.*f" of v, or "-" without a value. */
+static void
+num(char *buf, size_t len, bool has, double v, int digits)
+{
+	if (has)
+		snprintf(buf, len, "%.*f", digits, v);
+	else
+		snprintf(buf, len, "-");
+}
+
+#define NCOLS	14
+static const char *const heads[NCOLS] = {
+	"CARD", "SAMPLES", "COVER%", "GAPS", "ENERGY_J", "NET_J", "IDLE_W",
+	"PWR_MEAN", "PWR_MIN", "PWR_MAX", "PWR_P95", "GTEMP_MAX", "BUSY_MEAN",
+	"ACTMEM_PEAK",
+};
+
+void
+summary_card_cells(const struct winsum *ws, const struct summary_card *c,
+    char cells[][SUMMARY_CELL])
+{
+	int64_t dur = ws->end_ns - ws->w.begin_ns;
+
+	snprintf(cells[0], SUMMARY_CELL, "%d", c->device);
+	snprintf(cells[1], SUMMARY_CELL, "%" PRId64, c->samples);
+	num(cells[2], SUMMARY_CELL, dur > 0, 100.0 * (double)c->covered_ns /
+	    (double)(dur > 0 ? dur : 1), 1);
+	snprintf(cells[3], SUMMARY_CELL, "%" PRId64, c->gaps);
+	/* the exact decimal, rounded to mJ for the table */
+	num(cells[4], SUMMARY_CELL, c->has_power, summary_energy(c), 3);
+	num(cells[5], SUMMARY_CELL, c->has_idle, c->net_energy_j, 3);
+	num(cells[6], SUMMARY_CELL, c->has_idle, c->idle_w, 2);
+	num(cells[7], SUMMARY_CELL, c->has_power, c->power_mean, 2);
+	num(cells[8], SUMMARY_CELL, c->has_power, c->power_min, 1);
+	num(cells[9], SUMMARY_CELL, c->has_power, c->power_max, 1);
+	num(cells[10], SUMMARY_CELL, c->has_power, c->power_p95, 1);
+	num(cells[11], SUMMARY_CELL, c->has_gtemp, c->gtemp_max, 1);
+	num(cells[12], SUMMARY_CELL, c->has_busy, c->busy_mean, 1);
+	num(cells[13], SUMMARY_CELL, c->has_actmem, c->actmem_peak, 0);
+}
+
+static void
+print_rows(FILE *fp, const char *const *head, int ncols,
+    char (*cells)[NCOLS][SUMMARY_CELL], size_t nrows, const char *indent)
+{
+	size_t w[NCOLS];
+
+	for (int k = 0; k < ncols; k++) {
+		w[k] = strlen(head[k]);
+		for (size_t r = 0; r < nrows; r++)
+			if (strlen(cells[r][k]) > w[k])
+				w[k] = strlen(cells[r][k]);
+	}
+	fputs(indent, fp);
+	for (int k = 0; k < ncols; k++)
+		fprintf(fp, k + 1 < ncols ? "%-*s  " : "%.*s\n", (int)w[k],
+		    head[k]);
+	for (size_t r = 0; r < nrows; r++) {
+		fputs(indent, fp);
+		for (int k = 0; k < ncols; k++)
+			fprintf(fp, k + 1 < ncols ? "%-*s  " : "%.*s\n",
+			    (int)(k + 1 < ncols ? w[k] : SUMMARY_CELL),
+			    cells[r][k]);
+	}
+}
+
+void
+summary_write_header(FILE *fp, const struct winsum *ws)
+{
+	char b[FMT_BUFLEN], e[FMT_BUFLEN], span[FMT_BUFLEN];
+
+	format_time_utc(ws->w.begin_ns, b, sizeof(b));
+	format_time_utc(ws->end_ns, e, sizeof(e));
+	fmt_span(ws->end_ns - ws->w.begin_ns, span, sizeof(span));
+	fprintf(fp, "window %" PRId64 " '%s': %s to %s%s (%s)", ws->w.id,
+	    ws->w.tag, b, ws->w.open ? "now" : e, ws->w.open ? ", open" : "",
+	    span);
+	if (ws->ended_by[0] != '\0')
+		fprintf(fp, ", ended by %s", ws->ended_by);
+	if (ws->until_pid > 0)
+		fprintf(fp, " (tied to process %" PRId32 ")", ws->until_pid);
+	fprintf(fp, "\n");
+	if (strcmp(ws->w.meta, "{}") != 0)
+		fprintf(fp, "metadata: %s\n", ws->w.meta);
+}
+
+void
+summary_write_idle(FILE *fp, const struct winsum *ws)
+{
+	char lb[FMT_BUFLEN];
+
+	fmt_span(ws->s.idle_lookback_ns, lb, sizeof(lb));
+	fprintf(fp, "Net energy = energy - idle power x time covered.  Idle "
+	    "power: the median power of the card's samples with busy 0, from "
+	    "%s before the window's begin to its end (windows.idle_lookback):",
+	    lb);
+	for (size_t i = 0; i < ws->s.ncards; i++) {
+		const struct summary_card *c = &ws->s.cards[i];
+
+		if (c->has_idle)
+			fprintf(fp, "%s card %d %.2f W of %" PRId64 " samples",
+			    i ? ";" : "", c->device, c->idle_w, c->idle_samples);
+		else
+			fprintf(fp, "%s card %d none (no sample with busy 0)",
+			    i ? ";" : "", c->device);
+	}
+	fprintf(fp, ".\n");
+}
+
+static void
+write_table(FILE *fp, const struct winsum *ws)
+{
+	const struct summary *s = &ws->s;
+	char (*cells)[NCOLS][SUMMARY_CELL];
+	static const char *const bwh[5] = {
+		"BANDWIDTH", "CARD", "MEAN_GiB/s", "MAX_GiB/s", "BYTES",
+	};
+	size_t nb = 0;
+	double net;
+
+	summary_write_header(fp, ws);
+	fprintf(fp, "\n");
+	if ((cells = calloc(s->ncards * SUMMARY_NBW + 1, sizeof(*cells))) ==
+	    NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < s->ncards; i++)
+		summary_card_cells(ws, &s->cards[i], cells[i]);
+	print_rows(fp, heads, NCOLS, cells, s->ncards, "");
+	if (s->ncards > 1) {
+		fprintf(fp, "all cards: energy %.3f J", winsum_energy(ws));
+		if (winsum_net_energy(ws, &net))
+			fprintf(fp, ", net of idle %.3f J", net);
+		fprintf(fp, "\n");
+	}
+	for (size_t i = 0; i < s->ncards; i++)
+		for (int b = 0; b < SUMMARY_NBW; b++) {
+			const struct summary_bw *w = &s->cards[i].bw[b];
+
+			if (!w->has)
+				continue;
+			snprintf(cells[nb][0], SUMMARY_CELL, "%s",
+			    summary_bw_keys[b]);
+			snprintf(cells[nb][1], SUMMARY_CELL, "%d",
+			    s->cards[i].device);
+			snprintf(cells[nb][2], SUMMARY_CELL, "%.3f", w->mean);
+			snprintf(cells[nb][3], SUMMARY_CELL, "%.3f", w->max);
+			snprintf(cells[nb][4], SUMMARY_CELL, "%.0f", w->bytes);
+			nb++;
+		}
+	if (nb > 0) {
+		fprintf(fp, "\n");
+		print_rows(fp, bwh, 5, cells, nb, "");
+	}
+	for (size_t i = 0; i < s->ncards; i++)
+		if (s->cards[i].has_peakmem) {
+			fprintf(fp, "\npeakmem peak:");
+			for (size_t j = 0; j < s->ncards; j++)
+				if (s->cards[j].has_peakmem)
+					fprintf(fp, " card %d %.0f MiB;",
+					    s->cards[j].device,
+					    s->cards[j].peakmem_peak);
+			fprintf(fp, "\n");
+			break;
+		}
+	free(cells);
+	fprintf(fp, "\n");
+	summary_write_idle(fp, ws);
+	fprintf(fp, "\nNotes on the data:\n");
+	for (size_t i = 0; i < ws->nnotes; i++)
+		fprintf(fp, "- %s\n", ws->notes[i]);
+}
+
+static void
+gen_num(yajl_gen g, const char *key, bool has, double v)
+{
+	jsonw_str(g, key);
+	if (has)
+		yajl_gen_double(g, v);
+	else
+		yajl_gen_null(g);
+}
+
+static void
+gen_int(yajl_gen g, const char *key, int64_t v)
+{
+	jsonw_str(g, key);
+	yajl_gen_integer(g, v);
+}
+
+static void
+gen_clock(yajl_gen g, const char *key, const struct clocksync *c)
+{
+	jsonw_str(g, key);
+	if (!c->known) {
+		yajl_gen_null(g);
+		return;
+	}
+	yajl_gen_map_open(g);
+	jsonw_str(g, "synchronized");
+	yajl_gen_bool(g, c->synced);
+	gen_int(g, "est_error_us", c->est_error_us);
+	gen_int(g, "max_error_us", c->max_error_us);
+	yajl_gen_map_close(g);
+}
+
+static void
+gen_card(yajl_gen g, const struct winsum *ws, const struct summary_card *c)
+{
+	int64_t dur = ws->end_ns - ws->w.begin_ns;
+
+	yajl_gen_map_open(g);
+	gen_int(g, "card", c->device);
+	gen_int(g, "samples", c->samples);
+	gen_int(g, "covered_ns", c->covered_ns);
+	gen_num(g, "coverage", dur > 0, (double)c->covered_ns / (double)dur);
+	gen_int(g, "gaps", c->gaps);
+	gen_int(g, "gap_ns", c->gap_ns);
+	gen_int(g, "max_interval_ms", c->max_interval_ms);
+	jsonw_str(g, "energy_j");
+	if (c->has_power)
+		yajl_gen_number(g, c->energy_j, strlen(c->energy_j));
+	else
+		yajl_gen_null(g);
+	gen_num(g, "net_energy_j", c->has_idle, c->net_energy_j);
+	gen_num(g, "idle_w", c->has_idle, c->idle_w);
+	gen_int(g, "idle_samples", c->idle_samples);
+	gen_num(g, "power_mean_w", c->has_power, c->power_mean);
+	gen_num(g, "power_min_w", c->has_power, c->power_min);
+	gen_num(g, "power_max_w", c->has_power, c->power_max);
+	gen_num(g, "power_p95_w", c->has_power, c->power_p95);
+	gen_num(g, "gtemp_max_c", c->has_gtemp, c->gtemp_max);
+	gen_num(g, "busy_mean_pct", c->has_busy, c->busy_mean);
+	gen_num(g, "actmem_peak_mib", c->has_actmem, c->actmem_peak);
+	gen_num(g, "peakmem_peak_mib", c->has_peakmem, c->peakmem_peak);
+	gen_int(g, "coarse_samples", c->coarse_samples);
+	jsonw_str(g, "bandwidth");
+	yajl_gen_map_open(g);
+	for (int b = 0; b < SUMMARY_NBW; b++) {
+		if (!c->bw[b].has)
+			continue;
+		jsonw_str(g, summary_bw_keys[b]);
+		yajl_gen_map_open(g);
+		gen_num(g, "mean_gib_s", true, c->bw[b].mean);
+		gen_num(g, "max_gib_s", true, c->bw[b].max);
+		gen_num(g, "bytes", true, c->bw[b].bytes);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_map_close(g);
+	jsonw_str(g, "zero_while_busy");
+	jsonw_str(g, c->zero_while_busy);
+	jsonw_str(g, "unreliable");
+	jsonw_str(g, c->unreliable);
+	yajl_gen_map_close(g);
+}
+
+void
+summary_gen_json(yajl_gen g, const struct winsum *ws)
+{
+	yajl_val meta = yajl_tree_parse(ws->w.meta, NULL, 0);
+	char t[FMT_BUFLEN];
+
+	yajl_gen_map_open(g);
+	jsonw_str(g, "window");
+	yajl_gen_map_open(g);
+	gen_int(g, "id", ws->w.id);
+	jsonw_str(g, "tag");
+	jsonw_str(g, ws->w.tag);
+	gen_int(g, "begin_ns", ws->w.begin_ns);
+	format_time_utc(ws->w.begin_ns, t, sizeof(t));
+	jsonw_str(g, "begin");
+	jsonw_str(g, t);
+	gen_int(g, "end_ns", ws->end_ns);
+	format_time_utc(ws->end_ns, t, sizeof(t));
+	jsonw_str(g, "end");
+	jsonw_str(g, t);
+	jsonw_str(g, "open");
+	yajl_gen_bool(g, ws->w.open);
+	jsonw_str(g, "ended_by");
+	if (ws->ended_by[0] != '\0')
+		jsonw_str(g, ws->ended_by);
+	else
+		yajl_gen_null(g);
+	gen_int(g, "until_pid", ws->until_pid);
+	gen_clock(g, "clock_begin", &ws->clock_begin);
+	gen_clock(g, "clock_end", &ws->clock_end);
+	jsonw_str(g, "child_restarts");
+	if (ws->restarts_known)
+		yajl_gen_integer(g, ws->restarts);
+	else
+		yajl_gen_null(g);
+	jsonw_str(g, "meta");
+	if (meta != NULL && YAJL_IS_OBJECT(meta))
+		json_gen_value(g, meta);
+	else
+		yajl_gen_map_open(g), yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+	yajl_tree_free(meta);
+	jsonw_str(g, "stored");
+	yajl_gen_bool(g, !ws->live);
+	gen_int(g, "computed_ns", ws->s.computed_ns);
+	gen_int(g, "idle_lookback_ns", ws->s.idle_lookback_ns);
+	jsonw_str(g, "idle_method");
+	jsonw_str(g, "median power of the card's samples with busy 0 from "
+	    "idle_lookback before begin to end");
+	jsonw_str(g, "cards");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < ws->s.ncards; i++)
+		gen_card(g, ws, &ws->s.cards[i]);
+	yajl_gen_array_close(g);
+	jsonw_str(g, "notes");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < ws->nnotes; i++)
+		jsonw_str(g, ws->notes[i]);
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+}
+
+static void
+write_csv(FILE *fp, const struct winsum *ws)
+{
+	fprintf(fp, "window_id,tag,card,duration_s,samples,covered_s,gaps,"
+	    "gap_s,energy_j,net_energy_j,idle_w,power_mean_w,power_min_w,"
+	    "power_max_w,power_p95_w,gtemp_max_c,busy_mean_pct,"
+	    "actmem_peak_mib,peakmem_peak_mib,coarse_samples");
+	for (int b = 0; b < SUMMARY_NBW; b++)
+		fprintf(fp, ",%s_mean_gib_s,%s_max_gib_s,%s_bytes",
+		    summary_bw_keys[b], summary_bw_keys[b], summary_bw_keys[b]);
+	fprintf(fp, ",zero_while_busy\n");
+	for (size_t i = 0; i < ws->s.ncards; i++) {
+		const struct summary_card *c = &ws->s.cards[i];
+		char v[16][SUMMARY_CELL];
+
+		num(v[0], SUMMARY_CELL, c->has_idle, c->net_energy_j, 9);
+		num(v[1], SUMMARY_CELL, c->has_idle, c->idle_w, 6);
+		num(v[2], SUMMARY_CELL, c->has_power, c->power_mean, 6);
+		num(v[3], SUMMARY_CELL, c->has_power, c->power_min, 6);
+		num(v[4], SUMMARY_CELL, c->has_power, c->power_max, 6);
+		num(v[5], SUMMARY_CELL, c->has_power, c->power_p95, 6);
+		num(v[6], SUMMARY_CELL, c->has_gtemp, c->gtemp_max, 3);
+		num(v[7], SUMMARY_CELL, c->has_busy, c->busy_mean, 6);
+		num(v[8], SUMMARY_CELL, c->has_actmem, c->actmem_peak, 0);
+		num(v[9], SUMMARY_CELL, c->has_peakmem, c->peakmem_peak, 0);
+		for (int k = 0; k < 10; k++)
+			if (strcmp(v[k], "-") == 0)
+				v[k][0] = '\0';	/* an empty cell, as export writes */
+		/* the tag has no comma or quote: proto_tag_valid allows
+		 * printable ASCII, so quote it */
+		fprintf(fp, "%" PRId64 ",\"", ws->w.id);
+		for (const char *p = ws->w.tag; *p != '\0'; p++)
+			fprintf(fp, *p == '"' ? "\"\"" : "%c", *p);
+		fprintf(fp, "\",%d,%.9f,%" PRId64 ",%.9f,%" PRId64 ",%.9f,%s,"
+		    "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%" PRId64, c->device,
+		    (double)(ws->end_ns - ws->w.begin_ns) / 1e9, c->samples,
+		    (double)c->covered_ns / 1e9, c->gaps,
+		    (double)c->gap_ns / 1e9, c->has_power ? c->energy_j : "",
+		    v[0], v[1],
+		    v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9],
+		    c->coarse_samples);
+		for (int b = 0; b < SUMMARY_NBW; b++)
+			if (c->bw[b].has)
+				fprintf(fp, ",%.6f,%.6f,%.0f", c->bw[b].mean,
+				    c->bw[b].max, c->bw[b].bytes);
+			else
+				fprintf(fp, ",,,");
+		fprintf(fp, ",\"%s\"\n", c->zero_while_busy);
+	}
+}
+
+/* windows.idle_lookback of the config in force, or its default. */
+int64_t
+summary_idle_lookback(struct client *cl)
+{
+	struct config_errors errs = { 0 };
+	struct config *cfg = NULL;
+	bool defaulted;
+	int64_t v = SUMMARY_IDLE_LOOKBACK_NS;
+
+	if (cl->cfg != NULL)
+		return (int64_t)cl->cfg->windows.idle_lookback_ns;
+	/* a config that cannot be read leaves the default: --db bypasses it */
+	if (config_load_default(cl->config_path, &cfg, &errs, &defaulted) == 0 &&
+	    cfg != NULL)
+		v = (int64_t)cfg->windows.idle_lookback_ns;
+	config_errors_free(&errs);
+	config_free(cfg);
+	return v;
+}
+
+int
+cmd_summary(struct client *cl, int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		CLIENT_LONGOPTS,
+		{ "window", required_argument, NULL, OPT_WINDOW },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "csv", no_argument, NULL, OPT_CSV },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum sformat fmt = F_TABLE;
+	const char *window = NULL, *path;
+	struct winsum ws;
+	sqlite3 *db;
+	int ch, rc;
+
+	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS, longopts,
+	    NULL)) != -1) {
+		if (client_common_option(cl, ch, optarg))
+			continue;
+		switch (ch) {
+		case OPT_WINDOW:
+			window = optarg;
+			break;
+		case OPT_JSON:
+			fmt = F_JSON;
+			break;
+		case OPT_CSV:
+			fmt = F_CSV;
+			break;
+		case 'h':
+			return usage(stdout, CLIENT_EXIT_OK);
+		default:
+			return usage(stderr, CLIENT_EXIT_USAGE);
+		}
+	}
+	if (optind != argc || window == NULL)
+		return usage(stderr, CLIENT_EXIT_USAGE);
+	if ((path = client_database(cl)) == NULL)
+		return CLIENT_EXIT_FAILED;
+	if ((rc = db_open(path, &db)) != CLIENT_EXIT_OK)
+		return rc;
+	rc = winsum_load(db, window, summary_idle_lookback(cl), &ws);
+	db_close(db);
+	if (rc != CLIENT_EXIT_OK) {
+		winsum_free(&ws);
+		return rc;
+	}
+	if (fmt == F_JSON) {
+		yajl_gen g = json_gen_new(true);
+
+		if (g == NULL)
+			errx(CLIENT_EXIT_FAILED, "out of memory");
+		summary_gen_json(g, &ws);
+		json_gen_flush(g, stdout);
+		yajl_gen_free(g);
+	} else if (fmt == F_CSV)
+		write_csv(stdout, &ws);
+	else
+		write_table(stdout, &ws);
+	winsum_free(&ws);
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		warn("stdout");
+		return CLIENT_EXIT_FAILED;
+	}
+	return CLIENT_EXIT_OK;
+}

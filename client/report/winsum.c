@@ -1,0 +1,304 @@
+/*
+ * winsum: a window, its summary and its data-quality notes (winsum.h).
+ */
+#include <err.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yajl/yajl_tree.h>
+
+#include "client.h"
+#include "format.h"
+#include "timeparse.h"
+#include "winsum.h"
+
+static void __attribute__((format(printf, 2, 3)))
+note(struct winsum *ws, const char *fmt, ...)
+{
+	va_list ap;
+	char *s, **p;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) == -1)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	va_end(ap);
+	if ((p = realloc(ws->notes, (ws->nnotes + 1) * sizeof(*p))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	ws->notes = p;
+	ws->notes[ws->nnotes++] = s;
+}
+
+static bool
+has_column(sqlite3 *db, const char *table, const char *col)
+{
+	sqlite3_stmt *s;
+	bool yes = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?1) "
+	    "WHERE name = ?2", -1, &s, NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, col, -1, SQLITE_STATIC);
+	yes = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return yes;
+}
+
+static void
+clock_at(sqlite3_stmt *s, int i, struct clocksync *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (sqlite3_column_type(s, i) == SQLITE_NULL)
+		return;
+	c->known = true;
+	c->synced = sqlite3_column_int(s, i) != 0;
+	c->est_error_us = sqlite3_column_int64(s, i + 1);
+	c->max_error_us = sqlite3_column_int64(s, i + 2);
+}
+
+/* The columns schema 4 added to windows; absent before. */
+static int
+load_facts(sqlite3 *db, struct winsum *ws)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (!has_column(db, "windows", "ended_by"))
+		return CLIENT_EXIT_OK;
+	if (sqlite3_prepare_v2(db, "SELECT coalesce(ended_by, ''), "
+	    "coalesce(until_pid, 0), clock_begin_synced, clock_begin_est_us, "
+	    "clock_begin_max_us, clock_end_synced, clock_end_est_us, "
+	    "clock_end_max_us, child_restarts FROM windows WHERE id = ?1",
+	    -1, &s, NULL) != SQLITE_OK)
+		return db_error(db, "the window");
+	sqlite3_bind_int64(s, 1, ws->w.id);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		snprintf(ws->ended_by, sizeof(ws->ended_by), "%s",
+		    (const char *)sqlite3_column_text(s, 0));
+		ws->until_pid = sqlite3_column_int(s, 1);
+		clock_at(s, 2, &ws->clock_begin);
+		clock_at(s, 5, &ws->clock_end);
+		ws->restarts_known = sqlite3_column_type(s, 8) != SQLITE_NULL;
+		ws->restarts = sqlite3_column_int64(s, 8);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? CLIENT_EXIT_OK : db_error(db, "the window");
+}
+
+/* Append card c's device to list (a sentence's "cards 0, 1"). */
+static void
+add_device(char *list, size_t len, int device)
+{
+	size_t n = strlen(list);
+
+	snprintf(list + n, len - n, "%s%d", n > 0 ? ", " : "", device);
+}
+
+/* "a,b,c" as "a, b, c" in buf. */
+static const char *
+spaced(const char *cols, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	for (const char *p = cols; *p != '\0' && n + 3 < len; p++) {
+		buf[n++] = *p;
+		if (*p == ',')
+			buf[n++] = ' ';
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+static void
+clock_note(struct winsum *ws, const char *when, const struct clocksync *c)
+{
+	char buf[128];
+
+	clocksync_describe(c, buf, sizeof(buf));
+	if (c->known && !c->synced)
+		note(ws, "Host clock at the window's %s: %s.  Its samples "
+		    "cannot be lined up with another host's, nor with a "
+		    "trace from another host.", when, buf);
+	else
+		note(ws, "Host clock at the window's %s: %s.", when, buf);
+}
+
+/* The data-quality notes, in the order spyremon(1) lists them. */
+static void
+make_notes(struct winsum *ws)
+{
+	const struct summary *s = &ws->s;
+	char devs[256], span[FMT_BUFLEN], list[128];
+
+	if (ws->live)
+		note(ws, "This summary was computed now and is not stored: "
+		    "%s.", ws->why_live);
+	if (s->ncards == 0)
+		note(ws, "No samples cover the window.");
+	/* the same columns at 0 on several cards make one note */
+	for (size_t i = 0; i < s->ncards; i++) {
+		const char *cols = s->cards[i].zero_while_busy;
+		bool first = true;
+
+		if (*cols == '\0')
+			continue;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(s->cards[j].zero_while_busy, cols) == 0)
+				first = false;
+		if (!first)
+			continue;
+		devs[0] = '\0';
+		for (size_t j = i; j < s->ncards; j++)
+			if (strcmp(s->cards[j].zero_while_busy, cols) == 0)
+				add_device(devs, sizeof(devs),
+				    s->cards[j].device);
+		note(ws, "%s stay%s at 0 on card%s %s while busy.  This is a known "
+		    "aiu-smi limitation, not idle hardware: on torch-spyre the "
+		    "data moves by asynchronous DMA, which these counters do "
+		    "not see (torch-spyre #4514).", spaced(cols, list,
+		    sizeof(list)),
+		    strchr(cols, ',') != NULL ? "" : "s",
+		    strchr(devs, ',') != NULL ? "s" : "", devs);
+	}
+	devs[0] = '\0';
+	for (size_t i = 0; i < s->ncards; i++)
+		if (s->cards[i].unreliable[0] != '\0' && devs[0] == '\0')
+			snprintf(devs, sizeof(devs), "%s",
+			    s->cards[i].unreliable);
+	if (devs[0] != '\0')
+		note(ws, "%s hold values but are unreliable on current aiu-smi "
+		    "builds; they are left out of every figure.",
+		    spaced(devs, list, sizeof(list)));
+	for (size_t i = 0; i < s->ncards; i++) {
+		const struct summary_card *c = &s->cards[i];
+
+		if (c->coarse_samples > 0)
+			note(ws, "Card %d: %" PRId64 " of %" PRId64 " samples "
+			    "were imported from an aiu-smi log: whole-second "
+			    "local stamps, so their times are uncertain by up "
+			    "to 1 s.", c->device, c->coarse_samples,
+			    c->samples);
+		if (c->gaps > 0) {
+			fmt_span(c->gap_ns, span, sizeof(span));
+			note(ws, "Card %d: %" PRId64 " gap%s longer than two "
+			    "intervals, %s in all; samples cover %.1f %% of "
+			    "the window.", c->device, c->gaps,
+			    c->gaps == 1 ? "" : "s", span,
+			    ws->end_ns > ws->w.begin_ns ? 100.0 *
+			    (double)c->covered_ns / (double)(ws->end_ns -
+			    ws->w.begin_ns) : 0.0);
+		}
+	}
+	if (ws->restarts_known && ws->restarts > 0)
+		note(ws, "aiu-smi was restarted %" PRId64 " time%s inside the "
+		    "window; each restart leaves a gap.", ws->restarts,
+		    ws->restarts == 1 ? "" : "s");
+	else if (!ws->restarts_known && !ws->w.open)
+		note(ws, "Restarts of aiu-smi inside the window were not "
+		    "recorded (a window from before schema 4, or one that "
+		    "spanned a restart of spyremond).");
+	clock_note(ws, "begin", &ws->clock_begin);
+	if (!ws->w.open)
+		clock_note(ws, "end", &ws->clock_end);
+}
+
+int
+winsum_load(sqlite3 *db, const char *name, int64_t idle_lookback_ns,
+    struct winsum *out)
+{
+	struct db_window_filter f = { .newest_first = true };
+	struct db_window *w;
+	size_t n;
+	bool found;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	db_window_filter_name(&f, name);
+	if ((rc = db_windows(db, &f, &w, &n)) != CLIENT_EXIT_OK)
+		return rc;
+	if (n == 0) {
+		warnx(f.by_id ? "no window %s" : "no window is tagged '%s'",
+		    name);
+		return CLIENT_EXIT_FAILED;
+	}
+	if (n > 1)
+		fprintf(stderr, "spyremon: tag %s matches %zu windows; using "
+		    "the newest (id %" PRId64 ")\n", name, n, w[0].id);
+	out->w = w[0];
+	w[0].tag = w[0].meta = NULL;
+	db_windows_free(w, n);
+	out->end_ns = out->w.open ? now_realtime_ns() : out->w.end_ns;
+	if ((rc = load_facts(db, out)) != CLIENT_EXIT_OK)
+		return rc;
+	if (summary_load(db, out->w.id, &out->s, &found) == -1)
+		return db_error(db, "the window's summary");
+	if (!found) {
+		out->live = true;
+		snprintf(out->why_live, sizeof(out->why_live), "%s",
+		    out->w.open ? "the window is still open" :
+		    !has_column(db, "windows", "summarized_ns") ?
+		    "the database is from before summaries (schema 4)" :
+		    "spyremond has not summarized the window yet");
+		if (summary_compute(db, out->w.id, out->w.begin_ns,
+		    out->end_ns, idle_lookback_ns, now_realtime_ns(),
+		    &out->s) == -1)
+			return db_error(db, "the window's samples");
+	}
+	make_notes(out);
+	return CLIENT_EXIT_OK;
+}
+
+void
+winsum_free(struct winsum *ws)
+{
+	free(ws->w.tag);
+	free(ws->w.meta);
+	summary_free(&ws->s);
+	for (size_t i = 0; i < ws->nnotes; i++)
+		free(ws->notes[i]);
+	free(ws->notes);
+	memset(ws, 0, sizeof(*ws));
+}
+
+const char *
+winsum_meta(const struct winsum *ws, const char *key, char *buf, size_t len)
+{
+	yajl_val v = yajl_tree_parse(ws->w.meta, NULL, 0);
+	const char *path[] = { key, NULL };
+	yajl_val x;
+	const char *r = NULL;
+
+	if (v == NULL)
+		return NULL;
+	if ((x = yajl_tree_get(v, path, yajl_t_string)) != NULL) {
+		snprintf(buf, len, "%s", YAJL_GET_STRING(x));
+		r = buf;
+	}
+	yajl_tree_free(v);
+	return r;
+}
+
+double
+winsum_energy(const struct winsum *ws)
+{
+	double e = 0;
+
+	for (size_t i = 0; i < ws->s.ncards; i++)
+		e += summary_energy(&ws->s.cards[i]);
+	return e;
+}
+
+bool
+winsum_net_energy(const struct winsum *ws, double *out)
+{
+	*out = 0;
+	for (size_t i = 0; i < ws->s.ncards; i++) {
+		if (!ws->s.cards[i].has_idle)
+			return false;
+		*out += ws->s.cards[i].net_energy_j;
+	}
+	return ws->s.ncards > 0;
+}

@@ -1,0 +1,57 @@
+/*
+ * winsum: one window with everything the summary, report and compare
+ * commands say about it: the windows row (with how it ended, the clock's
+ * sync state at both ends and the child's restarts, from schema 4 on),
+ * its stored summary (summary.h) or, for a window not yet summarized,
+ * one computed now and not stored, and the data-quality notes.
+ *
+ * Functions returning int give CLIENT_EXIT_OK, or another CLIENT_EXIT_*
+ * after printing why.
+ */
+#ifndef SPYREMON_WINSUM_H
+#define SPYREMON_WINSUM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "clocksync.h"
+#include "db.h"
+#include "summary.h"
+
+struct winsum {
+	struct db_window w;
+	int64_t	 end_ns;		/* w.end_ns, or now while open */
+	char	 ended_by[16];		/* "mark", "max_open", "exit", "" */
+	int32_t	 until_pid;		/* 0 if none */
+	struct clocksync clock_begin, clock_end;	/* known false if not recorded */
+	bool	 restarts_known;
+	int64_t	 restarts;
+	struct summary s;
+	bool	 live;			/* computed now, not stored */
+	char	 why_live[96];		/* why, for a person */
+	char	**notes;		/* data-quality notes, one sentence each */
+	size_t	 nnotes;
+};
+
+/*
+ * Load the window name means (an id, or the newest window with that tag,
+ * saying so on stderr when several have it) and its summary.
+ * idle_lookback_ns is used only for a summary computed now.
+ */
+int winsum_load(sqlite3 *db, const char *name, int64_t idle_lookback_ns,
+    struct winsum *out);
+
+void winsum_free(struct winsum *ws);
+
+/* The value of key in the window's metadata, or NULL. */
+const char *winsum_meta(const struct winsum *ws, const char *key,
+    char *buf, size_t len);
+
+/* Sums over the cards: energy in J, net energy (false if any card lacks it). */
+double winsum_energy(const struct winsum *ws);
+bool winsum_net_energy(const struct winsum *ws, double *out);
+
+#endif
