@@ -1,6 +1,8 @@
 /*
  * windows: list profiling windows from the database, with the number of
- * samples that cover each (those whose interval overlaps it).
+ * samples that cover each (those whose interval overlaps it) and the
+ * energy of all cards from its stored summary ("-" until spyremond has
+ * summarized it; "spyremon summary" computes one for such a window).
  */
 #include <err.h>
 #include <inttypes.h>
@@ -13,12 +15,13 @@
 #include "format.h"
 #include "json.h"
 
-#define NCOLS	8
+#define NCOLS	9
 
 enum { OPT_JSON = CLIENT_OPT_FIRST_FREE };
 
 static const char *const col_names[NCOLS] = {
-	"ID", "TAG", "USER", "BEGIN", "END", "DURATION", "SAMPLES", "META",
+	"ID", "TAG", "USER", "BEGIN", "END", "DURATION", "SAMPLES", "ENERGY_J",
+	"META",
 };
 
 /* One window as the table shows it; the last column is not padded. */
@@ -107,9 +110,33 @@ meta_words(const char *meta)
 	return str_finish(q);
 }
 
+/*
+ * The stored energy of window id, all cards, into *j; false if it has no
+ * summary (open, not yet summarized, or a database before schema 4).
+ */
+static bool
+stored_energy(sqlite3 *db, int64_t id, double *j)
+{
+	sqlite3_stmt *s;
+	bool ok = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT (SELECT total(CAST(energy_j AS "
+	    "REAL)) FROM window_summary WHERE window_id = ?1) FROM windows "
+	    "WHERE id = ?1 AND summarized_ns IS NOT NULL", -1, &s, NULL) !=
+	    SQLITE_OK)
+		return false;
+	sqlite3_bind_int64(s, 1, id);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		*j = sqlite3_column_double(s, 0);
+		ok = true;
+	}
+	sqlite3_finalize(s);
+	return ok;
+}
+
 static void
 row_fill(struct row *r, const struct db_window *w, int64_t end_ns,
-    int64_t samples)
+    int64_t samples, bool have_energy, double energy)
 {
 	char buf[FMT_BUFLEN + 16], t[FMT_BUFLEN];
 
@@ -132,7 +159,12 @@ row_fill(struct row *r, const struct db_window *w, int64_t end_ns,
 	r->cell[5] = xstrdup(buf);
 	snprintf(buf, sizeof(buf), "%" PRId64, samples);
 	r->cell[6] = xstrdup(buf);
-	r->cell[7] = meta_words(w->meta);
+	if (have_energy)
+		snprintf(buf, sizeof(buf), "%.3f", energy);
+	else
+		snprintf(buf, sizeof(buf), "-");
+	r->cell[7] = xstrdup(buf);
+	r->cell[8] = meta_words(w->meta);
 }
 
 static void
@@ -163,7 +195,8 @@ struct host {
 
 static void
 gen_window(yajl_gen g, const struct db_window *w, int64_t end_ns,
-    int64_t samples, const struct host *h)
+    int64_t samples, const struct host *h, bool have_energy,
+    double energy)
 {
 	char user[FMT_BUFLEN];
 	yajl_val meta = yajl_tree_parse(w->meta, NULL, 0);
@@ -185,6 +218,11 @@ gen_window(yajl_gen g, const struct db_window *w, int64_t end_ns,
 	jsonw_put_int(g, "samples", samples);
 	jsonw_put_str_or_null(g, "hostname", h->hostname);
 	jsonw_put_str_or_null(g, "machine_id", h->machine_id);
+	jsonw_str(g, "energy_j");
+	if (have_energy)
+		yajl_gen_double(g, energy);
+	else
+		yajl_gen_null(g);
 	jsonw_str(g, "meta");
 	if (meta != NULL && YAJL_IS_OBJECT(meta))
 		json_gen_value(g, meta);
@@ -215,14 +253,16 @@ list(sqlite3 *db, const struct db_window *ws, size_t n, bool json)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	for (size_t i = 0; i < n && rc == CLIENT_EXIT_OK; i++) {
 		int64_t end = ws[i].open ? now : ws[i].end_ns;
+		double energy = 0;
+		bool have = stored_energy(db, ws[i].id, &energy);
 
 		if ((rc = db_count_samples(db, ws[i].begin_ns, end,
 		    &samples)) != CLIENT_EXIT_OK)
 			break;
 		if (json)
-			gen_window(g, &ws[i], end, samples, &h);
+			gen_window(g, &ws[i], end, samples, &h, have, energy);
 		else
-			row_fill(&rows[i], &ws[i], end, samples);
+			row_fill(&rows[i], &ws[i], end, samples, have, energy);
 	}
 	if (rc == CLIENT_EXIT_OK && json) {
 		yajl_gen_array_close(g);

@@ -135,14 +135,14 @@ expect_rc 1 spy export --window 1 --output "$T/nodir/o.csv"
 
 # ---- windows: samples per window as the database has them ----
 expect_rc 0 spy windows
-head -n 1 "$T/out" | grep -q '^ID  *TAG  *USER  *BEGIN  *END  *DURATION  *SAMPLES  *META$' ||
+head -n 1 "$T/out" | grep -q '^ID  *TAG  *USER  *BEGIN  *END  *DURATION  *SAMPLES  *ENERGY_J  *META$' ||
 	fail "windows header: $(head -n 1 "$T/out")"
 grep -q '^1 .*alpha .*root .*commit=abc123 note="two words"$' "$T/out" ||
 	fail "windows: row 1 wrong: $(grep '^1 ' "$T/out")"
 grep -q '^2 .*alpha .*nobody ' "$T/out" || fail "windows: uid 65534 not shown as nobody"
 grep -q '^3 .* open ' "$T/out" || fail "windows: window 3 not open"
 n1=$(sql "SELECT count(*) FROM samples WHERE ts_ns > $b1 AND ts_ns - interval_ms * 1000000 < $e1")
-grep -q "^1 .* $n1 *commit=" "$T/out" || fail "windows: window 1 should count $n1 samples"
+grep -q "^1 .* $n1  *[-0-9.]*  *commit=" "$T/out" || fail "windows: window 1 should count $n1 samples"
 expect_rc 0 spy windows --json
 python3 - "$T/out" "$DB" <<'EOF' || fail "windows --json is wrong"
 import json, sqlite3, sys, time
