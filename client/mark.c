@@ -18,10 +18,12 @@
 #include "ctl.h"
 #include "format.h"
 #include "json.h"
+#include "jsonw.h"
 #include "proto.h"
 
 enum {
 	OPT_SAME_TAG = CLIENT_OPT_FIRST_FREE,
+	OPT_UNTIL_EXIT,
 };
 
 struct meta {
@@ -35,10 +37,12 @@ usage(FILE *fp, int code)
 {
 	fprintf(fp,
 	    "usage: spyremon mark begin --tag TAG [--meta KEY=VALUE ...] [--same-tag]\n"
+	    "                           [--until-exit PID]\n"
 	    "       spyremon mark end [--tag TAG | --id N]\n"
 	    "\n"
 	    "begin opens a window and prints its id; end closes the window\n"
-	    "with that tag or id, by default the newest one you opened.\n");
+	    "with that tag or id, by default the newest one you opened.\n"
+	    "With --until-exit, the window also ends when process PID exits.\n");
 	return code;
 }
 
@@ -123,11 +127,14 @@ mark_begin(struct client *cl, int argc, char *argv[])
 		{ "tag", required_argument, NULL, 't' },
 		{ "meta", required_argument, NULL, 'm' },
 		{ "same-tag", no_argument, NULL, OPT_SAME_TAG },
+		{ "until-exit", required_argument, NULL, OPT_UNTIL_EXIT },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct meta meta = { .n = 0 };
 	const char *tag = NULL, *why;
 	bool same_tag = false;
+	int64_t until_pid = 0;
+	char *end;
 	yajl_val reply;
 	yajl_gen g;
 	int64_t id;
@@ -149,6 +156,17 @@ mark_begin(struct client *cl, int argc, char *argv[])
 			break;
 		case OPT_SAME_TAG:
 			same_tag = true;
+			break;
+		case OPT_UNTIL_EXIT:
+			errno = 0;
+			until_pid = strtoll(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    until_pid < 1 || until_pid > INT32_MAX) {
+				warnx("--until-exit %s: not a process ID",
+				    optarg);
+				meta_free(&meta);
+				return CLIENT_EXIT_USAGE;
+			}
 			break;
 		case 'h':
 			meta_free(&meta);
@@ -182,6 +200,10 @@ mark_begin(struct client *cl, int argc, char *argv[])
 	yajl_gen_map_close(g);
 	jsonw_str(g, "same_tag");
 	yajl_gen_bool(g, same_tag);
+	if (until_pid > 0) {
+		jsonw_str(g, "until_pid");
+		yajl_gen_integer(g, until_pid);
+	}
 	meta_free(&meta);
 	if ((rc = request_send(cl, g, &reply)) != CLIENT_EXIT_OK)
 		return rc;

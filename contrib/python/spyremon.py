@@ -45,6 +45,16 @@ Then, in a shell::
 
     spyremon export --window resnet-prof --format jsonl --output resnet.jsonl
 
+By default a window records where it came from, as metadata: the torch
+version, the torch-spyre version (and its git commit when installed from a
+checkout), the git commit of the current directory's repository, the
+command line and the host name (see RECORD; pass record=() or a subset to
+turn them off, and your own meta always wins).  It is also tied to the
+calling process: if the process dies, even by SIGKILL, spyremond ends the
+window at that moment (until_exit=False turns this off)::
+
+    spyremon.begin("run", record=("torch", "host"), until_exit=False)
+
 Errors raise SpyremonError, whose ``code`` is the daemon's error code (for
 example ``"not_open"`` or ``"tag_open"``, see spyremond(8)) or, when the
 daemon cannot be reached, ``"unreachable"``; ``message`` says what happened.
@@ -53,15 +63,30 @@ daemon cannot be reached, ``"unreachable"``; ``message`` says what happened.
 import contextlib
 import json
 import os
+import re
 import socket as _socket
+import subprocess
+import sys
 
 __all__ = ["SpyremonError", "begin", "end", "status", "window",
-           "on_trace_ready", "request", "DEFAULT_SOCKET"]
+           "on_trace_ready", "request", "collect", "DEFAULT_SOCKET", "RECORD"]
 
 DEFAULT_SOCKET = "/run/spyremond/control.sock"
 PROTO_VERSION = 1
 TIMEOUT = 5.0           # seconds, for connecting, sending and the reply
 MAX_REPLY = 4 << 20     # bytes of one reply line
+META_VALUE_MAX = 256    # bytes of a metadata value (proto.h)
+
+# What a window records by default, each a metadata key of the same name:
+#   torch            torch.__version__ (the installed version, without
+#                    importing torch when it is not imported yet)
+#   torch_spyre      the torch-spyre version, where it is installed
+#   torch_spyre_sha  its git commit, when installed from a checkout
+#   git_sha          the commit of the current directory's git repository
+#   command          the command line (sys.argv), cut to 256 bytes
+#   host             the host name
+RECORD = ("torch", "torch_spyre", "torch_spyre_sha", "git_sha", "command",
+          "host")
 
 
 class SpyremonError(Exception):
@@ -146,18 +171,117 @@ def request(obj, socket=None, timeout=TIMEOUT):
     return reply
 
 
-def begin(tag, meta=None, same_tag=False, socket=None, **kw):
+def _clean(value):
+    """value as a metadata value: no control characters, at most
+    META_VALUE_MAX bytes of UTF-8."""
+    v = re.sub(r"[\x00-\x1f\x7f]", " ", str(value))
+    b = v.encode("utf-8")[:META_VALUE_MAX]
+    return b.decode("utf-8", "ignore")
+
+
+def _git_sha(path):
+    """The commit checked out in path's git repository, or None."""
+    try:
+        r = subprocess.run(["git", "-C", path, "rev-parse", "HEAD"],
+                           capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sha = r.stdout.strip()
+    return sha if r.returncode == 0 and re.fullmatch(r"[0-9a-f]{40,64}", sha) else None
+
+
+def _dist_version(*names):
+    try:
+        from importlib import metadata
+    except ImportError:
+        return None
+    for n in names:
+        try:
+            return metadata.version(n)
+        except Exception:
+            continue
+    return None
+
+
+def _torch_spyre_sha():
+    """torch-spyre's commit: from pip's record of a VCS install, else from
+    the git checkout its package lies in."""
+    try:
+        from importlib import metadata
+        for n in ("torch-spyre", "torch_spyre"):
+            try:
+                d = metadata.distribution(n)
+            except Exception:
+                continue
+            url = d.read_text("direct_url.json")
+            if url:
+                sha = json.loads(url).get("vcs_info", {}).get("commit_id")
+                if sha:
+                    return sha
+    except Exception:
+        pass
+    try:
+        import importlib.util
+        spec = importlib.util.find_spec("torch_spyre")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin:
+        return None
+    return _git_sha(os.path.dirname(os.path.abspath(spec.origin)))
+
+
+def collect(record=RECORD):
+    """The metadata that record names (see RECORD), those that are known."""
+    m = {}
+    want = set(record or ())
+    unknown = want - set(RECORD)
+    if unknown:
+        raise ValueError("record: unknown item(s) %s; known: %s"
+                         % (", ".join(sorted(unknown)), ", ".join(RECORD)))
+    if "torch" in want:
+        t = sys.modules.get("torch")
+        v = getattr(t, "__version__", None) if t else _dist_version("torch")
+        if v:
+            m["torch"] = str(v)
+    if "torch_spyre" in want:
+        v = _dist_version("torch-spyre", "torch_spyre")
+        if v:
+            m["torch_spyre"] = v
+    if "torch_spyre_sha" in want:
+        v = _torch_spyre_sha()
+        if v:
+            m["torch_spyre_sha"] = v
+    if "git_sha" in want:
+        v = _git_sha(os.getcwd())
+        if v:
+            m["git_sha"] = v
+    if "command" in want and sys.argv and any(sys.argv):
+        m["command"] = " ".join(sys.argv)
+    if "host" in want:
+        m["host"] = _socket.gethostname()
+    return {k: _clean(v) for k, v in m.items()}
+
+
+def begin(tag, meta=None, same_tag=False, socket=None, until_exit=True,
+          record=RECORD, **kw):
     """Open a window tagged tag and return its id.
 
-    Metadata come from meta (a dict) and from keyword arguments, all
+    Metadata come from collect(record) (by default everything RECORD
+    names), then meta (a dict) and keyword arguments, which win; all are
     converted to strings.  same_tag allows a second open window with a tag
     the caller already has open; such windows must be ended by id.
+    until_exit ties the window to a process, which ends it by exiting:
+    True for this process, a pid for another, False for none.
     """
-    m = {}
+    m = collect(record)
     for k, v in list((meta or {}).items()) + list(kw.items()):
         m[str(k)] = str(v)
-    reply = request({"cmd": "begin", "tag": tag, "meta": m,
-                     "same_tag": bool(same_tag)}, socket=socket)
+    req = {"cmd": "begin", "tag": tag, "meta": m, "same_tag": bool(same_tag)}
+    if until_exit is True:
+        req["until_pid"] = os.getpid()
+    elif until_exit:
+        req["until_pid"] = int(until_exit)
+    reply = request(req, socket=socket)
     return reply["id"]
 
 
@@ -183,13 +307,16 @@ def status(socket=None):
 
 
 @contextlib.contextmanager
-def window(tag, meta=None, same_tag=False, socket=None, **kw):
+def window(tag, meta=None, same_tag=False, socket=None, until_exit=True,
+           record=RECORD, **kw):
     """A window open while the with-block runs; yields its id.
 
     The window is ended when the block ends, also when it raises; the
     block's exception is raised again, unchanged, even if ending fails.
+    until_exit and record are as for begin.
     """
-    wid = begin(tag, meta=meta, same_tag=same_tag, socket=socket, **kw)
+    wid = begin(tag, meta=meta, same_tag=same_tag, socket=socket,
+                until_exit=until_exit, record=record, **kw)
     try:
         yield wid
     except BaseException:

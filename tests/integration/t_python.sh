@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # contrib/python/spyremon.py, run by the system python3 against the daemon
 # on the simulator: begin and end record the caller's uid and pid and the
-# metadata; the context manager ends its window also when the block
+# metadata, by default also the host, command line, git commit and torch
+# version, and tie the window to the caller's pid; the context manager ends its window also when the block
 # raises, and re-raises; the on_trace_ready wrapper runs the handler, then
 # ends the window once; errors carry the daemon's code; an absent or mute
 # daemon is an "unreachable" error, never a hang.
@@ -49,13 +50,44 @@ def expect_error(code, fn, *args, **kw):
 
 
 # begin and end by id: the daemon records who asked and the metadata
-wid = spyremon.begin("py-plain", commit="abc123", meta={"build.date": "2026-11-30"})
+wid = spyremon.begin("py-plain", commit="abc123", meta={"build.date": "2026-11-30"},
+                     record=(), until_exit=False)
 assert isinstance(wid, int) and wid > 0
 tag, uid, pid, begin, end, meta = window_row(wid)
 assert (tag, uid, pid, end) == ("py-plain", os.getuid(), os.getpid(), None)
 assert json.loads(meta) == {"build.date": "2026-11-30", "commit": "abc123"}, meta
 assert abs(begin - time.time_ns()) < 5 * 10**9
 expect_error("tag_open", spyremon.begin, "py-plain")
+
+# by default: where the run came from, and tied to this process
+wid2 = spyremon.begin("py-default", commit="mine")
+meta = json.loads(window_row(wid2)[5])
+assert meta["host"] == socket.gethostname(), meta
+assert meta["command"] == " ".join(sys.argv), meta
+assert meta["commit"] == "mine", meta
+assert set(meta) <= set(spyremon.RECORD) | {"commit"}, meta
+try:
+    import importlib.metadata as md
+    assert meta.get("torch") == md.version("torch"), meta
+except ImportError:
+    pass
+except md.PackageNotFoundError:
+    assert "torch" not in meta, meta
+if os.path.isdir(os.path.join(os.getcwd(), ".git")) or \
+        os.path.isfile(os.path.join(os.getcwd(), ".git")):
+    assert len(meta["git_sha"]) == 40, meta
+db = sqlite3.connect("file:%s?mode=ro" % db_path, uri=True)
+assert db.execute("SELECT until_pid FROM windows WHERE id = ?",
+                  (wid2,)).fetchone()[0] == os.getpid()
+db.close()
+spyremon.end(id=wid2)
+assert spyremon.collect(("host",)) == {"host": socket.gethostname()}
+try:
+    spyremon.collect(("nonsense",))
+except ValueError:
+    pass
+else:
+    raise AssertionError("an unknown record item was accepted")
 second = spyremon.begin("py-plain", same_tag=True)
 spyremon.end(id=second)
 reply = spyremon.end(id=wid)
