@@ -10,7 +10,9 @@
  * END_NS [unsync] [META_JSON]" records a closed window (unsync: with the
  * host clock recorded as not synchronized at both ends); "map DEVICE
  * BUS_ID" maps a device to a bus ID from time 0; "nosummary" leaves the
- * windows without summaries; "#" lines are ignored.  Rows of one device
+ * windows without summaries; "retention NOW_NS MAX_AGE_NS
+ * WINDOWS_MAX_AGE_NS" summarizes the windows so far, then runs the
+ * daemon's retention to the end at NOW_NS; "#" lines are ignored.  Rows of one device
  * must come in time order.  At the end the windows are summarized as the
  * daemon does (idle look-back 1 h).  Exits 1 with "LINE: message" on bad
  * input.
@@ -105,7 +107,7 @@ main(int argc, char *argv[])
 {
 	struct store *st;
 	char line[4096], tag[256], bus[64];
-	long long a, b;
+	long long a, b, c;
 	int64_t id;
 	int dev, used;
 	bool summarize = true;
@@ -142,6 +144,21 @@ main(int argc, char *argv[])
 			    store_window_end(st, id, b, STORE_ENDED_MARK,
 			    bad_clock ? &unsync : NULL) == -1)
 				bad("cannot record the window");
+		} else if (sscanf(line, "retention %lld %lld %lld", &a, &b,
+		    &c) == 3) {
+			struct store_retention r = { .max_age_ns = (uint64_t)b,
+			    .windows_max_age_ns = (uint64_t)c };
+			int more;
+
+			if (store_flush(st) == -1 || (summarize &&
+			    store_windows_summarize_due(st, now_realtime_ns(),
+			    0, 3600 * (int64_t)1000000000) == -1))
+				bad("cannot summarize the windows");
+			while ((more = store_retention_step(st, &r, a,
+			    1000000000)) == 1)
+				;
+			if (more == -1)
+				bad("retention failed");
 		} else if (strcmp(line, "nosummary\n") == 0) {
 			summarize = false;
 		} else if (sscanf(line, "map %d %63s", &dev, bus) == 2) {
