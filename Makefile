@@ -68,7 +68,8 @@ CLIENT_SRCS = client/client.c client/ctl.c client/db.c client/format.c \
 	client/import/import_check.c client/import/import_parse.c \
 	client/metrics/metrics.c client/metrics/collect.c \
 	client/metrics/render.c client/metrics/expo.c client/metrics/http.c \
-	client/report/winsum.c client/report/summarycmd.c
+	client/report/winsum.c client/report/summarycmd.c \
+	client/report/stats.c client/report/runsteps.c client/report/compare.c
 SIM_SRCS = sim/aiu-smi-sim.c sim/simopts.c sim/cardmodel.c sim/layout.c
 # what the simulator takes from common/: no database, no config
 SIM_COMMON = common/log.c common/timeparse.c common/metrics.c

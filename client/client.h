@@ -23,6 +23,7 @@
 #define CLIENT_EXIT_USAGE	2	/* bad command line */
 #define CLIENT_EXIT_DAEMON	3	/* spyremond cannot be reached */
 #define CLIENT_EXIT_DATABASE	4	/* the database cannot be read */
+#define CLIENT_EXIT_REGRESSION	5	/* compare --fail-on-regression: it regressed */
 
 struct client {
 	const char *config_path;	/* -c; NULL: the default, which may be absent */
@@ -85,5 +86,6 @@ int cmd_trace(struct client *cl, int argc, char *argv[]);
 int cmd_import(struct client *cl, int argc, char *argv[]);
 int cmd_metrics(struct client *cl, int argc, char *argv[]);
 int cmd_summary(struct client *cl, int argc, char *argv[]);
+int cmd_compare(struct client *cl, int argc, char *argv[]);
 
 #endif

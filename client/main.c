@@ -33,6 +33,7 @@ static const struct command commands[] = {
 	{ "import", cmd_import },
 	{ "metrics", cmd_metrics },
 	{ "summary", cmd_summary },
+	{ "compare", cmd_compare },
 	{ NULL, NULL },
 };
 
@@ -60,6 +61,8 @@ usage(FILE *fp, int code)
 	    "         FILE.csv\n"
 	    "  metrics [--format openmetrics|prometheus | --output FILE | --http]\n"
 	    "  summary --window TAG|ID [--json | --csv]\n"
+	    "  compare BASE NEW [--trace-base FILE --trace-new FILE] [--json]\n"
+	    "          [--fail-on-regression PCT] [--min-change PCT]\n"
 	    "\n"
 	    "-c names the daemon's config (default %s), which gives the\n"
 	    "socket and the database; --socket and --db override it.\n"

@@ -124,6 +124,7 @@ static const char schema_v4[] =
 	"coarse_samples INTEGER NOT NULL, "
 	"energy_j TEXT, "
 	"power_mean REAL, power_min REAL, power_max REAL, power_p95 REAL, "
+	"power_n INTEGER NOT NULL, power_sd REAL, "
 	"gtemp_max REAL, busy_mean REAL, actmem_peak REAL, peakmem_peak REAL, "
 	"idle_w REAL, idle_samples INTEGER NOT NULL, net_energy_j REAL, "
 	"zero_while_busy TEXT NOT NULL, "

@@ -417,6 +417,22 @@ dblcmp(const void *p, const void *q)
 	return (a > b) - (a < b);
 }
 
+/* The sample standard deviation of v[0..n), 0 for n < 2 (two passes). */
+static double
+stddev(const double *v, size_t n)
+{
+	double m = 0, ss = 0;
+
+	if (n < 2)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		m += v[i];
+	m /= (double)n;
+	for (size_t i = 0; i < n; i++)
+		ss += (v[i] - m) * (v[i] - m);
+	return sqrt(ss / (double)(n - 1));
+}
+
 /* The integral of a as a double, from its exact decimal. */
 static double
 integral(const struct energy_acc *a)
@@ -494,6 +510,8 @@ finish(struct ctx *x)
 			/* nearest rank: the ceil(0.95 n)-th smallest */
 			r = (a->npvals * 95 + 99) / 100;
 			c->power_p95 = a->pvals[r > 0 ? r - 1 : 0];
+			c->power_n = (int64_t)a->npvals;
+			c->power_sd = stddev(a->pvals, a->npvals);
 		}
 		if (c->has_busy)
 			c->busy_mean = mean(&a->busy);

@@ -15,7 +15,7 @@
  *   energy: the exact integral of power, each value held over its
  *   interval clipped to the window (energy.h), as "export --steps" does;
  *   power mean (time-weighted), minimum, maximum and p95 (nearest rank over
- *   the samples' values), gtemp maximum, busy mean (time-weighted);
+ *   the samples' values) and the samples' standard deviation, gtemp maximum, busy mean (time-weighted);
  *   per bandwidth metric (GiB/s) the time-weighted mean, the maximum and
  *   the bytes moved (the integral times 2^30);
  *   the peaks of actmem and peakmem;
@@ -65,6 +65,8 @@ struct summary_card {
 	bool	 has_power;
 	char	 energy_j[ENERGY_BUFLEN];	/* exact decimal */
 	double	 power_mean, power_min, power_max, power_p95;
+	int64_t	 power_n;	/* samples with a power value */
+	double	 power_sd;	/* their standard deviation (n - 1), for tests */
 	bool	 has_gtemp;
 	double	 gtemp_max;
 	bool	 has_busy;

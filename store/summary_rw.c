@@ -13,7 +13,7 @@
 	"device, computed_ns, begin_ns, end_ns, idle_lookback_ns, samples, " \
 	"covered_ns, gaps, gap_ns, max_interval_ms, busy_samples, " \
 	"coarse_samples, energy_j, power_mean, power_min, power_max, " \
-	"power_p95, gtemp_max, busy_mean, actmem_peak, peakmem_peak, " \
+	"power_p95, power_n, power_sd, gtemp_max, busy_mean, actmem_peak, peakmem_peak, " \
 	"idle_w, idle_samples, net_energy_j, zero_while_busy, unreliable"
 
 static void
@@ -53,6 +53,8 @@ write_card(sqlite3 *db, sqlite3_stmt *s, sqlite3_stmt *bw,
 	bind_opt(s, i++, c->has_power, c->power_min);
 	bind_opt(s, i++, c->has_power, c->power_max);
 	bind_opt(s, i++, c->has_power, c->power_p95);
+	sqlite3_bind_int64(s, i++, c->power_n);
+	bind_opt(s, i++, c->has_power, c->power_sd);
 	bind_opt(s, i++, c->has_gtemp, c->gtemp_max);
 	bind_opt(s, i++, c->has_busy, c->busy_mean);
 	bind_opt(s, i++, c->has_actmem, c->actmem_peak);
@@ -107,7 +109,7 @@ summary_write(sqlite3 *db, const struct summary *sm)
 	}
 	if (sqlite3_prepare_v2(db, "INSERT INTO " SCHEMA_T_SUMMARY
 	    " (window_id, " CARD_COLUMNS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &s,
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &s,
 	    NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "INSERT INTO " SCHEMA_T_SUMMARY_BW
 	    " (window_id, device, metric, mean, max, bytes) VALUES "
@@ -250,6 +252,8 @@ summary_load(sqlite3 *db, int64_t id, struct summary *sm, bool *found)
 		c->power_min = opt_double(s, i++, &dummy);
 		c->power_max = opt_double(s, i++, &dummy);
 		c->power_p95 = opt_double(s, i++, &dummy);
+		c->power_n = sqlite3_column_int64(s, i++);
+		c->power_sd = opt_double(s, i++, &dummy);
 		c->gtemp_max = opt_double(s, i++, &c->has_gtemp);
 		c->busy_mean = opt_double(s, i++, &c->has_busy);
 		c->actmem_peak = opt_double(s, i++, &c->has_actmem);

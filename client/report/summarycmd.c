@@ -264,6 +264,7 @@ gen_card(yajl_gen g, const struct winsum *ws, const struct summary_card *c)
 	gen_num(g, "power_min_w", c->has_power, c->power_min);
 	gen_num(g, "power_max_w", c->has_power, c->power_max);
 	gen_num(g, "power_p95_w", c->has_power, c->power_p95);
+	gen_num(g, "power_sd_w", c->has_power, c->power_sd);
 	gen_num(g, "gtemp_max_c", c->has_gtemp, c->gtemp_max);
 	gen_num(g, "busy_mean_pct", c->has_busy, c->busy_mean);
 	gen_num(g, "actmem_peak_mib", c->has_actmem, c->actmem_peak);

@@ -1,0 +1,644 @@
+/*
+ * compare: "spyremon compare BASE NEW [--trace-base F --trace-new F]
+ * [--json] [--fail-on-regression PCT] [--min-change PCT]".
+ *
+ * Per card and figure of the two windows' summaries: base, new, change
+ * and relative change.  A figure with a spread gets a verdict: mean power
+ * per card (the stored mean and standard deviation of its samples) and,
+ * with traces, the step time and the energy per step over the active
+ * steps (mean and 95 % interval).  The verdict is "higher" or "lower"
+ * ("slower" or "faster" for step time) when Welch's t-test rejects equal
+ * means at the 5 % level AND the means differ by at least --min-change
+ * (default 2 %); otherwise "within noise".  Samples taken every 100 ms
+ * are not independent, so the test alone would call a 0.1 % drift
+ * significant; the minimum change is what a person would call a change.
+ *
+ * With --fail-on-regression PCT the exit status is CLIENT_EXIT_REGRESSION
+ * when the energy of all cards, or with traces the mean step time or
+ * energy per step, rose by more than PCT % (and, for the step figures,
+ * the verdict is not "within noise").
+ */
+#include <err.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yajl/yajl_tree.h>
+
+#include "client.h"
+#include "compare.h"
+#include "format.h"
+#include "json.h"
+#include "jsonw.h"
+#include "runsteps.h"
+#include "stats.h"
+#include "summarycmd.h"
+#include "timeparse.h"
+#include "winsum.h"
+
+enum {
+	OPT_JSON = CLIENT_OPT_FIRST_FREE, OPT_TRACE_BASE, OPT_TRACE_NEW,
+	OPT_FAIL, OPT_MIN_CHANGE,
+};
+
+#define DEFAULT_MIN_CHANGE	2.0	/* % */
+#define ALPHA			0.05
+
+static int
+usage(FILE *fp, int code)
+{
+	fprintf(fp,
+	    "usage: spyremon compare BASE NEW [--trace-base FILE --trace-new FILE]\n"
+	    "                        [--json] [--fail-on-regression PCT]\n"
+	    "                        [--min-change PCT]\n"
+	    "\n"
+	    "Compares two windows (tags or ids): per card and figure the base, new,\n"
+	    "change and relative change, with a verdict (Welch's t-test and at\n"
+	    "least --min-change %%, default 2) for mean power and, with traces, step\n"
+	    "time and energy per step.  --fail-on-regression exits %d when energy\n"
+	    "or step time rose by more than PCT %%.\n", CLIENT_EXIT_REGRESSION);
+	return code;
+}
+
+static void
+add_fig(struct cmp *c, const char *name, const char *unit, int card,
+    bool has, double base, double new)
+{
+	struct cmp_fig *f;
+
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 32;
+		if ((c->f = realloc(c->f, c->cap * sizeof(*c->f))) == NULL)
+			errx(CLIENT_EXIT_FAILED, "out of memory");
+	}
+	f = &c->f[c->n++];
+	memset(f, 0, sizeof(*f));
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	f->unit = unit;
+	f->card = card;
+	f->has = has;
+	f->base = base;
+	f->new = new;
+	f->verdict = "-";
+}
+
+static double
+rel(const struct cmp_fig *f)
+{
+	return f->base != 0 ? 100.0 * (f->new - f->base) / fabs(f->base) :
+	    f->new == 0 ? 0 : NAN;
+}
+
+/* The verdict of the last figure, from its two samples. */
+static void
+judge(struct cmp *c, const struct stats_sample *b, const struct stats_sample *n,
+    const char *up, const char *down)
+{
+	struct cmp_fig *f = &c->f[c->n - 1];
+	double r = rel(f);
+
+	f->tested = true;
+	f->sb = *b;
+	f->sn = *n;
+	f->w = stats_welch(b, n);
+	if (f->w.valid && f->w.p < ALPHA && fabs(r) >= c->min_change)
+		f->verdict = f->new > f->base ? up : down;
+	else if (!f->w.valid && fabs(r) >= c->min_change && b->n > 0 &&
+	    n->n > 0 && b->sd == 0 && n->sd == 0)
+		/* constant on both sides: any change is real */
+		f->verdict = f->new > f->base ? up : down;
+	else
+		f->verdict = "within noise";
+}
+
+static const struct summary_card *
+card_of(const struct winsum *ws, int device)
+{
+	for (size_t i = 0; i < ws->s.ncards; i++)
+		if (ws->s.cards[i].device == device)
+			return &ws->s.cards[i];
+	return NULL;
+}
+
+/* The figures of every card either window has. */
+static void
+card_figures(struct cmp *c)
+{
+	const struct winsum *b = &c->base, *n = &c->new;
+	int devs[512];
+	size_t nd = 0;
+
+	for (int k = 0; k < 2; k++) {
+		const struct winsum *w = k ? n : b;
+
+		for (size_t i = 0; i < w->s.ncards && nd < 512; i++) {
+			bool seen = false;
+
+			for (size_t j = 0; j < nd; j++)
+				seen = seen || devs[j] == w->s.cards[i].device;
+			if (!seen)
+				devs[nd++] = w->s.cards[i].device;
+		}
+	}
+	for (size_t i = 0; i < nd; i++)
+		for (size_t j = i + 1; j < nd; j++)
+			if (devs[j] < devs[i]) {
+				int t = devs[i];
+
+				devs[i] = devs[j];
+				devs[j] = t;
+			}
+	for (size_t i = 0; i < nd; i++) {
+		const struct summary_card *x = card_of(b, devs[i]);
+		const struct summary_card *y = card_of(n, devs[i]);
+		bool both = x != NULL && y != NULL;
+		int d = devs[i];
+
+		add_fig(c, "power_mean", "W", d, both && x->has_power &&
+		    y->has_power, both ? x->power_mean : 0, both ?
+		    y->power_mean : 0);
+		if (c->f[c->n - 1].has) {
+			struct stats_sample sb = { x->power_mean, x->power_sd,
+			    (size_t)x->power_n };
+			struct stats_sample sn = { y->power_mean, y->power_sd,
+			    (size_t)y->power_n };
+
+			judge(c, &sb, &sn, "higher", "lower");
+		}
+		add_fig(c, "power_max", "W", d, both && x->has_power &&
+		    y->has_power, both ? x->power_max : 0, both ?
+		    y->power_max : 0);
+		add_fig(c, "power_p95", "W", d, both && x->has_power &&
+		    y->has_power, both ? x->power_p95 : 0, both ?
+		    y->power_p95 : 0);
+		add_fig(c, "energy", "J", d, both && x->has_power &&
+		    y->has_power, both ? summary_energy(x) : 0, both ?
+		    summary_energy(y) : 0);
+		add_fig(c, "energy_net", "J", d, both && x->has_idle &&
+		    y->has_idle, both ? x->net_energy_j : 0, both ?
+		    y->net_energy_j : 0);
+		add_fig(c, "busy_mean", "%", d, both && x->has_busy &&
+		    y->has_busy, both ? x->busy_mean : 0, both ?
+		    y->busy_mean : 0);
+		add_fig(c, "gtemp_max", "C", d, both && x->has_gtemp &&
+		    y->has_gtemp, both ? x->gtemp_max : 0, both ?
+		    y->gtemp_max : 0);
+		add_fig(c, "actmem_peak", "MiB", d, both && x->has_actmem &&
+		    y->has_actmem, both ? x->actmem_peak : 0, both ?
+		    y->actmem_peak : 0);
+		for (int k = 0; k < SUMMARY_NBW; k++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "%s_mean",
+			    summary_bw_keys[k]);
+			if (both && x->bw[k].has && y->bw[k].has)
+				add_fig(c, name, "GiB/s", d, true,
+				    x->bw[k].mean, y->bw[k].mean);
+		}
+	}
+}
+
+static void
+step_figures(struct cmp *c)
+{
+	struct runsteps *b = &c->rb, *n = &c->rn;
+	double *vb, *vn;
+	size_t kb = 0, kn = 0;
+	struct stats_sample sb, sn;
+
+	if ((vb = calloc(b->n + 1, sizeof(double))) == NULL ||
+	    (vn = calloc(n->n + 1, sizeof(double))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < b->n; i++)
+		vb[i] = (double)b->s[i].dur_ns / 1e6;
+	for (size_t i = 0; i < n->n; i++)
+		vn[i] = (double)n->s[i].dur_ns / 1e6;
+	sb = stats_of(vb, b->n);
+	sn = stats_of(vn, n->n);
+	add_fig(c, "step_time", "ms", -1, true, sb.mean, sn.mean);
+	judge(c, &sb, &sn, "slower", "faster");
+	c->step_time = &c->f[c->n - 1] - c->f;
+	for (size_t i = 0; i < b->n; i++)
+		if (b->s[i].has_energy)
+			vb[kb++] = b->s[i].energy_j;
+	for (size_t i = 0; i < n->n; i++)
+		if (n->s[i].has_energy)
+			vn[kn++] = n->s[i].energy_j;
+	sb = stats_of(vb, kb);
+	sn = stats_of(vn, kn);
+	add_fig(c, "step_energy", "J", -1, kb > 0 && kn > 0, sb.mean, sn.mean);
+	if (kb > 0 && kn > 0)
+		judge(c, &sb, &sn, "higher", "lower");
+	c->step_energy = &c->f[c->n - 1] - c->f;
+	free(vb);
+	free(vn);
+}
+
+static const char *
+metastr(const struct winsum *w, const char *key, char *buf, size_t len)
+{
+	const char *v = winsum_meta(w, key, buf, len);
+
+	return v != NULL ? v : "";
+}
+
+/* The keys of both windows' metadata, base's first. */
+static size_t
+meta_keys(const struct cmp *c, char keys[][PROTO_META_KEY_MAX + 1], size_t max)
+{
+	size_t n = 0;
+
+	for (int k = 0; k < 2; k++) {
+		yajl_val v = yajl_tree_parse(k ? c->new.w.meta : c->base.w.meta,
+		    NULL, 0);
+
+		if (v == NULL || !YAJL_IS_OBJECT(v)) {
+			yajl_tree_free(v);
+			continue;
+		}
+		for (size_t i = 0; i < v->u.object.len && n < max; i++) {
+			bool seen = false;
+
+			for (size_t j = 0; j < n; j++)
+				seen = seen || strcmp(keys[j],
+				    v->u.object.keys[i]) == 0;
+			if (!seen)
+				snprintf(keys[n++], PROTO_META_KEY_MAX + 1, "%s",
+				    v->u.object.keys[i]);
+		}
+		yajl_tree_free(v);
+	}
+	return n;
+}
+
+static void
+row3(FILE *fp, bool markdown, const char *x, const char *y, const char *z)
+{
+	if (markdown)
+		fprintf(fp, "| %s | %s | %s |\n", x, y, z);
+	else
+		fprintf(fp, "%-16s %-36s %s\n", x, y, z);
+}
+
+void
+compare_write_windows(FILE *fp, const struct cmp *c, bool markdown)
+{
+	char keys[2 * PROTO_META_MAX][PROTO_META_KEY_MAX + 1];
+	char a[PROTO_META_VALUE_MAX + 1], b[PROTO_META_VALUE_MAX + 1];
+	char t1[FMT_BUFLEN], t2[FMT_BUFLEN];
+	size_t nk = meta_keys(c, keys, 2 * PROTO_META_MAX);
+
+	if (markdown)
+		fprintf(fp, "| | base | new |\n|---|---|---|\n");
+	else
+		row3(fp, false, "", "BASE", "NEW");
+	snprintf(a, sizeof(a), "%" PRId64 " '%s'", c->base.w.id, c->base.w.tag);
+	snprintf(b, sizeof(b), "%" PRId64 " '%s'", c->new.w.id, c->new.w.tag);
+	row3(fp, markdown, "window", a, b);
+	format_time_utc(c->base.w.begin_ns, t1, sizeof(t1));
+	format_time_utc(c->new.w.begin_ns, t2, sizeof(t2));
+	row3(fp, markdown, "begin", t1, t2);
+	fmt_span(c->base.end_ns - c->base.w.begin_ns, t1, sizeof(t1));
+	fmt_span(c->new.end_ns - c->new.w.begin_ns, t2, sizeof(t2));
+	row3(fp, markdown, "duration", t1, t2);
+	row3(fp, markdown, "cards", (snprintf(a, sizeof(a), "%zu",
+	    c->base.s.ncards), a), (snprintf(b, sizeof(b), "%zu",
+	    c->new.s.ncards), b));
+	for (size_t i = 0; i < nk; i++) {
+		char name[PROTO_META_KEY_MAX + 8];
+
+		snprintf(name, sizeof(name), "meta %.*s", PROTO_META_KEY_MAX,
+		    keys[i]);
+		row3(fp, markdown, name, metastr(&c->base, keys[i], a, sizeof(a)),
+		    metastr(&c->new, keys[i], b, sizeof(b)));
+	}
+	if (c->traces) {
+		snprintf(a, sizeof(a), "%zu steps", c->rb.n);
+		snprintf(b, sizeof(b), "%zu steps", c->rn.n);
+		row3(fp, markdown, "trace", a, b);
+	}
+}
+
+/* "12.34" or "12.34 ± 0.56" for a tested figure. */
+static void
+value_text(const struct cmp_fig *f, const struct stats_sample *s, double v,
+    char *buf, size_t len)
+{
+	if (f->tested && s->n >= 2 && f->card < 0)
+		snprintf(buf, len, "%.4g ± %.2g", v, stats_ci95(s));
+	else
+		snprintf(buf, len, "%.4g", v);
+}
+
+void
+compare_write_figures(FILE *fp, const struct cmp *c, bool markdown)
+{
+	static const char *const heads[8] = {
+		"FIGURE", "UNIT", "CARD", "BASE", "NEW", "CHANGE", "REL", "VERDICT",
+	};
+	char (*cells)[8][64];
+	size_t w[8] = { 0 }, nr = 0;
+
+	if ((cells = calloc(c->n + 1, sizeof(*cells))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < c->n; i++) {
+		const struct cmp_fig *f = &c->f[i];
+
+		if (!f->has)
+			continue;
+		snprintf(cells[nr][0], 64, "%s", f->name);
+		snprintf(cells[nr][1], 64, "%s", f->unit);
+		if (f->card >= 0)
+			snprintf(cells[nr][2], 64, "%d", f->card);
+		else
+			snprintf(cells[nr][2], 64, "all");
+		value_text(f, &f->sb, f->base, cells[nr][3], 64);
+		value_text(f, &f->sn, f->new, cells[nr][4], 64);
+		snprintf(cells[nr][5], 64, "%+.4g", f->new - f->base);
+		if (isnan(rel(f)))
+			snprintf(cells[nr][6], 64, "-");
+		else
+			snprintf(cells[nr][6], 64, "%+.1f%%", rel(f));
+		if (f->tested && f->w.valid && f->w.p < 1e-4)
+			snprintf(cells[nr][7], 64, "%s (p<0.0001)", f->verdict);
+		else if (f->tested && f->w.valid)
+			snprintf(cells[nr][7], 64, "%s (p=%.2g)", f->verdict,
+			    f->w.p);
+		else
+			snprintf(cells[nr][7], 64, "%s", f->verdict);
+		nr++;
+	}
+	for (int k = 0; k < 8; k++) {
+		w[k] = strlen(heads[k]);
+		for (size_t r = 0; r < nr; r++)
+			if (strlen(cells[r][k]) > w[k])
+				w[k] = strlen(cells[r][k]);
+	}
+	if (markdown) {
+		fprintf(fp, "| figure | unit | card | base | new | change | rel. | verdict |\n");
+		fprintf(fp, "|---|---|---|---:|---:|---:|---:|---|\n");
+		for (size_t r = 0; r < nr; r++) {
+			for (int k = 0; k < 8; k++)
+				fprintf(fp, "| %s ", cells[r][k]);
+			fprintf(fp, "|\n");
+		}
+	} else {
+		for (int k = 0; k < 8; k++)
+			fprintf(fp, k < 7 ? "%-*s  " : "%.*s\n", (int)w[k],
+			    heads[k]);
+		for (size_t r = 0; r < nr; r++)
+			for (int k = 0; k < 8; k++)
+				fprintf(fp, k < 7 ? "%-*s  " : "%.*s\n",
+				    (int)w[k], cells[r][k]);
+	}
+	free(cells);
+}
+
+static void
+gen_fig(yajl_gen g, const struct cmp_fig *f)
+{
+	yajl_gen_map_open(g);
+	jsonw_str(g, "figure");
+	jsonw_str(g, f->name);
+	jsonw_str(g, "unit");
+	jsonw_str(g, f->unit);
+	jsonw_str(g, "card");
+	if (f->card >= 0)
+		yajl_gen_integer(g, f->card);
+	else
+		yajl_gen_null(g);
+	jsonw_str(g, "base");
+	yajl_gen_double(g, f->base);
+	jsonw_str(g, "new");
+	yajl_gen_double(g, f->new);
+	jsonw_str(g, "change");
+	yajl_gen_double(g, f->new - f->base);
+	jsonw_str(g, "rel_change_pct");
+	if (isnan(rel(f)))
+		yajl_gen_null(g);
+	else
+		yajl_gen_double(g, rel(f));
+	jsonw_str(g, "verdict");
+	jsonw_str(g, f->verdict);
+	if (f->tested) {
+		jsonw_str(g, "base_ci95");
+		yajl_gen_double(g, stats_ci95(&f->sb));
+		jsonw_str(g, "new_ci95");
+		yajl_gen_double(g, stats_ci95(&f->sn));
+		jsonw_str(g, "base_n");
+		yajl_gen_integer(g, (long long)f->sb.n);
+		jsonw_str(g, "new_n");
+		yajl_gen_integer(g, (long long)f->sn.n);
+		if (f->w.valid) {
+			jsonw_str(g, "welch_t");
+			yajl_gen_double(g, f->w.t);
+			jsonw_str(g, "welch_df");
+			yajl_gen_double(g, f->w.df);
+			jsonw_str(g, "p");
+			yajl_gen_double(g, f->w.p);
+		}
+	}
+	yajl_gen_map_close(g);
+}
+
+/* The regressions past pct into c->regressions; true if any. */
+static bool
+regressed(struct cmp *c, double pct)
+{
+	double eb = winsum_energy(&c->base), en = winsum_energy(&c->new);
+
+	c->nreg = 0;
+	if (eb > 0 && 100.0 * (en - eb) / eb > pct)
+		snprintf(c->regression[c->nreg++], sizeof(c->regression[0]),
+		    "energy of all cards rose %.1f %% (%.3f J to %.3f J)",
+		    100.0 * (en - eb) / eb, eb, en);
+	if (c->traces) {
+		const size_t k[2] = { c->step_time, c->step_energy };
+
+		for (int i = 0; i < 2; i++) {
+			const struct cmp_fig *f = &c->f[k[i]];
+
+			if (f->has && f->base > 0 && rel(f) > pct &&
+			    strcmp(f->verdict, "within noise") != 0)
+				snprintf(c->regression[c->nreg++],
+				    sizeof(c->regression[0]), "mean %s rose "
+				    "%.1f %% (%.4g %s to %.4g %s), %s", f->name,
+				    rel(f), f->base, f->unit, f->new, f->unit,
+				    f->verdict);
+		}
+	}
+	return c->nreg > 0;
+}
+
+int
+compare_load(sqlite3 *db, const char *base, const char *new,
+    const char *trace_base, const char *trace_new, int64_t lookback,
+    double min_change, struct cmp *c)
+{
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	c->min_change = min_change;
+	if ((rc = winsum_load(db, base, lookback, &c->base)) != CLIENT_EXIT_OK ||
+	    (rc = winsum_load(db, new, lookback, &c->new)) != CLIENT_EXIT_OK)
+		return rc;
+	if (trace_base != NULL) {
+		c->traces = true;
+		if ((rc = runsteps_load(db, trace_base, NULL, &c->rb)) !=
+		    CLIENT_EXIT_OK ||
+		    (rc = runsteps_load(db, trace_new, NULL, &c->rn)) !=
+		    CLIENT_EXIT_OK)
+			return rc;
+	}
+	card_figures(c);
+	add_fig(c, "energy", "J", -1, c->base.s.ncards > 0 &&
+	    c->new.s.ncards > 0, winsum_energy(&c->base),
+	    winsum_energy(&c->new));
+	if (c->traces)
+		step_figures(c);
+	return CLIENT_EXIT_OK;
+}
+
+void
+compare_free(struct cmp *c)
+{
+	winsum_free(&c->base);
+	winsum_free(&c->new);
+	runsteps_free(&c->rb);
+	runsteps_free(&c->rn);
+	free(c->f);
+	memset(c, 0, sizeof(*c));
+}
+
+static double
+parse_pct(const char *opt, const char *s, bool *ok)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	*ok = errno == 0 && end != s && *end == '\0' && v >= 0 && v < 1e6;
+	if (!*ok)
+		warnx("%s %s: not a percentage such as 5 or 2.5", opt, s);
+	return v;
+}
+
+int
+cmd_compare(struct client *cl, int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		CLIENT_LONGOPTS,
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "trace-base", required_argument, NULL, OPT_TRACE_BASE },
+		{ "trace-new", required_argument, NULL, OPT_TRACE_NEW },
+		{ "fail-on-regression", required_argument, NULL, OPT_FAIL },
+		{ "min-change", required_argument, NULL, OPT_MIN_CHANGE },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *tb = NULL, *tn = NULL, *path;
+	double fail_pct = -1, min_change = DEFAULT_MIN_CHANGE;
+	bool json = false, ok, reg;
+	struct cmp c;
+	sqlite3 *db;
+	int ch, rc;
+
+	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS, longopts,
+	    NULL)) != -1) {
+		if (client_common_option(cl, ch, optarg))
+			continue;
+		switch (ch) {
+		case OPT_JSON:
+			json = true;
+			break;
+		case OPT_TRACE_BASE:
+			tb = optarg;
+			break;
+		case OPT_TRACE_NEW:
+			tn = optarg;
+			break;
+		case OPT_FAIL:
+			fail_pct = parse_pct("--fail-on-regression", optarg, &ok);
+			if (!ok)
+				return CLIENT_EXIT_USAGE;
+			break;
+		case OPT_MIN_CHANGE:
+			min_change = parse_pct("--min-change", optarg, &ok);
+			if (!ok)
+				return CLIENT_EXIT_USAGE;
+			break;
+		case 'h':
+			return usage(stdout, CLIENT_EXIT_OK);
+		default:
+			return usage(stderr, CLIENT_EXIT_USAGE);
+		}
+	}
+	if (argc - optind != 2)
+		return usage(stderr, CLIENT_EXIT_USAGE);
+	if ((tb == NULL) != (tn == NULL)) {
+		warnx("--trace-base and --trace-new go together");
+		return CLIENT_EXIT_USAGE;
+	}
+	if ((path = client_database(cl)) == NULL)
+		return CLIENT_EXIT_FAILED;
+	if ((rc = db_open(path, &db)) != CLIENT_EXIT_OK)
+		return rc;
+	rc = compare_load(db, argv[optind], argv[optind + 1], tb, tn,
+	    summary_idle_lookback(cl), min_change, &c);
+	db_close(db);
+	if (rc != CLIENT_EXIT_OK) {
+		compare_free(&c);
+		return rc;
+	}
+	reg = fail_pct >= 0 && regressed(&c, fail_pct);
+	if (json) {
+		yajl_gen g = json_gen_new(true);
+
+		if (g == NULL)
+			errx(CLIENT_EXIT_FAILED, "out of memory");
+		yajl_gen_map_open(g);
+		jsonw_str(g, "base");
+		summary_gen_json(g, &c.base);
+		jsonw_str(g, "new");
+		summary_gen_json(g, &c.new);
+		jsonw_str(g, "min_change_pct");
+		yajl_gen_double(g, min_change);
+		jsonw_str(g, "figures");
+		yajl_gen_array_open(g);
+		for (size_t i = 0; i < c.n; i++)
+			if (c.f[i].has)
+				gen_fig(g, &c.f[i]);
+		yajl_gen_array_close(g);
+		jsonw_str(g, "regressions");
+		yajl_gen_array_open(g);
+		for (size_t i = 0; i < c.nreg; i++)
+			jsonw_str(g, c.regression[i]);
+		yajl_gen_array_close(g);
+		yajl_gen_map_close(g);
+		json_gen_flush(g, stdout);
+		yajl_gen_free(g);
+	} else {
+		compare_write_windows(stdout, &c, false);
+		printf("\n");
+		compare_write_figures(stdout, &c, false);
+		printf("\nVerdicts: Welch's t-test at the 5 %% level and a change "
+		    "of at least %g %%; power over the samples, step figures "
+		    "over the active steps (mean ± 95 %% interval).\n",
+		    min_change);
+		for (int k = 0; k < 2; k++) {
+			const struct winsum *w = k ? &c.new : &c.base;
+
+			printf("\nNotes on the %s window's data:\n", k ? "new" :
+			    "base");
+			for (size_t i = 0; i < w->nnotes; i++)
+				printf("- %s\n", w->notes[i]);
+		}
+	}
+	for (size_t i = 0; i < c.nreg; i++)
+		fprintf(stderr, "spyremon: regression: %s\n", c.regression[i]);
+	compare_free(&c);
+	return reg ? CLIENT_EXIT_REGRESSION : CLIENT_EXIT_OK;
+}

@@ -1,0 +1,58 @@
+/*
+ * compare: two windows side by side, with verdicts (compare.c says how);
+ * "spyremon compare", and the baseline section of "spyremon report".
+ */
+#ifndef SPYREMON_COMPARE_H
+#define SPYREMON_COMPARE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <sqlite3.h>
+
+#include "proto.h"
+#include "runsteps.h"
+#include "stats.h"
+#include "winsum.h"
+
+struct cmp_fig {
+	char	 name[40];
+	const char *unit;
+	int	 card;		/* -1: all cards */
+	bool	 has;		/* both windows have it */
+	double	 base, new;
+	bool	 tested;
+	struct stats_sample sb, sn;
+	struct stats_welch w;
+	const char *verdict;	/* "higher", "within noise", ... or "-" */
+};
+
+struct cmp {
+	struct winsum base, new;
+	bool	 traces;
+	struct runsteps rb, rn;
+	double	 min_change;
+	struct cmp_fig *f;
+	size_t	 n, cap;
+	size_t	 step_time, step_energy;	/* their index in f, with traces */
+	char	 regression[3][160];
+	size_t	 nreg;
+};
+
+/*
+ * Load both windows (and with trace_base, both traces) and work out the
+ * figures.  Free with compare_free, also on failure.
+ */
+int compare_load(sqlite3 *db, const char *base, const char *new,
+    const char *trace_base, const char *trace_new, int64_t lookback,
+    double min_change, struct cmp *c);
+
+void compare_free(struct cmp *c);
+
+/* The windows' ids, times and metadata side by side (a Markdown table). */
+void compare_write_windows(FILE *fp, const struct cmp *c, bool markdown);
+
+/* The figures with their verdicts (a Markdown table). */
+void compare_write_figures(FILE *fp, const struct cmp *c, bool markdown);
+
+#endif
