@@ -31,7 +31,7 @@ WARNINGS = -Wall -Wextra -Wpedantic -Wshadow -Wpointer-arith -Wcast-qual \
 # the journal); the client adds what it alone needs.
 LIB_PKGS	= sqlite3 yaml-0.1 yajl libsystemd
 DAEMON_PKGS	= $(LIB_PKGS)
-CLIENT_PKGS	= $(LIB_PKGS) zlib
+CLIENT_PKGS	= $(LIB_PKGS) zlib cairo
 SIM_PKGS	= libsystemd
 TEST_PKGS	= $(sort $(DAEMON_PKGS) $(CLIENT_PKGS)) cmocka
 pkg_cflags	= $(shell pkg-config --cflags $(1))
@@ -69,7 +69,8 @@ CLIENT_SRCS = client/client.c client/ctl.c client/db.c client/format.c \
 	client/metrics/metrics.c client/metrics/collect.c \
 	client/metrics/render.c client/metrics/expo.c client/metrics/http.c \
 	client/report/winsum.c client/report/summarycmd.c \
-	client/report/stats.c client/report/runsteps.c client/report/compare.c
+	client/report/stats.c client/report/runsteps.c client/report/compare.c \
+	client/report/report.c client/report/report_md.c client/report/plot.c
 SIM_SRCS = sim/aiu-smi-sim.c sim/simopts.c sim/cardmodel.c sim/layout.c
 # what the simulator takes from common/: no database, no config
 SIM_COMMON = common/log.c common/timeparse.c common/metrics.c

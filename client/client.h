@@ -87,5 +87,6 @@ int cmd_import(struct client *cl, int argc, char *argv[]);
 int cmd_metrics(struct client *cl, int argc, char *argv[]);
 int cmd_summary(struct client *cl, int argc, char *argv[]);
 int cmd_compare(struct client *cl, int argc, char *argv[]);
+int cmd_report(struct client *cl, int argc, char *argv[]);
 
 #endif

@@ -34,6 +34,7 @@ static const struct command commands[] = {
 	{ "metrics", cmd_metrics },
 	{ "summary", cmd_summary },
 	{ "compare", cmd_compare },
+	{ "report", cmd_report },
 	{ NULL, NULL },
 };
 
@@ -63,6 +64,8 @@ usage(FILE *fp, int code)
 	    "  summary --window TAG|ID [--json | --csv]\n"
 	    "  compare BASE NEW [--trace-base FILE --trace-new FILE] [--json]\n"
 	    "          [--fail-on-regression PCT] [--min-change PCT]\n"
+	    "  report --window TAG|ID [--trace FILE [--align-window TAG|ID]]\n"
+	    "         [--baseline TAG|ID] --output DIR\n"
 	    "\n"
 	    "-c names the daemon's config (default %s), which gives the\n"
 	    "socket and the database; --socket and --db override it.\n"

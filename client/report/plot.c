@@ -1,0 +1,307 @@
+/*
+ * plot: charts with cairo, as PNG and SVG from one drawing function
+ * (plot.h).
+ */
+#include <err.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cairo.h>
+#include <cairo-svg.h>
+
+#include "plot.h"
+
+#define FONT		"sans-serif"
+#define TITLE_SIZE	18.0
+#define LABEL_SIZE	12.0
+#define PANEL_GAP	40	/* between a panel's plot area and the next title */
+#define MAX_TICKS	10
+
+/*
+ * Ten colours that stay apart for the colour-blind (Okabe-Ito, then two
+ * of Tableau's); card k gets colour k mod 10.
+ */
+static const double palette[10][3] = {
+	{ 0.000, 0.447, 0.698 },	/* blue */
+	{ 0.835, 0.369, 0.000 },	/* vermillion */
+	{ 0.000, 0.620, 0.451 },	/* bluish green */
+	{ 0.800, 0.475, 0.655 },	/* reddish purple */
+	{ 0.902, 0.624, 0.000 },	/* orange */
+	{ 0.337, 0.706, 0.914 },	/* sky blue */
+	{ 0.941, 0.894, 0.259 },	/* yellow */
+	{ 0.000, 0.000, 0.000 },	/* black */
+	{ 0.549, 0.337, 0.294 },	/* brown */
+	{ 0.498, 0.498, 0.498 },	/* grey */
+};
+
+void
+plot_card_rgb(int card, double rgb[3])
+{
+	int k = card < 0 ? 0 : card % 10;
+
+	memcpy(rgb, palette[k], sizeof(palette[k]));
+}
+
+int
+plot_height(size_t npanels)
+{
+	return PLOT_TOP + PLOT_BOTTOM + (int)npanels * PLOT_PANEL_HEIGHT;
+}
+
+/* A tick step of 1, 2 or 5 times a power of ten giving at most max ticks. */
+static double
+nice_step(double span, int max)
+{
+	double raw = span / max, p = pow(10, floor(log10(raw)));
+
+	if (raw <= p)
+		return p;
+	if (raw <= 2 * p)
+		return 2 * p;
+	if (raw <= 5 * p)
+		return 5 * p;
+	return 10 * p;
+}
+
+static void
+text(cairo_t *cr, double x, double y, double size, double align_x,
+    double align_y, const char *s)
+{
+	cairo_text_extents_t te;
+
+	cairo_set_font_size(cr, size);
+	cairo_text_extents(cr, s, &te);
+	cairo_move_to(cr, x - te.width * align_x - te.x_bearing,
+	    y - te.height * align_y - te.y_bearing);
+	cairo_show_text(cr, s);
+}
+
+/* The value range of a panel, padded; y0 == y1 made a range. */
+static void
+y_range(const struct plot_panel *p, double *y0, double *y1)
+{
+	bool any = false;
+
+	*y0 = 0;
+	*y1 = 1;
+	for (size_t l = 0; l < p->nlines; l++)
+		for (size_t i = 0; i < p->lines[l].n; i++) {
+			double v = p->lines[l].v[i];
+
+			if (!isfinite(v))
+				continue;
+			if (!any || v < *y0)
+				*y0 = v;
+			if (!any || v > *y1)
+				*y1 = v;
+			any = true;
+		}
+	if (p->y_from_zero && *y0 > 0)
+		*y0 = 0;
+	if (*y1 - *y0 < 1e-9) {
+		*y1 += fabs(*y1) > 0 ? fabs(*y1) * 0.1 : 1;
+		*y0 -= fabs(*y0) > 0 && !p->y_from_zero ? fabs(*y0) * 0.1 : 0;
+	}
+	*y1 += (*y1 - *y0) * 0.05;
+}
+
+static void
+draw_panel(cairo_t *cr, const struct plot_chart *c, const struct plot_panel *p,
+    double top, bool last)
+{
+	double px0 = PLOT_LEFT, px1 = PLOT_WIDTH - PLOT_RIGHT;
+	double py0 = top + 30, py1 = top + PLOT_PANEL_HEIGHT - PANEL_GAP;
+	double y0, y1, step, xs, ys;
+	char buf[64];
+
+	y_range(p, &y0, &y1);
+	xs = (px1 - px0) / (c->x1 - c->x0);
+	ys = (py1 - py0) / (y1 - y0);
+#define X(t)	(px0 + ((t) - c->x0) * xs)
+#define Y(v)	(py1 - ((v) - y0) * ys)
+	/* title, frame */
+	cairo_set_source_rgb(cr, 0, 0, 0);
+	cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL,
+	    CAIRO_FONT_WEIGHT_BOLD);
+	snprintf(buf, sizeof(buf), "%s (%s)", p->title, p->unit);
+	text(cr, px0, top + 8, 14, 0, 0, buf);
+	cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL,
+	    CAIRO_FONT_WEIGHT_NORMAL);
+	/* the steps, shaded under everything */
+	cairo_set_source_rgba(cr, 0.55, 0.55, 0.55, 0.22);
+	for (size_t i = 0; i < c->nshade; i++) {
+		double a = fmax(c->shade0[i], c->x0), b = fmin(c->shade1[i], c->x1);
+
+		if (b > a) {
+			cairo_rectangle(cr, X(a), py0, fmax(X(b) - X(a), 1),
+			    py1 - py0);
+			cairo_fill(cr);
+		}
+	}
+	/* grid and y ticks */
+	step = nice_step(y1 - y0, 6);
+	cairo_set_line_width(cr, 1);
+	for (double v = ceil(y0 / step) * step; v <= y1 + step * 1e-9;
+	    v += step) {
+		cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
+		cairo_move_to(cr, px0, Y(v));
+		cairo_line_to(cr, px1, Y(v));
+		cairo_stroke(cr);
+		cairo_set_source_rgb(cr, 0, 0, 0);
+		snprintf(buf, sizeof(buf), "%g", fabs(v) < step * 1e-6 ? 0 : v);
+		text(cr, px0 - 6, Y(v), LABEL_SIZE, 1, 0.5, buf);
+	}
+	/* x ticks */
+	step = nice_step(c->x1 - c->x0, MAX_TICKS);
+	for (double t = ceil(c->x0 / step) * step; t <= c->x1 + step * 1e-9;
+	    t += step) {
+		cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
+		cairo_move_to(cr, X(t), py0);
+		cairo_line_to(cr, X(t), py1);
+		cairo_stroke(cr);
+		if (last) {
+			cairo_set_source_rgb(cr, 0, 0, 0);
+			snprintf(buf, sizeof(buf), "%g", fabs(t) < step *
+			    1e-6 ? 0 : t);
+			text(cr, X(t), py1 + 6, LABEL_SIZE, 0.5, 0, buf);
+		}
+	}
+	/* the window's begin and end */
+	cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+	cairo_set_line_width(cr, 1.5);
+	{
+		const double dash[] = { 6, 4 };
+
+		cairo_set_dash(cr, dash, 2, 0);
+		for (int k = 0; k < 2; k++) {
+			double t = k ? c->mark1 : c->mark0;
+
+			if (t < c->x0 || t > c->x1)
+				continue;
+			cairo_move_to(cr, X(t), py0);
+			cairo_line_to(cr, X(t), py1);
+			cairo_stroke(cr);
+		}
+		cairo_set_dash(cr, NULL, 0, 0);
+	}
+	/* the lines, clipped to the plot area */
+	cairo_save(cr);
+	cairo_rectangle(cr, px0, py0, px1 - px0, py1 - py0);
+	cairo_clip(cr);
+	cairo_set_line_width(cr, 1.6);
+	cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+	for (size_t l = 0; l < p->nlines; l++) {
+		const struct plot_line *ln = &p->lines[l];
+		double rgb[3];
+		bool pen = false;
+
+		plot_card_rgb(ln->card, rgb);
+		cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+		for (size_t i = 0; i < ln->n; i++) {
+			if (!isfinite(ln->v[i])) {
+				pen = false;
+				continue;
+			}
+			/* a gap breaks the line */
+			if (pen && i > 0 && ln->t0[i] - ln->t1[i - 1] > 1e-6)
+				pen = false;
+			if (!pen)
+				cairo_move_to(cr, X(ln->t0[i]), Y(ln->v[i]));
+			else
+				cairo_line_to(cr, X(ln->t0[i]), Y(ln->v[i]));
+			cairo_line_to(cr, X(ln->t1[i]), Y(ln->v[i]));
+			pen = true;
+		}
+		cairo_stroke(cr);
+	}
+	cairo_restore(cr);
+	/* frame */
+	cairo_set_source_rgb(cr, 0, 0, 0);
+	cairo_set_line_width(cr, 1);
+	cairo_rectangle(cr, px0, py0, px1 - px0, py1 - py0);
+	cairo_stroke(cr);
+	/* legend */
+	for (size_t l = 0; l < p->nlines; l++) {
+		double rgb[3], ly = py0 + 10 + 20 * (double)l;
+
+		plot_card_rgb(p->lines[l].card, rgb);
+		cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+		cairo_rectangle(cr, px1 + 14, ly - 5, 22, 10);
+		cairo_fill(cr);
+		cairo_set_source_rgb(cr, 0, 0, 0);
+		snprintf(buf, sizeof(buf), "card %d", p->lines[l].card);
+		text(cr, px1 + 42, ly, LABEL_SIZE, 0, 0.5, buf);
+	}
+	if (p->nlines == 0)
+		text(cr, (px0 + px1) / 2, (py0 + py1) / 2, LABEL_SIZE, 0.5,
+		    0.5, "no samples");
+	if (c->nshade > 0) {
+		double ly = py0 + 10 + 20 * (double)p->nlines;
+
+		cairo_set_source_rgba(cr, 0.55, 0.55, 0.55, 0.35);
+		cairo_rectangle(cr, px1 + 14, ly - 5, 22, 10);
+		cairo_fill(cr);
+		cairo_set_source_rgb(cr, 0, 0, 0);
+		text(cr, px1 + 42, ly, LABEL_SIZE, 0, 0.5, "steps");
+	}
+#undef X
+#undef Y
+}
+
+static void
+draw(cairo_t *cr, const struct plot_chart *c)
+{
+	int h = plot_height(c->npanels);
+	char buf[128];
+
+	cairo_set_source_rgb(cr, 1, 1, 1);
+	cairo_paint(cr);
+	cairo_set_source_rgb(cr, 0, 0, 0);
+	cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL,
+	    CAIRO_FONT_WEIGHT_BOLD);
+	text(cr, PLOT_WIDTH / 2.0, 18, TITLE_SIZE, 0.5, 0, c->title);
+	cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL,
+	    CAIRO_FONT_WEIGHT_NORMAL);
+	for (size_t i = 0; i < c->npanels; i++)
+		draw_panel(cr, c, &c->panels[i], PLOT_TOP + (double)i *
+		    PLOT_PANEL_HEIGHT, i + 1 == c->npanels);
+	cairo_set_source_rgb(cr, 0, 0, 0);
+	snprintf(buf, sizeof(buf), "time (s) from the window's begin, %s; "
+	    "dashed: the window's begin and end", c->time_origin);
+	text(cr, (PLOT_LEFT + PLOT_WIDTH - PLOT_RIGHT) / 2.0, h - 20,
+	    LABEL_SIZE, 0.5, 0, buf);
+}
+
+int
+plot_write(const struct plot_chart *c, const char *png_path,
+    const char *svg_path)
+{
+	int h = plot_height(c->npanels);
+	cairo_surface_t *s;
+	cairo_status_t st;
+	cairo_t *cr;
+
+	s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, PLOT_WIDTH, h);
+	cr = cairo_create(s);
+	draw(cr, c);
+	cairo_destroy(cr);
+	if ((st = cairo_surface_write_to_png(s, png_path)) != CAIRO_STATUS_SUCCESS) {
+		warnx("%s: %s", png_path, cairo_status_to_string(st));
+		cairo_surface_destroy(s);
+		return -1;
+	}
+	cairo_surface_destroy(s);
+	s = cairo_svg_surface_create(svg_path, PLOT_WIDTH, h);
+	cr = cairo_create(s);
+	draw(cr, c);
+	cairo_destroy(cr);
+	cairo_surface_finish(s);
+	st = cairo_surface_status(s);
+	cairo_surface_destroy(s);
+	if (st != CAIRO_STATUS_SUCCESS) {
+		warnx("%s: %s", svg_path, cairo_status_to_string(st));
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,568 @@
+/*
+ * report: "spyremon report --window TAG|ID [--trace FILE [--align-window
+ * TAG|ID]] [--baseline TAG|ID] --output DIR": a directory to attach to a
+ * GitHub issue as it is.
+ *
+ *   report.md        the torch-spyre methodology checklist, each item
+ *                    filled from what is known (or a plain blank for a
+ *                    person), the summary, the steps, the plots, the notes
+ *                    on the data, and with --baseline the previous metric
+ *   aiusmi.csv       the samples in aiu-smi's own CSV over the steps' span
+ *                    (with a trace; else the window)
+ *   steps.csv        export --steps' table (with a trace)
+ *   power.png/.svg, temperature.png/.svg, bandwidth.png/.svg
+ *
+ * The files are written in a new directory beside DIR and renamed to DIR
+ * when all are complete: a failure leaves nothing behind.  DIR must not
+ * exist, or be an empty directory.
+ */
+#include <dirent.h>
+#include <err.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "compare.h"
+#include "db.h"
+#include "export.h"
+#include "format.h"
+#include "plot.h"
+#include "report.h"
+#include "runsteps.h"
+#include "steps.h"
+#include "summarycmd.h"
+#include "timeparse.h"
+#include "version.h"
+#include "winsum.h"
+
+enum {
+	OPT_WINDOW = CLIENT_OPT_FIRST_FREE, OPT_TRACE, OPT_ALIGN, OPT_BASELINE,
+	OPT_OUTPUT,
+};
+
+/* The rows of report.md's step table; steps.csv has them all. */
+#define MD_MAX_STEPS	50
+
+static int
+usage(FILE *fp, int code)
+{
+	fprintf(fp,
+	    "usage: spyremon report --window TAG|ID [--trace FILE [--align-window TAG|ID]]\n"
+	    "                       [--baseline TAG|ID] --output DIR\n"
+	    "\n"
+	    "Writes DIR (new, or empty): report.md with the torch-spyre methodology\n"
+	    "checklist filled in, aiusmi.csv, steps.csv (with a trace), and plots of\n"
+	    "power and busy, temperature and bandwidths as PNG and SVG.\n");
+	return code;
+}
+
+/* ---- the samples for the plots ---- */
+
+const char *const report_series_keys[S_N] = {
+	"pwr", "busy", "gtemp", "rdmem", "wrmem", "rxpci", "txpci",
+};
+
+static struct cardseries *
+series_card(struct series *s, int card)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->c[i].card == card)
+			return &s->c[i];
+	if ((s->c = realloc(s->c, (s->n + 1) * sizeof(*s->c))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	memset(&s->c[s->n], 0, sizeof(s->c[s->n]));
+	s->c[s->n].card = card;
+	return &s->c[s->n++];
+}
+
+static void
+series_push(struct cardseries *c, double t0, double t1, const double *v)
+{
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 1024;
+		if ((c->t0 = realloc(c->t0, c->cap * sizeof(double))) == NULL ||
+		    (c->t1 = realloc(c->t1, c->cap * sizeof(double))) == NULL)
+			errx(CLIENT_EXIT_FAILED, "out of memory");
+		for (int k = 0; k < S_N; k++)
+			if ((c->v[k] = realloc(c->v[k], c->cap *
+			    sizeof(double))) == NULL)
+				errx(CLIENT_EXIT_FAILED, "out of memory");
+	}
+	c->t0[c->n] = t0;
+	c->t1[c->n] = t1;
+	for (int k = 0; k < S_N; k++)
+		c->v[k][c->n] = v[k];
+	c->n++;
+}
+
+static int
+cardcmp(const void *a, const void *b)
+{
+	const struct cardseries *x = a, *y = b;
+
+	return (x->card > y->card) - (x->card < y->card);
+}
+
+/* The samples overlapping (lo, hi), times from origin. */
+static int
+series_load(sqlite3 *db, const struct db_catalog *cat, int64_t lo, int64_t hi,
+    int64_t origin, struct series *out)
+{
+	const struct db_metric *m[S_N];
+	sqlite3_stmt *s;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	for (int k = 0; k < S_N; k++)
+		out->has[k] = (m[k] = db_catalog_find(cat, report_series_keys[k])) !=
+		    NULL;
+	if ((s = db_select_samples(db, m, S_N, "", true)) == NULL)
+		return db_error(db, "the samples");
+	sqlite3_bind_int64(s, 1, lo);
+	sqlite3_bind_int64(s, 2, hi);
+	sqlite3_bind_int64(s, 3, hi + DB_MAX_INTERVAL_NS);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t ts = sqlite3_column_int64(s, 0);
+		int64_t iv = sqlite3_column_int64(s, 2) * 1000000;
+		double v[S_N];
+
+		for (int k = 0; k < S_N; k++) {
+			v[k] = NAN;
+			if (m[k] != NULL && sqlite3_column_type(s, 3 + k) !=
+			    SQLITE_NULL)
+				v[k] = sqlite3_column_double(s, 3 + k) /
+				    pow(10, m[k]->decimals);
+		}
+		series_push(series_card(out, sqlite3_column_int(s, 1)),
+		    (double)(ts - iv - origin) / 1e9, (double)(ts - origin) /
+		    1e9, v);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return db_error(db, "the samples");
+	qsort(out->c, out->n, sizeof(*out->c), cardcmp);
+	return CLIENT_EXIT_OK;
+}
+
+static void
+series_free(struct series *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->c[i].t0);
+		free(s->c[i].t1);
+		for (int k = 0; k < S_N; k++)
+			free(s->c[i].v[k]);
+	}
+	free(s->c);
+}
+
+/* ---- the report ---- */
+
+static FILE *
+create(struct report *r, const char *name)
+{
+	char path[PATH_MAX + 32];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s", r->tmp, name);
+	if ((fp = fopen(path, "w")) == NULL)
+		warn("%s", path);
+	return fp;
+}
+
+static int
+finish(FILE *fp, const struct report *r, const char *name)
+{
+	if (fflush(fp) == EOF || ferror(fp)) {
+		warn("%s/%s", r->tmp, name);
+		fclose(fp);
+		return CLIENT_EXIT_FAILED;
+	}
+	if (fclose(fp) == EOF) {
+		warn("%s/%s", r->tmp, name);
+		return CLIENT_EXIT_FAILED;
+	}
+	return CLIENT_EXIT_OK;
+}
+
+static int
+write_aiusmi(struct report *r)
+{
+	const struct db_metric **cols;
+	struct export_writer w = { .format = EXPORT_AIUSMI };
+	struct export_row row = { .first_value = 3 };
+	struct db_devmap map = { 0 };
+	sqlite3_stmt *s;
+	int rc;
+
+	if ((cols = calloc(r->cat.n + 1, sizeof(*cols))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < r->cat.n; i++)
+		cols[i] = &r->cat.m[i];
+	if ((rc = db_devmap_load(r->db, &map)) != CLIENT_EXIT_OK) {
+		free(cols);
+		return rc;
+	}
+	w.cols = cols;
+	w.ncols = r->cat.n;
+	w.map = &map;
+	if ((s = db_select_samples(r->db, cols, r->cat.n, "", true)) == NULL) {
+		free(cols);
+		db_devmap_free(&map);
+		return db_error(r->db, "the samples");
+	}
+	if ((w.out = create(r, "aiusmi.csv")) == NULL) {
+		rc = CLIENT_EXIT_FAILED;
+		goto done;
+	}
+	if (export_writer_init(&w) == -1)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	if ((rc = export_coarse_span(r->db, &w, r->lo, r->hi, "")) ==
+	    CLIENT_EXIT_OK) {
+		export_begin_span(&w, NULL, false, true);
+		row.stmt = s;
+		sqlite3_bind_int64(s, 1, r->lo);
+		sqlite3_bind_int64(s, 2, r->hi);
+		sqlite3_bind_int64(s, 3, r->hi + DB_MAX_INTERVAL_NS);
+		while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+			row.ts_ns = sqlite3_column_int64(s, 0);
+			row.device = sqlite3_column_int(s, 1);
+			row.interval_ms = sqlite3_column_int64(s, 2);
+			export_write_row(&w, &row, 0);
+			r->aiusmi_rows++;
+		}
+		rc = rc == SQLITE_DONE ? CLIENT_EXIT_OK :
+		    db_error(r->db, "the samples");
+	}
+	export_writer_free(&w);
+	if (rc == CLIENT_EXIT_OK)
+		rc = finish(w.out, r, "aiusmi.csv");
+	else
+		fclose(w.out);
+done:
+	sqlite3_finalize(s);
+	db_devmap_free(&map);
+	free(cols);
+	return rc;
+}
+
+static int
+write_steps(struct report *r)
+{
+	struct steps_request rq = {
+		.t = &r->rs.t, .cat = &r->cat, .device_sql = "",
+		.format = STEPS_CSV, .innermost = true,
+	};
+	int rc;
+
+	if ((rq.out = create(r, "steps.csv")) == NULL)
+		return CLIENT_EXIT_FAILED;
+	rc = steps_report(r->db, &rq);
+	if (rc == CLIENT_EXIT_OK)
+		return finish(rq.out, r, "steps.csv");
+	fclose(rq.out);
+	return rc;
+}
+
+/* One chart of the metrics keys[0..n) as panels; skipped if none is known. */
+static int
+chart(struct report *r, const char *name, const char *title, const int *keys,
+    const char *const *titles, const char *const *units, size_t n)
+{
+	struct plot_panel panels[4];
+	struct plot_line *lines;
+	struct plot_chart c = { .title = title };
+	double *sh0 = NULL, *sh1 = NULL, span;
+	char png[PATH_MAX + 32], svg[PATH_MAX + 32], origin[FMT_BUFLEN];
+	size_t np = 0;
+	int rc;
+
+	if ((lines = calloc(n * (r->ser.n + 1), sizeof(*lines))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t k = 0; k < n; k++) {
+		struct plot_panel *p = &panels[np];
+
+		if (!r->ser.has[keys[k]])
+			continue;
+		memset(p, 0, sizeof(*p));
+		p->title = titles[k];
+		p->unit = units[k];
+		p->y_from_zero = keys[k] != S_GTEMP;
+		p->lines = &lines[np * (r->ser.n + 1)];
+		for (size_t i = 0; i < r->ser.n; i++) {
+			struct plot_line *l = &lines[np * (r->ser.n + 1) +
+			    p->nlines++];
+
+			l->card = r->ser.c[i].card;
+			l->t0 = r->ser.c[i].t0;
+			l->t1 = r->ser.c[i].t1;
+			l->v = r->ser.c[i].v[keys[k]];
+			l->n = r->ser.c[i].n;
+		}
+		np++;
+	}
+	if (np == 0) {
+		free(lines);
+		return CLIENT_EXIT_OK;
+	}
+	span = (double)(r->ws.end_ns - r->ws.w.begin_ns) / 1e9;
+	c.x0 = -0.03 * span;
+	c.x1 = span * 1.03;
+	if (span <= 0) {
+		c.x0 = -1;
+		c.x1 = 1;
+	}
+	c.mark0 = 0;
+	c.mark1 = span;
+	format_time_utc(r->ws.w.begin_ns, origin, sizeof(origin));
+	c.time_origin = origin;
+	c.panels = panels;
+	c.npanels = np;
+	if (r->has_trace) {
+		if ((sh0 = calloc(r->rs.n + 1, sizeof(double))) == NULL ||
+		    (sh1 = calloc(r->rs.n + 1, sizeof(double))) == NULL)
+			errx(CLIENT_EXIT_FAILED, "out of memory");
+		for (size_t i = 0; i < r->rs.n; i++) {
+			sh0[i] = (double)(r->rs.s[i].start_ns -
+			    r->ws.w.begin_ns) / 1e9;
+			sh1[i] = sh0[i] + (double)r->rs.s[i].dur_ns / 1e9;
+		}
+		c.shade0 = sh0;
+		c.shade1 = sh1;
+		c.nshade = r->rs.n;
+	}
+	snprintf(png, sizeof(png), "%s/%s.png", r->tmp, name);
+	snprintf(svg, sizeof(svg), "%s/%s.svg", r->tmp, name);
+	rc = plot_write(&c, png, svg) == 0 ? CLIENT_EXIT_OK : CLIENT_EXIT_FAILED;
+	if (rc == CLIENT_EXIT_OK)
+		snprintf(r->plots[r->nplots++], sizeof(r->plots[0]), "%s", name);
+	free(sh0);
+	free(sh1);
+	free(lines);
+	return rc;
+}
+
+static int
+write_plots(struct report *r)
+{
+	static const int pk[] = { S_PWR, S_BUSY };
+	static const char *const pt[] = { "Power", "Busy" };
+	static const char *const pu[] = { "W", "%" };
+	static const int tk[] = { S_GTEMP };
+	static const char *const tt[] = { "Temperature, gtemp" };
+	static const char *const tu[] = { "C" };
+	static const int bk[] = { S_RDMEM, S_WRMEM, S_RXPCI, S_TXPCI };
+	static const char *const bt[] = {
+		"Device memory read, rdmem", "Device memory write, wrmem",
+		"PCIe receive, rxpci", "PCIe transmit, txpci",
+	};
+	static const char *const bu[] = { "GiB/s", "GiB/s", "GiB/s", "GiB/s" };
+	char title[256];
+	int rc;
+
+	snprintf(title, sizeof(title), "Window %" PRId64 " '%s': power and busy",
+	    r->ws.w.id, r->ws.w.tag);
+	if ((rc = chart(r, "power", title, pk, pt, pu, 2)) != CLIENT_EXIT_OK)
+		return rc;
+	snprintf(title, sizeof(title), "Window %" PRId64 " '%s': temperature",
+	    r->ws.w.id, r->ws.w.tag);
+	if ((rc = chart(r, "temperature", title, tk, tt, tu, 1)) !=
+	    CLIENT_EXIT_OK)
+		return rc;
+	snprintf(title, sizeof(title), "Window %" PRId64 " '%s': bandwidths",
+	    r->ws.w.id, r->ws.w.tag);
+	return chart(r, "bandwidth", title, bk, bt, bu, 4);
+}
+
+/* Remove the directory being written and what is in it. */
+static void
+remove_tmp(struct report *r)
+{
+	DIR *d;
+	struct dirent *e;
+	char path[PATH_MAX + 300];
+
+	if (r->tmp[0] == '\0' || (d = opendir(r->tmp)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", r->tmp, e->d_name);
+		(void)unlink(path);
+	}
+	closedir(d);
+	(void)rmdir(r->tmp);
+}
+
+/* A new directory beside r->dir; DIR itself must be absent or empty. */
+static int
+make_tmp(struct report *r)
+{
+	struct stat sb;
+
+	if (stat(r->dir, &sb) == 0) {
+		DIR *d;
+		struct dirent *e;
+		bool empty = true;
+
+		if (!S_ISDIR(sb.st_mode) || (d = opendir(r->dir)) == NULL) {
+			warnx("--output %s: exists and is not a directory "
+			    "spyremon can use", r->dir);
+			return CLIENT_EXIT_FAILED;
+		}
+		while ((e = readdir(d)) != NULL)
+			if (strcmp(e->d_name, ".") != 0 &&
+			    strcmp(e->d_name, "..") != 0)
+				empty = false;
+		closedir(d);
+		if (!empty) {
+			warnx("--output %s: the directory is not empty; name a "
+			    "new one", r->dir);
+			return CLIENT_EXIT_FAILED;
+		}
+	} else if (errno != ENOENT) {
+		warn("--output %s", r->dir);
+		return CLIENT_EXIT_FAILED;
+	}
+	if ((size_t)snprintf(r->tmp, sizeof(r->tmp), "%s.tmp-XXXXXX", r->dir) >=
+	    sizeof(r->tmp) || mkdtemp(r->tmp) == NULL) {
+		warn("--output %s: cannot make a directory beside it", r->dir);
+		r->tmp[0] = '\0';
+		return CLIENT_EXIT_FAILED;
+	}
+	return CLIENT_EXIT_OK;
+}
+
+static int
+publish(struct report *r)
+{
+	struct stat sb;
+
+	/* an empty DIR is replaced; rename(2) refuses a non-empty one */
+	if (stat(r->dir, &sb) == 0 && rmdir(r->dir) == -1) {
+		warn("--output %s", r->dir);
+		return CLIENT_EXIT_FAILED;
+	}
+	if (rename(r->tmp, r->dir) == -1) {
+		warn("--output %s: rename from %s", r->dir, r->tmp);
+		return CLIENT_EXIT_FAILED;
+	}
+	r->tmp[0] = '\0';
+	return CLIENT_EXIT_OK;
+}
+
+int
+cmd_report(struct client *cl, int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		CLIENT_LONGOPTS,
+		{ "window", required_argument, NULL, OPT_WINDOW },
+		{ "trace", required_argument, NULL, OPT_TRACE },
+		{ "align-window", required_argument, NULL, OPT_ALIGN },
+		{ "baseline", required_argument, NULL, OPT_BASELINE },
+		{ "output", required_argument, NULL, OPT_OUTPUT },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct report r = { .cl = cl };
+	const char *window = NULL, *align = NULL, *baseline = NULL, *path;
+	int64_t lookback;
+	char idbuf[32];
+	int ch, rc;
+
+	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS, longopts,
+	    NULL)) != -1) {
+		if (client_common_option(cl, ch, optarg))
+			continue;
+		switch (ch) {
+		case OPT_WINDOW:
+			window = optarg;
+			break;
+		case OPT_TRACE:
+			r.trace_path = optarg;
+			break;
+		case OPT_ALIGN:
+			align = optarg;
+			break;
+		case OPT_BASELINE:
+			baseline = optarg;
+			break;
+		case OPT_OUTPUT:
+			r.dir = optarg;
+			break;
+		case 'h':
+			return usage(stdout, CLIENT_EXIT_OK);
+		default:
+			return usage(stderr, CLIENT_EXIT_USAGE);
+		}
+	}
+	if (optind != argc || window == NULL || r.dir == NULL) {
+		if (window == NULL || r.dir == NULL)
+			warnx("report needs --window and --output");
+		return usage(stderr, CLIENT_EXIT_USAGE);
+	}
+	if (align != NULL && r.trace_path == NULL) {
+		warnx("--align-window places a --trace");
+		return CLIENT_EXIT_USAGE;
+	}
+	if ((path = client_database(cl)) == NULL)
+		return CLIENT_EXIT_FAILED;
+	lookback = summary_idle_lookback(cl);
+	if ((rc = db_open(path, &r.db)) != CLIENT_EXIT_OK)
+		return rc;
+	if ((rc = winsum_load(r.db, window, lookback, &r.ws)) != CLIENT_EXIT_OK)
+		goto done;
+	if (r.trace_path != NULL) {
+		if ((rc = runsteps_load(r.db, r.trace_path, align, &r.rs)) !=
+		    CLIENT_EXIT_OK)
+			goto done;
+		r.has_trace = true;
+	}
+	if (baseline != NULL) {
+		snprintf(idbuf, sizeof(idbuf), "%" PRId64, r.ws.w.id);
+		if ((rc = compare_load(r.db, baseline, idbuf, NULL, NULL,
+		    lookback, 2.0, &r.cmp)) != CLIENT_EXIT_OK)
+			goto done;
+		r.has_base = true;
+	}
+	if ((rc = db_catalog_load(r.db, &r.cat)) != CLIENT_EXIT_OK)
+		goto done;
+	r.lo = r.has_trace ? r.rs.first_ns : r.ws.w.begin_ns;
+	r.hi = r.has_trace ? r.rs.last_ns : r.ws.end_ns;
+	{
+		int64_t span = r.ws.end_ns - r.ws.w.begin_ns;
+		int64_t pad = span / 33 + 1;
+
+		if ((rc = series_load(r.db, &r.cat, r.ws.w.begin_ns - pad,
+		    r.ws.end_ns + pad, r.ws.w.begin_ns, &r.ser)) !=
+		    CLIENT_EXIT_OK)
+			goto done;
+	}
+	if ((rc = make_tmp(&r)) != CLIENT_EXIT_OK ||
+	    (rc = write_aiusmi(&r)) != CLIENT_EXIT_OK ||
+	    (r.has_trace && (rc = write_steps(&r)) != CLIENT_EXIT_OK) ||
+	    (rc = write_plots(&r)) != CLIENT_EXIT_OK ||
+	    (rc = report_write_md(&r)) != CLIENT_EXIT_OK)
+		goto done;
+	rc = publish(&r);
+	if (rc == CLIENT_EXIT_OK)
+		printf("%s: report.md, aiusmi.csv (%" PRId64 " rows)%s, %zu "
+		    "plots\n", r.dir, r.aiusmi_rows, r.has_trace ?
+		    ", steps.csv" : "", r.nplots);
+done:
+	remove_tmp(&r);
+	series_free(&r.ser);
+	db_catalog_free(&r.cat);
+	if (r.has_base)
+		compare_free(&r.cmp);
+	runsteps_free(&r.rs);
+	winsum_free(&r.ws);
+	db_close(r.db);
+	return rc;
+}

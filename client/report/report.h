@@ -1,0 +1,59 @@
+/*
+ * report: "spyremon report" (report.c), and what report.md's writer
+ * (report_md.c) reads of it.
+ */
+#ifndef SPYREMON_REPORT_H
+#define SPYREMON_REPORT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "client.h"
+#include "compare.h"
+#include "db.h"
+#include "runsteps.h"
+#include "winsum.h"
+
+enum { S_PWR, S_BUSY, S_GTEMP, S_RDMEM, S_WRMEM, S_RXPCI, S_TXPCI, S_N };
+extern const char *const report_series_keys[S_N];
+
+/* One card's samples: times in s from the window's begin. */
+struct cardseries {
+	int	 card;
+	double	*t0, *t1, *v[S_N];
+	size_t	 n, cap;
+};
+
+struct series {
+	struct cardseries *c;
+	size_t	 n;
+	bool	 has[S_N];	/* the metric is in the catalog */
+};
+
+struct report {
+	sqlite3	*db;
+	struct client *cl;
+	const char *dir;		/* as given */
+	char	 tmp[PATH_MAX];		/* the directory being written */
+	struct winsum ws;
+	bool	 has_trace;
+	const char *trace_path;
+	struct runsteps rs;
+	bool	 has_base;
+	struct cmp cmp;
+	struct db_catalog cat;
+	struct series ser;
+	int64_t	 lo, hi;		/* aiusmi.csv's span */
+	int64_t	 aiusmi_rows;
+	char	 plots[3][16];
+	size_t	 nplots;
+};
+
+/* Write r->tmp/report.md.  CLIENT_EXIT_OK, or another after saying why. */
+int report_write_md(struct report *r);
+
+#endif

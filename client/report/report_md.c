@@ -1,0 +1,336 @@
+/*
+ * report_md: report.md, in GitHub-flavoured Markdown (report.h).
+ *
+ * It follows the checklist of torch-spyre's performance methodology: each
+ * item is filled from what spyremon knows (the window's metadata, the
+ * trace, the samples), or left as a plain blank, marked TO FILL IN, for
+ * what only a person knows.
+ */
+#include <err.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "report.h"
+#include "summarycmd.h"
+#include "timeparse.h"
+#include "version.h"
+
+#define BLANK	"**TO FILL IN:**"
+#define MD_MAX_STEPS	50	/* rows of the step table; steps.csv has all */
+
+/* The metadata value of key, or NULL. */
+static const char *
+meta(const struct report *r, const char *key, char *buf, size_t len)
+{
+	return winsum_meta(&r->ws, key, buf, len);
+}
+
+/* "`value` (window metadata key)" or a blank naming how to record it. */
+static void
+item_meta(FILE *fp, const struct report *r, const char *label,
+    const char *const *keys, const char *how)
+{
+	char buf[PROTO_META_VALUE_MAX + 1];
+	bool any = false;
+
+	for (size_t i = 0; keys[i] != NULL; i++)
+		any = any || meta(r, keys[i], buf, sizeof(buf)) != NULL;
+	fprintf(fp, "- [%c] **%s:** ", any ? 'x' : ' ', label);
+	any = false;
+	for (size_t i = 0; keys[i] != NULL; i++) {
+		const char *v = meta(r, keys[i], buf, sizeof(buf));
+
+		if (v == NULL)
+			continue;
+		fprintf(fp, "%s`%s` (%s)", any ? ", " : "", v, keys[i]);
+		any = true;
+	}
+	if (!any)
+		fprintf(fp, BLANK " not recorded with the window; %s", how);
+	fprintf(fp, "\n");
+}
+
+static void
+md_cards(FILE *fp, const struct report *r)
+{
+	sqlite3_stmt *s;
+
+	if (sqlite3_prepare_v2(r->db, "SELECT c.bus_id, coalesce(c.numa_node, "
+	    "-1), coalesce(c.link_speed, ''), coalesce(c.link_width, 0), "
+	    "(SELECT group_concat(DISTINCT m.device) FROM device_map m WHERE "
+	    "m.bus_id = c.bus_id) FROM cards c ORDER BY c.bus_id", -1, &s,
+	    NULL) != SQLITE_OK) {
+		fprintf(fp, "- cards: not recorded\n");
+		return;
+	}
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		const unsigned char *dev = sqlite3_column_text(s, 4);
+
+		fprintf(fp, "- card %s: bus `%s`, NUMA node %d, link %s x%d\n",
+		    dev != NULL ? (const char *)dev : "?",
+		    (const char *)sqlite3_column_text(s, 0),
+		    sqlite3_column_int(s, 1),
+		    (const char *)sqlite3_column_text(s, 2),
+		    sqlite3_column_int(s, 3));
+	}
+	sqlite3_finalize(s);
+}
+
+static void
+md_checklist(FILE *fp, const struct report *r)
+{
+	static const char *const k_torch[] = { "torch", NULL };
+	static const char *const k_spyre[] = { "torch_spyre", "torch_spyre_sha",
+	    NULL };
+	static const char *const k_code[] = { "git_sha", "commit", NULL };
+	char buf[PROTO_META_VALUE_MAX + 1];
+	const char *cmd = meta(r, "command", buf, sizeof(buf));
+
+	fprintf(fp, "## Methodology checklist\n\n"
+	    "The items torch-spyre's performance methodology asks of a report. "
+	    "Items marked " BLANK " need you.\n\n");
+	fprintf(fp, "- [ ] **Minimal reproducer:** " BLANK " the smallest "
+	    "script that shows it");
+	if (cmd != NULL)
+		fprintf(fp, " (the profiled run was `%s`)", cmd);
+	fprintf(fp, ".\n");
+	if (r->has_trace)
+		fprintf(fp, "- [x] **Iteration count:** %zu active steps in "
+		    "the trace (`%s` ... `%s`), %.3f s from the first step's "
+		    "start to the last one's end.\n", r->rs.n, r->rs.s[0].name,
+		    r->rs.s[r->rs.n - 1].name,
+		    (double)(r->rs.last_ns - r->rs.first_ns) / 1e9);
+	else
+		fprintf(fp, "- [ ] **Iteration count:** " BLANK " no trace "
+		    "given (`--trace spyre_trace.json` counts the active "
+		    "steps).\n");
+	item_meta(fp, r, "PyTorch version", k_torch, "give it with `--meta "
+	    "torch=...` or use the Python helper, which records it");
+	item_meta(fp, r, "torch-spyre version and commit SHA", k_spyre,
+	    "give it with `--meta torch_spyre_sha=...`");
+	item_meta(fp, r, "Workload commit", k_code, "give it with `--meta "
+	    "commit=...`");
+	fprintf(fp, "- [x] **aiu-smi output covering at least one full active "
+	    "iteration:** `aiusmi.csv`, %" PRId64 " rows in aiu-smi's own CSV "
+	    "over %s.\n", r->aiusmi_rows, r->has_trace ? "the active steps' "
+	    "span" : "the window");
+	if (r->has_trace)
+		fprintf(fp, "- [x] **spyre_trace.json:** attach `%s` (the "
+		    "trace the steps come from); `steps.csv` has the power and "
+		    "energy of each step.\n", r->trace_path);
+	else
+		fprintf(fp, "- [ ] **spyre_trace.json:** " BLANK " attach the "
+		    "profiler's trace (and give it to `--trace`).\n");
+	fprintf(fp, "- [ ] **`prof.key_averages().table(...)` summary:** "
+	    BLANK " paste it below.\n");
+	fprintf(fp, "- [ ] **Expected against seen:** " BLANK " what you "
+	    "expected, and what you saw instead.\n");
+	if (r->has_base)
+		fprintf(fp, "- [x] **Previous metric:** window %" PRId64
+		    " '%s', see *Against the baseline* below.\n",
+		    r->cmp.base.w.id, r->cmp.base.w.tag);
+	else
+		fprintf(fp, "- [ ] **Previous metric (for a regression):** "
+		    BLANK " its value, and the build date or commit SHA and "
+		    "workload it was measured on (`--baseline TAG` fills this "
+		    "from an earlier window).\n");
+	fprintf(fp, "\n### Reproducer\n\n```python\n# " "TO FILL IN\n```\n\n"
+	    "### prof.key_averages().table(...)\n\n```\nTO FILL IN\n```\n\n"
+	    "### Expected against seen\n\n- Expected: **TO FILL IN**\n"
+	    "- Seen: **TO FILL IN**\n\n");
+}
+
+static void
+md_environment(FILE *fp, const struct report *r)
+{
+	char buf[PROTO_META_VALUE_MAX + 1], host[256], t1[FMT_BUFLEN],
+	    t2[FMT_BUFLEN], clk[128];
+	const char *h = meta(r, "host", buf, sizeof(buf));
+
+	format_time_utc(r->ws.w.begin_ns, t1, sizeof(t1));
+	format_time_utc(r->ws.end_ns, t2, sizeof(t2));
+	fprintf(fp, "## Environment\n\n");
+	fprintf(fp, "- window: %" PRId64 " `%s`, %s to %s%s", r->ws.w.id,
+	    r->ws.w.tag, t1, r->ws.w.open ? "now (open)" : t2,
+	    r->ws.ended_by[0] ? ", ended by " : "");
+	fprintf(fp, "%s\n", r->ws.ended_by);
+	if (h != NULL)
+		fprintf(fp, "- host: `%s` (window metadata)\n", h);
+	else if (gethostname(host, sizeof(host)) == 0)
+		fprintf(fp, "- host: not recorded with the window; this report "
+		    "was made on `%.*s`\n", (int)sizeof(host) - 1, host);
+	md_cards(fp, r);
+	fprintf(fp, "- aiu-smi version: " BLANK " spyremon does not record "
+	    "it; `aiu-smi -v` prints it\n");
+	clocksync_describe(&r->ws.clock_begin, clk, sizeof(clk));
+	fprintf(fp, "- host clock at the begin: %s\n", clk);
+	clocksync_describe(&r->ws.clock_end, clk, sizeof(clk));
+	fprintf(fp, "- host clock at the end: %s\n", clk);
+	fprintf(fp, "- window metadata: `%s`\n", r->ws.w.meta);
+	fprintf(fp, "- made by spyremon %s\n\n", SPYREMON_VERSION);
+}
+
+static void
+md_summary(FILE *fp, const struct report *r)
+{
+	static const char *const heads[SUMMARY_NCOLS] = {
+		"card", "samples", "cover %", "gaps", "energy J", "net J",
+		"idle W", "power mean W", "min W", "max W", "p95 W",
+		"gtemp max C", "busy mean %", "actmem peak MiB",
+	};
+	char cells[SUMMARY_NCOLS][SUMMARY_CELL];
+
+	fprintf(fp, "## Summary\n\n");
+	if (r->ws.live)
+		fprintf(fp, "_Computed now, not stored: %s._\n\n",
+		    r->ws.why_live);
+	for (int k = 0; k < SUMMARY_NCOLS; k++)
+		fprintf(fp, "| %s ", heads[k]);
+	fprintf(fp, "|\n");
+	for (int k = 0; k < SUMMARY_NCOLS; k++)
+		fprintf(fp, "|%s", k == 0 ? "---" : "---:");
+	fprintf(fp, "|\n");
+	for (size_t i = 0; i < r->ws.s.ncards; i++) {
+		summary_card_cells(&r->ws, &r->ws.s.cards[i], cells);
+		for (int k = 0; k < SUMMARY_NCOLS; k++)
+			fprintf(fp, "| %s ", cells[k]);
+		fprintf(fp, "|\n");
+	}
+	fprintf(fp, "\nAll cards: %.3f J.  ", winsum_energy(&r->ws));
+	summary_write_idle(fp, &r->ws);
+	fprintf(fp, "\nBandwidths (GiB/s, mean / max, bytes moved):\n\n");
+	for (size_t i = 0; i < r->ws.s.ncards; i++) {
+		const struct summary_card *c = &r->ws.s.cards[i];
+
+		fprintf(fp, "- card %d:", c->device);
+		for (int b = 0; b < SUMMARY_NBW; b++)
+			if (c->bw[b].has)
+				fprintf(fp, " %s %.3f / %.3f, %.0f B;",
+				    summary_bw_keys[b], c->bw[b].mean,
+				    c->bw[b].max, c->bw[b].bytes);
+		fprintf(fp, "\n");
+	}
+	fprintf(fp, "\n");
+}
+
+static void
+md_steps(FILE *fp, const struct report *r)
+{
+	if (!r->has_trace)
+		return;
+	fprintf(fp, "## Steps\n\n%zu active steps of `%s`%s; every card's "
+	    "energy summed.\n\n", r->rs.n, r->trace_path, r->rs.n >
+	    MD_MAX_STEPS ? " (the first " "50 here, all in `steps.csv`)" : "");
+	fprintf(fp, "| step | start s | time ms | energy J | power W |\n"
+	    "|---|---:|---:|---:|---:|\n");
+	for (size_t i = 0; i < r->rs.n && i < MD_MAX_STEPS; i++) {
+		const struct runstep *s = &r->rs.s[i];
+
+		fprintf(fp, "| %s | %.3f | %.3f | ", s->name,
+		    (double)(s->start_ns - r->ws.w.begin_ns) / 1e9,
+		    (double)s->dur_ns / 1e6);
+		if (s->has_energy)
+			fprintf(fp, "%.3f | %.2f |\n", s->energy_j, s->power_w);
+		else
+			fprintf(fp, "- | - |\n");
+	}
+	fprintf(fp, "\n");
+}
+
+static void
+md_plots(FILE *fp, const struct report *r)
+{
+	static const struct {
+		const char *name, *what;
+	} desc[] = {
+		{ "power", "Power (W) and busy (%) per card" },
+		{ "temperature", "Card temperature (gtemp, C)" },
+		{ "bandwidth", "Memory and PCIe bandwidths (GiB/s)" },
+	};
+
+	fprintf(fp, "## Plots\n\nOne colour per card in every plot; the "
+	    "profiler's steps shaded grey; the window's begin and end dashed. "
+	    "SVG versions beside each PNG.\n\n");
+	for (size_t i = 0; i < r->nplots; i++)
+		for (size_t k = 0; k < sizeof(desc) / sizeof(desc[0]); k++)
+			if (strcmp(r->plots[i], desc[k].name) == 0)
+				fprintf(fp, "![%s](%s.png)\n\n", desc[k].what,
+				    desc[k].name);
+}
+
+static void
+md_notes(FILE *fp, const struct report *r)
+{
+	fprintf(fp, "## Notes on the data\n\n");
+	for (size_t i = 0; i < r->ws.nnotes; i++)
+		fprintf(fp, "- %s\n", r->ws.notes[i]);
+	fprintf(fp, "\n");
+}
+
+static void
+md_baseline(FILE *fp, const struct report *r)
+{
+	const struct winsum *b = &r->cmp.base;
+	char buf[PROTO_META_VALUE_MAX + 1], t[FMT_BUFLEN];
+	double eb = winsum_energy(b), en = winsum_energy(&r->ws);
+
+	if (!r->has_base)
+		return;
+	format_time_utc(b->w.begin_ns, t, sizeof(t));
+	fprintf(fp, "## Against the baseline\n\n");
+	fprintf(fp, "Previous metric: energy of all cards **%.3f J** in window "
+	    "%" PRId64 " `%s` of %s", eb, b->w.id, b->w.tag, t);
+	if (winsum_meta(b, "git_sha", buf, sizeof(buf)) != NULL ||
+	    winsum_meta(b, "commit", buf, sizeof(buf)) != NULL)
+		fprintf(fp, ", commit `%s`", buf);
+	if (winsum_meta(b, "workload", buf, sizeof(buf)) != NULL)
+		fprintf(fp, ", workload `%s`", buf);
+	fprintf(fp, "; now **%.3f J**", en);
+	if (eb > 0)
+		fprintf(fp, " (%+.1f %%)", 100.0 * (en - eb) / eb);
+	fprintf(fp, ".\n\n");
+	compare_write_windows(fp, &r->cmp, true);
+	fprintf(fp, "\n");
+	compare_write_figures(fp, &r->cmp, true);
+	fprintf(fp, "\nVerdicts: Welch's t-test at the 5 %% level and a "
+	    "change of at least %g %%.\n\n", r->cmp.min_change);
+}
+
+int
+report_write_md(struct report *r)
+{
+	char path[PATH_MAX + 32], t[FMT_BUFLEN];
+	FILE *fp;
+	int rc = CLIENT_EXIT_OK;
+
+	snprintf(path, sizeof(path), "%s/report.md", r->tmp);
+	if ((fp = fopen(path, "w")) == NULL) {
+		warn("%s", path);
+		return CLIENT_EXIT_FAILED;
+	}
+	format_time_utc(now_realtime_ns(), t, sizeof(t));
+	fprintf(fp, "# Performance report: `%s`\n\n", r->ws.w.tag);
+	fprintf(fp, "Window %" PRId64 " of spyremon's Spyre telemetry, "
+	    "reported %s.\n\n", r->ws.w.id, t);
+	md_checklist(fp, r);
+	md_environment(fp, r);
+	md_summary(fp, r);
+	md_steps(fp, r);
+	md_plots(fp, r);
+	md_notes(fp, r);
+	md_baseline(fp, r);
+	if (fflush(fp) == EOF || ferror(fp)) {
+		warn("%s", path);
+		rc = CLIENT_EXIT_FAILED;
+	}
+	if (fclose(fp) == EOF && rc == CLIENT_EXIT_OK) {
+		warn("%s", path);
+		rc = CLIENT_EXIT_FAILED;
+	}
+	return rc;
+}
