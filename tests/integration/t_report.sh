@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# The report workflow on the simulator, as a user runs it: the demo's
+# profiled job (real torch where it imports, else its stand-in) opens its
+# window with the Python helper, which records where the run came from;
+# the daemon summarizes the window when it ends; "report" writes every
+# file (report.md naming each checklist item, aiusmi.csv, steps.csv, PNGs
+# of the stated size with drawn pixels in the plot area, well-formed
+# SVGs); "compare" says "within noise" for two idle windows and "higher"
+# for a busy one, whose energy fails --fail-on-regression; then retention
+# deletes every sample and summary prints the same as before.
+source "$(dirname "$0")/lib.sh"
+
+command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3)
+MKSAMPLES=$BIN/tests/mksamples
+[ -x "$MKSAMPLES" ] || fail "no $MKSAMPLES: run make check"
+sql() { sqlite3 "file:$DB?mode=ro" "$@"; }
+spy() { "$CLIENT" -c "$T/spyremond.yaml" "$@"; }
+summarized() {
+	[ -n "$(sql "SELECT summarized_ns FROM windows WHERE tag = '$1' AND summarized_ns IS NOT NULL")" ]
+}
+
+FLUSH=200ms write_config 2 100ms --workload "file:$T/busy"
+start_daemon
+wait_for 20 test -S "$T/control.sock" || fail "no control socket within 20s"
+wait_for 20 rows_at_least 4 || fail "no rows stored within 20s"
+sleep 1
+
+# ---- the demo's profiled job, its window opened by the Python helper ----
+if "$PY" -c 'import torch' 2>/dev/null; then job=profile_demo.py; else job=fake_trace.py; fi
+echo "job: $job"
+touch "$T/busy"
+(cd "$ROOT" && SPYREMON_SOCKET=$T/control.sock "$PY" "$ROOT/contrib/torch/$job" \
+	--tag demo-run --iterations 4 --step-seconds 0.3 --out "$T/trace.json") \
+	>"$T/job.out" 2>"$T/err" || fail "$job failed: $(cat "$T/err")"
+rm -f "$T/busy"
+cat "$T/job.out"
+wait_for 15 summarized demo-run || fail "demo-run was not summarized"
+meta=$(sql "SELECT meta FROM windows WHERE tag = 'demo-run'")
+for key in host command git_sha; do
+	echo "$meta" | grep -q "\"$key\"" || fail "the helper did not record $key: $meta"
+done
+
+spy summary --window demo-run --json >"$T/before.json" || fail "summary --json failed"
+spy summary --window demo-run >"$T/before.txt" || fail "summary failed"
+cat "$T/before.txt"
+
+# ---- the report ----
+spy report --window demo-run --trace "$T/trace.json" --align-window demo-run \
+	--output "$T/rep" >"$T/out" 2>"$T/err" || fail "report failed: $(cat "$T/err")"
+cat "$T/out"
+python3 - "$T/rep" <<'EOF' || fail "the report is wrong"
+import os, re, struct, sys, zlib
+import xml.etree.ElementTree as ET
+
+d = sys.argv[1]
+want = {"report.md", "aiusmi.csv", "steps.csv"}
+for p in ("power", "temperature", "bandwidth"):
+    want |= {p + ".png", p + ".svg"}
+assert set(os.listdir(d)) == want, sorted(os.listdir(d))
+md = open(os.path.join(d, "report.md")).read()
+for item in ("Minimal reproducer", "Iteration count", "PyTorch version",
+             "torch-spyre version and commit SHA", "aiu-smi output covering at "
+             "least one full active iteration", "spyre_trace.json",
+             "prof.key_averages().table(...)", "Expected against seen",
+             "Previous metric", "## Summary", "## Steps", "## Notes on the data",
+             "## Environment", "host clock at the begin", "aiu-smi version"):
+    assert item in md, item
+assert "4 active steps" in md, md
+for p in ("power", "temperature", "bandwidth"):
+    assert "(%s.png)" % p in md, p
+aiusmi = open(os.path.join(d, "aiusmi.csv")).read().splitlines()
+assert aiusmi[0].startswith("ID,Date") or aiusmi[0].startswith("#"), aiusmi[0]
+assert len(aiusmi) > 8, len(aiusmi)
+steps = open(os.path.join(d, "steps.csv")).read().splitlines()
+assert steps[0].startswith("step,device,"), steps[0]
+
+
+def png(path):
+    """Width, height and rows of RGB(A) pixels of an 8-bit PNG."""
+    b = open(path, "rb").read()
+    assert b[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, w = 8, b"", None
+    while pos < len(b):
+        n, kind = struct.unpack(">I4s", b[pos:pos + 8])
+        data = b[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype = struct.unpack(">IIBB", data[:10])
+            assert depth == 8 and ctype in (2, 6), (depth, ctype)
+            bpp = 3 if ctype == 2 else 4
+        elif kind == b"IDAT":
+            idat += data
+        pos += 12 + n
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(h):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            c = prev[i - bpp] if i >= bpp else 0
+            up = prev[i]
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + up) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + up) // 2) & 255
+            elif f == 4:
+                p = a + up - c
+                pa, pb, pc = abs(p - a), abs(p - up), abs(p - c)
+                pr = a if pa <= pb and pa <= pc else up if pb <= pc else c
+                line[i] = (line[i] + pr) & 255
+        rows.append(line)
+        prev = line
+    return w, h, bpp, rows
+
+
+panels = {"power": 2, "temperature": 1, "bandwidth": 4}
+for p, n in panels.items():
+    w, h, bpp, rows = png(os.path.join(d, p + ".png"))
+    # plot.h: width 1200, height 60 + 60 + 300 per panel
+    assert (w, h) == (1200, 120 + 300 * n), (p, w, h)
+    # coloured (not grey) pixels inside the first panel's plot area: the lines
+    coloured = 0
+    for y in range(60 + 31, 60 + 300 - 41):
+        r = rows[y]
+        for x in range(91, 1200 - 151):
+            px = r[x * bpp:x * bpp + 3]
+            if max(px) - min(px) > 60:
+                coloured += 1
+    assert coloured > 500, (p, coloured)
+    root = ET.parse(os.path.join(d, p + ".svg")).getroot()
+    assert root.tag.endswith("svg"), root.tag
+    assert root.get("width").startswith("1200"), root.get("width")
+print("report: every file, checklist items, plots of the right size with lines")
+EOF
+spy report --window demo-run --output "$T/rep" 2>"$T/err" && fail "report over a non-empty directory succeeded"
+grep -q "not empty" "$T/err" || fail "non-empty directory: $(cat "$T/err")"
+ls "$T" | grep -q 'rep\.tmp' && fail "a failed report left a directory behind"
+
+# ---- compare: two idle windows, then a busy one ----
+for w in idle-a idle-b busy-c; do
+	[ "$w" = busy-c ] && touch "$T/busy"
+	spy mark begin --tag "$w" >/dev/null || fail "mark begin $w"
+	sleep 3
+	spy mark end --tag "$w" >/dev/null || fail "mark end $w"
+	rm -f "$T/busy"
+	sleep 0.5
+done
+wait_for 15 summarized busy-c || fail "busy-c was not summarized"
+spy compare idle-a idle-b >"$T/cmp1" || fail "compare idle-a idle-b failed"
+cat "$T/cmp1"
+spy compare idle-a idle-b --json >"$T/cmp1.json" || fail "compare --json failed"
+spy compare idle-a busy-c --json >"$T/cmp2.json" || fail "compare idle-a busy-c failed"
+python3 - "$T/cmp1.json" "$T/cmp2.json" <<'EOF' || fail "compare's verdicts are wrong"
+import json, sys
+same, busy = (json.load(open(p)) for p in sys.argv[1:])
+def verdicts(c):
+    return {f["card"]: f["verdict"] for f in c["figures"] if f["figure"] == "power_mean"}
+assert set(verdicts(same).values()) == {"within noise"}, verdicts(same)
+assert set(verdicts(busy).values()) == {"higher"}, verdicts(busy)
+for f in busy["figures"]:
+    if f["figure"] == "power_mean":
+        assert f["new"] > f["base"] and f["rel_change_pct"] > 2 and f["p"] < 0.05, f
+assert busy["base"]["window"]["tag"] == "idle-a" and busy["new"]["window"]["tag"] == "busy-c"
+print("compare: within noise, and higher")
+EOF
+rc=0
+spy compare idle-a busy-c --fail-on-regression 5 >/dev/null 2>"$T/err" || rc=$?
+[ $rc -eq 5 ] || fail "--fail-on-regression exited $rc, not 5"
+grep -q "regression: energy of all cards rose" "$T/err" || fail "no regression said: $(cat "$T/err")"
+spy compare idle-a idle-b --fail-on-regression 50 >/dev/null || fail "no regression, yet a failure"
+
+# ---- retention deletes every sample; the summary stays ----
+stop_daemon
+echo "retention $(( $(date +%s) * 1000000000 + 1000 * 3600 * 1000000000 )) 3600000000000 3600000000000" |
+	"$MKSAMPLES" "$DB" || fail "retention failed"
+[ "$(sql 'SELECT count(*) FROM samples')" = 0 ] || fail "retention left samples"
+spy summary --window demo-run --json >"$T/after.json" || fail "summary after retention failed"
+cmp -s "$T/before.json" "$T/after.json" || fail "summary changed: $(diff "$T/before.json" "$T/after.json")"
+spy summary --window demo-run >"$T/after.txt"
+cmp -s "$T/before.txt" "$T/after.txt" || fail "summary table changed"
+echo "summary of demo-run unchanged after retention deleted every sample"
+exit 0
