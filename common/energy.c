@@ -248,6 +248,51 @@ energy_max(const struct energy_acc *a, int digits, char *buf, size_t len)
  * had more digits than decimals) as mant / 10^scale: the shortest decimal
  * that reads back as x.  False if x is not finite or out of range.
  */
+/* Powers of ten that are exact doubles, for the fast path below. */
+static const double exact10[] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
+};
+
+/* 2^52: below it every integer is a double, and doubles are 1 or less apart. */
+#define EXACT_INT_MAX	4503599627370496.0
+
+/*
+ * The fast path of energy_real_value: x as m / 10^f with the fewest
+ * fraction digits f < 10 such that |m| < 2^52 and m / 10^f, correctly
+ * rounded (IEEE division of two exact doubles), is x again: the decimal
+ * reads back as x, as strtod would read it.  Then the spacing of the
+ * doubles near x is at most 2^-52 |x| < 10^-f, so no other decimal of f
+ * digits reads back as x, and none of fewer (f is the least): it is the
+ * decimal the slow path's shortest %e finds.  Trailing zeros of a whole m
+ * are dropped down to the scale 0, as the slow path does.  False if there
+ * is no such m.
+ */
+static bool
+real_fast(double x, int decimals, int64_t *mant, int *scale)
+{
+	for (int f = 0; f < (int)(sizeof(exact10) / sizeof(exact10[0])); f++) {
+		double y = x * exact10[f], m = nearbyint(y);
+
+		if (fabs(m) >= EXACT_INT_MAX)
+			return false;
+		if (m / exact10[f] == x) {
+			int64_t im = (int64_t)m;
+			int s = decimals + f;
+
+			if (s > ENERGY_SCALE_MAX)
+				return false;
+			while (f == 0 && s > 0 && im != 0 && im % 10 == 0) {
+				im /= 10;
+				s--;
+			}
+			*mant = im;
+			*scale = s;
+			return true;
+		}
+	}
+	return false;
+}
+
 bool
 energy_real_value(double x, int decimals, int64_t *mant, int *scale)
 {
@@ -259,6 +304,9 @@ energy_real_value(double x, int decimals, int64_t *mant, int *scale)
 
 	if (!isfinite(x))
 		return false;
+	/* printf and strtod below cost microseconds: most values need neither */
+	if (real_fast(x, decimals, mant, scale))
+		return true;
 	for (prec = 1; prec < 17; prec++) {
 		snprintf(buf, sizeof(buf), "%.*e", prec - 1, x);
 		if (strtod(buf, NULL) == x)

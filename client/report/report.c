@@ -116,13 +116,16 @@ series_load(sqlite3 *db, const struct db_catalog *cat, int64_t lo, int64_t hi,
     int64_t origin, struct series *out)
 {
 	const struct db_metric *m[S_N];
+	double unit[S_N];
 	sqlite3_stmt *s;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	for (int k = 0; k < S_N; k++)
-		out->has[k] = (m[k] = db_catalog_find(cat, report_series_keys[k])) !=
-		    NULL;
+	for (int k = 0; k < S_N; k++) {
+		out->has[k] = (m[k] = db_catalog_find(cat,
+		    report_series_keys[k])) != NULL;
+		unit[k] = m[k] != NULL ? pow(10, m[k]->decimals) : 1;
+	}
 	if ((s = db_select_samples(db, m, S_N, "", true)) == NULL)
 		return db_error(db, "the samples");
 	sqlite3_bind_int64(s, 1, lo);
@@ -138,7 +141,7 @@ series_load(sqlite3 *db, const struct db_catalog *cat, int64_t lo, int64_t hi,
 			if (m[k] != NULL && sqlite3_column_type(s, 3 + k) !=
 			    SQLITE_NULL)
 				v[k] = sqlite3_column_double(s, 3 + k) /
-				    pow(10, m[k]->decimals);
+				    unit[k];
 		}
 		series_push(series_card(out, sqlite3_column_int(s, 1)),
 		    (double)(ts - iv - origin) / 1e9, (double)(ts - origin) /

@@ -2,7 +2,8 @@
  * Tests of the exact integrals and means (energy.h): constant power over
  * a step, a piecewise series with mixed precisions that runs past both
  * ends of the step and has a gap and a missing value, a step inside one
- * sample, an empty step, the decimal writer's rounding, and overflow.
+ * sample, an empty step, the decimal writer's rounding, overflow, and
+ * REAL cells read as decimals (the fast path against the printf one).
  *
  * Expected values are computed here another way: as exact fractions in
  * 64-bit integers (milliwatt-nanoseconds) written out by hand, and the
@@ -297,6 +298,96 @@ test_overflow(void **state)
 	assert_true(a.overflow);
 }
 
+/*
+ * The slow path of energy_real_value as it was written first: the shortest
+ * %e that reads back as x.  The fast path must give the same mant and
+ * scale.
+ */
+static bool
+reference_real(double x, int decimals, int64_t *mant, int *scale)
+{
+	char buf[48], *p;
+	int prec, frac = 0, s;
+	long e;
+	int64_t m = 0;
+	bool neg;
+
+	for (prec = 1; prec < 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*e", prec - 1, x);
+		if (strtod(buf, NULL) == x)
+			break;
+	}
+	snprintf(buf, sizeof(buf), "%.*e", prec - 1, x);
+	p = buf;
+	if ((neg = *p == '-'))
+		p++;
+	m = *p++ - '0';
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++, frac++)
+			m = m * 10 + (*p - '0');
+	e = strtol(p + 1, NULL, 10);
+	s = decimals + frac - (int)e;
+	for (; s < 0; s++)
+		m *= 10;
+	for (; s > ENERGY_SCALE_MAX; s--)
+		m = (m + 5) / 10;
+	*mant = neg ? -m : m;
+	*scale = s;
+	return true;
+}
+
+static void
+check_real(double x, int decimals)
+{
+	int64_t m1, m2;
+	int s1, s2;
+
+	assert_true(energy_real_value(x, decimals, &m1, &s1));
+	reference_real(x, decimals, &m2, &s2);
+	if (m1 != m2 || s1 != s2)
+		fail_msg("%.17g (decimals %d): %lld/10^%d, the reference "
+		    "%lld/10^%d", x, decimals, (long long)m1, s1,
+		    (long long)m2, s2);
+}
+
+/* REAL cells read as decimals, fast path and slow alike. */
+static void
+test_real_value(void **state)
+{
+	static const double fixed[] = {
+		0, 1, -1, 120, 267.3, 0.1 + 0.2, 1e15, 123456789.123,
+		-0.005, 4503599627370495.0, 4503599627370497.0, 1e-9, 3.14159,
+	};
+	uint64_t r = 12345;
+	int64_t m;
+	int s;
+
+	(void)state;
+	assert_true(energy_real_value(120, 1, &m, &s));
+	assert_int_equal(m, 12);
+	assert_int_equal(s, 0);
+	assert_true(energy_real_value(267.3, 1, &m, &s));
+	assert_int_equal(m, 2673);
+	assert_int_equal(s, 2);
+	assert_false(energy_real_value(1.0 / 0.0, 1, &m, &s));
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		for (int d = 0; d <= 3; d++)
+			check_real(fixed[i], d);
+	for (int i = 0; i < 200000; i++) {
+		double x;
+
+		r ^= r << 13;
+		r ^= r >> 7;
+		r ^= r << 17;
+		/* decimals of a few digits, as aiu-smi prints, and any double */
+		if (i % 2 == 0)
+			x = (double)(int64_t)(r % 2000000000) / 1000.0 - 1e6;
+		else
+			x = (double)(r >> 11) / (double)(1ULL << 53) * 1e4;
+		check_real(x, (int)(r % 4));
+	}
+}
+
 int
 main(void)
 {
@@ -307,6 +398,7 @@ main(void)
 		cmocka_unit_test(test_zero_length),
 		cmocka_unit_test(test_decimal),
 		cmocka_unit_test(test_overflow),
+		cmocka_unit_test(test_real_value),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
