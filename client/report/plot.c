@@ -169,11 +169,11 @@ draw_panel(cairo_t *cr, const struct plot_chart *c, const struct plot_panel *p,
 	text(cr, px0, top + 8, 14, 0, 0, buf);
 	cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL,
 	    CAIRO_FONT_WEIGHT_NORMAL);
-	/* the steps, shaded under everything */
-	cairo_set_source_rgba(cr, 0.55, 0.55, 0.55, 0.22);
+	/* the steps, shaded under everything, one grey darker than the next */
 	for (size_t i = 0; i < c->nshade; i++) {
 		double a = fmax(c->shade0[i], c->x0), b = fmin(c->shade1[i], c->x1);
 
+		cairo_set_source_rgba(cr, 0.55, 0.55, 0.55, i % 2 ? 0.12 : 0.24);
 		if (b > a) {
 			cairo_rectangle(cr, X(a), py0, fmax(X(b) - X(a), 1),
 			    py1 - py0);

@@ -6,7 +6,8 @@
  * from the window's begin, with the begin's UTC time in the axis title).
  * Each panel has a title, a y axis with its unit, one line per card, and
  * a legend.  A card has the same colour in every chart (plot_card_rgb).
- * The profiler's steps are shaded; the window's begin and end are dashed
+ * The profiler's steps are shaded, alternately darker and lighter so that
+ * steps that touch stay apart; the window's begin and end are dashed
  * vertical lines.  Each value is drawn as held over its sample's interval
  * (a step line), the way the energy is integrated.
  */

@@ -115,10 +115,17 @@ md_checklist(FILE *fp, const struct report *r)
 	    "give it with `--meta torch_spyre_sha=...`");
 	item_meta(fp, r, "Workload commit", k_code, "give it with `--meta "
 	    "commit=...`");
-	fprintf(fp, "- [x] **aiu-smi output covering at least one full active "
-	    "iteration:** `aiusmi.csv`, %" PRId64 " rows in aiu-smi's own CSV "
-	    "over %s.\n", r->aiusmi_rows, r->has_trace ? "the active steps' "
-	    "span" : "the window");
+	if (r->aiusmi_rows > 0)
+		fprintf(fp, "- [x] **aiu-smi output covering at least one full "
+		    "active iteration:** `aiusmi.csv`, %" PRId64 " rows in "
+		    "aiu-smi's own CSV over %s.\n", r->aiusmi_rows,
+		    r->has_trace ? "the active steps' span" : "the window");
+	else
+		fprintf(fp, "- [ ] **aiu-smi output covering at least one full "
+		    "active iteration:** " BLANK " no samples are left in the "
+		    "database for %s (retention deletes them after "
+		    "`retention.windows_max_age`); the summary below was kept.\n",
+		    r->has_trace ? "the active steps' span" : "the window");
 	if (r->has_trace)
 		fprintf(fp, "- [x] **spyre_trace.json:** attach `%s` (the "
 		    "trace the steps come from); `steps.csv` has the power and "
