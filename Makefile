@@ -78,7 +78,7 @@ SIM_COMMON = common/log.c common/timeparse.c common/metrics.c
 UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_store test_pace test_health test_control test_windows \
 	test_format test_trace test_import test_merge test_energy \
-	test_rowring test_expo
+	test_rowring test_stats test_expo
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 
@@ -89,7 +89,7 @@ INC_CLIENT = $(INC_STORE) -Iclient -Iclient/trace -Iclient/export -Iclient/impor
 	     -Iclient/metrics -Iclient/report
 INC_SIM    = $(INC_COMMON) -Isim
 INC_TEST   = $(INC_DAEMON) -Iclient -Iclient/trace -Iclient/export -Iclient/import \
-	     -Iclient/metrics -Itests/unit
+	     -Iclient/metrics -Iclient/report -Itests/unit
 
 $(B)/common/%.o: INC = $(INC_COMMON)
 $(B)/common/%.o: PKGS = $(LIB_PKGS)

@@ -751,6 +751,12 @@ test_migrate_from_v2(void **state)
 	assert_string_equal(q_text(db, "SELECT tag FROM windows", buf,
 	    sizeof(buf)), "w");
 	assert_int_equal(q_int(db, "SELECT count(*) FROM imports"), 0);
+	/* v3 -> v4: the summary tables; the window is there, unsummarized */
+	assert_int_equal(q_int(db, "SELECT count(*) FROM sqlite_master WHERE "
+	    "name IN ('window_summary', 'window_summary_bw')"), 2);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM windows WHERE "
+	    "summarized_ns IS NULL AND ended_by IS NULL AND until_pid IS NULL "
+	    "AND clock_begin_synced IS NULL"), 1);
 	sqlite3_close(db);
 
 	assert_int_equal(store_import_record(f->st, &imp), 0);
