@@ -1,6 +1,6 @@
 /*
  * compare: "spyremon compare BASE NEW [--trace-base F --trace-new F]
- * [--json] [--fail-on-regression PCT] [--min-change PCT]".
+ * [--align] [--json] [--fail-on-regression PCT] [--min-change PCT]".
  *
  * Per card and figure of the two windows' summaries: base, new, change
  * and relative change.  A figure with a spread gets a verdict: mean power
@@ -41,7 +41,7 @@
 
 enum {
 	OPT_JSON = CLIENT_OPT_FIRST_FREE, OPT_TRACE_BASE, OPT_TRACE_NEW,
-	OPT_FAIL, OPT_MIN_CHANGE,
+	OPT_FAIL, OPT_MIN_CHANGE, OPT_ALIGN,
 };
 
 #define DEFAULT_MIN_CHANGE	2.0	/* % */
@@ -51,8 +51,8 @@ static int
 usage(FILE *fp, int code)
 {
 	fprintf(fp,
-	    "usage: spyremon compare BASE NEW [--trace-base FILE --trace-new FILE]\n"
-	    "                        [--json] [--fail-on-regression PCT]\n"
+	    "usage: spyremon compare BASE NEW [--trace-base FILE --trace-new FILE\n"
+	    "                        [--align]] [--json] [--fail-on-regression PCT]\n"
 	    "                        [--min-change PCT]\n"
 	    "\n"
 	    "Compares two windows (tags or ids): per card and figure the base, new,\n"
@@ -475,9 +475,10 @@ regressed(struct cmp *c, double pct)
 
 int
 compare_load(sqlite3 *db, const char *base, const char *new,
-    const char *trace_base, const char *trace_new, int64_t lookback,
-    double min_change, struct cmp *c)
+    const char *trace_base, const char *trace_new, bool align,
+    int64_t lookback, double min_change, struct cmp *c)
 {
+	char ib[32], in[32];
 	int rc;
 
 	memset(c, 0, sizeof(*c));
@@ -487,10 +488,13 @@ compare_load(sqlite3 *db, const char *base, const char *new,
 		return rc;
 	if (trace_base != NULL) {
 		c->traces = true;
-		if ((rc = runsteps_load(db, trace_base, NULL, &c->rb)) !=
-		    CLIENT_EXIT_OK ||
-		    (rc = runsteps_load(db, trace_new, NULL, &c->rn)) !=
-		    CLIENT_EXIT_OK)
+		/* by id: a tag may name several windows */
+		snprintf(ib, sizeof(ib), "%" PRId64, c->base.w.id);
+		snprintf(in, sizeof(in), "%" PRId64, c->new.w.id);
+		if ((rc = runsteps_load(db, trace_base, align ? ib : NULL,
+		    &c->rb)) != CLIENT_EXIT_OK ||
+		    (rc = runsteps_load(db, trace_new, align ? in : NULL,
+		    &c->rn)) != CLIENT_EXIT_OK)
 			return rc;
 	}
 	card_figures(c);
@@ -537,11 +541,12 @@ cmd_compare(struct client *cl, int argc, char *argv[])
 		{ "trace-new", required_argument, NULL, OPT_TRACE_NEW },
 		{ "fail-on-regression", required_argument, NULL, OPT_FAIL },
 		{ "min-change", required_argument, NULL, OPT_MIN_CHANGE },
+		{ "align", no_argument, NULL, OPT_ALIGN },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *tb = NULL, *tn = NULL, *path;
 	double fail_pct = -1, min_change = DEFAULT_MIN_CHANGE;
-	bool json = false, ok, reg;
+	bool json = false, align = false, ok, reg;
 	struct cmp c;
 	sqlite3 *db;
 	int ch, rc;
@@ -565,6 +570,9 @@ cmd_compare(struct client *cl, int argc, char *argv[])
 			if (!ok)
 				return CLIENT_EXIT_USAGE;
 			break;
+		case OPT_ALIGN:
+			align = true;
+			break;
 		case OPT_MIN_CHANGE:
 			min_change = parse_pct("--min-change", optarg, &ok);
 			if (!ok)
@@ -582,11 +590,15 @@ cmd_compare(struct client *cl, int argc, char *argv[])
 		warnx("--trace-base and --trace-new go together");
 		return CLIENT_EXIT_USAGE;
 	}
+	if (align && tb == NULL) {
+		warnx("--align places --trace-base and --trace-new");
+		return CLIENT_EXIT_USAGE;
+	}
 	if ((path = client_database(cl)) == NULL)
 		return CLIENT_EXIT_FAILED;
 	if ((rc = db_open(path, &db)) != CLIENT_EXIT_OK)
 		return rc;
-	rc = compare_load(db, argv[optind], argv[optind + 1], tb, tn,
+	rc = compare_load(db, argv[optind], argv[optind + 1], tb, tn, align,
 	    summary_idle_lookback(cl), min_change, &c);
 	db_close(db);
 	if (rc != CLIENT_EXIT_OK) {

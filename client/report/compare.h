@@ -40,12 +40,14 @@ struct cmp {
 };
 
 /*
- * Load both windows (and with trace_base, both traces) and work out the
- * figures.  Free with compare_free, also on failure.
+ * Load both windows (and with trace_base, both traces; with align, each
+ * trace's first event at its window's begin, as export --align-window
+ * does) and work out the figures.  Free with compare_free, also on
+ * failure.
  */
 int compare_load(sqlite3 *db, const char *base, const char *new,
-    const char *trace_base, const char *trace_new, int64_t lookback,
-    double min_change, struct cmp *c);
+    const char *trace_base, const char *trace_new, bool align,
+    int64_t lookback, double min_change, struct cmp *c);
 
 void compare_free(struct cmp *c);
 

@@ -530,7 +530,7 @@ cmd_report(struct client *cl, int argc, char *argv[])
 	if (baseline != NULL) {
 		snprintf(idbuf, sizeof(idbuf), "%" PRId64, r.ws.w.id);
 		if ((rc = compare_load(r.db, baseline, idbuf, NULL, NULL,
-		    lookback, 2.0, &r.cmp)) != CLIENT_EXIT_OK)
+		    false, lookback, 2.0, &r.cmp)) != CLIENT_EXIT_OK)
 			goto done;
 		r.has_base = true;
 	}

@@ -174,6 +174,18 @@ spy compare idle-a busy-c --fail-on-regression 5 >/dev/null 2>"$T/err" || rc=$?
 grep -q "regression: energy of all cards rose" "$T/err" || fail "no regression said: $(cat "$T/err")"
 spy compare idle-a idle-b --fail-on-regression 50 >/dev/null || fail "no regression, yet a failure"
 
+# the demo's trace has no absolute time: compare places it with --align
+spy compare demo-run demo-run --trace-base "$T/trace.json" --trace-new "$T/trace.json" \
+	2>"$T/err" && fail "compare placed a trace without absolute time without --align"
+spy compare demo-run demo-run --trace-base "$T/trace.json" --trace-new "$T/trace.json" \
+	--align --json >"$T/cmp3.json" || fail "compare --align failed"
+python3 - "$T/cmp3.json" <<'EOF' || fail "compare --align is wrong"
+import json, sys
+c = json.load(open(sys.argv[1]))
+t = [f for f in c["figures"] if f["figure"] == "step_time"][0]
+assert t["verdict"] == "within noise" and t["base_n"] == 4 and t["base"] == t["new"], t
+EOF
+
 # ---- retention deletes every sample; the summary stays ----
 stop_daemon
 echo "retention $(( $(date +%s) * 1000000000 + 1000 * 3600 * 1000000000 )) 3600000000000 3600000000000" |

@@ -6,7 +6,9 @@
 # while busy, unreliable columns, a gap, the clock flagged
 # unsynchronized); a window not summarized yet is computed on the spot
 # with the same figures; retention deletes the samples and the summary
-# stays the same; --csv and windows' ENERGY_J agree.
+# stays the same; --csv and windows' ENERGY_J agree; compare with traces
+# says "within noise" for steps of the same length and "slower" and
+# "higher" for steps 30 % longer, and fails --fail-on-regression.
 source "$(dirname "$0")/lib.sh"
 
 command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
@@ -143,6 +145,59 @@ cmp -s "$T/sum.json" "$T/after.json" || fail "the summary changed when the sampl
 spy summary --window run >"$T/after.txt"
 cmp -s "$T/sum.txt" "$T/after.txt" || fail "the table changed: $(diff "$T/sum.txt" "$T/after.txt")"
 echo "summary unchanged after retention deleted all $(($(wc -l <"$T/samples") - 1)) samples"
+
+# ---- compare with traces: per-step time and energy, Welch's verdicts ----
+DB3=$T/steps.db
+python3 - "$BASE" "$T" >"$T/s3" <<'EOF'
+import json, sys
+base, t = int(sys.argv[1]), sys.argv[2]
+ms = 10**6
+# three windows of 8 steps: "a" and "b" of 100 ms +- 4, "c" of 130 ms +- 4;
+# power 50 W on card 0 throughout, so a step's energy follows its time
+jitter = [0, 3, -2, 4, -4, 1, -1, 2]
+for w, (tag, step) in enumerate((("a", 100), ("b", 100), ("c", 130))):
+    wb = base + w * 10 * 1000 * ms
+    ev, ts = [], 0
+    for i in range(8):
+        dur = (step + jitter[(i + w) % 8]) * 1000      # us
+        ev.append({"ph": "X", "name": "ProfilerStep#%d" % i, "ts": ts + 1000,
+                   "dur": dur, "pid": 1, "tid": 1})
+        ts += dur + 20000
+    json.dump({"baseTimeNanoseconds": wb, "traceEvents": ev},
+              open("%s/steps-%s.json" % (t, tag), "w"))
+    print("window %s %d %d" % (tag, wb, wb + (ts + 2000) * 1000))
+for k in range(0, 3 * 10 * 100):
+    print("%d 0 10 pwr=50.0 busy=90" % (base + (k + 1) * 10 * ms))
+EOF
+"$MKSAMPLES" "$DB3" <"$T/s3" || fail "mksamples failed"
+"$CLIENT" --db "$DB3" compare a b --trace-base "$T/steps-a.json" --trace-new "$T/steps-b.json" \
+	--json >"$T/ab.json" || fail "compare a b with traces failed"
+"$CLIENT" --db "$DB3" compare a c --trace-base "$T/steps-a.json" --trace-new "$T/steps-c.json" \
+	--json >"$T/ac.json" || fail "compare a c with traces failed"
+"$CLIENT" --db "$DB3" compare a c --trace-base "$T/steps-a.json" --trace-new "$T/steps-c.json" \
+	>"$T/ac.txt" || fail "compare a c failed"
+grep -q "step_time .* slower" "$T/ac.txt" || fail "no slower step_time: $(cat "$T/ac.txt")"
+python3 - "$T/ab.json" "$T/ac.json" <<'EOF' || fail "compare's step verdicts are wrong"
+import json, sys
+same, slow = (json.load(open(p)) for p in sys.argv[1:])
+def fig(c, name):
+    return [f for f in c["figures"] if f["figure"] == name][0]
+assert fig(same, "step_time")["verdict"] == "within noise", fig(same, "step_time")
+assert fig(same, "step_energy")["verdict"] == "within noise", fig(same, "step_energy")
+t, e = fig(slow, "step_time"), fig(slow, "step_energy")
+assert t["verdict"] == "slower" and t["p"] < 0.05 and t["base_n"] == t["new_n"] == 8, t
+assert abs(t["base"] - 100.375) < 1e-6 and abs(t["new"] - 130.375) < 1e-6, t
+# 50 W over each step
+assert e["verdict"] == "higher", e
+assert abs(e["base"] - 0.05 * t["base"]) < 1e-9 and abs(e["new"] - 0.05 * t["new"]) < 1e-9, e
+assert t["base_ci95"] > 0 and t["new_ci95"] > 0
+print("compare with traces: within noise, slower, higher")
+EOF
+rc=0
+"$CLIENT" --db "$DB3" compare a c --trace-base "$T/steps-a.json" --trace-new "$T/steps-c.json" \
+	--fail-on-regression 10 >/dev/null 2>"$T/err" || rc=$?
+[ $rc -eq 5 ] || fail "a 30 % slower step did not fail --fail-on-regression 10 (exit $rc)"
+grep -q "regression: mean step_time rose" "$T/err" || fail "regression: $(cat "$T/err")"
 
 # usage errors
 "$CLIENT" --db "$DB" summary 2>/dev/null && fail "summary without --window succeeded"
