@@ -9,6 +9,7 @@
 
 #include <cairo.h>
 #include <cairo-svg.h>
+#include <fontconfig/fontconfig.h>
 
 #include "plot.h"
 
@@ -361,4 +362,11 @@ plot_write(const struct plot_chart *c, const char *png_path,
 		return -1;
 	}
 	return 0;
+}
+
+void
+plot_done(void)
+{
+	cairo_debug_reset_static_data();
+	FcFini();
 }

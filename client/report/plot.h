@@ -65,4 +65,11 @@ void plot_card_rgb(int card, double rgb[3]);
 int plot_write(const struct plot_chart *c, const char *png_path,
     const char *svg_path);
 
+/*
+ * Give back what cairo and fontconfig keep for the process's lifetime
+ * (font caches), so that a leak checker sees only real leaks.  No plot
+ * may be drawn after it.
+ */
+void plot_done(void);
+
 #endif

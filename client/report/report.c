@@ -559,6 +559,8 @@ cmd_report(struct client *cl, int argc, char *argv[])
 		    "plots\n", r.dir, r.aiusmi_rows, r.has_trace ?
 		    ", steps.csv" : "", r.nplots);
 done:
+	if (r.nplots > 0)
+		plot_done();
 	remove_tmp(&r);
 	series_free(&r.ser);
 	db_catalog_free(&r.cat);
