@@ -155,6 +155,25 @@ user_version(sqlite3 *db)
 	return v;
 }
 
+/* True if db has the summary tables (and the windows' column). */
+static bool
+has_summaries(sqlite3 *db)
+{
+	sqlite3_stmt *s;
+	bool yes = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT (SELECT count(*) FROM sqlite_master "
+	    "WHERE type = 'table' AND name IN ('" SCHEMA_T_SUMMARY "', '"
+	    SCHEMA_T_SUMMARY_BW "')) = 2 AND EXISTS (SELECT 1 FROM "
+	    "pragma_table_info('" SCHEMA_T_WINDOWS "') WHERE name = "
+	    "'summarized_ns')", -1, &s, NULL) != SQLITE_OK)
+		return false;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		yes = sqlite3_column_int(s, 0) != 0;
+	sqlite3_finalize(s);
+	return yes;
+}
+
 static int
 load_bw(sqlite3 *db, struct summary *sm)
 {
@@ -199,8 +218,12 @@ summary_load(sqlite3 *db, int64_t id, struct summary *sm, bool *found)
 	memset(sm, 0, sizeof(*sm));
 	*found = false;
 	sm->window_id = id;
-	if (user_version(db) < 4)
-		return 0;	/* a database before schema 4 has no summaries */
+	/*
+	 * A database before schema 4 has no summaries; nor has one that a
+	 * build with version 4 reserved and empty took to version 5.
+	 */
+	if (user_version(db) < 4 || !has_summaries(db))
+		return 0;
 	if (sqlite3_prepare_v2(db, "SELECT summarized_ns, begin_ns, end_ns "
 	    "FROM " SCHEMA_T_WINDOWS " WHERE id = ?1 AND summarized_ns IS NOT "
 	    "NULL", -1, &s, NULL) != SQLITE_OK)
