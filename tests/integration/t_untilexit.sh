@@ -5,6 +5,8 @@
 # A window whose process died while the daemon was down ends when it
 # starts again.  The clock state of a fake unsynchronized clock (the
 # adjtimex seam, SPYREMOND_TEST_CLOCK) is recorded and shown by summary.
+# aiu-smi exiting inside a window is counted in the window's
+# child_restarts and said in its summary.
 source "$(dirname "$0")/lib.sh"
 
 sql() { sqlite3 -readonly "file:$DB?mode=ro" "$1"; }
@@ -74,5 +76,22 @@ spy summary --window "$ID" >"$T/sum" || fail "summary failed"
 grep -q "Host clock at the window's begin: NOT synchronized" "$T/sum" ||
 	fail "summary does not show the unsynchronized clock: $(cat "$T/sum")"
 grep -q "ended by exit" "$T/sum" || fail "summary does not say ended by exit"
+
+# aiu-smi restarted inside a window: counted, and said in the summary
+stop_daemon
+FLUSH=200ms write_config 1 100ms --exit-after 25
+start_daemon
+wait_for 20 test -S "$T/control.sock" || fail "no control socket after the restart"
+ID3=$(spy mark begin --tag restarts) || fail "mark begin failed"
+wait_for 20 log_has "restarting" || sleep 5
+sleep 3
+spy mark end --tag restarts >/dev/null || fail "mark end failed"
+n=$(sql "SELECT child_restarts FROM windows WHERE id = $ID3")
+[ -n "$n" ] && [ "$n" -ge 1 ] || fail "child_restarts is '$n' after aiu-smi exited inside the window"
+summarized3() { [ -n "$(sql "SELECT summarized_ns FROM windows WHERE id = $ID3 AND summarized_ns IS NOT NULL")" ]; }
+wait_for 10 summarized3 || fail "window $ID3 not summarized"
+spy summary --window "$ID3" >"$T/sum3" || fail "summary failed"
+grep -q "aiu-smi was restarted $n time" "$T/sum3" || fail "summary does not say the restarts: $(cat "$T/sum3")"
+echo "window $ID3: aiu-smi restarted $n time(s) inside it, said in the summary"
 stop_daemon
 exit 0
