@@ -47,7 +47,8 @@ endif
 
 COMMON_SRCS = common/log.c common/timeparse.c common/metrics.c common/proto.c \
 	common/config.c common/config_print.c common/csvparse.c \
-	common/inventory.c common/rowring.c common/jsonw.c
+	common/inventory.c common/rowring.c common/jsonw.c \
+	common/metricfile.c common/metricfile_json.c
 STORE_SRCS = store/sql.c store/catalog.c store/store.c store/retention.c \
 	store/store_windows.c store/store_import.c store/counters.c
 DAEMON_SRCS = daemon/source/source.c daemon/source/source_rows.c \
@@ -74,7 +75,7 @@ SIM_COMMON = common/log.c common/timeparse.c common/metrics.c
 UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_store test_pace test_health test_control test_windows \
 	test_format test_trace test_import test_merge test_energy \
-	test_rowring test_expo
+	test_rowring test_expo test_metricfile
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 
