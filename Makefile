@@ -68,9 +68,11 @@ CLIENT_SRCS = client/client.c client/ctl.c client/db.c client/format.c \
 	client/import/import_check.c client/import/import_parse.c \
 	client/metrics/metrics.c client/metrics/collect.c \
 	client/metrics/render.c client/metrics/expo.c client/metrics/http.c
-SIM_SRCS = sim/aiu-smi-sim.c sim/simopts.c sim/cardmodel.c sim/layout.c
+SIM_SRCS = sim/aiu-smi-sim.c sim/simopts.c sim/cardmodel.c sim/layout.c \
+	sim/metricwriter.c
 # what the simulator takes from common/: no database, no config
-SIM_COMMON = common/log.c common/timeparse.c common/metrics.c
+SIM_COMMON = common/log.c common/timeparse.c common/metrics.c \
+	common/metricfile.c
 
 UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_store test_pace test_health test_control test_windows \
