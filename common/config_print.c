@@ -289,6 +289,17 @@ config_free_argv(char **argv)
 	free(argv);
 }
 
+const char *
+config_direct_name(enum config_direct d)
+{
+	switch (d) {
+	case CONFIG_DIRECT_AUTO:	return "auto";
+	case CONFIG_DIRECT_ON:		return "on";
+	case CONFIG_DIRECT_OFF:		return "off";
+	}
+	return "?";
+}
+
 struct config *
 config_defaults(void)
 {
@@ -459,6 +470,7 @@ config_print(const struct config *cfg, FILE *fp)
 	print_devices(fp, cfg);
 	fputs("\n  metric_files: ", fp);
 	print_string(fp, cfg->source.metric_files);
+	fprintf(fp, "\n  direct: %s", config_direct_name(cfg->source.direct));
 	fputs("\nwindows:\n", fp);
 	print_duration(fp, "  max_open", cfg->windows.max_open_ns);
 	fputs("retention:\n", fp);
