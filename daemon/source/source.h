@@ -129,6 +129,12 @@ void source_get_stats(const struct source *src, struct source_stats *out);
 /* The card state of device, or NULL if the device was never seen. */
 const struct source_device *source_device(const struct source *src, int device);
 
+/* How device's metric file is read directly, or NULL (not known, or
+ * source.direct: off). */
+struct direct_card_stats;
+const struct direct_card_stats *source_direct_card(const struct source *src,
+    int device);
+
 /* The inventory from the last scan; *n receives its length. */
 const struct card *source_cards(const struct source *src, size_t *n);
 
