@@ -41,6 +41,7 @@ struct sim_run {
 	struct metric_file files[SIM_CARDS_MAX];
 	struct sim_mfile mfiles[SIM_CARDS_MAX];	/* --metric-format new* */
 	int file_log_fd;		/* -1 without --file-log */
+	bool recreated;			/* --recreate-after done */
 	uint64_t ticks;			/* model steps (file updates) so far */
 	uint64_t intervals;		/* intervals written so far */
 	uint64_t rows;			/* complete data rows written */
@@ -514,9 +515,11 @@ update_files(struct sim_run *run, double dt)
 		struct sim_mfile *f = &run->mfiles[i];
 		bool torn;
 
-		if (i == 0 && opts->recreate_set &&
-		    f->updates == opts->recreate_after)
+		if (i == 0 && opts->recreate_set && !run->recreated &&
+		    f->updates == opts->recreate_after) {
 			create_new_format(run, 0);
+			run->recreated = true;
+		}
 		torn = opts->tear_every != 0 &&
 		    (f->updates + 1) % opts->tear_every == 0;
 		in_row = 1;

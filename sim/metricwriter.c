@@ -7,10 +7,14 @@
  * the first byte becomes '!', the sections (sequence number + 1, last
  * update = the realtime clock in ms, interval in ms) and the header's last
  * update are written, and the magic is put back last.  A torn update
- * (--tear-every) leaves the magic alone and writes each section's data one
- * 64-bit word at a time, TEAR_PAUSE apart, and its header (sequence number
- * and time) after its data, so a reader sees new words under the old
- * sequence number while it lasts.  The old format is this layout with the
+ * (--tear-every) comes after the writer stalled for TEAR_HOLD, leaves the
+ * magic alone and writes each section's data one 64-bit word at a time,
+ * TEAR_PAUSE apart, and its header (sequence number and time) after its
+ * data, so a reader sees new words under the old sequence number while it
+ * lasts.  (A reader that did not see the previous update cannot tell those
+ * words from its own: nothing in the layout can.  The stall lets a reader
+ * faster than TEAR_HOLD hold the previous update, as a reader faster than
+ * the writer always does.)  The old format is this layout with the
  * first four bytes zero, which is all a reader needs to recognize it.
  *
  * What the model gives, in the file's units (SPYRE.md):
@@ -39,6 +43,7 @@
 #include "timeparse.h"
 
 #define TEAR_PAUSE_NS	(1 * NSEC_PER_MSEC)
+#define TEAR_HOLD_NS	(30 * NSEC_PER_MSEC)
 #define WBUF_MAX	1024
 
 /* Round a model value to a raw word; NaN or negative gives 0. */
@@ -153,7 +158,7 @@ write_torn(struct sim_mfile *f, const uint8_t *img, uint32_t nsec)
 {
 	for (uint32_t i = 0; i < nsec; i++) {
 		uint32_t off = f->offsets[i];
-		uint32_t size = mf_get_u32(img + MF_HEADER_SIZE + 8 * i,
+		uint32_t size = mf_get_u32(img + MF_HEADER_SIZE + 8 * i + 4,
 		    f->order);
 
 		for (uint32_t w = MF_SECTION_HEADER_SIZE; w < size; w += 8) {
@@ -191,6 +196,7 @@ sim_mfile_update(struct sim_mfile *f, const struct sim_model *m, int card,
 	*stamp_ns = (int64_t)(ms * NSEC_PER_MSEC);
 	*pwr_tenths = (uint32_t)word(sim_model_value(m, card, SM_PWR), 10);
 	if (torn && !f->old_format) {
+		pause_ns(TEAR_HOLD_NS);
 		write_torn(f, img, 3);
 		return 0;
 	}

@@ -29,6 +29,8 @@ struct dcard {
 	bool logged;			/* the state's reason was logged */
 	uint8_t *img, *last;		/* this read's copy, the last sample's */
 	bool have_last;
+	uint64_t file_ms;		/* the file header's last update, last read */
+	bool file_ms_moves;		/* the writer updates it */
 	struct mf_file f;		/* this read, decoded */
 	size_t nsec;			/* sections of the last sample */
 	uint32_t off[SEC_MAX], seq[SEC_MAX];
@@ -84,6 +86,7 @@ unmap(struct dcard *c)
 	c->map = NULL;
 	c->fd = -1;
 	c->len = 0;
+	c->file_ms = 0;
 	free(c->img);
 	free(c->last);
 	c->img = c->last = NULL;
@@ -174,6 +177,11 @@ check_file(struct dcard *c, uint64_t mono_ns)
 		    "new one", c->st.device, c->st.path);
 	}
 	unmap(c);
+	if (sb.st_size == 0) {
+		snprintf(why, sizeof(why), "metric file %s is empty: the writer "
+		    "has not written it yet", c->st.path);
+		return set_state(c, DIRECT_MISSING, why);
+	}
 	if (sb.st_size < MF_MIN_SIZE || sb.st_size > DIRECT_FILE_MAX) {
 		snprintf(why, sizeof(why), "metric file %s: %lld bytes, not a "
 		    "new-format file of at most %d bytes", c->st.path,
@@ -367,44 +375,14 @@ metric_id(struct direct *d, const struct mf_metric_type *mt)
 	return id;
 }
 
-/* Hand on the sample in c->img/c->f if it is new and whole. */
+/* Hand on c->f's values as one row stamped by section stamp. */
 static void
-take_sample(struct direct *d, struct dcard *c)
+emit_row(struct direct *d, struct dcard *c, const struct mf_section *stamp)
 {
 	const struct mf_file *f = &c->f;
-	bool same_layout = c->have_last && c->nsec == f->nsec;
-	bool any_new = false;
-	const struct mf_section *stamp = NULL;
-	uint32_t missed = 0;
 	struct store_sample s;
 	size_t n = 0;
 
-	for (size_t i = 0; i < f->nsec; i++) {
-		const struct mf_section *sec = &f->sec[i];
-		bool old = same_layout && c->off[i] == sec->offset &&
-		    c->seq[i] == sec->seq && c->ms[i] == sec->updated_ms;
-
-		if (old && memcmp(c->img + sec->offset, c->last + sec->offset,
-		    sec->size) != 0) {
-			c->st.torn++;	/* new words under the old header */
-			return;
-		}
-		if (old || sec->stype == NULL)
-			continue;
-		any_new = true;
-		/* sections update together: count the largest jump once */
-		if (same_layout && c->off[i] == sec->offset &&
-		    sec->seq - c->seq[i] > 1 && sec->seq - c->seq[i] < 0x80000000U &&
-		    sec->seq - c->seq[i] - 1 > missed)
-			missed = sec->seq - c->seq[i] - 1;
-		if (stamp == NULL || sec->updated_ms > stamp->updated_ms)
-			stamp = sec;
-	}
-	if (!any_new || stamp == NULL) {
-		c->st.duplicates++;
-		return;
-	}
-	c->st.missed += missed;
 	for (size_t i = 0; i < f->nval; i++) {
 		int id = metric_id(d, f->val[i].type);
 
@@ -431,6 +409,62 @@ take_sample(struct direct *d, struct dcard *c)
 	c->st.rows++;
 	c->st.newest_ts_ns = s.ts_ns;
 	d->sink.row(d->sink.arg, &s);
+}
+
+/* Hand on the sample in c->img/c->f if it is new and whole. */
+static void
+take_sample(struct direct *d, struct dcard *c)
+{
+	const struct mf_file *f = &c->f;
+	bool same_layout = c->have_last && c->nsec == f->nsec;
+	bool any_new = false;
+	const struct mf_section *stamp = NULL;
+	uint32_t missed = 0;
+
+	/*
+	 * The header's last update is written after the sections': a section
+	 * stamped later is an update still in progress (once the header's
+	 * time is known to move at all).
+	 */
+	if (c->file_ms != 0 && f->updated_ms != c->file_ms)
+		c->file_ms_moves = true;
+	c->file_ms = f->updated_ms;
+	for (size_t i = 0; i < f->nsec && c->file_ms_moves; i++)
+		if (f->sec[i].updated_ms > f->updated_ms) {
+			c->st.torn++;
+			return;
+		}
+	for (size_t i = 0; i < f->nsec; i++) {
+		const struct mf_section *sec = &f->sec[i];
+		bool old = same_layout && c->off[i] == sec->offset &&
+		    c->seq[i] == sec->seq && c->ms[i] == sec->updated_ms;
+
+		if (old && memcmp(c->img + sec->offset, c->last + sec->offset,
+		    sec->size) != 0) {
+			c->st.torn++;	/* new words under the old header */
+			return;
+		}
+		if (old || sec->stype == NULL)
+			continue;
+		any_new = true;
+		/* sections update together: count the largest jump once */
+		if (same_layout && c->off[i] == sec->offset &&
+		    sec->seq - c->seq[i] > 1 && sec->seq - c->seq[i] < 0x80000000U &&
+		    sec->seq - c->seq[i] - 1 > missed)
+			missed = sec->seq - c->seq[i] - 1;
+		if (stamp == NULL || sec->updated_ms > stamp->updated_ms)
+			stamp = sec;
+	}
+	if (!c->have_last) {
+		/* the first read of a mapping: only the baseline */
+		stamp = NULL;
+	} else if (!any_new || stamp == NULL) {
+		c->st.duplicates++;
+		return;
+	}
+	c->st.missed += missed;
+	if (stamp != NULL)
+		emit_row(d, c, stamp);
 
 	memcpy(c->last, c->img, c->len);
 	c->have_last = true;

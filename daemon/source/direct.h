@@ -8,8 +8,15 @@
  * a sequence number or time that moved during the copy is a torn read,
  * retried at once up to DIRECT_RETRIES times (counted).  A section whose
  * sequence number and time did not move but whose bytes did is a writer
- * updating without the '!' protocol: the read is dropped as torn (counted)
- * and the next tick tries again.  So no row is ever made of two updates.
+ * updating without the '!' protocol, and so is a section stamped after the
+ * file header's last update (which the writer updates after the sections,
+ * once it is seen to move at all): the read is dropped as torn (counted)
+ * and the next tick tries again.  A writer that stalls half-way through an
+ * update, without '!', before the reader saw the previous update, cannot
+ * be caught: nothing in the layout (no checksum) tells its words from the
+ * old ones.  A reader faster than the writer always holds the previous
+ * update; and the first read after a file is (re)mapped, which holds none,
+ * is only the baseline that later reads are checked against: not stored.
  *
  * A read whose sections all kept their sequence number and time is the
  * same sample again and is not stored; a jump of a sequence number by more
