@@ -528,9 +528,10 @@ update_files(struct sim_run *run, double dt)
 			f->updates++;
 			if (run->file_log_fd != -1) {
 				int n = snprintf(line, sizeof(line),
-				    "%lld %d %u %u %d\n",
+				    "%lld %d %u %u %d %lld\n",
 				    (long long)(stamp / (int64_t)NSEC_PER_MSEC),
-				    i, f->seq, pwr, torn);
+				    i, f->seq, pwr, torn,
+				    (long long)now_realtime_ns());
 				write_all(run, run->file_log_fd, line, (size_t)n);
 			}
 		}

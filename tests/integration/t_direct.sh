@@ -52,7 +52,7 @@ updates = {}
 by_card = {}
 torn = 0
 for line in open(sys.argv[2]):
-    ms, card, seq, pwr, t = map(int, line.split())
+    ms, card, seq, pwr, t = map(int, line.split()[:5])
     updates[(card, seq, ms)] = pwr
     by_card.setdefault(card, []).append((ms, pwr))
     torn += t
