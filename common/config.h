@@ -46,7 +46,7 @@ struct config {
 		size_t ndevices;
 		char *metric_files;	/* default "/tmp/metrics.%BUSID" */
 		uint64_t pre_window_ns;	/* default 10s; 0..60s: fine-rate ring kept before a window opens */
-		enum config_direct direct; /* default auto: read new-format metric files */
+		enum config_direct direct; /* default off; auto reads new-format metric files */
 	} source;
 	struct {
 		uint64_t max_open_ns;	/* default 24h; 1m..30d: longer-open windows are closed */

@@ -836,7 +836,7 @@ test_print_defaults(void **state)
 	    "  groups: A\n"
 	    "  devices: all\n"
 	    "  metric_files: /tmp/metrics.%BUSID\n"
-	    "  direct: auto\n"
+	    "  direct: off\n"
 	    "windows:\n"
 	    "  max_open: 1d\n"
 	    "retention:\n"
