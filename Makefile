@@ -161,8 +161,9 @@ check: all $(UNIT_BINS) $(TEST_TOOLS)
 
 # ---- benchmarks (bench/README.md), built only by "make bench" ----
 
-BENCH_PROGS = $(B)/bench-mkdb $(B)/bench-ingest $(B)/bench-markrtt $(B)/bench-runtime
-$(B)/bench-mkdb $(B)/bench-ingest: $(B)/bench-%: bench/%.c $(TEST_LINK) | $(B)/.deps-ok
+BENCH_PROGS = $(B)/bench-mkdb $(B)/bench-ingest $(B)/bench-markrtt $(B)/bench-runtime \
+	$(B)/bench-directread
+$(B)/bench-mkdb $(B)/bench-ingest $(B)/bench-directread: $(B)/bench-%: bench/%.c $(TEST_LINK) | $(B)/.deps-ok
 	$(CC) $(TEST_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(TEST_LINK) $(TEST_LIBS)
 $(B)/bench-markrtt $(B)/bench-runtime: $(B)/bench-%: bench/%.c | $(B)/.deps-ok
 	$(CC) $(TEST_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $<

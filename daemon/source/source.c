@@ -339,6 +339,11 @@ source_reconfigure(struct source *src, const struct config *cfg)
 {
 	bool differs = config_source_differs(src->cfg, cfg);
 
+	if ((cfg->source.direct == CONFIG_DIRECT_OFF) != (src->direct == NULL))
+		log_warnx("source.direct: %s takes effect only on restart; "
+		    "the metric files are %sread directly",
+		    config_direct_name(cfg->source.direct),
+		    src->direct == NULL ? "not " : "still ");
 	src->cfg = cfg;
 	scan_inventory(src);
 	if (differs && src->pid != 0 && !src->restart_at_once) {
