@@ -8,6 +8,7 @@
  *            interval, from the seed alone.
  * layout.c   chooses the columns and formats headers and rows.
  * aiu-smi-sim.c  keeps the schedule, writes the lines and injects faults.
+ * metricwriter.c writes each card's new-format metric file from the model.
  */
 #ifndef SPYREMON_SIM_H
 #define SPYREMON_SIM_H

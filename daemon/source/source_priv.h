@@ -1,5 +1,5 @@
 /*
- * source_priv: what the three files of the source share.
+ * source_priv: what the source*.c files share.
  *
  *   source.c        the public face: rates and the fine-rate ring,
  *                   inventory, metric-file health
