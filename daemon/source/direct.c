@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +49,45 @@ struct direct {
 	struct ratelimit rl;
 };
 
+/*
+ * A file cut short under the map (the workload truncating it in place)
+ * raises SIGBUS on the next access past its new end.  The map is touched
+ * only inside take_copy, with bus_armed set: the handler jumps back there,
+ * and the card is mapped again.  A SIGBUS anywhere else gets the action
+ * that was there before.
+ */
+static sigjmp_buf bus_jmp;
+static volatile sig_atomic_t bus_armed;
+static struct sigaction bus_old;
+
+static void
+on_sigbus(int sig, siginfo_t *si, void *ctx)
+{
+	(void)si;
+	(void)ctx;
+	if (bus_armed) {
+		bus_armed = 0;
+		siglongjmp(bus_jmp, 1);
+	}
+	sigaction(sig, &bus_old, NULL);	/* the fault repeats, unhandled */
+}
+
+/* Install on_sigbus (again, if something replaced it since). */
+static void
+catch_sigbus(void)
+{
+	struct sigaction sa, cur;
+
+	if (sigaction(SIGBUS, NULL, &cur) == 0 &&
+	    (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_sigbus)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigaction(SIGBUS, &sa, &bus_old);
+}
+
 const char *
 direct_state_name(enum direct_state s)
 {
@@ -73,6 +114,7 @@ direct_new(const struct mf_table *t, const struct direct_sink *sink)
 	for (size_t i = 0; i < MF_TABLE_METRICS; i++)
 		d->metric_id[i] = -2;
 	d->rl = (struct ratelimit)RATELIMIT_INIT(60 * NSEC_PER_SEC, 10);
+	catch_sigbus();
 	return d;
 }
 
@@ -293,7 +335,7 @@ bad_file(struct direct *d, struct dcard *c, enum mf_status s, const char *err)
  * 1: decoded; 0: nothing this tick (updating, torn); -1: a bad file.
  */
 static int
-take_copy(struct direct *d, struct dcard *c, bool *changed)
+copy_once(struct direct *d, struct dcard *c, bool *changed)
 {
 	char err[256];
 	enum mf_status s;
@@ -347,6 +389,27 @@ take_copy(struct direct *d, struct dcard *c, bool *changed)
 	}
 	c->st.torn++;
 	return 0;
+}
+
+/* copy_once, with a file cut short under the map caught (see on_sigbus). */
+static int
+take_copy(struct direct *d, struct dcard *c, bool *changed)
+{
+	char why[1024];
+	int r;
+
+	if (sigsetjmp(bus_jmp, 0) != 0) {
+		c->st.errors++;
+		snprintf(why, sizeof(why), "metric file %s was cut short while "
+		    "being read; nothing stored from that read", c->st.path);
+		unmap(c);
+		*changed |= set_state(c, DIRECT_BAD, why);
+		return -1;
+	}
+	bus_armed = 1;
+	r = copy_once(d, c, changed);
+	bus_armed = 0;
+	return r;
 }
 
 static int

@@ -28,7 +28,9 @@
  * int as is.
  *
  * Files are found by stat(2) at most every DIRECT_RESTAT_NS (and after
- * any failure): a file whose inode or size changed is mapped again.  The
+ * any failure): a file whose inode or size changed is mapped again.  A
+ * file cut short under the map (SIGBUS, caught around the copy only) is a
+ * failed read, and the file is mapped again.  The
  * file is in the host's byte order; one whose size field only matches
  * byte-swapped is read swapped (logged once).  A card whose file is in the
  * old format, of a layout version outside 1.0.x, bad, or missing is not

@@ -274,6 +274,19 @@ test_recreated_and_swapped(void **state)
 	assert_int_equal(rec.rows, 1);
 	assert_int_equal(rec.last.seq, 2);
 	assert_int_equal(rec.vals[0].mant, 510);
+
+	/* cut short in place, under the map: a failed read, no crash */
+	assert_int_equal(truncate(path, 0), 0);
+	direct_tick(d, mono += 1000);
+	assert_int_equal(direct_card(d, 3)->state, DIRECT_BAD);
+	assert_non_null(strstr(direct_card(d, 3)->why, "cut short"));
+	write_file(other, 3, MS0 + 120, MS0 + 120, 520);
+	direct_tick(d, mono += 1000);		/* mapped again: the baseline */
+	assert_true(direct_reading(d, 3));
+	write_file(other, 4, MS0 + 130, MS0 + 130, 530);
+	direct_tick(d, mono += 1000);
+	assert_int_equal(rec.rows, 2);
+	assert_int_equal(rec.vals[0].mant, 530);
 	direct_free(d);
 }
 
