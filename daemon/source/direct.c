@@ -444,8 +444,20 @@ emit_row(struct direct *d, struct dcard *c, const struct mf_section *stamp)
 {
 	const struct mf_file *f = &c->f;
 	struct store_sample s;
+	uint64_t prev = 0, span;
 	size_t n = 0;
 
+	/*
+	 * The row covers the writer's time since the sample before (the
+	 * baseline at least): the file's own interval field has no documented
+	 * unit, so it is only shown in status.
+	 */
+	for (size_t i = 0; i < c->nsec; i++)
+		if (c->ms[i] > prev)
+			prev = c->ms[i];
+	span = stamp->updated_ms > prev ? stamp->updated_ms - prev : 1;
+	if (span > UINT32_MAX)
+		span = UINT32_MAX;
 	for (size_t i = 0; i < f->nval; i++) {
 		int id = metric_id(d, f->val[i].type);
 
@@ -459,7 +471,7 @@ emit_row(struct direct *d, struct dcard *c, const struct mf_section *stamp)
 	s = (struct store_sample){
 		.ts_ns = (int64_t)(stamp->updated_ms * NSEC_PER_MSEC),
 		.device = c->st.device,
-		.interval_ms = stamp->interval,
+		.interval_ms = (uint32_t)span,
 		.src = SCHEMA_SRC_FILE,
 		.have_seq = true,
 		.seq = stamp->seq,

@@ -23,7 +23,8 @@
  * than one counts the updates in between as missed.  A new sample becomes
  * one row, stamped with the newest changed section's last-update time (the
  * writer's clock, whole ms), with that section's sequence number and the
- * read time (arrival_ns).  Values are stored as the file gives them:
+ * read time (arrival_ns); its interval is the writer's time since the
+ * sample before (the file's interval field has no documented unit).  Values are stored as the file gives them:
  * KiB, MiB and GiB amounts in bytes under "<name>_bytes", fdec1 in units,
  * int as is.
  *

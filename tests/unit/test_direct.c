@@ -157,10 +157,11 @@ test_samples(void **state)
 	/* the same sample again: not handed on */
 	direct_tick(d, mono += 1000);
 	assert_int_equal(rec.rows, 1);
-	/* a jump of 3: 2 missed */
+	/* a jump of 3: 2 missed; the row covers the 30 ms since the last */
 	write_file(MF_ORDER_NATIVE, 11, MS0 + 40, MS0 + 40, 440);
 	direct_tick(d, mono += 1000);
 	assert_int_equal(rec.rows, 2);
+	assert_int_equal(rec.last.interval_ms, 30);
 	st = direct_card(d, 3);
 	assert_int_equal(st->duplicates, 1);
 	assert_int_equal(st->missed, 2);
