@@ -48,12 +48,14 @@ endif
 COMMON_SRCS = common/log.c common/timeparse.c common/metrics.c common/proto.c \
 	common/config.c common/config_print.c common/csvparse.c \
 	common/inventory.c common/rowring.c common/jsonw.c \
-	common/energy.c common/clocksync.c
+	common/energy.c common/clocksync.c common/metricfile.c \
+	common/metricfile_json.c
 STORE_SRCS = store/sql.c store/catalog.c store/store.c store/retention.c \
 	store/store_windows.c store/store_import.c store/counters.c \
 	store/summary.c store/summary_rw.c store/store_summary.c
 DAEMON_SRCS = daemon/source/source.c daemon/source/source_rows.c \
 	daemon/source/source_child.c daemon/source/health.c \
+	daemon/source/direct.c daemon/source/source_direct.c \
 	daemon/pace.c daemon/windows.c daemon/control.c daemon/control_request.c
 CLIENT_SRCS = client/client.c client/ctl.c client/db.c client/format.c \
 	client/json.c client/output.c client/mark.c client/status.c \
@@ -71,14 +73,16 @@ CLIENT_SRCS = client/client.c client/ctl.c client/db.c client/format.c \
 	client/report/winsum.c client/report/summarycmd.c \
 	client/report/stats.c client/report/runsteps.c client/report/compare.c \
 	client/report/report.c client/report/report_md.c client/report/plot.c
-SIM_SRCS = sim/aiu-smi-sim.c sim/simopts.c sim/cardmodel.c sim/layout.c
+SIM_SRCS = sim/aiu-smi-sim.c sim/simopts.c sim/cardmodel.c sim/layout.c \
+	sim/metricwriter.c
 # what the simulator takes from common/: no database, no config
-SIM_COMMON = common/log.c common/timeparse.c common/metrics.c
+SIM_COMMON = common/log.c common/timeparse.c common/metrics.c \
+	common/metricfile.c
 
 UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_store test_pace test_health test_control test_windows \
 	test_format test_trace test_import test_merge test_energy \
-	test_rowring test_stats test_expo
+	test_rowring test_stats test_expo test_metricfile test_direct
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 
@@ -161,8 +165,9 @@ check: all $(UNIT_BINS) $(TEST_TOOLS)
 
 # ---- benchmarks (bench/README.md), built only by "make bench" ----
 
-BENCH_PROGS = $(B)/bench-mkdb $(B)/bench-ingest $(B)/bench-markrtt $(B)/bench-runtime
-$(B)/bench-mkdb $(B)/bench-ingest: $(B)/bench-%: bench/%.c $(TEST_LINK) | $(B)/.deps-ok
+BENCH_PROGS = $(B)/bench-mkdb $(B)/bench-ingest $(B)/bench-markrtt $(B)/bench-runtime \
+	$(B)/bench-directread
+$(B)/bench-mkdb $(B)/bench-ingest $(B)/bench-directread: $(B)/bench-%: bench/%.c $(TEST_LINK) | $(B)/.deps-ok
 	$(CC) $(TEST_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(TEST_LINK) $(TEST_LIBS)
 $(B)/bench-markrtt $(B)/bench-runtime: $(B)/bench-%: bench/%.c | $(B)/.deps-ok
 	$(CC) $(TEST_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $<

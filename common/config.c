@@ -64,7 +64,8 @@ struct key {
 };
 
 static key_parser parse_mapping, parse_string, parse_duration_key, parse_size_key,
-    parse_command, parse_groups, parse_devices, parse_metric_files;
+    parse_command, parse_groups, parse_devices, parse_metric_files,
+    parse_direct;
 static mapping_check check_retention;
 
 #define FIELD(k)	.offset = offsetof(struct config, k)
@@ -87,6 +88,8 @@ static const struct key source_keys[] = {
 	    .what = "'all' or a list of device IDs such as [0, 1]" },
 	{ .name = "metric_files", .parse = parse_metric_files,
 	    .what = "a path containing %BUSID", FIELD(source.metric_files) },
+	{ .name = "direct", .parse = parse_direct,
+	    .what = "auto, on or off", FIELD(source.direct) },
 	{ .name = NULL },
 };
 
@@ -376,6 +379,25 @@ parse_metric_files(struct loader *ld, const struct key *k, const char *dotted,
 		return;
 	}
 	parse_string(ld, k, dotted, doc, node);
+}
+
+static void
+parse_direct(struct loader *ld, const struct key *k, const char *dotted,
+    yaml_document_t *doc, yaml_node_t *node)
+{
+	static const enum config_direct values[] = { CONFIG_DIRECT_AUTO,
+	    CONFIG_DIRECT_ON, CONFIG_DIRECT_OFF };
+
+	(void)doc;
+	if (!want_scalar(ld, k, dotted, node))
+		return;
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+		if (strcmp(scalar(node), config_direct_name(values[i])) == 0) {
+			*(enum config_direct *)field(ld, k) = values[i];
+			return;
+		}
+	report(ld, &node->start_mark, "%s: '%s' is not auto, on or off",
+	    dotted, scalar(node));
 }
 
 static bool

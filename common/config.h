@@ -18,6 +18,16 @@
 
 #define CONFIG_DEFAULT_PATH "/etc/spyremond/spyremond.yaml"
 
+/* source.direct: whether the daemon reads new-format metric files itself. */
+enum config_direct {
+	CONFIG_DIRECT_AUTO,	/* where a card's file is in the new format */
+	CONFIG_DIRECT_ON,	/* the same, and say so loudly where it is not */
+	CONFIG_DIRECT_OFF,	/* aiu-smi alone, as before */
+};
+
+/* "auto", "on" or "off". */
+const char *config_direct_name(enum config_direct d);
+
 struct config {
 	char *path;			/* file (or name) it came from; NULL for built-in defaults */
 	char *database;			/* default /var/lib/spyremond/spyremon.db */
@@ -36,6 +46,7 @@ struct config {
 		size_t ndevices;
 		char *metric_files;	/* default "/tmp/metrics.%BUSID" */
 		uint64_t pre_window_ns;	/* default 10s; 0..60s: fine-rate ring kept before a window opens */
+		enum config_direct direct; /* default off; auto reads new-format metric files */
 	} source;
 	struct {
 		uint64_t max_open_ns;	/* default 24h; 1m..30d: longer-open windows are closed */

@@ -289,6 +289,17 @@ config_free_argv(char **argv)
 	free(argv);
 }
 
+const char *
+config_direct_name(enum config_direct d)
+{
+	switch (d) {
+	case CONFIG_DIRECT_AUTO:	return "auto";
+	case CONFIG_DIRECT_ON:		return "on";
+	case CONFIG_DIRECT_OFF:		return "off";
+	}
+	return "?";
+}
+
 struct config *
 config_defaults(void)
 {
@@ -306,6 +317,9 @@ config_defaults(void)
 	cfg->source.interval_ns = 1 * SEC;
 	cfg->source.window_interval_ns = 100 * MSEC;
 	cfg->source.pre_window_ns = 10 * SEC;
+	/* off until the client picks one source per metric: see
+	 * spyremond.yaml(5) */
+	cfg->source.direct = CONFIG_DIRECT_OFF;
 	snprintf(cfg->source.groups, sizeof(cfg->source.groups), "%s", DEFAULT_GROUPS);
 	cfg->source.all_devices = true;
 	cfg->source.metric_files = strdup(DEFAULT_METRIC_FILES);
@@ -460,6 +474,7 @@ config_print(const struct config *cfg, FILE *fp)
 	print_devices(fp, cfg);
 	fputs("\n  metric_files: ", fp);
 	print_string(fp, cfg->source.metric_files);
+	fprintf(fp, "\n  direct: %s", config_direct_name(cfg->source.direct));
 	fputs("\nwindows:\n", fp);
 	print_duration(fp, "  max_open", cfg->windows.max_open_ns);
 	print_duration(fp, "  idle_lookback", cfg->windows.idle_lookback_ns);

@@ -22,11 +22,13 @@
 #include <yajl/yajl_tree.h>
 
 #include "config.h"
+#include "direct.h"
 #include "jsonw.h"
 #include "log.h"
 #include "proto.h"
 #include "source.h"
 #include "store.h"
+#include "timeparse.h"
 #include "version.h"
 #include "windows.h"
 
@@ -438,6 +440,41 @@ file_state(enum health_file f)
 	}
 }
 
+/*
+ * How a card's metric file is read directly: "file" rows carry the
+ * writer's stamps, "aiu-smi" rows arrival stamps; why says why a card is
+ * not read directly.
+ */
+static void
+status_direct(yajl_gen g, const struct direct_card_stats *dc, int64_t now_ns)
+{
+	jsonw_put_str(g, "source", dc != NULL && dc->state == DIRECT_READING ?
+	    "file" : "aiu-smi");
+	if (dc == NULL)
+		return;
+	jsonw_str(g, "direct");
+	yajl_gen_map_open(g);
+	jsonw_put_str(g, "state", direct_state_name(dc->state));
+	jsonw_put_str_or_null(g, "why", dc->why);
+	jsonw_put_str(g, "stamps", "writer");
+	jsonw_put_uint(g, "reads", dc->reads);
+	jsonw_put_uint(g, "rows", dc->rows);
+	jsonw_put_uint(g, "duplicates", dc->duplicates);
+	jsonw_put_uint(g, "missed_updates", dc->missed);
+	jsonw_put_uint(g, "torn_retries", dc->retries);
+	jsonw_put_uint(g, "torn_dropped", dc->torn);
+	jsonw_put_uint(g, "updating", dc->updating);
+	jsonw_put_uint(g, "errors", dc->errors);
+	jsonw_put_uint(g, "reopened", dc->reopened);
+	jsonw_put_uint(g, "file_interval", dc->interval);
+	jsonw_put_bool(g, "byte_swapped", dc->swapped);
+	if (dc->newest_ts_ns != 0)
+		jsonw_put_int(g, "newest_age_ns", now_ns - dc->newest_ts_ns);
+	else
+		jsonw_put_null(g, "newest_age_ns");
+	yajl_gen_map_close(g);
+}
+
 static void
 status_health(yajl_gen g, const struct control_ctx *ctx)
 {
@@ -458,6 +495,8 @@ status_health(yajl_gen g, const struct control_ctx *ctx)
 		jsonw_put_str(g, "state", file_state(d->health.file));
 		jsonw_put_bool(g, "counters_zero", health_counters_zero(&d->health));
 		jsonw_put_str(g, "text", text);
+		status_direct(g, source_direct_card(ctx->src, dev),
+		    now_realtime_ns());
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "metricfile.h"
 #include "timeparse.h"
 
 #define OVERLONG_BYTES	10000
@@ -38,6 +39,10 @@ struct sim_run {
 	int out_fd;
 	int stamp_fd;			/* -1 without --stamp-log */
 	struct metric_file files[SIM_CARDS_MAX];
+	struct sim_mfile mfiles[SIM_CARDS_MAX];	/* --metric-format new* */
+	int file_log_fd;		/* -1 without --file-log */
+	bool recreated;			/* --recreate-after done */
+	uint64_t ticks;			/* model steps (file updates) so far */
 	uint64_t intervals;		/* intervals written so far */
 	uint64_t rows;			/* complete data rows written */
 	uint64_t row_lines;		/* row lines, complete or cut */
@@ -83,9 +88,13 @@ run_free(struct sim_run *run)
 {
 	sim_model_free(run->model);
 	run->model = NULL;
-	for (int i = 0; i < SIM_CARDS_MAX; i++)
+	for (int i = 0; i < SIM_CARDS_MAX; i++) {
 		if (run->files[i].fd != -1)
 			close(run->files[i].fd);
+		sim_mfile_close(&run->mfiles[i]);
+	}
+	if (run->file_log_fd != -1)
+		close(run->file_log_fd);
 	if (run->stamp_fd != -1)
 		close(run->stamp_fd);
 	if (run->out_fd != STDOUT_FILENO)
@@ -379,13 +388,41 @@ emit_row(struct sim_run *run, int card, const char *date, const char *hms)
 		after_row(run, run->line);
 }
 
+static bool
+new_format(const struct sim_options *opts)
+{
+	return opts->mformat != MFORMAT_STUB;
+}
+
+static void
+create_new_format(struct sim_run *run, int card)
+{
+	static const int orders[] = { [MFORMAT_NEW] = MF_ORDER_NATIVE,
+	    [MFORMAT_NEW_LE] = MF_ORDER_LITTLE, [MFORMAT_NEW_BE] = MF_ORDER_BIG };
+	const struct sim_options *opts = run->opts;
+	struct sim_mfile *f = &run->mfiles[card];
+	char path[1024];
+
+	sim_metric_path(opts->pattern, card, path, sizeof(path));
+	if (sim_mfile_create(f, path) == -1) {
+		log_warnx("%s: card %d reads zero", path, card);
+		return;
+	}
+	f->order = orders[opts->mformat];
+	f->old_format = opts->old_cards[card];
+	f->interval_ms = (uint32_t)(opts->file_interval_ns / NSEC_PER_MSEC);
+	f->updates = 0;
+}
+
 static void
 open_metric_files(struct sim_run *run)
 {
 	char path[1024];
 	struct stat st;
 
-	for (int i = 0; i < run->opts->ncards; i++) {
+	for (int i = 0; i < run->opts->ncards && new_format(run->opts); i++)
+		create_new_format(run, i);
+	for (int i = 0; i < run->opts->ncards && !new_format(run->opts); i++) {
 		struct metric_file *mf = &run->files[i];
 
 		sim_metric_path(run->opts->pattern, i, path, sizeof(path));
@@ -411,6 +448,13 @@ touch_metric_file(struct sim_run *run, int card)
 	char path[1024], record[64];
 	struct stat st;
 
+	if (new_format(run->opts)) {
+		const struct sim_mfile *f = &run->mfiles[card];
+		sim_metric_path(run->opts->pattern, card, path, sizeof(path));
+		return f->fd != -1 && stat(path, &st) == 0 &&
+		    (unsigned long long)st.st_ino == f->ino &&
+		    (unsigned long long)st.st_dev == f->dev;
+	}
 	if (mf->fd == -1)
 		return false;
 	sim_metric_path(run->opts->pattern, card, path, sizeof(path));
@@ -429,7 +473,7 @@ static void
 card_states(struct sim_run *run, enum sim_card_state *state)
 {
 	const struct sim_options *opts = run->opts;
-	uint64_t t = run->intervals * opts->delay_ns;
+	uint64_t t = run->ticks * opts->file_interval_ns;
 	bool file_busy = false;
 
 	if (opts->workload == WORKLOAD_FILE)
@@ -458,20 +502,66 @@ card_states(struct sim_run *run, enum sim_card_state *state)
 	}
 }
 
+/* Write every card's new-format file, and its --file-log line. */
+static void
+update_files(struct sim_run *run, double dt)
+{
+	const struct sim_options *opts = run->opts;
+	char line[128];
+	int64_t stamp;
+	uint32_t pwr;
+
+	for (int i = 0; i < opts->ncards; i++) {
+		struct sim_mfile *f = &run->mfiles[i];
+		bool torn;
+
+		if (i == 0 && opts->recreate_set && !run->recreated &&
+		    f->updates == opts->recreate_after) {
+			create_new_format(run, 0);
+			run->recreated = true;
+		}
+		torn = opts->tear_every != 0 &&
+		    (f->updates + 1) % opts->tear_every == 0;
+		in_row = 1;
+		if (sim_mfile_update(f, run->model, i, dt, torn, &stamp,
+		    &pwr) == 0) {
+			f->updates++;
+			if (run->file_log_fd != -1) {
+				int n = snprintf(line, sizeof(line),
+				    "%lld %d %u %u %d %lld\n",
+				    (long long)(stamp / (int64_t)NSEC_PER_MSEC),
+				    i, f->seq, pwr, torn,
+				    (long long)now_realtime_ns());
+				write_all(run, run->file_log_fd, line, (size_t)n);
+			}
+		}
+		in_row = 0;
+		if (stop_requested)
+			run_exit(run, 0);
+	}
+}
+
 static void
 emit_interval(struct sim_run *run)
 {
 	const struct sim_options *opts = run->opts;
 	enum sim_card_state state[SIM_CARDS_MAX];
+	double dt = (double)opts->file_interval_ns / 1e9;
 	char date[16], hms[16];
-	time_t now = time(NULL);
+	time_t now;
 	struct tm tm;
 
+	card_states(run, state);
+	sim_model_step(run->model, state, dt);
+	run->ticks++;
+	if (opts->write_metric_files && new_format(opts))
+		update_files(run, dt);
+	if (run->ticks % (opts->delay_ns / opts->file_interval_ns) != 0)
+		return;
+	now = time(NULL);
 	localtime_r(&now, &tm);
 	strftime(date, sizeof(date), "%Y%m%d", &tm);
 	strftime(hms, sizeof(hms), "%H:%M:%S", &tm);
-	card_states(run, state);
-	sim_model_step(run->model, state, (double)opts->delay_ns / 1e9);
 	run->intervals++;
 	for (int i = 0; i < opts->ncards; i++)
 		if (opts->selected[i])
@@ -494,7 +584,7 @@ sleep_until(uint64_t deadline_ns)
 static _Noreturn void
 run_schedule(struct sim_run *run)
 {
-	uint64_t delay = run->opts->delay_ns;
+	uint64_t delay = run->opts->file_interval_ns;
 	uint64_t start = now_monotonic_ns(), k = 0, now;
 
 	for (;;) {
@@ -529,13 +619,16 @@ main(int argc, char **argv)
 	run.opts = &opts;
 	run.out_fd = STDOUT_FILENO;
 	run.stamp_fd = -1;
+	run.file_log_fd = -1;
 	run.fault_rng = opts.seed ^ 0x2545f4914f6cdd1dULL;
 	for (int i = 0; i < SIM_CARDS_MAX; i++)
-		run.files[i].fd = -1;
+		run.files[i].fd = run.mfiles[i].fd = -1;
 	if (opts.filename != NULL)
 		run.out_fd = open_output(opts.filename, O_TRUNC);
 	if (opts.stamp_log != NULL)
 		run.stamp_fd = open_output(opts.stamp_log, O_APPEND);
+	if (opts.file_log != NULL)
+		run.file_log_fd = open_output(opts.file_log, O_APPEND);
 	run.model = sim_model_new(&opts);
 	if (run.model == NULL)
 		fatal(1, "memory");

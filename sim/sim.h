@@ -8,6 +8,7 @@
  *            interval, from the seed alone.
  * layout.c   chooses the columns and formats headers and rows.
  * aiu-smi-sim.c  keeps the schedule, writes the lines and injects faults.
+ * metricwriter.c writes each card's new-format metric file from the model.
  */
 #ifndef SPYREMON_SIM_H
 #define SPYREMON_SIM_H
@@ -33,6 +34,14 @@ enum sim_workload {
 	WORKLOAD_ZERO,		/* runtime not configured: card values all 0 */
 };
 
+/* What --write-metric-files writes into each card's file. */
+enum sim_mformat {
+	MFORMAT_STUB,		/* a text record: only its mtime moves */
+	MFORMAT_NEW,		/* the new format (AiuM), host byte order */
+	MFORMAT_NEW_LE,		/* the new format, little-endian */
+	MFORMAT_NEW_BE,		/* the new format, big-endian (as s390x) */
+};
+
 struct sim_options {
 	/* aiu-smi's own options */
 	bool csv;
@@ -52,6 +61,13 @@ struct sim_options {
 	enum sim_workload workload;
 	const char *workload_path;
 	bool write_metric_files;
+	enum sim_mformat mformat;	/* what --write-metric-files writes */
+	bool old_cards[SIM_CARDS_MAX];	/* --old-format-cards */
+	uint64_t file_interval_ns;	/* 0: the delay */
+	uint64_t tear_every;		/* every Nth update of a file is torn */
+	bool recreate_set;
+	uint64_t recreate_after;	/* card 0's file re-created after N updates */
+	const char *file_log;
 
 	/* faults: counts of complete data rows over all cards; 0 = off */
 	bool exit_after_set;
@@ -168,5 +184,33 @@ size_t sim_layout_header(const struct sim_layout *l, char *buf, size_t len);
 size_t sim_layout_row(const struct sim_layout *l, const struct sim_model *m,
     int card, const char *date, const char *time, bool drop_last,
     char *buf, size_t len);
+
+/* ---- new-format metric files (metricwriter.c) ---- */
+
+struct sim_mfile {
+	int fd;			/* -1: not written (card reads zero) */
+	uint8_t *map;		/* shared map of the whole file, once sized */
+	size_t size;
+	unsigned long long ino, dev;
+	int order;		/* enum mf_order */
+	bool old_format;	/* first four bytes zero */
+	uint32_t seq;		/* of every section, bumped per update */
+	uint32_t interval_ms;
+	uint32_t offsets[3];	/* of the sections */
+	uint64_t updates;
+};
+
+/* Create path anew (a new inode) for f; -1 (logged) on failure. */
+int sim_mfile_create(struct sim_mfile *f, const char *path);
+
+/*
+ * Write card's values after the model's last step of dt seconds, torn or
+ * by the '!' protocol.  *stamp_ns receives the sections' last-update time
+ * (whole ms) and *pwr_tenths the pwr word.  0, or -1 if not written.
+ */
+int sim_mfile_update(struct sim_mfile *f, const struct sim_model *m, int card,
+    double dt, bool torn, int64_t *stamp_ns, uint32_t *pwr_tenths);
+
+void sim_mfile_close(struct sim_mfile *f);
 
 #endif

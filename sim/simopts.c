@@ -38,6 +38,12 @@ enum {
 	OPT_OVERLONG_EVERY,
 	OPT_STAMP_LOG,
 	OPT_STDERR_EVERY,
+	OPT_METRIC_FORMAT,
+	OPT_OLD_FORMAT_CARDS,
+	OPT_FILE_INTERVAL,
+	OPT_TEAR_EVERY,
+	OPT_RECREATE_AFTER,
+	OPT_FILE_LOG,
 	OPT_HELP,
 };
 
@@ -64,6 +70,12 @@ static const struct option long_options[] = {
 	{ "overlong-every", required_argument, NULL, OPT_OVERLONG_EVERY },
 	{ "stamp-log", required_argument, NULL, OPT_STAMP_LOG },
 	{ "stderr-every", required_argument, NULL, OPT_STDERR_EVERY },
+	{ "metric-format", required_argument, NULL, OPT_METRIC_FORMAT },
+	{ "old-format-cards", required_argument, NULL, OPT_OLD_FORMAT_CARDS },
+	{ "file-interval", required_argument, NULL, OPT_FILE_INTERVAL },
+	{ "tear-every", required_argument, NULL, OPT_TEAR_EVERY },
+	{ "recreate-after", required_argument, NULL, OPT_RECREATE_AFTER },
+	{ "file-log", required_argument, NULL, OPT_FILE_LOG },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -107,7 +119,27 @@ static const char usage_text[] =
 "      --split-rows           write each row in two writes, 2 ms apart\n"
 "      --overlong-every N     before every Nth row line, a 10000-byte line\n"
 "      --stamp-log FILE       append '<realtime ns> <ID> <line>' per row written\n"
-"      --stderr-every N       print a warning to stderr every N rows\n"
+"      --stderr-every N       print a warning to stderr every N rows\n";
+
+static const char usage_files[] =
+"\n"
+"metric files (with --write-metric-files):\n"
+"      --metric-format F      stub (a text record whose mtime moves; default),\n"
+"                             new (the AiuM layout 1.0.0.1 in host byte\n"
+"                             order), new-le or new-be (forced order)\n"
+"      --old-format-cards L   these card IDs get the old format (first four\n"
+"                             bytes zero) instead\n"
+"      --file-interval S      update the files every S seconds (default: the\n"
+"                             delay, which must be a multiple of S); the model\n"
+"                             steps at S, rows print its latest values\n"
+"      --tear-every N         every Nth update of each file is torn: after a\n"
+"                             30 ms stall, no '!', data written word by word\n"
+"                             1 ms apart, then the section header\n"
+"      --recreate-after N     after N updates, card 0's file is deleted and\n"
+"                             created again, once (new inode, sequence from 1)\n"
+"      --file-log FILE        append '<section ms> <ID> <seq> <pwr tenths>\n"
+"                             <torn 0|1> <realtime ns when written>' per\n"
+"                             file update written\n"
 "      --help                 print this text and exit\n"
 "\n"
 "Rows are written at start + k * delay (k = 1, 2, ...), one write per line;\n"
@@ -164,16 +196,59 @@ parse_real(const char *name, const char *s)
 	return v;
 }
 
+static uint64_t
+parse_seconds(const char *name, const char *s)
+{
+	double d = parse_real(name, s);
+
+	if (d < DELAY_MIN)
+		fatalx(2, "--%s: %s s is below the minimum of 0.01 s", name, s);
+	if (d > DELAY_MAX)
+		fatalx(2, "--%s: %s s is above the maximum of 86400 s", name, s);
+	return (uint64_t)(d * (double)NSEC_PER_SEC + 0.5);
+}
+
 static void
 parse_delay(struct sim_options *opts, const char *s)
 {
-	double d = parse_real("delay", s);
+	opts->delay_ns = parse_seconds("delay", s);
+}
 
-	if (d < DELAY_MIN)
-		fatalx(2, "--delay: %s s is below the minimum of 0.01 s", s);
-	if (d > DELAY_MAX)
-		fatalx(2, "--delay: %s s is above the maximum of 86400 s", s);
-	opts->delay_ns = (uint64_t)(d * (double)NSEC_PER_SEC + 0.5);
+static void
+parse_mformat(struct sim_options *opts, const char *s)
+{
+	if (strcmp(s, "stub") == 0)
+		opts->mformat = MFORMAT_STUB;
+	else if (strcmp(s, "new") == 0)
+		opts->mformat = MFORMAT_NEW;
+	else if (strcmp(s, "new-le") == 0)
+		opts->mformat = MFORMAT_NEW_LE;
+	else if (strcmp(s, "new-be") == 0)
+		opts->mformat = MFORMAT_NEW_BE;
+	else
+		usage_error("--metric-format: '%s' is not stub, new, new-le or "
+		    "new-be", s);
+}
+
+/* A comma-separated list of card IDs 0..SIM_CARDS_MAX-1 into set. */
+static void
+parse_card_list(const char *name, const char *s, bool *set)
+{
+	const char *p = s;
+
+	while (*p != '\0') {
+		char *end;
+		long id;
+
+		errno = 0;
+		id = isdigit((unsigned char)*p) ? strtol(p, &end, 10) : -1;
+		if (id < 0 || id >= SIM_CARDS_MAX || errno != 0 ||
+		    (*end != ',' && *end != '\0'))
+			usage_error("--%s: '%s' is not a list of card IDs", name,
+			    s);
+		set[id] = true;
+		p = *end == ',' ? end + 1 : end;
+	}
 }
 
 static void
@@ -391,8 +466,29 @@ apply_sim_option(struct sim_options *opts, int c, const char *arg)
 		opts->stderr_every = parse_count("stderr-every", arg, 1,
 		    UINT64_MAX);
 		break;
+	case OPT_METRIC_FORMAT:
+		parse_mformat(opts, arg);
+		break;
+	case OPT_OLD_FORMAT_CARDS:
+		parse_card_list("old-format-cards", arg, opts->old_cards);
+		break;
+	case OPT_FILE_INTERVAL:
+		opts->file_interval_ns = parse_seconds("file-interval", arg);
+		break;
+	case OPT_TEAR_EVERY:
+		opts->tear_every = parse_count("tear-every", arg, 1, UINT64_MAX);
+		break;
+	case OPT_RECREATE_AFTER:
+		opts->recreate_after = parse_count("recreate-after", arg, 1,
+		    UINT64_MAX);
+		opts->recreate_set = true;
+		break;
+	case OPT_FILE_LOG:
+		opts->file_log = arg;
+		break;
 	case OPT_HELP:
 		fputs(usage_text, stdout);
+		fputs(usage_files, stdout);
 		exit(0);
 	default:
 		fprintf(stderr, "Try 'aiu-smi-sim --help'.\n");
@@ -421,6 +517,10 @@ sim_options_parse(struct sim_options *opts, int argc, char **argv)
 	if (opts->mem_details && strchr(opts->groups, 'S') == NULL &&
 	    strlen(opts->groups) + 1 < sizeof(opts->groups))
 		strcat(opts->groups, "S");
+	if (opts->file_interval_ns == 0)
+		opts->file_interval_ns = opts->delay_ns;
+	if (opts->delay_ns % opts->file_interval_ns != 0)
+		fatalx(2, "--delay must be a multiple of --file-interval");
 	if (opts->ids_arg != NULL)
 		parse_ids(opts);
 	else

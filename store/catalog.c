@@ -156,6 +156,18 @@ static const char schema_v5[] =
 	"through_ns INTEGER NOT NULL, "
 	"PRIMARY KEY (name, device)) WITHOUT ROWID;\n";
 
+/*
+ * Rows read straight from the cards' new-format metric files sit beside
+ * aiu-smi's in samples: src says which, seq is the file section's sequence
+ * number, and arrival_ns the time the daemon read it (ts_ns is then the
+ * writer's own last-update time).
+ */
+static const char schema_v6[] =
+	"ALTER TABLE " SCHEMA_T_SAMPLES " ADD COLUMN " SCHEMA_C_SRC " INTEGER;\n"
+	"ALTER TABLE " SCHEMA_T_SAMPLES " ADD COLUMN " SCHEMA_C_SEQ " INTEGER;\n"
+	"ALTER TABLE " SCHEMA_T_SAMPLES " ADD COLUMN " SCHEMA_C_ARRIVAL
+	" INTEGER;\n";
+
 static int	seed_catalog(struct store *);
 static int	fill_host(struct store *);
 
@@ -170,6 +182,7 @@ static const struct migration migrations[SCHEMA_VERSION] = {
 	{ schema_v3, NULL },
 	{ schema_v4, NULL },
 	{ schema_v5, fill_host },
+	{ schema_v6, NULL },
 };
 
 /* The first column of the single row sql returns, as an integer. */
@@ -272,6 +285,7 @@ plain_column_name(const char *key)
 {
 	static const char *const fixed[] = {
 		SCHEMA_C_TS, SCHEMA_C_DEVICE, SCHEMA_C_INTERVAL, SCHEMA_C_SKEW,
+		SCHEMA_C_SRC, SCHEMA_C_SEQ, SCHEMA_C_ARRIVAL,
 	};
 	size_t i, len = strlen(key);
 
@@ -527,10 +541,11 @@ store_insert_prepare(struct store *st, const struct store_catalog *cat)
 	q = sqlite3_str_new(st->db);
 	sqlite3_str_appendall(q, "INSERT INTO " SCHEMA_T_SAMPLES " ("
 	    SCHEMA_C_TS ", " SCHEMA_C_DEVICE ", " SCHEMA_C_INTERVAL ", "
-	    SCHEMA_C_SKEW);
+	    SCHEMA_C_SKEW ", " SCHEMA_C_SRC ", " SCHEMA_C_SEQ ", "
+	    SCHEMA_C_ARRIVAL);
 	for (i = 0; i < cat->n; i++)
 		sqlite3_str_appendf(q, ", \"%w\"", cat->cols[i].col);
-	sqlite3_str_appendall(q, ") VALUES (?, ?, ?, ?");
+	sqlite3_str_appendall(q, ") VALUES (?, ?, ?, ?, ?, ?, ?");
 	for (i = 0; i < cat->n; i++)
 		sqlite3_str_appendall(q, ", ?");
 	sqlite3_str_appendall(q, ")");

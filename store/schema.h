@@ -8,7 +8,7 @@
 #define SPYREMON_SCHEMA_H
 
 /* PRAGMA user_version of a database this build writes. */
-#define SCHEMA_VERSION 5
+#define SCHEMA_VERSION 6
 
 #define SCHEMA_T_METRICS	"metrics"	/* the metric catalog */
 #define SCHEMA_T_SAMPLES	"samples"	/* one row per card per interval */
@@ -27,6 +27,13 @@
 #define SCHEMA_C_DEVICE		"device"	/* aiu-smi device ID */
 #define SCHEMA_C_INTERVAL	"interval_ms"	/* delay in force: row covers [ts-interval, ts] */
 #define SCHEMA_C_SKEW		"smi_skew_s"	/* aiu-smi's Date+Time minus ts, in s */
+#define SCHEMA_C_SRC		"src"		/* NULL: aiu-smi; 1: the card's metric file */
+#define SCHEMA_C_SEQ		"seq"		/* src 1: the section's sequence number */
+#define SCHEMA_C_ARRIVAL	"arrival_ns"	/* src 1: when it was read; ts is the writer's */
+
+/* Values of SCHEMA_C_SRC. */
+#define SCHEMA_SRC_SMI		0	/* stored as NULL */
+#define SCHEMA_SRC_FILE		1
 
 /* Names in the counters table (device -1 unless per card). */
 #define COUNTER_SAMPLES		"samples"	/* rows stored, ever */

@@ -201,15 +201,19 @@ pool_reserve(struct store *st, size_t *k)
 	return 0;
 }
 
-/* ts_ns made strictly increasing per device. */
+/*
+ * ts_ns made strictly increasing per device and source: the two sources
+ * stamp differently (arrival against the writer's time), so one's rows
+ * may fall between the other's.
+ */
 static int64_t
-device_ts(struct store *st, int device, int64_t ts_ns)
+device_ts(struct store *st, int device, int src, int64_t ts_ns)
 {
 	struct device_last *d = NULL;
 	size_t i;
 
 	for (i = 0; i < st->ndevs; i++)
-		if (st->devs[i].device == device)
+		if (st->devs[i].device == device && st->devs[i].src == src)
 			d = &st->devs[i];
 	if (d == NULL) {
 		if (st->ndevs == st->devs_cap) {
@@ -223,6 +227,7 @@ device_ts(struct store *st, int device, int64_t ts_ns)
 		}
 		d = &st->devs[st->ndevs++];
 		d->device = device;
+		d->src = src;
 		d->ts_ns = ts_ns;
 		return ts_ns;
 	}
@@ -279,8 +284,12 @@ store_append(struct store *st, const struct store_sample *s)
 	if (pool_reserve(st, &k) == -1)
 		return;
 	r = rowring_row(&st->pool, k);
-	r->ts_ns = device_ts(st, s->device, s->ts_ns);
+	r->ts_ns = device_ts(st, s->device, s->src, s->ts_ns);
 	r->device = s->device;
+	r->src = s->src;
+	r->have_seq = s->have_seq;
+	r->seq = s->seq;
+	r->arrival_ns = s->arrival_ns;
 	r->interval_ms = s->interval_ms;
 	r->have_skew = s->have_skew;
 	r->skew_s = s->skew_s;
@@ -316,8 +325,20 @@ row_bind(struct store *st, size_t k)
 		sqlite3_bind_int(s, 4, r->skew_s);
 	else
 		sqlite3_bind_null(s, 4);
+	if (r->src != SCHEMA_SRC_SMI)
+		sqlite3_bind_int(s, 5, r->src);
+	else
+		sqlite3_bind_null(s, 5);
+	if (r->have_seq)
+		sqlite3_bind_int64(s, 6, r->seq);
+	else
+		sqlite3_bind_null(s, 6);
+	if (r->arrival_ns != 0)
+		sqlite3_bind_int64(s, 7, r->arrival_ns);
+	else
+		sqlite3_bind_null(s, 7);
 	for (size_t j = 0; j < st->cat.n; j++) {
-		int p = (int)j + 5;
+		int p = (int)j + 8;
 
 		switch (kinds[j]) {
 		case CELL_INT:
@@ -487,11 +508,11 @@ store_tx_rollback(struct store *st)
 
 const char store_sql_delete_after[] =
 	"DELETE FROM " SCHEMA_T_SAMPLES " WHERE " SCHEMA_C_TS " > ?1 AND "
-	SCHEMA_C_DEVICE " = ?2";
+	SCHEMA_C_DEVICE " = ?2 AND " SCHEMA_C_SRC " IS ?3";
 
 /* Drop device's buffered rows after after_ns, keeping the others in order. */
 static void
-pool_remove_after(struct store *st, int device, int64_t after_ns)
+pool_remove_after(struct store *st, int device, int src, int64_t after_ns)
 {
 	size_t kept = 0;
 
@@ -501,7 +522,7 @@ pool_remove_after(struct store *st, int device, int64_t after_ns)
 		size_t from = rowring_at(pool, i);
 		const struct pending_row *r = rowring_row(pool, from);
 
-		if (r->device == device && r->ts_ns > after_ns)
+		if (r->device == device && r->src == src && r->ts_ns > after_ns)
 			continue;
 		if (kept != i)
 			rowring_copy(pool, rowring_at(pool, kept), from,
@@ -514,6 +535,12 @@ pool_remove_after(struct store *st, int device, int64_t after_ns)
 int
 store_delete_after(struct store *st, int device, int64_t after_ns)
 {
+	return store_delete_after_src(st, device, SCHEMA_SRC_SMI, after_ns);
+}
+
+int
+store_delete_after_src(struct store *st, int device, int src, int64_t after_ns)
+{
 	sqlite3_stmt *s;
 	int rc;
 
@@ -521,15 +548,18 @@ store_delete_after(struct store *st, int device, int64_t after_ns)
 		return -1;
 	sqlite3_bind_int64(s, 1, after_ns);
 	sqlite3_bind_int(s, 2, device);
+	if (src != SCHEMA_SRC_SMI)
+		sqlite3_bind_int(s, 3, src);
 	rc = sqlite3_step(s);
 	if (rc != SQLITE_DONE)
 		sql_warn(st, "delete rows to replace");
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
 		return -1;
-	pool_remove_after(st, device, after_ns);
+	pool_remove_after(st, device, src, after_ns);
 	for (size_t i = 0; i < st->ndevs; i++)
-		if (st->devs[i].device == device && st->devs[i].ts_ns > after_ns)
+		if (st->devs[i].device == device && st->devs[i].src == src &&
+		    st->devs[i].ts_ns > after_ns)
 			st->devs[i].ts_ns = after_ns;
 	return 0;
 }

@@ -41,6 +41,10 @@ struct store_sample {
 	uint32_t interval_ms;	/* delay in force when the row was taken */
 	bool have_skew;
 	int32_t skew_s;		/* aiu-smi's own Date/Time minus ts, seconds */
+	int src;		/* SCHEMA_SRC_SMI (0) or SCHEMA_SRC_FILE */
+	bool have_seq;
+	uint32_t seq;		/* the file section's sequence number */
+	int64_t arrival_ns;	/* when a file row was read; 0: none */
 	size_t nvalues;
 	const int *metric;	/* nvalues metric ids from store_metric() */
 	const struct store_value *values;	/* nvalues values */
@@ -87,8 +91,8 @@ void store_close(struct store *st);
 int store_metric(struct store *st, const char *key, const char *unit, int *id);
 
 /*
- * Buffer one row.  Copies everything it needs.  Rows of one device must
- * have strictly increasing ts_ns; a row that is not is stored at the last
+ * Buffer one row.  Copies everything it needs.  Rows of one device and
+ * source (src) must have strictly increasing ts_ns; a row that is not is stored at the last
  * ts_ns + 1 (and counted in the log).  Never fails; a full buffer drops the
  * oldest row.
  */
@@ -113,12 +117,17 @@ int store_tx_commit(struct store *st);
 void store_tx_rollback(struct store *st);
 
 /*
- * Remove device's rows with ts_ns > after_ns, buffered and written (one
+ * Remove device's aiu-smi rows with ts_ns > after_ns, buffered and written (one
  * DELETE on the primary key), so that rows replacing them can follow:
  * the device's next row may be stamped anything after after_ns.  Returns
  * 0, or -1 with nothing removed.
  */
 int store_delete_after(struct store *st, int device, int64_t after_ns);
+
+/* The same for device's rows of source src only (SCHEMA_SRC_*);
+ * store_delete_after is this with SCHEMA_SRC_SMI. */
+int store_delete_after_src(struct store *st, int device, int src,
+    int64_t after_ns);
 
 /*
  * Record that aiu-smi maps device to metric_file (and bus_id, "" if

@@ -58,6 +58,10 @@ union store_cell {
 struct pending_row {
 	int64_t ts_ns;
 	int device;
+	int src;			/* SCHEMA_SRC_* */
+	bool have_seq;
+	uint32_t seq;
+	int64_t arrival_ns;		/* 0: none */
 	uint32_t interval_ms;
 	bool have_skew;
 	int32_t skew_s;
@@ -65,6 +69,7 @@ struct pending_row {
 
 struct device_last {
 	int device;
+	int src;
 	int64_t ts_ns;
 };
 
@@ -110,7 +115,7 @@ struct store {
 	size_t max_pending;
 
 	struct store_catalog cat;
-	sqlite3_stmt *insert;	/* columns: fixed four, then cat.cols in order */
+	sqlite3_stmt *insert;	/* columns: fixed seven, then cat.cols in order */
 	sqlite3_stmt *begin, *commit, *rollback;
 	bool in_tx;		/* inside store_tx_begin .. store_tx_commit */
 

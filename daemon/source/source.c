@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "direct.h"
 #include "pace.h"
 #include "source_priv.h"
 #include "timeparse.h"
@@ -74,6 +75,8 @@ fine_ns(const struct source *src)
 uint64_t
 source_wanted_delay(const struct source *src)
 {
+	if (src->direct_all)
+		return src->interval_ns;	/* the files give the fine rate */
 	if (src->cfg->source.pre_window_ns > 0 || src->windows_open)
 		return fine_ns(src);
 	return src->interval_ns;
@@ -89,18 +92,33 @@ pace_params_now(const struct source *src)
 	};
 
 	/* without a ring, the child's own rate is the stored one */
-	if (prm.pre_ns == 0)
+	if (prm.pre_ns == 0 || src->direct_all)
 		prm.fine_ns = prm.coarse_ns = source_wanted_delay(src);
 	return prm;
 }
 
-/* Bring pace and the child in line with the rates now wanted. */
-static void
-apply_rates(struct source *src, const char *why)
+struct pace_params
+source_direct_params(const struct source *src)
+{
+	struct pace_params prm = {
+		.fine_ns = fine_ns(src),
+		.coarse_ns = src->interval_ns,
+		.pre_ns = src->cfg->source.pre_window_ns,
+	};
+
+	if (prm.pre_ns == 0)
+		prm.fine_ns = prm.coarse_ns = src->windows_open ? fine_ns(src) :
+		    src->interval_ns;
+	return prm;
+}
+
+void
+source_apply_rates(struct source *src, const char *why)
 {
 	struct pace_params prm = pace_params_now(src);
 
 	pace_set_params(src->pace, &prm);
+	source_direct_rates(src);
 	if (src->pid != 0 && src->child_interval_ns != source_wanted_delay(src) &&
 	    !src->restart_at_once) {
 		src->restart_at_once = true;
@@ -269,6 +287,11 @@ source_start(sd_event *ev, const struct config *cfg, struct store *st,
 		return -1;
 	}
 
+	if (cfg->source.direct != CONFIG_DIRECT_OFF &&
+	    source_direct_start(src) == -1) {
+		source_free(src);
+		return -1;
+	}
 	scan_inventory(src);
 	sd_event_now(ev, CLOCK_MONOTONIC, &now);
 	if (source_watch_silence(src) < 0 ||
@@ -287,7 +310,7 @@ void
 source_set_interval(struct source *src, uint64_t interval_ns)
 {
 	src->interval_ns = interval_ns;
-	apply_rates(src, "sampling interval changed");
+	source_apply_rates(src, "sampling interval changed");
 }
 
 void
@@ -298,14 +321,16 @@ source_set_windows_open(struct source *src, bool open)
 	src->windows_open = open;
 	if (open) {
 		src->opened_ns = now_realtime_ns();
+		source_direct_window(src, true, src->opened_ns);
 		if (sd_event_add_defer(src->ev, &src->replay_ev, on_replay,
 		    src) < 0)
 			pace_set_window(src->pace, true, src->opened_ns);
 	} else {
 		replay_now(src);
 		pace_set_window(src->pace, false, now_realtime_ns());
+		source_direct_window(src, false, now_realtime_ns());
 	}
-	apply_rates(src, open ? "a profiling window opened" :
+	source_apply_rates(src, open ? "a profiling window opened" :
 	    "the last profiling window closed");
 }
 
@@ -314,6 +339,11 @@ source_reconfigure(struct source *src, const struct config *cfg)
 {
 	bool differs = config_source_differs(src->cfg, cfg);
 
+	if ((cfg->source.direct == CONFIG_DIRECT_OFF) != (src->direct == NULL))
+		log_warnx("source.direct: %s takes effect only on restart; "
+		    "the metric files are %sread directly",
+		    config_direct_name(cfg->source.direct),
+		    src->direct == NULL ? "not " : "still ");
 	src->cfg = cfg;
 	scan_inventory(src);
 	if (differs && src->pid != 0 && !src->restart_at_once) {
@@ -324,7 +354,7 @@ source_reconfigure(struct source *src, const struct config *cfg)
 		src->backoff_ns = SOURCE_BACKOFF_MIN_NS;
 		source_schedule_restart(src, 0);
 	}
-	apply_rates(src, "window_interval or pre_window changed");
+	source_apply_rates(src, "window_interval or pre_window changed");
 }
 
 void
@@ -333,6 +363,7 @@ source_stop(struct source *src, uint64_t grace_ns)
 	src->stopping = true;
 	src->restart_timer = sd_event_source_disable_unref(src->restart_timer);
 	replay_now(src);
+	source_direct_stop(src);
 	source_stop_child(src, grace_ns);
 }
 
@@ -351,6 +382,7 @@ source_free(struct source *src)
 	sd_event_source_disable_unref(src->child_ev);
 	sd_event_source_disable_unref(src->health_timer);
 	sd_event_source_disable_unref(src->replay_ev);
+	source_direct_free(src);
 	sd_event_unref(src->ev);
 	pace_free(src->pace);
 	free(src->cards);
@@ -378,6 +410,12 @@ source_device(const struct source *src, int device)
 	if (device < 0 || device >= SOURCE_MAX_DEVICES || !src->dev[device].seen)
 		return NULL;
 	return &src->dev[device];
+}
+
+const struct direct_card_stats *
+source_direct_card(const struct source *src, int device)
+{
+	return direct_card(src->direct, device);
 }
 
 const struct card *

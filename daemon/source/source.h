@@ -22,6 +22,10 @@
  * restart mode stores its first 100 ms row about 105 ms after begin and
  * nothing for the 0-1 s before it.
  *
+ * With source.direct not off, the cards' new-format metric files are also
+ * read directly (source_direct.c, direct.h), as rows of their own
+ * (src 1); while every card is read so, the child runs at source.interval.
+ *
  * A child that exits is restarted after a back-off (1 s doubling to 60 s,
  * reset after a healthy minute); one that stays silent for 10 intervals
  * (never less than SOURCE_SILENCE_MIN) is killed and restarted.
@@ -128,6 +132,12 @@ void source_get_stats(const struct source *src, struct source_stats *out);
 
 /* The card state of device, or NULL if the device was never seen. */
 const struct source_device *source_device(const struct source *src, int device);
+
+/* How device's metric file is read directly, or NULL (not known, or
+ * source.direct: off). */
+struct direct_card_stats;
+const struct direct_card_stats *source_direct_card(const struct source *src,
+    int device);
 
 /* The inventory from the last scan; *n receives its length. */
 const struct card *source_cards(const struct source *src, size_t *n);

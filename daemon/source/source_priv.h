@@ -1,10 +1,12 @@
 /*
- * source_priv: what the three files of the source share.
+ * source_priv: what the source*.c files share.
  *
  *   source.c        the public face: rates and the fine-rate ring,
  *                   inventory, metric-file health
  *   source_rows.c   lines and rows: CSV to store_sample, through pace
  *   source_child.c  the aiu-smi process: spawn, output, exit, restart
+ *   source_direct.c the cards' new-format metric files, read directly
+ *                   (direct.c) on a timer, through a pace of their own
  *
  * Nothing outside these files sees struct source.
  */
@@ -17,6 +19,16 @@
 #include "store.h"
 
 struct pace;
+struct direct;
+struct mf_table;
+
+/* What a direct row carried that pace does not keep, by stamp. */
+#define SOURCE_DRING	16
+struct source_dstamp {
+	int64_t ts_ns;
+	uint32_t seq;
+	int64_t arrival_ns;
+};
 
 struct source {
 	sd_event *ev;
@@ -56,6 +68,17 @@ struct source {
 	int cached_date, cached_hour;	/* local Date/Time -> epoch cache */
 	int64_t cached_hour_epoch;
 
+	/* direct reads (source_direct.c); direct is NULL with direct: off */
+	struct direct *direct;
+	struct mf_table *table;		/* from section_types.json, or NULL */
+	struct pace *dpace;		/* the rates of direct rows */
+	sd_event_source *direct_timer;
+	uint64_t direct_period_ns;
+	uint64_t direct_next_usec;	/* the timer's next scheduled time */
+	bool direct_all;		/* every known card is read directly */
+	struct source_dstamp dring[SOURCE_MAX_DEVICES][SOURCE_DRING];
+	unsigned dring_head[SOURCE_MAX_DEVICES];
+
 	struct source_device dev[SOURCE_MAX_DEVICES];
 	struct card *cards;
 	size_t ncards;
@@ -64,6 +87,10 @@ struct source {
 };
 
 /* ---- source.c ---- */
+
+/* Bring pace, the direct reads and the child in line with the rates now
+ * wanted; why is logged if the child is restarted for it. */
+void source_apply_rates(struct source *src, const char *why);
 
 /* The delay the child should sample at now. */
 uint64_t source_wanted_delay(const struct source *src);
@@ -80,6 +107,32 @@ void source_set_error(struct source *src, const char *fmt, ...) LOG_FMT(2, 3);
 
 /* ns as seconds with only the digits needed: "0.01", "1", "2.5". */
 void source_format_seconds(uint64_t ns, char *buf, size_t len);
+
+/* The pace parameters of direct rows now. */
+struct pace_params source_direct_params(const struct source *src);
+
+/* ---- source_direct.c ---- */
+
+/*
+ * Set up direct reads (with source.direct not off): the metric table, the
+ * reader, its pace and its timer.  0, or -1 (logged).
+ */
+int source_direct_start(struct source *src);
+
+/* Re-arm the timer at the period now wanted and pass params to its pace. */
+void source_direct_rates(struct source *src);
+
+/* Read device's file at path (a #MetricFiles entry). */
+void source_direct_add(struct source *src, int device, const char *path);
+
+/* Tell the direct rows' pace that windows opened or closed at now_ns. */
+void source_direct_window(struct source *src, bool open, int64_t now_ns);
+
+/* Store every partial aggregate of direct rows, and stop the timer. */
+void source_direct_stop(struct source *src);
+
+/* Free what source_direct_start made. */
+void source_direct_free(struct source *src);
 
 /* ---- source_rows.c ---- */
 

@@ -175,6 +175,7 @@ handle_map_entry(struct source *src, int device, const char *path)
 	d->seen = true;
 	snprintf(d->bus_id, sizeof(d->bus_id), "%s", bus);
 	store_device_map(src->st, device, path, bus, src->read_stamp_ns);
+	source_direct_add(src, device, path);
 }
 
 static void

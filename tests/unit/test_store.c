@@ -25,6 +25,7 @@
 #include "tmpdb.h"
 
 #define SEC		1000000000LL
+#define MSEC		1000000LL
 #define T0		(1750000000LL * SEC)	/* June 2025 */
 #define HOUR		(3600 * SEC)
 
@@ -768,6 +769,69 @@ test_migrate_from_v2(void **state)
 	sqlite3_close(db);
 }
 
+/* v3 -> v6 adds src, seq and arrival_ns to samples, NULL in old rows. */
+static void
+test_migrate_from_v3(void **state)
+{
+	struct fx *f = *state;
+	sqlite3 *db;
+
+	assert_int_equal(store_create_version(f->db.path, 3), 0);
+	db = db_open(f);
+	db_exec(db, "INSERT INTO samples (ts_ns, device, interval_ms, pwr) "
+	    "VALUES (1750000000000000000, 2, 1000, 267)");
+	sqlite3_close(db);
+	fx_open(f, 10);
+	db = db_open(f);
+	assert_int_equal(q_int(db, "PRAGMA user_version"), 6);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM samples WHERE "
+	    "src IS NULL AND seq IS NULL AND arrival_ns IS NULL"), 1);
+	assert_true(view_value(db, "pwr", T0, 2) == 26.7);
+	sqlite3_close(db);
+}
+
+/*
+ * Rows of the metric file and of aiu-smi for one device: each source's
+ * stamps are kept as given even when they interleave, src, seq and
+ * arrival_ns are stored, and replacing rows touches one source only.
+ */
+static void
+test_sources(void **state)
+{
+	struct fx *f = *state;
+	int id;
+	struct store_value v = val(420, 1);
+	struct store_sample s = { .device = 0, .interval_ms = 10,
+	    .nvalues = 1, .metric = &id, .values = &v };
+	sqlite3 *db;
+
+	fx_open(f, 100);
+	id = f->ids[def_index("pwr")];
+	append_pwr(f, T0 + 5 * MSEC, 0, 1);		/* aiu-smi, at arrival */
+	s.src = SCHEMA_SRC_FILE;
+	s.have_seq = true;
+	for (int i = 0; i < 3; i++) {		/* the writer's earlier times */
+		s.ts_ns = T0 + i * MSEC;
+		s.seq = 7 + (uint32_t)i;
+		s.arrival_ns = T0 + 6 * MSEC;
+		store_append(f->st, &s);
+	}
+	append_pwr(f, T0 + 6 * MSEC, 0, 2);
+	assert_int_equal(store_flush(f->st), 0);
+	db = db_open(f);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM samples WHERE src = 1 "
+	    "AND ts_ns - seq * 1000000 = 1750000000000000000 - 7000000 AND "
+	    "arrival_ns = 1750000000006000000 AND pwr = 420"), 3);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM samples WHERE "
+	    "src IS NULL AND seq IS NULL AND arrival_ns IS NULL"), 2);
+	assert_int_equal(store_delete_after_src(f->st, 0, SCHEMA_SRC_FILE,
+	    T0), 0);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 3);
+	assert_int_equal(store_delete_after(f->st, 0, T0), 0);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 1);
+	sqlite3_close(db);
+}
+
 /*
  * A transaction of the caller's: committed whole, or (a row already
  * stored) rolled back whole, device map and import record included.
@@ -1251,6 +1315,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_migrate_from_v1, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_counters, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrate_from_v3, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_sources, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_from_v2, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_tx_all_or_nothing, setup,

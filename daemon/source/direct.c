@@ -1,0 +1,614 @@
+/* direct: the cards' new-format metric files, read from a map; see direct.h. */
+#include "direct.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "schema.h"
+#include "timeparse.h"
+
+#define SEC_MAX	MF_MAX_SECTIONS
+
+struct dcard {
+	struct direct_card_stats st;
+	int64_t copied_ns;		/* realtime just after the copy */
+	int fd;
+	const uint8_t *map;
+	size_t len;			/* mapped = the file's size */
+	dev_t dev;
+	ino_t ino;
+	uint64_t checked_mono_ns;	/* last stat of the path */
+	enum mf_order order;
+	bool logged;			/* the state's reason was logged */
+	uint8_t *img, *last;		/* this read's copy, the last sample's */
+	bool have_last;
+	uint64_t file_ms;		/* the file header's last update, last read */
+	bool file_ms_moves;		/* the writer updates it */
+	struct mf_file f;		/* this read, decoded */
+	size_t nsec;			/* sections of the last sample */
+	uint32_t off[SEC_MAX], seq[SEC_MAX];
+	uint64_t ms[SEC_MAX];
+	int ids[MF_MAX_VALUES];
+	struct store_value vals[MF_MAX_VALUES];
+};
+
+struct direct {
+	const struct mf_table *table;
+	struct direct_sink sink;
+	int metric_id[MF_TABLE_METRICS];	/* store id per table entry; -2 unknown */
+	struct dcard *cards[DIRECT_MAX_CARDS];
+	struct ratelimit rl;
+};
+
+/*
+ * A file cut short under the map (the workload truncating it in place)
+ * raises SIGBUS on the next access past its new end.  The map is touched
+ * only inside take_copy, with bus_armed set: the handler jumps back there,
+ * and the card is mapped again.  A SIGBUS anywhere else gets the action
+ * that was there before.
+ */
+static sigjmp_buf bus_jmp;
+static volatile sig_atomic_t bus_armed;
+static struct sigaction bus_old;
+
+static void
+on_sigbus(int sig, siginfo_t *si, void *ctx)
+{
+	(void)si;
+	(void)ctx;
+	if (bus_armed) {
+		bus_armed = 0;
+		siglongjmp(bus_jmp, 1);
+	}
+	sigaction(sig, &bus_old, NULL);	/* the fault repeats, unhandled */
+}
+
+/* Install on_sigbus (again, if something replaced it since). */
+static void
+catch_sigbus(void)
+{
+	struct sigaction sa, cur;
+
+	if (sigaction(SIGBUS, NULL, &cur) == 0 &&
+	    (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_sigbus)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigaction(SIGBUS, &sa, &bus_old);
+}
+
+const char *
+direct_state_name(enum direct_state s)
+{
+	switch (s) {
+	case DIRECT_UNKNOWN:	return "unknown";
+	case DIRECT_READING:	return "reading";
+	case DIRECT_MISSING:	return "missing";
+	case DIRECT_OLD_FORMAT:	return "old format";
+	case DIRECT_VERSION:	return "unsupported version";
+	case DIRECT_BAD:	return "bad file";
+	}
+	return "?";
+}
+
+struct direct *
+direct_new(const struct mf_table *t, const struct direct_sink *sink)
+{
+	struct direct *d = calloc(1, sizeof(*d));
+
+	if (d == NULL)
+		return NULL;
+	d->table = t;
+	d->sink = *sink;
+	for (size_t i = 0; i < MF_TABLE_METRICS; i++)
+		d->metric_id[i] = -2;
+	d->rl = (struct ratelimit)RATELIMIT_INIT(60 * NSEC_PER_SEC, 10);
+	catch_sigbus();
+	return d;
+}
+
+static void
+unmap(struct dcard *c)
+{
+	if (c->map != NULL)
+		munmap((void *)(uintptr_t)c->map, c->len);
+	if (c->fd != -1)
+		close(c->fd);
+	c->map = NULL;
+	c->fd = -1;
+	c->len = 0;
+	c->file_ms = 0;
+	free(c->img);
+	free(c->last);
+	c->img = c->last = NULL;
+	c->have_last = false;
+}
+
+static void
+card_free(struct dcard *c)
+{
+	if (c == NULL)
+		return;
+	unmap(c);
+	free(c);
+}
+
+void
+direct_free(struct direct *d)
+{
+	if (d == NULL)
+		return;
+	for (size_t i = 0; i < DIRECT_MAX_CARDS; i++)
+		card_free(d->cards[i]);
+	free(d);
+}
+
+void
+direct_add(struct direct *d, int device, const char *path)
+{
+	struct dcard *c;
+
+	if (device < 0 || device >= DIRECT_MAX_CARDS)
+		return;
+	c = d->cards[device];
+	if (c != NULL && strcmp(c->st.path, path) == 0)
+		return;
+	card_free(c);
+	if ((c = d->cards[device] = calloc(1, sizeof(*c))) == NULL) {
+		log_warnx("out of memory");
+		return;
+	}
+	c->fd = -1;
+	c->st.device = device;
+	snprintf(c->st.path, sizeof(c->st.path), "%s", path);
+}
+
+/* Change state, logging the reason once per change. */
+static bool
+set_state(struct dcard *c, enum direct_state s, const char *why)
+{
+	bool changed = c->st.state != s;
+
+	if (changed || strcmp(c->st.why, why) != 0)
+		c->logged = false;
+	c->st.state = s;
+	snprintf(c->st.why, sizeof(c->st.why), "%s", why);
+	if (!c->logged && s != DIRECT_READING && s != DIRECT_UNKNOWN) {
+		if (s == DIRECT_MISSING)
+			log_info("device %d: %s", c->st.device, why);
+		else
+			log_warnx("device %d: %s", c->st.device, why);
+		c->logged = true;
+	}
+	return changed;
+}
+
+/* Map the file at its path again if it is new, re-created or resized. */
+static bool
+check_file(struct dcard *c, uint64_t mono_ns)
+{
+	struct stat sb;
+	char why[1024];
+	void *m;
+	int fd;
+
+	c->checked_mono_ns = mono_ns;
+	if (stat(c->st.path, &sb) == -1) {
+		unmap(c);
+		snprintf(why, sizeof(why), "metric file %s: %s", c->st.path,
+		    strerror(errno));
+		return set_state(c, DIRECT_MISSING, why);
+	}
+	if (c->map != NULL && sb.st_ino == c->ino && sb.st_dev == c->dev &&
+	    (size_t)sb.st_size == c->len)
+		return false;
+	if (c->map != NULL) {
+		c->st.reopened++;
+		log_info("device %d: metric file %s was re-created; reading the "
+		    "new one", c->st.device, c->st.path);
+	}
+	unmap(c);
+	if (sb.st_size == 0) {
+		snprintf(why, sizeof(why), "metric file %s is empty: the writer "
+		    "has not written it yet", c->st.path);
+		return set_state(c, DIRECT_MISSING, why);
+	}
+	if (sb.st_size < MF_MIN_SIZE || sb.st_size > DIRECT_FILE_MAX) {
+		snprintf(why, sizeof(why), "metric file %s: %lld bytes, not a "
+		    "new-format file of at most %d bytes", c->st.path,
+		    (long long)sb.st_size, DIRECT_FILE_MAX);
+		return set_state(c, DIRECT_BAD, why);
+	}
+	if ((fd = open(c->st.path, O_RDONLY | O_CLOEXEC)) == -1) {
+		snprintf(why, sizeof(why), "metric file %s: %s", c->st.path,
+		    strerror(errno));
+		return set_state(c, DIRECT_MISSING, why);
+	}
+	m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	c->img = malloc((size_t)sb.st_size);
+	c->last = malloc((size_t)sb.st_size);
+	if (m == MAP_FAILED || c->img == NULL || c->last == NULL) {
+		snprintf(why, sizeof(why), "metric file %s: cannot map it: %s",
+		    c->st.path, strerror(errno));
+		if (m != MAP_FAILED)
+			munmap(m, (size_t)sb.st_size);
+		close(fd);
+		unmap(c);
+		return set_state(c, DIRECT_BAD, why);
+	}
+	c->fd = fd;
+	c->map = m;
+	c->len = (size_t)sb.st_size;
+	c->ino = sb.st_ino;
+	c->dev = sb.st_dev;
+	c->order = MF_ORDER_NATIVE;
+	c->st.swapped = false;
+	c->have_last = false;
+	return false;
+}
+
+/* The map's bytes read once each: the writer may change them any time. */
+static uint32_t
+map_u32(const struct dcard *c, size_t off)
+{
+	uint8_t b[4];
+
+	for (int i = 0; i < 4; i++)
+		b[i] = ((const volatile uint8_t *)c->map)[off + (size_t)i];
+	return mf_get_u32(b, c->order);
+}
+
+static uint64_t
+map_u64(const struct dcard *c, size_t off)
+{
+	uint8_t b[8];
+
+	for (int i = 0; i < 8; i++)
+		b[i] = ((const volatile uint8_t *)c->map)[off + (size_t)i];
+	return mf_get_u64(b, c->order);
+}
+
+static bool
+map_updating(const struct dcard *c)
+{
+	return ((const volatile uint8_t *)c->map)[0] == '!';
+}
+
+/* Use the other byte order if only it makes the size field the file's. */
+static void
+pick_order(struct dcard *c)
+{
+	enum mf_order other = mf_get_u32((const uint8_t *)"\1\0\0\0",
+	    MF_ORDER_NATIVE) == 1 ? MF_ORDER_BIG : MF_ORDER_LITTLE;
+
+	if (mf_get_u32(c->img + 4, c->order) == c->len ||
+	    mf_get_u32(c->img + 4, other) != c->len)
+		return;
+	c->order = other;
+	c->st.swapped = true;
+	log_notice("device %d: metric file %s is in %s byte order; read as such",
+	    c->st.device, c->st.path, other == MF_ORDER_BIG ? "big-endian" :
+	    "little-endian");
+}
+
+/* A decode that failed: the card's state and reason. */
+static bool
+bad_file(struct direct *d, struct dcard *c, enum mf_status s, const char *err)
+{
+	char why[1024];
+	unsigned dropped;
+
+	c->st.errors++;
+	switch (s) {
+	case MF_OLD_FORMAT:
+		snprintf(why, sizeof(why), "metric file %s is in the old format, "
+		    "which only aiu-smi reads; this card stays on aiu-smi",
+		    c->st.path);
+		return set_state(c, DIRECT_OLD_FORMAT, why);
+	case MF_BAD_VERSION:
+		snprintf(why, sizeof(why), "metric file %s: %s; this card stays "
+		    "on aiu-smi", c->st.path, err);
+		return set_state(c, DIRECT_VERSION, why);
+	default:
+		snprintf(why, sizeof(why), "metric file %s: %s: %s; nothing "
+		    "stored from it", c->st.path, mf_status_str(s), err);
+		if (c->st.state == DIRECT_BAD && strcmp(c->st.why, why) != 0 &&
+		    ratelimit_pass(&d->rl, now_monotonic_ns(), &dropped))
+			c->logged = false;
+		return set_state(c, DIRECT_BAD, why);
+	}
+}
+
+/*
+ * Copy the file consistently into c->img and decode it into c->f.
+ * 1: decoded; 0: nothing this tick (updating, torn); -1: a bad file.
+ */
+static int
+copy_once(struct direct *d, struct dcard *c, bool *changed)
+{
+	char err[256];
+	enum mf_status s;
+
+	for (int attempt = 0; attempt <= DIRECT_RETRIES; attempt++) {
+		uint32_t pre_seq[SEC_MAX];
+		uint64_t pre_ms[SEC_MAX];
+		bool moved = false;
+
+		if (attempt > 0)
+			c->st.retries++;
+		for (size_t i = 0; i < c->nsec && c->have_last; i++) {
+			pre_seq[i] = map_u32(c, c->off[i] + MF_SEC_OFF_SEQ);
+			pre_ms[i] = map_u64(c, c->off[i] + MF_SEC_OFF_UPDATED);
+		}
+		if (map_updating(c)) {
+			c->st.updating++;
+			return 0;
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		memcpy(c->img, c->map, c->len);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		c->copied_ns = now_realtime_ns();
+		c->st.reads++;
+		if (map_updating(c) || c->img[0] == '!') {
+			c->st.updating++;
+			return 0;
+		}
+		if (!c->st.swapped)
+			pick_order(c);
+		s = mf_decode(c->img, c->len, c->order, d->table, &c->f, err,
+		    sizeof(err));
+		if (s != MF_OK) {
+			*changed |= bad_file(d, c, s, err);
+			return -1;
+		}
+		/* before, during and after the copy: one update only */
+		for (size_t i = 0; i < c->f.nsec && !moved; i++) {
+			const struct mf_section *sec = &c->f.sec[i];
+
+			moved = map_u32(c, sec->offset + MF_SEC_OFF_SEQ) != sec->seq ||
+			    map_u64(c, sec->offset + MF_SEC_OFF_UPDATED) !=
+			    sec->updated_ms;
+			if (c->have_last && c->nsec == c->f.nsec &&
+			    c->off[i] == sec->offset)
+				moved |= pre_seq[i] != sec->seq ||
+				    pre_ms[i] != sec->updated_ms;
+		}
+		if (!moved)
+			return 1;
+	}
+	c->st.torn++;
+	return 0;
+}
+
+/* copy_once, with a file cut short under the map caught (see on_sigbus). */
+static int
+take_copy(struct direct *d, struct dcard *c, bool *changed)
+{
+	char why[1024];
+	int r;
+
+	if (sigsetjmp(bus_jmp, 0) != 0) {
+		c->st.errors++;
+		snprintf(why, sizeof(why), "metric file %s was cut short while "
+		    "being read; nothing stored from that read", c->st.path);
+		unmap(c);
+		*changed |= set_state(c, DIRECT_BAD, why);
+		return -1;
+	}
+	bus_armed = 1;
+	r = copy_once(d, c, changed);
+	bus_armed = 0;
+	return r;
+}
+
+static int
+metric_id(struct direct *d, const struct mf_metric_type *mt)
+{
+	size_t k = (size_t)(mt - d->table->metrics);
+	char key[MF_NAME_MAX + 8];
+	const char *unit = "";
+	bool bytes = mt->vtype == MF_VT_KIB || mt->vtype == MF_VT_MIB ||
+	    mt->vtype == MF_VT_GIB;
+	int id;
+
+	if (k >= MF_TABLE_METRICS)
+		return -1;
+	if (d->metric_id[k] != -2)
+		return d->metric_id[k];
+	snprintf(key, sizeof(key), "%s%s", mt->name, bytes ? "_bytes" : "");
+	if (bytes)
+		unit = "B";
+	else if (strcmp(mt->name, "tempr") == 0)
+		unit = "C";
+	if (d->sink.metric(d->sink.arg, key, unit, mt->summ == MF_SUM_MAX,
+	    &id) == -1)
+		return -1;	/* asked again next time */
+	d->metric_id[k] = id;
+	return id;
+}
+
+/* Hand on c->f's values as one row stamped by section stamp. */
+static void
+emit_row(struct direct *d, struct dcard *c, const struct mf_section *stamp)
+{
+	const struct mf_file *f = &c->f;
+	struct store_sample s;
+	uint64_t prev = 0, span;
+	size_t n = 0;
+
+	/*
+	 * The row covers the writer's time since the sample before (the
+	 * baseline at least): the file's own interval field has no documented
+	 * unit, so it is only shown in status.
+	 */
+	for (size_t i = 0; i < c->nsec; i++)
+		if (c->ms[i] > prev)
+			prev = c->ms[i];
+	span = stamp->updated_ms > prev ? stamp->updated_ms - prev : 1;
+	if (span > UINT32_MAX)
+		span = UINT32_MAX;
+	for (size_t i = 0; i < f->nval; i++) {
+		int id = metric_id(d, f->val[i].type);
+
+		if (id < 0)
+			continue;
+		c->ids[n] = id;
+		c->vals[n] = (struct store_value){ f->val[i].mant,
+		    f->val[i].scale, f->val[i].present };
+		n++;
+	}
+	s = (struct store_sample){
+		.ts_ns = (int64_t)(stamp->updated_ms * NSEC_PER_MSEC),
+		.device = c->st.device,
+		.interval_ms = (uint32_t)span,
+		.src = SCHEMA_SRC_FILE,
+		.have_seq = true,
+		.seq = stamp->seq,
+		.arrival_ns = c->copied_ns,
+		.nvalues = n,
+		.metric = c->ids,
+		.values = c->vals,
+	};
+	c->st.interval = stamp->interval;
+	c->st.rows++;
+	c->st.newest_ts_ns = s.ts_ns;
+	d->sink.row(d->sink.arg, &s);
+}
+
+/* Hand on the sample in c->img/c->f if it is new and whole. */
+static void
+take_sample(struct direct *d, struct dcard *c)
+{
+	const struct mf_file *f = &c->f;
+	bool same_layout = c->have_last && c->nsec == f->nsec;
+	bool any_new = false;
+	const struct mf_section *stamp = NULL;
+	uint32_t missed = 0;
+
+	/*
+	 * The header's last update is written after the sections': a section
+	 * stamped later is an update still in progress (once the header's
+	 * time is known to move at all).
+	 */
+	if (c->file_ms != 0 && f->updated_ms != c->file_ms)
+		c->file_ms_moves = true;
+	c->file_ms = f->updated_ms;
+	for (size_t i = 0; i < f->nsec && c->file_ms_moves; i++)
+		if (f->sec[i].updated_ms > f->updated_ms) {
+			c->st.torn++;
+			return;
+		}
+	for (size_t i = 0; i < f->nsec; i++) {
+		const struct mf_section *sec = &f->sec[i];
+		bool old = same_layout && c->off[i] == sec->offset &&
+		    c->seq[i] == sec->seq && c->ms[i] == sec->updated_ms;
+
+		if (old && memcmp(c->img + sec->offset, c->last + sec->offset,
+		    sec->size) != 0) {
+			c->st.torn++;	/* new words under the old header */
+			return;
+		}
+		if (old || sec->stype == NULL)
+			continue;
+		any_new = true;
+		/* sections update together: count the largest jump once */
+		if (same_layout && c->off[i] == sec->offset &&
+		    sec->seq - c->seq[i] > 1 && sec->seq - c->seq[i] < 0x80000000U &&
+		    sec->seq - c->seq[i] - 1 > missed)
+			missed = sec->seq - c->seq[i] - 1;
+		if (stamp == NULL || sec->updated_ms > stamp->updated_ms)
+			stamp = sec;
+	}
+	if (!c->have_last) {
+		/* the first read of a mapping: only the baseline */
+		stamp = NULL;
+	} else if (!any_new || stamp == NULL) {
+		c->st.duplicates++;
+		return;
+	}
+	c->st.missed += missed;
+	if (stamp != NULL)
+		emit_row(d, c, stamp);
+
+	memcpy(c->last, c->img, c->len);
+	c->have_last = true;
+	c->nsec = f->nsec;
+	for (size_t i = 0; i < f->nsec; i++) {
+		c->off[i] = f->sec[i].offset;
+		c->seq[i] = f->sec[i].seq;
+		c->ms[i] = f->sec[i].updated_ms;
+	}
+}
+
+static bool
+read_card(struct direct *d, struct dcard *c, uint64_t mono_ns)
+{
+	bool changed = false;
+	int r;
+
+	if (c->map == NULL || c->st.state != DIRECT_READING ||
+	    mono_ns - c->checked_mono_ns >= DIRECT_RESTAT_NS)
+		changed |= check_file(c, mono_ns);
+	if (c->map == NULL)
+		return changed;
+	r = take_copy(d, c, &changed);
+	if (r == 1) {
+		changed |= set_state(c, DIRECT_READING, "");
+		take_sample(d, c);
+	}
+	return changed;
+}
+
+bool
+direct_tick(struct direct *d, uint64_t mono_ns)
+{
+	bool changed = false;
+
+	for (size_t i = 0; i < DIRECT_MAX_CARDS; i++)
+		if (d->cards[i] != NULL)
+			changed |= read_card(d, d->cards[i], mono_ns);
+	return changed;
+}
+
+bool
+direct_reading(const struct direct *d, int device)
+{
+	const struct direct_card_stats *st = direct_card(d, device);
+
+	return st != NULL && st->state == DIRECT_READING;
+}
+
+bool
+direct_covers_all(const struct direct *d)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < DIRECT_MAX_CARDS; i++) {
+		if (d->cards[i] == NULL)
+			continue;
+		if (d->cards[i]->st.state != DIRECT_READING)
+			return false;
+		n++;
+	}
+	return n > 0;
+}
+
+const struct direct_card_stats *
+direct_card(const struct direct *d, int device)
+{
+	if (d == NULL || device < 0 || device >= DIRECT_MAX_CARDS ||
+	    d->cards[device] == NULL)
+		return NULL;
+	return &d->cards[device]->st;
+}

@@ -1,0 +1,232 @@
+/*
+ * source_direct: the source's direct reads of new-format metric files.
+ *
+ * A timer on CLOCK_MONOTONIC reads every known card (direct.c) once per
+ * period: the fine rate (source.window_interval) while a window is open or
+ * a fine-rate ring is kept (source.pre_window > 0), source.interval
+ * otherwise.  It is re-armed from the time it was scheduled for, not from
+ * when it ran, so reads do not drift; ticks missed while the daemon was
+ * busy are skipped, not caught up in a burst.
+ *
+ * Direct rows go through a pace of their own, with the same rates as
+ * aiu-smi's rows would have, so windows get every read and the time
+ * between them aggregates.  pace keeps no sequence number or read time;
+ * the last SOURCE_DRING of each card are remembered by stamp and put back
+ * on the rows pace stores (an aggregate carries its last read's).
+ *
+ * Cards are those of aiu-smi's #MetricFiles block, under aiu-smi's device
+ * IDs.  When the set of cards read directly changes, the source's rates are
+ * applied again: aiu-smi runs at source.interval while every card is read
+ * directly, and as before otherwise.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "direct.h"
+#include "metricfile.h"
+#include "pace.h"
+#include "schema.h"
+#include "source_priv.h"
+#include "timeparse.h"
+
+static uint64_t
+direct_period(const struct source *src)
+{
+	struct pace_params prm = source_direct_params(src);
+
+	return prm.fine_ns;
+}
+
+/* A row from the direct rows' pace: put back what pace does not keep. */
+static void
+store_direct_row(void *arg, const struct store_sample *s)
+{
+	struct source *src = arg;
+	struct store_sample row = *s;
+
+	row.src = SCHEMA_SRC_FILE;
+	if (s->device >= 0 && s->device < SOURCE_MAX_DEVICES)
+		for (unsigned i = 0; i < SOURCE_DRING; i++) {
+			const struct source_dstamp *d =
+			    &src->dring[s->device][i];
+			if (d->ts_ns == s->ts_ns && d->ts_ns != 0) {
+				row.have_seq = true;
+				row.seq = d->seq;
+				row.arrival_ns = d->arrival_ns;
+				break;
+			}
+		}
+	store_append(src->st, &row);
+	src->stats.rows++;
+}
+
+static int
+replace_direct_rows(void *arg, int device, int64_t after_ns)
+{
+	struct source *src = arg;
+
+	return store_delete_after_src(src->st, device, SCHEMA_SRC_FILE,
+	    after_ns);
+}
+
+/* A new sample read from a file: remember its stamp, hand it to pace. */
+static void
+direct_row(void *arg, const struct store_sample *s)
+{
+	struct source *src = arg;
+
+	if (s->device >= 0 && s->device < SOURCE_MAX_DEVICES) {
+		unsigned *h = &src->dring_head[s->device];
+		src->dring[s->device][*h] = (struct source_dstamp){ s->ts_ns,
+		    s->seq, s->arrival_ns };
+		*h = (*h + 1) % SOURCE_DRING;
+	}
+	if (s->ts_ns > src->stats.newest_ts_ns)
+		src->stats.newest_ts_ns = s->ts_ns;
+	pace_row(src->dpace, s);
+}
+
+static int
+direct_metric(void *arg, const char *key, const char *unit, bool max, int *id)
+{
+	struct source *src = arg;
+
+	if (store_metric(src->st, key, unit, id) == -1)
+		return -1;
+	if (max)
+		pace_set_max(src->dpace, *id);
+	return 0;
+}
+
+static int
+on_direct_timer(sd_event_source *s, uint64_t usec, void *arg)
+{
+	struct source *src = arg;
+	uint64_t now = now_monotonic_ns(), period = src->direct_period_ns / 1000;
+	bool all;
+
+	(void)s;
+	if (direct_tick(src->direct, now)) {
+		all = direct_covers_all(src->direct);
+		if (all != src->direct_all) {
+			src->direct_all = all;
+			log_info("%s", all ? "every card's metric file is read "
+			    "directly; aiu-smi runs at source.interval" :
+			    "not every card's metric file can be read directly; "
+			    "aiu-smi runs as without direct reads");
+			source_apply_rates(src, all ? "every card is read directly"
+			    : "a card is no longer read directly");
+		}
+	}
+	/* from the scheduled time; skip ticks already past */
+	usec += period;
+	if (usec * 1000 < now)
+		usec += ((now / 1000 - usec) / period + 1) * period;
+	src->direct_next_usec = usec;
+	source_arm_timer(src, &src->direct_timer, usec, on_direct_timer);
+	return 0;
+}
+
+/* The metric table: the reference's search path, else the built-in one. */
+static const struct mf_table *
+load_table(struct source *src)
+{
+	char path[512], err[512];
+
+	if (mf_table_find(getenv("SECTION_TYPE_CONFIG_FILE"), getenv("HOME"),
+	    path, sizeof(path)) == -1)
+		return mf_table_builtin();
+	if ((src->table = malloc(sizeof(*src->table))) == NULL ||
+	    mf_table_load(path, src->table, err, sizeof(err)) == -1) {
+		log_warnx("%s; using the built-in metric table 1.0.0.1",
+		    src->table != NULL ? err : "out of memory");
+		free(src->table);
+		src->table = NULL;
+		return mf_table_builtin();
+	}
+	log_info("metric table %s, version %s", path, src->table->version);
+	return src->table;
+}
+
+int
+source_direct_start(struct source *src)
+{
+	struct direct_sink dsink = { direct_row, direct_metric, src };
+	struct pace_sink psink = { store_direct_row, replace_direct_rows, src };
+	struct pace_params prm = source_direct_params(src);
+	uint64_t now;
+
+	if ((src->dpace = pace_new(&prm, &psink)) == NULL ||
+	    (src->direct = direct_new(load_table(src), &dsink)) == NULL) {
+		log_warnx("out of memory");
+		return -1;
+	}
+	src->direct_period_ns = direct_period(src);
+	sd_event_now(src->ev, CLOCK_MONOTONIC, &now);
+	src->direct_next_usec = now + src->direct_period_ns / 1000;
+	if (source_arm_timer(src, &src->direct_timer, src->direct_next_usec,
+	    on_direct_timer) < 0) {
+		log_warnx("cannot set up the metric files' timer");
+		return -1;
+	}
+	return 0;
+}
+
+void
+source_direct_rates(struct source *src)
+{
+	struct pace_params prm;
+	uint64_t period, now;
+
+	if (src->direct == NULL)
+		return;
+	prm = source_direct_params(src);
+	pace_set_params(src->dpace, &prm);
+	period = direct_period(src);
+	if (period == src->direct_period_ns)
+		return;
+	src->direct_period_ns = period;
+	/* a faster rate starts now, not at the end of the slower period */
+	sd_event_now(src->ev, CLOCK_MONOTONIC, &now);
+	if (src->direct_next_usec > now + period / 1000) {
+		src->direct_next_usec = now + period / 1000;
+		source_arm_timer(src, &src->direct_timer, src->direct_next_usec,
+		    on_direct_timer);
+	}
+}
+
+void
+source_direct_add(struct source *src, int device, const char *path)
+{
+	if (src->direct != NULL)
+		direct_add(src->direct, device, path);
+}
+
+void
+source_direct_window(struct source *src, bool open, int64_t now_ns)
+{
+	if (src->dpace != NULL)
+		pace_set_window(src->dpace, open, now_ns);
+}
+
+void
+source_direct_stop(struct source *src)
+{
+	src->direct_timer = sd_event_source_disable_unref(src->direct_timer);
+	if (src->dpace != NULL)
+		pace_flush(src->dpace);
+}
+
+void
+source_direct_free(struct source *src)
+{
+	sd_event_source_disable_unref(src->direct_timer);
+	src->direct_timer = NULL;
+	direct_free(src->direct);
+	src->direct = NULL;
+	pace_free(src->dpace);
+	src->dpace = NULL;
+	free(src->table);
+	src->table = NULL;
+}

@@ -1,0 +1,306 @@
+/*
+ * Tests of direct: a card's metric file read through a real map, with the
+ * file written by mf_write: the first read is the baseline, new samples
+ * carry the writer's stamp and sequence number, repeats are not handed
+ * on, jumps count missed updates, words changed under an unchanged header
+ * and sections stamped after the file header are dropped as torn, every
+ * bad file state gives its state, a re-created file is mapped again and a
+ * byte-swapped file is read swapped.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "direct.h"
+#include "metricfile.h"
+#include "schema.h"
+
+#define MS0	1796238131000ULL
+#define RESTAT	(DIRECT_RESTAT_NS + 1)
+
+struct rec {
+	size_t rows;
+	struct store_sample last;
+	struct store_value vals[MF_MAX_VALUES];
+	int ids[MF_MAX_VALUES];
+	int next_id;
+};
+
+static struct rec rec;
+static char path[256];
+static uint64_t mono;
+
+static void
+on_row(void *arg, const struct store_sample *s)
+{
+	struct rec *r = arg;
+
+	r->rows++;
+	r->last = *s;
+	memcpy(r->vals, s->values, s->nvalues * sizeof(*s->values));
+	memcpy(r->ids, s->metric, s->nvalues * sizeof(*s->metric));
+}
+
+static int
+on_metric(void *arg, const char *key, const char *unit, bool max, int *id)
+{
+	struct rec *r = arg;
+
+	(void)key;
+	(void)unit;
+	(void)max;
+	*id = r->next_id++;
+	return 0;
+}
+
+/* Write the file: one perf_counter section, pwr and rdmem. */
+static void
+write_file(enum mf_order order, uint32_t seq, uint64_t ms, uint64_t file_ms,
+    uint64_t pwr)
+{
+	uint64_t p[] = { pwr }, rd[] = { 3, 4 };
+	struct mf_wmetric m[] = { { 0x10, 1, p }, { 0x12, 2, rd } };
+	struct mf_wsection s = { 0x20, seq, ms, 10, 2, m };
+	uint8_t buf[512];
+	size_t n = mf_write(buf, sizeof(buf), order, file_ms, &s, 1, NULL);
+	FILE *f = fopen(path, "r+b");
+
+	if (f == NULL)
+		f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, n, f), n);
+	fclose(f);
+}
+
+/* Overwrite n bytes at off. */
+static void
+poke(long off, const void *b, size_t n)
+{
+	FILE *f = fopen(path, "r+b");
+
+	assert_non_null(f);
+	fseek(f, off, SEEK_SET);
+	assert_int_equal(fwrite(b, 1, n, f), n);
+	fclose(f);
+}
+
+static struct direct *
+reader(void)
+{
+	struct direct_sink sink = { on_row, on_metric, &rec };
+	struct direct *d = direct_new(mf_table_builtin(), &sink);
+
+	assert_non_null(d);
+	direct_add(d, 3, path);
+	return d;
+}
+
+static int
+setup(void **state)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/test_direct.%d",
+	    tmp != NULL ? tmp : "/tmp", (int)getpid());
+	unlink(path);
+	memset(&rec, 0, sizeof(rec));
+	mono = 1000000000ULL;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	unlink(path);
+	return 0;
+}
+
+static void
+test_samples(void **state)
+{
+	struct direct *d;
+	const struct direct_card_stats *st;
+
+	(void)state;
+	write_file(MF_ORDER_NATIVE, 7, MS0, MS0, 420);
+	d = reader();
+	assert_false(direct_covers_all(d) && rec.rows > 0);
+	assert_true(direct_tick(d, mono));	/* now reading */
+	assert_true(direct_reading(d, 3));
+	assert_true(direct_covers_all(d));
+	assert_int_equal(rec.rows, 0);		/* the baseline */
+
+	write_file(MF_ORDER_NATIVE, 8, MS0 + 10, MS0 + 10, 431);
+	assert_false(direct_tick(d, mono += 1000));
+	assert_int_equal(rec.rows, 1);
+	assert_int_equal(rec.last.ts_ns, (int64_t)(MS0 + 10) * 1000000);
+	assert_int_equal(rec.last.src, SCHEMA_SRC_FILE);
+	assert_true(rec.last.have_seq);
+	assert_int_equal(rec.last.seq, 8);
+	assert_int_equal(rec.last.device, 3);
+	assert_int_equal(rec.last.interval_ms, 10);
+	assert_true(rec.last.arrival_ns > 0);
+	assert_int_equal(rec.last.nvalues, 2);
+	assert_int_equal(rec.vals[0].mant, 431);	/* pwr, tenths */
+	assert_int_equal(rec.vals[0].scale, 1);
+	assert_int_equal(rec.vals[1].mant, 7 * 1024);	/* rdmem, bytes */
+
+	/* the same sample again: not handed on */
+	direct_tick(d, mono += 1000);
+	assert_int_equal(rec.rows, 1);
+	/* a jump of 3: 2 missed; the row covers the 30 ms since the last */
+	write_file(MF_ORDER_NATIVE, 11, MS0 + 40, MS0 + 40, 440);
+	direct_tick(d, mono += 1000);
+	assert_int_equal(rec.rows, 2);
+	assert_int_equal(rec.last.interval_ms, 30);
+	st = direct_card(d, 3);
+	assert_int_equal(st->duplicates, 1);
+	assert_int_equal(st->missed, 2);
+	assert_int_equal(st->torn, 0);
+	direct_free(d);
+}
+
+static void
+test_torn(void **state)
+{
+	struct direct *d;
+	uint8_t w[8];
+
+	(void)state;
+	write_file(MF_ORDER_NATIVE, 1, MS0, MS0, 400);
+	d = reader();
+	direct_tick(d, mono);
+	write_file(MF_ORDER_NATIVE, 2, MS0 + 10, MS0 + 10, 410);
+	direct_tick(d, mono += 1000);
+	assert_int_equal(rec.rows, 1);
+
+	/* new words under the old header: dropped, counted */
+	mf_put_u64(w, 999, MF_ORDER_NATIVE);
+	poke(32 + 8 + 32 + 16, w, 8);		/* pwr's word */
+	direct_tick(d, mono += 1000);
+	assert_int_equal(rec.rows, 1);
+	assert_int_equal(direct_card(d, 3)->torn, 1);
+
+	/* a section stamped after the file header: in progress */
+	write_file(MF_ORDER_NATIVE, 3, MS0 + 20, MS0 + 10, 420);
+	direct_tick(d, mono += 1000);
+	assert_int_equal(rec.rows, 1);
+	assert_int_equal(direct_card(d, 3)->torn, 2);
+	/* finished: handed on */
+	write_file(MF_ORDER_NATIVE, 3, MS0 + 20, MS0 + 20, 420);
+	direct_tick(d, mono += 1000);
+	assert_int_equal(rec.rows, 2);
+	assert_int_equal(rec.vals[0].mant, 420);
+
+	/* '!': being updated, nothing read */
+	poke(0, "!", 1);
+	direct_tick(d, mono += 1000);
+	assert_int_equal(direct_card(d, 3)->updating, 1);
+	assert_true(direct_reading(d, 3));
+	direct_free(d);
+}
+
+static void
+expect_state(enum direct_state want, const char *why)
+{
+	struct direct *d = reader();
+	const struct direct_card_stats *st;
+
+	direct_tick(d, mono);
+	st = direct_card(d, 3);
+	assert_int_equal(st->state, want);
+	assert_false(direct_covers_all(d));
+	if (strstr(st->why, why) == NULL)
+		fail_msg("why: %s", st->why);
+	assert_non_null(strstr(st->why, path));
+	assert_int_equal(rec.rows, 0);
+	direct_free(d);
+}
+
+static void
+test_bad_files(void **state)
+{
+	uint8_t v[4] = { 2, 0, 0, 1 };
+	FILE *f;
+
+	(void)state;
+	expect_state(DIRECT_MISSING, "No such file");
+	write_file(MF_ORDER_NATIVE, 1, MS0, MS0, 400);
+	poke(0, "\0\0\0\0", 4);
+	expect_state(DIRECT_OLD_FORMAT, "old format");
+	write_file(MF_ORDER_NATIVE, 1, MS0, MS0, 400);
+	poke(8, v, 4);
+	expect_state(DIRECT_VERSION, "layout version 2.0.0.1");
+	write_file(MF_ORDER_NATIVE, 1, MS0, MS0, 400);
+	assert_int_equal(truncate(path, 100), 0);
+	expect_state(DIRECT_BAD, "truncated");
+	write_file(MF_ORDER_NATIVE, 1, MS0, MS0, 400);
+	f = fopen(path, "ab");
+	fputs("xx", f);		/* size not a multiple of 8 */
+	fclose(f);
+	expect_state(DIRECT_BAD, "not a multiple of 8");
+}
+
+static void
+test_recreated_and_swapped(void **state)
+{
+	enum mf_order other = mf_get_u32((const uint8_t *)"\1\0\0\0",
+	    MF_ORDER_NATIVE) == 1 ? MF_ORDER_BIG : MF_ORDER_LITTLE;
+	struct direct *d;
+
+	(void)state;
+	write_file(MF_ORDER_NATIVE, 5, MS0, MS0, 400);
+	d = reader();
+	direct_tick(d, mono);
+	/* the workload starts again: a new file, sequence from 1, swapped */
+	unlink(path);
+	write_file(other, 1, MS0 + 100, MS0 + 100, 500);
+	direct_tick(d, mono += 1000);		/* too soon to look: old map */
+	assert_int_equal(direct_card(d, 3)->reopened, 0);
+	direct_tick(d, mono += RESTAT);
+	assert_int_equal(direct_card(d, 3)->reopened, 1);
+	assert_true(direct_card(d, 3)->swapped);
+	assert_int_equal(rec.rows, 0);		/* a new baseline */
+	write_file(other, 2, MS0 + 110, MS0 + 110, 510);
+	direct_tick(d, mono += 1000);
+	assert_int_equal(rec.rows, 1);
+	assert_int_equal(rec.last.seq, 2);
+	assert_int_equal(rec.vals[0].mant, 510);
+
+	/* cut short in place, under the map: a failed read, no crash */
+	assert_int_equal(truncate(path, 0), 0);
+	direct_tick(d, mono += 1000);
+	assert_int_equal(direct_card(d, 3)->state, DIRECT_BAD);
+	assert_non_null(strstr(direct_card(d, 3)->why, "cut short"));
+	write_file(other, 3, MS0 + 120, MS0 + 120, 520);
+	direct_tick(d, mono += 1000);		/* mapped again: the baseline */
+	assert_true(direct_reading(d, 3));
+	write_file(other, 4, MS0 + 130, MS0 + 130, 530);
+	direct_tick(d, mono += 1000);
+	assert_int_equal(rec.rows, 2);
+	assert_int_equal(rec.vals[0].mant, 530);
+	direct_free(d);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_torn, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recreated_and_swapped,
+		    setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
