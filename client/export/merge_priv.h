@@ -39,6 +39,18 @@
 typedef int (*merge_put_fn)(void *arg, const char *p, size_t n);
 
 /*
+ * The output of a combined merge (combine.c), written as merge_write
+ * writes its own: whole or not at all, gzip for a name ending in ".gz".
+ * open returns NULL after printing why; put is a merge_put_fn with the
+ * sink as its arg; close finishes on rc == CLIENT_EXIT_OK (else removes
+ * the output), frees the sink and returns rc or the failure.
+ */
+struct merge_sink;
+struct merge_sink *merge_sink_open(const char *path);
+int merge_sink_put(void *arg, const char *p, size_t n);
+int merge_sink_close(struct merge_sink *s, int rc);
+
+/*
  * Write the new events (merge.h) through put, each but the first preceded
  * by ",\n" and the first by "\n"; *nevents counts them.  Nothing is
  * written when no sample falls in the trace's span.  Returns a
