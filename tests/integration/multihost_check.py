@@ -12,6 +12,8 @@
   steps STEPS.csv STEPS.json S0.csv HA HB
   summary SUM.csv SUM.json SUMB.csv HA HB
   merged T0 T1 M0 M1 COMBINED S0.csv S1.csv HA HB
+  window MULTI.csv S0.csv S1.csv HA HB  a window's export over two hosts is
+                                       each host's own, a host column first
 """
 import csv
 import gzip
@@ -129,6 +131,22 @@ def summary(path_csv, path_json, sumb, ha, hb):
     print("summary: %d cards over two hosts" % (len(m) - 1))
 
 
+def window(multi, s0, s1, ha, hb):
+    m = read_csv(multi)
+    if m[0][0] != "host":
+        fail("%s: header %s" % (multi, m[0][:3]))
+    for single, host in ((read_csv(s0), ha), (read_csv(s1), hb)):
+        if m[0][1:] != single[0]:
+            fail("%s: columns differ from %s's own export" % (multi, host))
+        got = [r[1:] for r in m[1:] if r[0] == host]
+        if not got or got != single[1:]:
+            fail("%s: %d rows of %s, want its own %d" % (multi, len(got), host,
+                                                         len(single) - 1))
+    if len(m) - 1 != len(read_csv(s0)) - 1 + len(read_csv(s1)) - 1:
+        fail("%s: rows of no host" % multi)
+    print("window: %d rows over two hosts" % (len(m) - 1))
+
+
 def pwr_values(single):
     head = single[0]
     return {Decimal(r[head.index("pwr")]) for r in single[1:] if r[head.index("pwr")]}
@@ -235,7 +253,7 @@ def merged(t0, t1, m0, m1, comb, s0, s1, ha, hb):
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     {"make-trace": make_trace, "rows": rows, "jsonl": jsonl, "steps": steps,
-     "summary": summary, "merged": merged}[cmd](*args)
+     "summary": summary, "merged": merged, "window": window}[cmd](*args)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@
 #   - traces that record their host (a host_name header, or a Kineto file
 #     name HOST_PID.TIME.pt.trace.json) match without a map;
 #   - --steps over both ranks (csv with host,rank; json array);
-#   - summary over both databases (a window of one tag on each host);
+#   - summary and export --window over both databases (a window of one
+#     tag on each host);
 #   - --merge-dir writes one merged trace per rank, --merge one combined
 #     trace: both checked event by event in python (multihost_check.py).
 source "$(dirname "$0")/lib.sh"
@@ -60,7 +61,11 @@ for h in a b; do
 done
 echo "ok: two daemons record hosts $HA and $HB"
 
-# ---- two ranks' traces, 0.6 s and 0.8 s from now, a window on each host ----
+# ---- a window on each host; two ranks' traces, 0.6 s and 0.8 s from now ----
+for h in a b; do
+	"$CLIENT" --socket "$T/$h.sock" mark begin --tag job-4711 >/dev/null ||
+		fail "mark begin on $h"
+done
 T0=$(( $(date +%s%N) + 600000000 ))
 python3 "$CHECK" make-trace "$SRC_TRACE" "$T/r0.json" 0 "$T0" ""
 python3 "$CHECK" make-trace "$SRC_TRACE" "$T/r1.json" 1 $((T0 + 200000000)) ""
@@ -68,10 +73,6 @@ python3 "$CHECK" make-trace "$SRC_TRACE" "$T/h0.json" 0 "$T0" "$HA"
 python3 "$CHECK" make-trace "$SRC_TRACE" "$T/h1.json" 1 $((T0 + 200000000)) "$HB"
 cp "$T/r0.json" "$T/${HA}_101.1733135172.pt.trace.json"
 cp "$T/r1.json" "$T/${HB}_202.1733135172.pt.trace.json"
-for h in a b; do
-	"$CLIENT" --socket "$T/$h.sock" mark begin --tag job-4711 >/dev/null ||
-		fail "mark begin on $h"
-done
 END=$((T0 + 200000000 + 1400000000))
 past_end() {
 	for h in a b; do
@@ -161,7 +162,17 @@ python3 "$CHECK" summary "$T/sum.csv" "$T/sum.json" "$T/sumb.csv" "$HA" "$HB" ||
 	fail "summary over two hosts"
 grep -q "^host $HA ($T/a.db)" "$T/sum.txt" && grep -q "^all 2 hosts: energy" "$T/sum.txt" ||
 	fail "summary table: $(cat "$T/sum.txt")"
-echo "ok: --steps and summary carry each host"
+for h in a b; do
+	"$CLIENT" --db "$T/$h.db" export --window job-4711 >"$T/win-$h.csv" 2>/dev/null ||
+		fail "single export --window on $h"
+done
+spy export --window job-4711 >"$T/win.csv" || fail "export --window over two hosts"
+python3 "$CHECK" window "$T/win.csv" "$T/win-a.csv" "$T/win-b.csv" "$HA" "$HB" ||
+	fail "export --window over two hosts"
+spy export --window job-4711 --format aiusmi >"$T/win.aiusmi" || fail "aiusmi over two hosts"
+[ "$(grep -c '^#host ' "$T/win.aiusmi")" -eq 2 ] && [ "$(grep -c '^ID,Date' "$T/win.aiusmi")" -eq 2 ] ||
+	fail "aiusmi over two hosts: $(grep '^#\|^ID' "$T/win.aiusmi")"
+echo "ok: --steps, summary and a window's export carry each host"
 
 # ---- merged traces: one per rank, and one combined ----
 mkdir "$T/merged"
