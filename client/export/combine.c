@@ -86,6 +86,7 @@ struct combine {
 	size_t	 held;			/* bytes in hold */
 	size_t	 hold_cap;
 	uint64_t hold_off;		/* stream offset of hold[0] */
+	uint64_t done;			/* the end of the last event copied */
 	int	 rc;			/* CLIENT_EXIT_OK until a failure */
 	yajl_gen g;
 };
@@ -276,11 +277,21 @@ on_event(const struct trace_event *ev, void *arg)
 	if (rewrite(c, text, ev->offset) == -1)
 		c->rc = CLIENT_EXIT_FAILED;
 	free(text);
-	/* nothing before this event's end is needed again */
-	c->hold_off = ev->offset + ev->length;
-	memmove(c->hold, c->hold + at + ev->length, c->held - at -
-	    (size_t)ev->length);
-	c->held -= at + (size_t)ev->length;
+	c->done = ev->offset + ev->length;
+}
+
+/* Drop the held bytes before the end of the last event copied. */
+static void
+hold_trim(struct combine *c)
+{
+	size_t drop;
+
+	if (c->done <= c->hold_off)
+		return;
+	drop = (size_t)(c->done - c->hold_off);
+	memmove(c->hold, c->hold + drop, c->held - drop);
+	c->held -= drop;
+	c->hold_off = c->done;
 }
 
 /* Append n bytes to hold. */
@@ -310,7 +321,7 @@ copy_rank(struct combine *c)
 	int trc = TRACE_OK;
 
 	c->held = 0;
-	c->hold_off = 0;
+	c->hold_off = c->done = 0;
 	if ((ts = trace_stream_open(c->r->t->path, &err)) == NULL) {
 		warnx("%s: %s", c->r->t->path, trace_strerror(&err, msg,
 		    sizeof(msg)));
@@ -333,6 +344,7 @@ copy_rank(struct combine *c)
 		if ((trc = trace_reader_feed(rd, buf, (size_t)n, &err)) !=
 		    TRACE_OK)
 			break;
+		hold_trim(c);
 	}
 out:
 	if (trc != TRACE_OK && c->rc == CLIENT_EXIT_OK) {
