@@ -597,7 +597,8 @@ run_derived(struct job *j)
 			free(outs[i]);
 		free(outs);
 	} else if (o->merge != NULL && o->ntraces == 1) {
-		rc = merge_one(j, 0, o->merge, NULL);
+		rc = merge_one(j, 0, o->merge, j->multi ?
+		    j->src[j->which[0]].host : NULL);
 	} else if (o->merge != NULL) {
 		rc = run_combined(j);
 	}
