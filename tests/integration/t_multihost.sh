@@ -183,6 +183,9 @@ spy export --trace "$T/h0.json" --trace "$T/h1.json" --merge "$T/combined.json.g
 python3 "$CHECK" merged "$T/h0.json" "$T/h1.json" "$T/merged/h0.json" "$T/merged/h1.json" \
     "$T/combined.json.gz" "$T/single0.csv" "$T/single1.csv" "$HA" "$HB" ||
 	fail "the merged traces"
+spy export --trace "$T/h1.json" --merge "$T/one.json" || fail "--merge of one trace exited $?"
+grep -q "\"Spyre 0 · 0000:13:00.0 · $HB\"" "$T/one.json" ||
+	fail "--merge of one trace over two hosts: no card named with $HB"
 rc=0
 spy export --trace "$T/h0.json" --trace "$T/merged/h0.json" --merge-dir "$T/merged" \
     2>"$T/err" || rc=$?
