@@ -59,13 +59,15 @@ DAEMON_SRCS = daemon/source/source.c daemon/source/source_rows.c \
 	daemon/pace.c daemon/windows.c daemon/control.c daemon/control_request.c
 CLIENT_SRCS = client/client.c client/ctl.c client/db.c client/format.c \
 	client/json.c client/output.c client/mark.c client/status.c \
-	client/windows.c \
+	client/windows.c client/hosts.c \
 	client/trace/trace.c client/trace/trace_util.c \
 	client/trace/trace_stream.c client/trace/trace_tally.c \
 	client/trace/trace_info.c \
-	client/export/export.c client/export/export_fmt.c \
+	client/export/export.c client/export/export_opts.c \
+	client/export/export_fmt.c \
 	client/export/target.c client/export/merge.c \
-	client/export/merge_events.c client/export/steps.c \
+	client/export/merge_events.c client/export/combine.c \
+	client/export/steps.c \
 	client/import/import.c client/import/import_run.c \
 	client/import/import_check.c client/import/import_parse.c \
 	client/metrics/metrics.c client/metrics/collect.c \
@@ -82,7 +84,8 @@ SIM_COMMON = common/log.c common/timeparse.c common/metrics.c \
 UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_store test_pace test_health test_control test_windows \
 	test_format test_trace test_import test_merge test_energy \
-	test_rowring test_stats test_expo test_metricfile test_direct
+	test_rowring test_stats test_expo test_metricfile test_direct \
+	test_hosts
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 

@@ -23,6 +23,10 @@ client_common_option(struct client *cl, int ch, const char *arg)
 		return true;
 	case CLIENT_OPT_DB:
 		cl->db_path = arg;
+		if (cl->ndb < CLIENT_MAX_DBS)
+			cl->db_paths[cl->ndb++] = arg;
+		else
+			cl->too_many_dbs = true;
 		return true;
 	default:
 		return false;
@@ -87,4 +91,23 @@ client_database(struct client *cl)
 	if (cl->db_path != NULL)
 		return cl->db_path;
 	return (cfg = client_config(cl)) != NULL ? cfg->database : NULL;
+}
+
+int
+client_databases(struct client *cl, const char *const **paths, size_t *n)
+{
+	const char *path;
+
+	if (cl->too_many_dbs) {
+		warnx("--db: at most %d databases", CLIENT_MAX_DBS);
+		return -1;
+	}
+	if (cl->ndb == 0) {
+		if ((path = client_database(cl)) == NULL)
+			return -1;
+		cl->db_paths[cl->ndb++] = path;
+	}
+	*paths = cl->db_paths;
+	*n = cl->ndb;
+	return 0;
 }

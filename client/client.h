@@ -14,6 +14,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -25,10 +26,21 @@
 #define CLIENT_EXIT_DATABASE	4	/* the database cannot be read */
 #define CLIENT_EXIT_REGRESSION	5	/* compare --fail-on-regression: it regressed */
 
+/* --db given more often is refused. */
+#define CLIENT_MAX_DBS	256
+
 struct client {
 	const char *config_path;	/* -c; NULL: the default, which may be absent */
 	const char *socket_path;	/* --socket; NULL: the config's */
-	const char *db_path;		/* --db; NULL: the config's */
+	const char *db_path;		/* --db, the last given; NULL: the config's */
+	/*
+	 * Every --db, in order (before and after the command's name): the
+	 * commands that read several databases take them all (export,
+	 * summary); the others take the last, db_path.
+	 */
+	const char *db_paths[CLIENT_MAX_DBS];
+	size_t ndb;
+	bool too_many_dbs;		/* more than CLIENT_MAX_DBS --db */
 	struct config *cfg;		/* loaded on first need */
 };
 
@@ -63,6 +75,14 @@ const char *client_socket(struct client *cl);
 /* The config in force, loaded on first call; NULL after printing why. */
 struct config *client_config(struct client *cl);
 const char *client_database(struct client *cl);
+
+/*
+ * Every database given with --db, in order, else the config's one: n is
+ * at least 1 on success.  -1 after printing why (no config, or more than
+ * CLIENT_MAX_DBS).  *paths points into cl.
+ */
+int client_databases(struct client *cl, const char *const **paths,
+    size_t *n);
 
 /*
  * A point in time as the options take it: what parse_time(3) takes (ISO

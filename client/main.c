@@ -55,7 +55,8 @@ usage(FILE *fp, int code)
 	    "         [--metrics KEY,...] [--device ID,...] [--pad DURATION]\n"
 	    "  export --trace FILE ... [--window TAG|ID]\n"
 	    "         [--trace-start TIME | --align-window TAG|ID] [--step-pattern REGEX]\n"
-	    "         [--merge OUT[.gz] [--include-unreliable]] [--steps [--json|--csv]]\n"
+	    "         [--merge OUT[.gz] | --merge-dir DIR] [--include-unreliable]\n"
+	    "         [--steps [--json|--csv]] [--host-map TRACE=HOST ...]\n"
 	    "         [export options as above]\n"
 	    "  trace info [--json] [--step-pattern REGEX] FILE\n"
 	    "  import [--tz ZONE] [--interval DURATION] [--device-map ID=BUSID,...]\n"
@@ -68,7 +69,8 @@ usage(FILE *fp, int code)
 	    "         [--baseline TAG|ID] --output DIR\n"
 	    "\n"
 	    "-c names the daemon's config (default %s), which gives the\n"
-	    "socket and the database; --socket and --db override it.\n"
+	    "socket and the database; --socket and --db override it.  export and\n"
+	    "summary take --db once per host and read them all.\n"
 	    "\"spyremon COMMAND --help\" describes a command; see spyremon(1).\n",
 	    CONFIG_DEFAULT_PATH);
 	return code;

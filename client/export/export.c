@@ -22,7 +22,9 @@
 
 #include "client.h"
 #include "export.h"
+#include "export_priv.h"
 #include "format.h"
+#include "hosts.h"
 #include "merge.h"
 #include "output.h"
 #include "schema.h"
@@ -30,363 +32,75 @@
 #include "target.h"
 
 #define OUT_BUFSIZE	(256 * 1024)
-#define HELP_SHOWN	(-1)	/* parse_options printed --help */
-#define MAX_TRACES	256	/* --trace given more often is refused */
 
-enum {
-	OPT_ALL = CLIENT_OPT_FIRST_FREE,
-	OPT_FROM,
-	OPT_TO,
-	OPT_PAD,
-	OPT_TRACE,
-	OPT_TRACE_START,
-	OPT_ALIGN_WINDOW,
-	OPT_STEP_PATTERN,
-	OPT_MERGE,
-	OPT_INCLUDE_UNRELIABLE,
-	OPT_STEPS,
-	OPT_JSON,
-	OPT_CSV,
-};
-
-struct options {
-	const char *window;	/* --window: an id (all digits) or a tag */
-	bool all;
-	const char *from, *to;
-	enum export_format format;
-	const char *output;	/* NULL or "-": stdout */
-	char *metrics;		/* --metrics, as given */
-	char *devices;		/* --device, as given */
-	int64_t pad_ns;
-	bool format_given;
-	const char *traces[MAX_TRACES];	/* --trace, in order */
-	size_t ntraces;
-	struct trace_clock_options clock;
-	const char *merge;	/* --merge OUT */
-	bool include_unreliable;
-	bool steps;
-	int steps_format;	/* -1: table on a terminal, else csv */
+/* One database of the export, and what is read from it. */
+struct source {
+	sqlite3 *db;			/* of the hosts_set, not owned */
+	const char *host;		/* the rows' host; NULL with one database */
+	struct db_catalog cat;
+	struct db_devmap map;
+	const struct db_metric **cols;	/* the export's metrics, in this database */
+	struct db_window *ws;		/* --window's, oldest first */
+	size_t nws;
+	struct db_coarse coarse;	/* its coarse runs, export_coarse_span's */
+	sqlite3_stmt *s;		/* the samples, made on first need */
 };
 
 /*
  * The span of one export: a window's, a trace's, or --from/--to's (win
- * and trace NULL).
+ * and trace NULL), in the database of src.
  */
 struct span {
+	struct source *src;
 	const struct db_window *win;
 	const struct trace_target *trace;
 	int64_t lo_ns, hi_ns;	/* before the pad */
 };
 
-static int
-usage(FILE *fp, int code)
-{
-	fprintf(fp,
-	    "usage: spyremon export --window TAG|ID [--all] [options]\n"
-	    "       spyremon export --from TIME [--to TIME] [options]\n"
-	    "       spyremon export --trace FILE [--trace FILE ...] [--window TAG|ID]\n"
-	    "                       [trace options] [options]\n"
-	    "options: [--format csv|aiusmi|jsonl] [--output FILE]\n"
-	    "         [--metrics KEY,...] [--device ID,...] [--pad DURATION]\n"
-	    "trace options: [--trace-start TIME | --align-window TAG|ID]\n"
-	    "         [--step-pattern REGEX] [--merge OUT[.gz]] [--include-unreliable]\n"
-	    "         [--steps [--json | --csv]]\n"
-	    "\n"
-	    "Writes every sample whose interval overlaps the window (or the span\n"
-	    "FROM..TO, TO defaulting to now, or each trace's span), widened by the\n"
-	    "pad on both sides.  A TAG matching several windows means the newest,\n"
-	    "or with --all each.  TIME is ISO 8601, epoch ns, or a duration ago\n"
-	    "such as 10m.  With a trace, --merge writes the trace with counter\n"
-	    "tracks added, and --steps a table of power and energy per step,\n"
-	    "instead of the samples; --window then chooses the samples.\n");
-	return code;
-}
-
-static int
-goes_with(const char *opt, const char *with)
-{
-	warnx("%s goes with %s", opt, with);
-	return usage(stderr, CLIENT_EXIT_USAGE);
-}
-
-/* The options that exclude or need others. */
-static int
-check_options(const struct options *o)
-{
-	bool traced = o->ntraces > 0, derived = o->merge != NULL || o->steps;
-
-	if (o->from != NULL && (o->window != NULL || traced)) {
-		warnx("--from does not go with --window or --trace");
-		return usage(stderr, CLIENT_EXIT_USAGE);
-	}
-	if (o->window == NULL && o->from == NULL && !traced) {
-		warnx("export takes --window, --from or --trace");
-		return usage(stderr, CLIENT_EXIT_USAGE);
-	}
-	if (o->to != NULL && o->from == NULL)
-		return goes_with("--to", "--from");
-	if (o->all && (o->window == NULL || traced))
-		return goes_with("--all", "--window, without --trace");
-	if (!traced) {
-		if (o->clock.trace_start != NULL)
-			return goes_with("--trace-start", "--trace");
-		if (o->clock.align_window != NULL)
-			return goes_with("--align-window", "--trace");
-		if (o->clock.step_pattern != NULL)
-			return goes_with("--step-pattern", "--trace");
-		if (derived)
-			return goes_with(o->merge != NULL ? "--merge" :
-			    "--steps", "--trace");
-	}
-	if (o->clock.trace_start != NULL && o->clock.align_window != NULL) {
-		warnx("--trace-start and --align-window exclude each other");
-		return CLIENT_EXIT_USAGE;
-	}
-	if (derived && o->ntraces > 1) {
-		warnx("%s takes one --trace", o->merge != NULL ? "--merge" :
-		    "--steps");
-		return CLIENT_EXIT_USAGE;
-	}
-	if (o->include_unreliable && o->merge == NULL)
-		return goes_with("--include-unreliable", "--merge");
-	if (o->steps_format != -1 && !o->steps)
-		return goes_with(o->steps_format == STEPS_JSON ? "--json" :
-		    "--csv", "--steps");
-	if (derived && o->format_given) {
-		warnx("--format is for samples; --merge and --steps write "
-		    "their own");
-		return CLIENT_EXIT_USAGE;
-	}
-	if (o->merge != NULL && !o->steps && o->output != NULL) {
-		warnx("--merge names its output; --output is for --steps or "
-		    "samples");
-		return CLIENT_EXIT_USAGE;
-	}
-	return CLIENT_EXIT_OK;
-}
-
-/* Parse the command line into o; an exit status if it is not usable. */
-static int
-parse_options(struct client *cl, int argc, char *argv[], struct options *o)
-{
-	static const struct option longopts[] = {
-		CLIENT_LONGOPTS,
-		{ "window", required_argument, NULL, 'w' },
-		{ "all", no_argument, NULL, OPT_ALL },
-		{ "from", required_argument, NULL, OPT_FROM },
-		{ "to", required_argument, NULL, OPT_TO },
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "metrics", required_argument, NULL, 'm' },
-		{ "device", required_argument, NULL, 'd' },
-		{ "pad", required_argument, NULL, OPT_PAD },
-		{ "trace", required_argument, NULL, OPT_TRACE },
-		{ "trace-start", required_argument, NULL, OPT_TRACE_START },
-		{ "align-window", required_argument, NULL, OPT_ALIGN_WINDOW },
-		{ "step-pattern", required_argument, NULL, OPT_STEP_PATTERN },
-		{ "merge", required_argument, NULL, OPT_MERGE },
-		{ "include-unreliable", no_argument, NULL,
-		    OPT_INCLUDE_UNRELIABLE },
-		{ "steps", no_argument, NULL, OPT_STEPS },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "csv", no_argument, NULL, OPT_CSV },
-		{ NULL, 0, NULL, 0 },
-	};
-	uint64_t pad;
-	int ch;
-
-	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS "w:f:o:m:d:",
-	    longopts, NULL)) != -1) {
-		if (client_common_option(cl, ch, optarg))
-			continue;
-		switch (ch) {
-		case 'w':
-			o->window = optarg;
-			break;
-		case OPT_ALL:
-			o->all = true;
-			break;
-		case OPT_FROM:
-			o->from = optarg;
-			break;
-		case OPT_TO:
-			o->to = optarg;
-			break;
-		case 'f':
-			if (export_format_parse(optarg, &o->format) == -1) {
-				warnx("--format %s: say csv, aiusmi or jsonl",
-				    optarg);
-				return CLIENT_EXIT_USAGE;
-			}
-			o->format_given = true;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'm':
-			o->metrics = optarg;
-			break;
-		case 'd':
-			o->devices = optarg;
-			break;
-		case OPT_PAD:
-			if (parse_duration(optarg, &pad) == -1 ||
-			    pad > (uint64_t)INT64_MAX / 4) {
-				warnx("--pad %s: not a duration such as 2s",
-				    optarg);
-				return CLIENT_EXIT_USAGE;
-			}
-			o->pad_ns = (int64_t)pad;
-			break;
-		case OPT_TRACE:
-			if (o->ntraces == MAX_TRACES) {
-				warnx("--trace: at most %d traces", MAX_TRACES);
-				return CLIENT_EXIT_USAGE;
-			}
-			o->traces[o->ntraces++] = optarg;
-			break;
-		case OPT_TRACE_START:
-			o->clock.trace_start = optarg;
-			break;
-		case OPT_ALIGN_WINDOW:
-			o->clock.align_window = optarg;
-			break;
-		case OPT_STEP_PATTERN:
-			o->clock.step_pattern = optarg;
-			break;
-		case OPT_MERGE:
-			o->merge = optarg;
-			break;
-		case OPT_INCLUDE_UNRELIABLE:
-			o->include_unreliable = true;
-			break;
-		case OPT_STEPS:
-			o->steps = true;
-			break;
-		case OPT_JSON:
-			o->steps_format = STEPS_JSON;
-			break;
-		case OPT_CSV:
-			o->steps_format = STEPS_CSV;
-			break;
-		case 'h':
-			return usage(stdout, HELP_SHOWN);
-		default:
-			return usage(stderr, CLIENT_EXIT_USAGE);
-		}
-	}
-	if (optind != argc)
-		return usage(stderr, CLIENT_EXIT_USAGE);
-	return check_options(o);
-}
-
-/* A list of device IDs, "0,1", as SQL: " AND device IN (0,1)". */
-static int
-device_clause(const char *list, char *sql, size_t len)
-{
-	const char *p = list;
-	size_t used;
-
-	used = (size_t)snprintf(sql, len, " AND " SCHEMA_C_DEVICE " IN (");
-	for (;;) {
-		char *end;
-		long v;
-
-		errno = 0;
-		v = strtol(p, &end, 10);
-		if (end == p || *p == '-' || *p == '+' || errno != 0 ||
-		    v > INT_MAX || (*end != ',' && *end != '\0') ||
-		    used + 16 >= len) {
-			warnx("--device %s: give device IDs such as 0,1", list);
-			return CLIENT_EXIT_USAGE;
-		}
-		used += (size_t)snprintf(sql + used, len - used, "%s%ld",
-		    p == list ? "" : ",", v);
-		if (*end == '\0')
-			break;
-		p = end + 1;
-	}
-	snprintf(sql + used, len - used, ")");
-	return CLIENT_EXIT_OK;
-}
-
-static void
-list_known(const struct db_catalog *cat)
-{
-	fprintf(stderr, "spyremon: known metrics:");
-	for (size_t i = 0; i < cat->n; i++)
-		fprintf(stderr, "%s %s", i ? "," : "", cat->m[i].key);
-	fputc('\n', stderr);
-}
+/* The whole export: the databases, the traces and the spans. */
+struct job {
+	const struct options *o;
+	struct hosts_set hs;
+	struct source *src;		/* hs.n of them */
+	size_t nsrc;
+	bool multi;			/* several databases: rows carry a host */
+	size_t ncols;
+	struct trace_target *ts;	/* o->ntraces */
+	size_t *which;			/* each trace's source */
+	struct span *spans;
+	size_t nspans;
+	char device_sql[1024];
+};
 
 /*
- * The metrics to write, in *cols: those of --metrics in the order given,
- * or the whole catalog in catalog order, less the unreliable metrics when
- * reliable_only.
+ * The windows --window names in src's database, oldest first.  With
+ * several databases, a message names the database (path).
  */
 static int
-pick_metrics(const struct db_catalog *cat, char *list, bool reliable_only,
-    const struct db_metric ***cols, size_t *n)
-{
-	const struct db_metric **c;
-	char *key, *save = NULL;
-
-	if ((c = calloc(cat->n + 1, sizeof(*c))) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
-	*cols = c;
-	*n = 0;
-	if (list == NULL) {
-		for (size_t i = 0; i < cat->n; i++)
-			if (cat->m[i].reliable || !reliable_only)
-				c[(*n)++] = &cat->m[i];
-		return CLIENT_EXIT_OK;
-	}
-	for (key = strtok_r(list, ",", &save); key != NULL;
-	    key = strtok_r(NULL, ",", &save)) {
-		const struct db_metric *m = db_catalog_find(cat, key);
-
-		if (m == NULL) {
-			warnx("--metrics: unknown metric '%s'", key);
-			list_known(cat);
-			return CLIENT_EXIT_USAGE;
-		}
-		for (size_t i = 0; i < *n; i++) {
-			if (c[i] == m) {
-				warnx("--metrics: '%s' is listed twice", key);
-				return CLIENT_EXIT_USAGE;
-			}
-		}
-		c[(*n)++] = m;
-	}
-	if (*n == 0) {
-		warnx("--metrics: name at least one metric");
-		return CLIENT_EXIT_USAGE;
-	}
-	return CLIENT_EXIT_OK;
-}
-
-/* The windows --window names, oldest first, in *ws. */
-static int
-pick_windows(sqlite3 *db, const struct options *o, struct db_window **ws,
-    size_t *n)
+pick_windows(struct source *src, const char *path, const struct options *o)
 {
 	struct db_window_filter f = { .newest_first = true };
+	struct db_window **ws = &src->ws;
+	size_t *n = &src->nws;
+	char in[PATH_MAX + 8] = "";
 	int rc;
 
+	if (path != NULL)
+		snprintf(in, sizeof(in), "%s: ", path);
 	db_window_filter_name(&f, o->window);
-	if ((rc = db_windows(db, &f, ws, n)) != CLIENT_EXIT_OK)
+	if ((rc = db_windows(src->db, &f, ws, n)) != CLIENT_EXIT_OK)
 		return rc;
 	if (*n == 0) {
 		if (f.by_id)
-			warnx("no window %s", o->window);
+			warnx("%sno window %s", in, o->window);
 		else
-			warnx("no window is tagged '%s'", o->window);
+			warnx("%sno window is tagged '%s'", in, o->window);
 		return CLIENT_EXIT_FAILED;
 	}
 	if (*n > 1 && !o->all) {
-		fprintf(stderr, "spyremon: tag %s matches %zu windows; "
+		fprintf(stderr, "spyremon: %stag %s matches %zu windows; "
 		    "exporting the newest (id %" PRId64 "); use --all for all\n",
-		    o->window, *n, (*ws)[0].id);
+		    in, o->window, *n, (*ws)[0].id);
 		for (size_t i = 1; i < *n; i++) {
 			free((*ws)[i].tag);
 			free((*ws)[i].meta);
@@ -404,17 +118,102 @@ pick_windows(sqlite3 *db, const struct options *o, struct db_window **ws,
 }
 
 /*
+ * The metrics of the first database, looked up by key in src's: a key
+ * another database lacks is an error naming both.
+ */
+static int
+map_metrics(const struct job *j, struct source *src, const char *path)
+{
+	const struct source *first = &j->src[0];
+
+	if ((src->cols = calloc(j->ncols + 1, sizeof(*src->cols))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < j->ncols; i++) {
+		const char *key = first->cols[i]->key;
+
+		if ((src->cols[i] = db_catalog_find(&src->cat, key)) == NULL) {
+			warnx("%s: no metric '%s', which %s has: choose the "
+			    "metrics with --metrics", path, key,
+			    j->hs.dbs[0].path);
+			return CLIENT_EXIT_FAILED;
+		}
+	}
+	return CLIENT_EXIT_OK;
+}
+
+/* Open every database and read its catalog, devices, metrics, windows. */
+static int
+open_sources(struct job *j, const char *const *paths, size_t n)
+{
+	const struct options *o = j->o;
+	int rc;
+
+	if ((j->src = calloc(n, sizeof(*j->src))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	j->nsrc = n;
+	j->multi = n > 1;
+	if ((rc = hosts_open(paths, n, &j->hs)) != CLIENT_EXIT_OK)
+		return rc;
+	if (j->multi)
+		hosts_note_names(j->hs.dbs, n, stderr);
+	for (size_t i = 0; i < n; i++) {
+		struct source *src = &j->src[i];
+		const char *path = j->multi ? paths[i] : NULL;
+
+		src->db = j->hs.db[i];
+		if (j->multi)
+			src->host = hosts_name(j->hs.dbs, n, i);
+		if ((rc = db_catalog_load(src->db, &src->cat)) !=
+		    CLIENT_EXIT_OK ||
+		    (rc = db_devmap_load(src->db, &src->map)) != CLIENT_EXIT_OK)
+			return rc;
+		if (i == 0)
+			rc = export_pick_metrics(&src->cat, o->metrics,
+			    (o->merge != NULL || o->merge_dir != NULL) &&
+			    !o->include_unreliable, &src->cols, &j->ncols);
+		else
+			rc = map_metrics(j, src, paths[i]);
+		if (rc != CLIENT_EXIT_OK)
+			return rc;
+		if (o->window != NULL &&
+		    (rc = pick_windows(src, path, o)) != CLIENT_EXIT_OK)
+			return rc;
+	}
+	return CLIENT_EXIT_OK;
+}
+
+static void
+close_sources(struct job *j)
+{
+	for (size_t i = 0; i < j->nsrc; i++) {
+		struct source *src = &j->src[i];
+
+		sqlite3_finalize(src->s);
+		db_windows_free(src->ws, src->nws);
+		free(src->cols);
+		db_devmap_free(&src->map);
+		db_catalog_free(&src->cat);
+		db_coarse_free(&src->coarse);
+	}
+	free(j->src);
+	hosts_close(&j->hs);
+}
+
+/*
  * Write the rows of one span; *rows counts them.  A write error stops
  * the export at once.
  */
 static int
-export_span(sqlite3 *db, sqlite3_stmt *s, struct export_writer *w,
-    const struct span *sp, const struct options *o, int64_t *rows)
+export_span(struct export_writer *w, const struct span *sp,
+    const struct options *o, int64_t *rows)
 {
-	struct export_row r = { .stmt = s, .first_value = 3 };
+	struct source *src = sp->src;
+	sqlite3_stmt *s;
+	struct export_row r = { .first_value = 3 };
 	int64_t lo = sp->lo_ns - o->pad_ns, hi = sp->hi_ns + o->pad_ns;
 	int rc;
 
+	r.stmt = s = src->s;
 	sqlite3_reset(s);
 	sqlite3_bind_int64(s, 1, lo);
 	sqlite3_bind_int64(s, 2, hi);
@@ -431,44 +230,55 @@ export_span(sqlite3 *db, sqlite3_stmt *s, struct export_writer *w,
 			return CLIENT_EXIT_FAILED;
 		}
 	}
-	return rc == SQLITE_DONE ? CLIENT_EXIT_OK : db_error(db, "the samples");
+	return rc == SQLITE_DONE ? CLIENT_EXIT_OK :
+	    db_error(src->db, "the samples");
 }
 
 static void
 note_empty(const struct span *sp)
 {
-	char b[FMT_BUFLEN], e[FMT_BUFLEN];
+	char b[FMT_BUFLEN], e[FMT_BUFLEN], in[HOSTS_NAME_MAX + 16] = "";
 
 	fmt_time_ms(sp->lo_ns, b, sizeof(b));
 	fmt_time_ms(sp->hi_ns, e, sizeof(e));
+	if (sp->src->host != NULL)
+		snprintf(in, sizeof(in), " of host %s", sp->src->host);
 	if (sp->win != NULL)
-		fprintf(stderr, "spyremon: no samples in window %" PRId64
-		    " (%s), %s .. %s\n", sp->win->id, sp->win->tag, b, e);
+		fprintf(stderr, "spyremon: no samples%s in window %" PRId64
+		    " (%s), %s .. %s\n", in, sp->win->id, sp->win->tag, b, e);
 	else
-		fprintf(stderr, "spyremon: no samples in %s .. %s\n", b, e);
+		fprintf(stderr, "spyremon: no samples%s in %s .. %s\n", in, b,
+		    e);
 }
 
 /* Write every span; the output is open. */
 static int
-write_spans(sqlite3 *db, sqlite3_stmt *s, struct export_writer *w,
-    const struct span *spans, size_t n, const struct options *o)
+write_spans(struct job *j, struct export_writer *w)
 {
+	const struct options *o = j->o;
 	int64_t rows;
 	int rc = CLIENT_EXIT_OK;
 
 	w->trace.on = o->ntraces > 1 && o->window == NULL;
-	for (size_t i = 0; i < n && rc == CLIENT_EXIT_OK; i++) {
+	for (size_t i = 0; i < j->nspans && rc == CLIENT_EXIT_OK; i++) {
+		const struct span *sp = &j->spans[i];
+
 		if (w->trace.on) {
-			w->trace.path = spans[i].trace->path;
-			w->trace.has_rank = spans[i].trace->info.has_rank;
-			w->trace.rank = spans[i].trace->info.rank;
-			w->trace.host = spans[i].trace->host;
+			w->trace.path = sp->trace->path;
+			w->trace.has_rank = sp->trace->info.has_rank;
+			w->trace.rank = sp->trace->info.rank;
+			w->trace.host = sp->trace->host;
 		}
-		export_begin_span(w, spans[i].win, o->all, i == 0);
-		rc = export_span(db, s, w, &spans[i], o, &rows);
+		w->cols = sp->src->cols;
+		w->map = &sp->src->map;
+		w->coarse = sp->src->coarse;
+		w->host = sp->src->host;
+		export_begin_span(w, sp->win, o->all, i == 0);
+		rc = export_span(w, sp, o, &rows);
 		if (rc == CLIENT_EXIT_OK && rows == 0)
-			note_empty(&spans[i]);
+			note_empty(sp);
 	}
+	memset(&w->coarse, 0, sizeof(w->coarse));
 	return rc;
 }
 
@@ -499,152 +309,342 @@ warn_apart(const struct trace_target *t, const struct span *win)
 	}
 }
 
+static struct span *
+add_span(struct job *j, struct source *src)
+{
+	struct span *sp = &j->spans[j->nspans++];
+
+	sp->src = src;
+	return sp;
+}
+
 /*
- * The spans: one per window, --from/--to's, or one per trace.  A trace
- * that no sample overlaps is an error, unless a window chooses the
- * samples.
+ * The spans: one per trace, else per database one per window or
+ * --from/--to's.  A trace that no sample of its database overlaps is an
+ * error, unless a window chooses the samples.
  */
 static int
-make_spans(sqlite3 *db, const struct options *o, const struct db_window *ws,
-    size_t nws, const struct trace_target *ts, struct span **spans,
-    size_t *n)
+make_spans(struct job *j)
 {
-	int64_t now = now_realtime_ns();
+	const struct options *o = j->o;
+	int64_t now = now_realtime_ns(), lo, hi;
+	size_t n = o->window == NULL && o->ntraces > 0 ? o->ntraces : 0;
 	struct span *sp;
 	int rc;
 
-	*n = o->window != NULL ? nws : o->ntraces > 0 ? o->ntraces : 1;
-	if ((*spans = sp = calloc(*n, sizeof(*sp))) == NULL)
+	for (size_t k = 0; k < j->nsrc && n == 0; k++)
+		n += o->window != NULL ? j->src[k].nws : 1;
+	if ((j->spans = calloc(n + j->nsrc, sizeof(*j->spans))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	if (o->window == NULL && o->ntraces > 0) {
 		for (size_t i = 0; i < o->ntraces; i++) {
-			if ((rc = trace_target_check_samples(db, &ts[i],
+			struct source *src = &j->src[j->which[i]];
+
+			if ((rc = trace_target_check_samples(src->db, &j->ts[i],
 			    o->pad_ns)) != CLIENT_EXIT_OK)
 				return rc;
-			sp[i].trace = &ts[i];
-			sp[i].lo_ns = ts[i].start_ns;
-			sp[i].hi_ns = ts[i].end_ns;
+			sp = add_span(j, src);
+			sp->trace = &j->ts[i];
+			sp->lo_ns = j->ts[i].start_ns;
+			sp->hi_ns = j->ts[i].end_ns;
 		}
 		return CLIENT_EXIT_OK;
 	}
 	if (o->window == NULL) {
-		sp->hi_ns = now;
-		if (client_parse_time(o->from, &sp->lo_ns) == -1)
+		hi = now;
+		if (client_parse_time(o->from, &lo) == -1)
 			return bad_time("from", o->from);
-		if (o->to != NULL && client_parse_time(o->to, &sp->hi_ns) == -1)
+		if (o->to != NULL && client_parse_time(o->to, &hi) == -1)
 			return bad_time("to", o->to);
-		if (sp->hi_ns < sp->lo_ns) {
+		if (hi < lo) {
 			warnx("--to is before --from");
 			return CLIENT_EXIT_USAGE;
 		}
+		for (size_t k = 0; k < j->nsrc; k++) {
+			sp = add_span(j, &j->src[k]);
+			sp->lo_ns = lo;
+			sp->hi_ns = hi;
+		}
 		return CLIENT_EXIT_OK;
 	}
-	for (size_t i = 0; i < nws; i++) {
-		sp[i].win = &ws[i];
-		sp[i].lo_ns = ws[i].begin_ns;
-		sp[i].hi_ns = ws[i].open ? now : ws[i].end_ns;
-		if (ws[i].open)
-			fprintf(stderr, "spyremon: window %" PRId64 " (%s) is "
-			    "still open; exporting up to now\n", ws[i].id,
-			    ws[i].tag);
-		for (size_t j = 0; j < o->ntraces; j++)
-			warn_apart(&ts[j], &sp[i]);
+	for (size_t k = 0; k < j->nsrc; k++) {
+		struct source *src = &j->src[k];
+
+		for (size_t i = 0; i < src->nws; i++) {
+			const struct db_window *w = &src->ws[i];
+
+			sp = add_span(j, src);
+			sp->win = w;
+			sp->lo_ns = w->begin_ns;
+			sp->hi_ns = w->open ? now : w->end_ns;
+			if (w->open)
+				fprintf(stderr, "spyremon: window %" PRId64
+				    " (%s) is still open; exporting up to "
+				    "now\n", w->id, w->tag);
+			for (size_t t = 0; t < o->ntraces; t++)
+				if (j->which[t] == k)
+					warn_apart(&j->ts[t], sp);
+		}
 	}
 	return CLIENT_EXIT_OK;
 }
 
 /* Select and write the samples of the spans. */
 static int
-run_samples(sqlite3 *db, const struct options *o, struct export_writer *w,
-    const struct span *spans, size_t nspans, const char *device_sql)
+run_samples(struct job *j, struct export_writer *w)
 {
-	sqlite3_stmt *s;
-	int rc;
+	const struct options *o = j->o;
+	int rc = CLIENT_EXIT_OK;
 
-	if ((s = db_select_samples(db, w->cols, w->ncols, device_sql,
-	    true)) == NULL)
-		return db_error(db, "the samples");
-	if ((w->out = output_open(o->output)) == NULL) {
-		sqlite3_finalize(s);
+	for (size_t k = 0; k < j->nsrc; k++)
+		if ((j->src[k].s = db_select_samples(j->src[k].db,
+		    j->src[k].cols, j->ncols, j->device_sql, true)) == NULL)
+			return db_error(j->src[k].db, "the samples");
+	if ((w->out = output_open(o->output)) == NULL)
 		return CLIENT_EXIT_FAILED;
-	}
 	setvbuf(w->out, NULL, _IOFBF, OUT_BUFSIZE);
+	w->cols = j->src[0].cols;
 	if (export_writer_init(w) == -1)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	/* imported coarse samples are counted first: the header says so */
-	rc = CLIENT_EXIT_OK;
-	for (size_t i = 0; i < nspans && rc == CLIENT_EXIT_OK; i++)
-		rc = export_coarse_span(db, w, spans[i].lo_ns - o->pad_ns,
-		    spans[i].hi_ns + o->pad_ns, device_sql);
+	for (size_t k = 0; k < j->nsrc && rc == CLIENT_EXIT_OK; k++) {
+		for (size_t i = 0; i < j->nspans && rc == CLIENT_EXIT_OK; i++)
+			if (j->spans[i].src == &j->src[k])
+				rc = export_coarse_span(j->src[k].db, w,
+				    j->spans[i].lo_ns - o->pad_ns,
+				    j->spans[i].hi_ns + o->pad_ns,
+				    j->device_sql);
+		j->src[k].coarse = w->coarse;
+		memset(&w->coarse, 0, sizeof(w->coarse));
+	}
 	if (rc == CLIENT_EXIT_OK)
-		rc = write_spans(db, s, w, spans, nspans, o);
+		rc = write_spans(j, w);
 	export_writer_free(w);
-	sqlite3_finalize(s);
 	return output_close(w->out, o->output, rc);
 }
 
-/* --merge and --steps, for the one trace; the span gives the samples. */
-static int
-run_derived(sqlite3 *db, const struct options *o, const struct export_writer *w,
-    const struct db_catalog *cat, const struct trace_target *t,
-    const struct span *sp, const char *device_sql)
+/* The span whose samples trace i's --merge and --steps take. */
+static const struct span *
+span_of(const struct job *j, size_t i)
 {
-	struct merge_request mr = {
-		.t = t,
-		.cols = w->cols,
-		.ncols = w->ncols,
-		.map = w->map,
-		.device_sql = device_sql,
-		.lo_ns = sp->lo_ns - o->pad_ns,
-		.hi_ns = sp->hi_ns + o->pad_ns,
-		.out_path = o->merge,
-		.progress = isatty(STDERR_FILENO) == 1,
-	};
-	struct steps_request sr = {
-		.t = t,
-		.cat = cat,
-		.device_sql = device_sql,
-		.format = (enum steps_format)o->steps_format,
-		.innermost = o->clock.step_pattern == NULL,
-	};
-	int rc;
-
-	if (o->merge != NULL && (rc = merge_write(db, &mr)) != CLIENT_EXIT_OK)
-		return rc;
-	if (!o->steps)
-		return CLIENT_EXIT_OK;
-	if ((sr.out = output_open(o->output)) == NULL)
-		return CLIENT_EXIT_FAILED;
-	if (o->steps_format == -1)
-		sr.format = sr.out == stdout && isatty(STDOUT_FILENO) == 1 ?
-		    STEPS_TABLE : STEPS_CSV;
-	rc = steps_report(db, &sr);
-	return output_close(sr.out, o->output, rc);
+	for (size_t k = 0; k < j->nspans; k++)
+		if (j->spans[k].trace == &j->ts[i] ||
+		    (j->spans[k].trace == NULL &&
+		    j->spans[k].src == &j->src[j->which[i]]))
+			return &j->spans[k];
+	return &j->spans[0];
 }
 
-/* Read and place every --trace; *ts has o->ntraces entries. */
+/* --merge of one trace, into out; host (or NULL) names its cards' host. */
 static int
-load_traces(sqlite3 *db, const struct options *o, struct trace_target **ts)
+merge_one(const struct job *j, size_t i, const char *out, const char *host)
 {
-	struct stat sb;
+	const struct options *o = j->o;
+	const struct source *src = &j->src[j->which[i]];
+	const struct span *sp = span_of(j, i);
+	struct merge_request mr = {
+		.t = &j->ts[i],
+		.cols = src->cols,
+		.ncols = j->ncols,
+		.map = &src->map,
+		.host = host,
+		.device_sql = j->device_sql,
+		.lo_ns = sp->lo_ns - o->pad_ns,
+		.hi_ns = sp->hi_ns + o->pad_ns,
+		.out_path = out,
+		.progress = isatty(STDERR_FILENO) == 1,
+	};
+
+	return merge_write(src->db, &mr);
+}
+
+/*
+ * --steps of every trace, into one output; several (steps.h, tagged) go
+ * into a JSON array, or under a heading per table.
+ */
+static int
+run_steps(const struct job *j)
+{
+	const struct options *o = j->o;
+	bool tagged = o->ntraces > 1 || j->multi;
+	FILE *out;
+	int rc = CLIENT_EXIT_OK;
+
+	if ((out = output_open(o->output)) == NULL)
+		return CLIENT_EXIT_FAILED;
+	for (size_t i = 0; i < o->ntraces && rc == CLIENT_EXIT_OK; i++) {
+		const struct source *src = &j->src[j->which[i]];
+		const struct trace_target *t = &j->ts[i];
+		struct steps_request sr = {
+			.t = t,
+			.cat = &src->cat,
+			.device_sql = j->device_sql,
+			.format = (enum steps_format)o->steps_format,
+			.out = out,
+			.innermost = o->clock.step_pattern == NULL,
+			.tagged = tagged,
+			.host = hosts_name(j->hs.dbs, j->nsrc, j->which[i]),
+			.first = i == 0,
+		};
+
+		if (o->steps_format == -1)
+			sr.format = out == stdout && isatty(STDOUT_FILENO) ==
+			    1 ? STEPS_TABLE : STEPS_CSV;
+		if (tagged && sr.format == STEPS_JSON)
+			fputs(i == 0 ? "[\n" : ",\n", out);
+		if (tagged && sr.format == STEPS_TABLE) {
+			fprintf(out, "%s%s: host %s, rank ", i ? "\n" : "",
+			    t->path, sr.host);
+			if (t->info.has_rank)
+				fprintf(out, "%" PRId64 "\n", t->info.rank);
+			else
+				fprintf(out, "-\n");
+		}
+		rc = steps_report(src->db, &sr);
+		if (tagged && sr.format == STEPS_JSON && i + 1 == o->ntraces)
+			fputs("]\n", out);
+	}
+	return output_close(out, o->output, rc);
+}
+
+/*
+ * --merge-dir DIR: DIR/NAME for each trace, NAME being its file name, in
+ * *outs.  Two traces of one name, and a name that is the trace itself,
+ * are refused before anything is written.
+ */
+static int
+merge_dir_names(const char *dir, const struct options *o, char ***outs)
+{
+	struct stat a, b;
+	char **p;
+
+	if (stat(dir, &a) == -1) {
+		warn("--merge-dir %s", dir);
+		return CLIENT_EXIT_USAGE;
+	}
+	if (!S_ISDIR(a.st_mode)) {
+		warnx("--merge-dir %s: not a directory", dir);
+		return CLIENT_EXIT_USAGE;
+	}
+	if ((*outs = p = calloc(o->ntraces + 1, sizeof(*p))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < o->ntraces; i++) {
+		const char *slash = strrchr(o->traces[i], '/');
+		const char *name = slash != NULL ? slash + 1 : o->traces[i];
+
+		if (asprintf(&p[i], "%s/%s", dir, name) == -1)
+			errx(CLIENT_EXIT_FAILED, "out of memory");
+		for (size_t k = 0; k < i; k++)
+			if (strcmp(p[k], p[i]) == 0) {
+				warnx("--merge-dir: %s and %s would both be "
+				    "written as %s", o->traces[k],
+				    o->traces[i], p[i]);
+				return CLIENT_EXIT_USAGE;
+			}
+		if (stat(p[i], &a) == 0 && stat(o->traces[i], &b) == 0 &&
+		    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+			warnx("--merge-dir %s: %s would be written over "
+			    "itself: choose another directory", dir,
+			    o->traces[i]);
+			return CLIENT_EXIT_USAGE;
+		}
+	}
+	return CLIENT_EXIT_OK;
+}
+
+/* --merge OUT of several traces: one trace, each a group of processes. */
+static int
+run_combined(const struct job *j)
+{
+	const struct options *o = j->o;
+	struct merge_rank *r;
 	int rc;
+
+	if ((r = calloc(o->ntraces, sizeof(*r))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < o->ntraces; i++) {
+		const struct source *src = &j->src[j->which[i]];
+		const struct span *sp = span_of(j, i);
+
+		r[i].t = &j->ts[i];
+		r[i].db = src->db;
+		r[i].cols = src->cols;
+		r[i].map = &src->map;
+		r[i].host = hosts_name(j->hs.dbs, j->nsrc, j->which[i]);
+		r[i].lo_ns = sp->lo_ns - o->pad_ns;
+		r[i].hi_ns = sp->hi_ns + o->pad_ns;
+	}
+	rc = merge_combined_write(r, o->ntraces, j->ncols, j->device_sql,
+	    o->merge);
+	free(r);
+	return rc;
+}
+
+/* --merge, --merge-dir and --steps: the spans give the samples. */
+static int
+run_derived(struct job *j)
+{
+	const struct options *o = j->o;
+	char **outs = NULL;
+	int rc = CLIENT_EXIT_OK;
+
+	if (o->merge_dir != NULL) {
+		rc = merge_dir_names(o->merge_dir, o, &outs);
+		for (size_t i = 0; i < o->ntraces && rc == CLIENT_EXIT_OK; i++)
+			rc = merge_one(j, i, outs[i], j->multi ?
+			    j->src[j->which[i]].host : NULL);
+		for (size_t i = 0; outs != NULL && i < o->ntraces; i++)
+			free(outs[i]);
+		free(outs);
+	} else if (o->merge != NULL && o->ntraces == 1) {
+		rc = merge_one(j, 0, o->merge, j->multi ?
+		    j->src[j->which[0]].host : NULL);
+	} else if (o->merge != NULL) {
+		rc = run_combined(j);
+	}
+	if (rc != CLIENT_EXIT_OK || !o->steps)
+		return rc;
+	return run_steps(j);
+}
+
+/* Read every --trace, choose its database (hosts.h), and place it there. */
+static int
+load_traces(struct job *j)
+{
+	const struct options *o = j->o;
+	struct hosts_trace *ht;
+	struct stat sb;
+	int rc = CLIENT_EXIT_OK;
 
 	if (o->ntraces == 0)
 		return CLIENT_EXIT_OK;
-	if (o->merge != NULL && (stat(o->traces[0], &sb) == 0 &&
-	    !S_ISREG(sb.st_mode))) {
-		warnx("%s: --merge reads the trace twice (once for its span, "
-		    "once to copy it), so it must be a file, not a pipe",
-		    o->traces[0]);
-		return CLIENT_EXIT_USAGE;
-	}
-	if ((*ts = calloc(o->ntraces, sizeof(**ts))) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
 	for (size_t i = 0; i < o->ntraces; i++)
-		if ((rc = trace_target_load(db, o->traces[i], &o->clock,
-		    &(*ts)[i])) != CLIENT_EXIT_OK)
-			return rc;
-	return CLIENT_EXIT_OK;
+		if ((o->merge != NULL || o->merge_dir != NULL) &&
+		    stat(o->traces[i], &sb) == 0 && !S_ISREG(sb.st_mode)) {
+			warnx("%s: --merge reads the trace twice (once for "
+			    "its span, once to copy it), so it must be a file, "
+			    "not a pipe", o->traces[i]);
+			return CLIENT_EXIT_USAGE;
+		}
+	if ((j->ts = calloc(o->ntraces, sizeof(*j->ts))) == NULL ||
+	    (j->which = calloc(o->ntraces, sizeof(*j->which))) == NULL ||
+	    (ht = calloc(o->ntraces, sizeof(*ht))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < o->ntraces && rc == CLIENT_EXIT_OK; i++) {
+		rc = trace_target_read(o->traces[i], &o->clock, &j->ts[i]);
+		ht[i].path = o->traces[i];
+		ht[i].host = j->ts[i].host;
+		ht[i].has_rank = j->ts[i].info.has_rank;
+		ht[i].rank = j->ts[i].info.rank;
+	}
+	if (rc == CLIENT_EXIT_OK && hosts_match(ht, o->ntraces, j->hs.dbs,
+	    j->nsrc, o->maps, o->nmaps, j->which, stderr) == -1)
+		rc = CLIENT_EXIT_USAGE;
+	free(ht);
+	for (size_t i = 0; i < o->ntraces && rc == CLIENT_EXIT_OK; i++)
+		rc = trace_target_place(j->src[j->which[i]].db, &o->clock,
+		    &j->ts[i]);
+	return rc;
 }
 
 int
@@ -652,54 +652,34 @@ cmd_export(struct client *cl, int argc, char *argv[])
 {
 	struct options o = { .format = EXPORT_CSV, .steps_format = -1 };
 	struct export_writer w = { .format = EXPORT_CSV };
-	struct db_catalog cat = { 0 };
-	struct db_devmap map = { 0 };
-	struct db_window *ws = NULL;
-	struct trace_target *ts = NULL;
-	struct span *spans = NULL;
-	const struct db_metric **cols = NULL;
-	size_t nws = 0, nspans = 0;
-	char device_sql[1024] = "";
-	const char *path;
-	sqlite3 *db;
+	struct job j = { .o = &o };
+	const char *const *paths;
+	size_t npaths;
 	int rc;
 
-	if ((rc = parse_options(cl, argc, argv, &o)) != CLIENT_EXIT_OK)
+	if ((rc = export_parse_options(cl, argc, argv, &o)) != CLIENT_EXIT_OK)
 		return rc == HELP_SHOWN ? CLIENT_EXIT_OK : rc;
-	if (o.devices != NULL && (rc = device_clause(o.devices, device_sql,
-	    sizeof(device_sql))) != CLIENT_EXIT_OK)
+	if (o.devices != NULL && (rc = export_device_clause(o.devices,
+	    j.device_sql, sizeof(j.device_sql))) != CLIENT_EXIT_OK)
 		return rc;
-	if ((path = client_database(cl)) == NULL)
+	if (client_databases(cl, &paths, &npaths) == -1)
 		return CLIENT_EXIT_FAILED;
-	if ((rc = db_open(path, &db)) != CLIENT_EXIT_OK)
-		return rc;
-	if ((rc = db_catalog_load(db, &cat)) == CLIENT_EXIT_OK &&
-	    (rc = db_devmap_load(db, &map)) == CLIENT_EXIT_OK &&
-	    (rc = pick_metrics(&cat, o.metrics, o.merge != NULL &&
-	    !o.include_unreliable, &cols, &w.ncols)) == CLIENT_EXIT_OK &&
-	    (o.window == NULL ||
-	    (rc = pick_windows(db, &o, &ws, &nws)) == CLIENT_EXIT_OK) &&
-	    (rc = load_traces(db, &o, &ts)) == CLIENT_EXIT_OK &&
-	    (rc = make_spans(db, &o, ws, nws, ts, &spans, &nspans)) ==
-	    CLIENT_EXIT_OK) {
+	if ((rc = open_sources(&j, paths, npaths)) == CLIENT_EXIT_OK &&
+	    (rc = load_traces(&j)) == CLIENT_EXIT_OK &&
+	    (rc = make_spans(&j)) == CLIENT_EXIT_OK) {
 		w.format = o.format;
-		w.cols = cols;
-		w.map = &map;
+		w.ncols = j.ncols;
 		w.window_column = o.all;
-		if (o.merge != NULL || o.steps)
-			rc = run_derived(db, &o, &w, &cat, &ts[0], &spans[0],
-			    device_sql);
+		if (o.merge != NULL || o.merge_dir != NULL || o.steps)
+			rc = run_derived(&j);
 		else
-			rc = run_samples(db, &o, &w, spans, nspans, device_sql);
+			rc = run_samples(&j, &w);
 	}
-	free(spans);
-	for (size_t i = 0; ts != NULL && i < o.ntraces; i++)
-		trace_target_free(&ts[i]);
-	free(ts);
-	db_windows_free(ws, nws);
-	free(cols);
-	db_devmap_free(&map);
-	db_catalog_free(&cat);
-	db_close(db);
+	free(j.spans);
+	for (size_t i = 0; j.ts != NULL && i < o.ntraces; i++)
+		trace_target_free(&j.ts[i]);
+	free(j.ts);
+	free(j.which);
+	close_sources(&j);
 	return rc;
 }

@@ -38,6 +38,14 @@ struct export_writer {
 	 * "#trace PATH rank R host H" line and a header per trace).  The
 	 * caller sets the members before each span.
 	 */
+	/*
+	 * Several databases (--db more than once, hosts.h): the host of the
+	 * rows that follow, set by the caller before each span: csv's leading
+	 * "host" column, jsonl's "host" member (a trace's own host is then
+	 * "trace_host"), and for aiusmi a "#host H" line and a header per
+	 * span.  NULL with one database: none of these.
+	 */
+	const char *host;
 	struct {
 		bool on;
 		const char *path;

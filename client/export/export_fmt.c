@@ -214,6 +214,8 @@ flush_line(struct export_writer *w)
 static void
 csv_header(struct export_writer *w)
 {
+	if (w->host != NULL)
+		put_str(w, "host,");
 	if (w->window_column)
 		put_str(w, "window,");
 	if (w->trace.on)
@@ -273,6 +275,8 @@ export_begin_span(struct export_writer *w, const struct db_window *win,
 			fprintf(w->out, "#window %" PRId64 " %s %s %s\n",
 			    win->id, win->tag, b, e);
 		}
+		if (w->host != NULL)
+			fprintf(w->out, "#host %s\n", w->host);
 		if (w->trace.on) {
 			fprintf(w->out, "#trace %s rank ", w->trace.path);
 			if (w->trace.has_rank)
@@ -282,7 +286,7 @@ export_begin_span(struct export_writer *w, const struct db_window *win,
 			fprintf(w->out, " host %s\n", w->trace.host[0] != '\0' ?
 			    w->trace.host : "-");
 		}
-		if (first || several || w->trace.on)
+		if (first || several || w->trace.on || w->host != NULL)
 			aiusmi_header(w);
 		break;
 	case EXPORT_JSONL:
@@ -363,6 +367,10 @@ csv_row(struct export_writer *w, const struct export_row *r,
 	char buf[FMT_BUFLEN];
 	double v;
 
+	if (w->host != NULL) {
+		put_cell(w, w->host);
+		put_char(w, ',');
+	}
 	if (w->window_column) {
 		put_int(w, window_id);
 		put_char(w, ',');
@@ -479,6 +487,11 @@ jsonl_row(struct export_writer *w, const struct export_row *r,
 	double v;
 
 	put_char(w, '{');
+	if (w->host != NULL) {
+		put_str(w, "\"host\":");
+		put_json_str(w, w->host);
+		put_char(w, ',');
+	}
 	if (window_id != 0) {
 		put_str(w, "\"window\":");
 		put_int(w, window_id);
@@ -490,7 +503,8 @@ jsonl_row(struct export_writer *w, const struct export_row *r,
 			put_int(w, w->trace.rank);
 		else
 			put_str(w, "null");
-		put_str(w, ",\"host\":");
+		put_str(w, w->host != NULL ? ",\"trace_host\":" :
+		    ",\"host\":");
 		put_json_str(w, w->trace.host);
 		put_char(w, ',');
 	}

@@ -343,3 +343,47 @@ merge_write(sqlite3 *db, const struct merge_request *rq)
 	sink_free(&s);
 	return output_close(fp, rq->out_path, rc);
 }
+
+/* ---- the output of a combined merge (merge_priv.h) ---- */
+
+struct merge_sink {
+	struct sink s;
+	struct progress pg;	/* off: a combined merge shows none */
+	FILE	*fp;
+	const char *path;
+};
+
+struct merge_sink *
+merge_sink_open(const char *path)
+{
+	struct merge_sink *m;
+
+	if ((m = calloc(1, sizeof(*m))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	if ((m->fp = output_open(path)) == NULL) {
+		free(m);
+		return NULL;
+	}
+	m->path = path;
+	sink_init(&m->s, m->fp, path, &m->pg);
+	return m;
+}
+
+int
+merge_sink_put(void *arg, const char *p, size_t n)
+{
+	struct merge_sink *m = arg;
+
+	return sink_put(&m->s, p, n);
+}
+
+int
+merge_sink_close(struct merge_sink *m, int rc)
+{
+	if (rc == CLIENT_EXIT_OK && sink_finish(&m->s) == -1)
+		rc = CLIENT_EXIT_FAILED;
+	sink_free(&m->s);
+	rc = output_close(m->fp, m->path, rc);
+	free(m);
+	return rc;
+}

@@ -30,6 +30,8 @@ struct merge_request {
 	const struct db_metric *const *cols;	/* the counter tracks, in order */
 	size_t	 ncols;
 	const struct db_devmap *map;		/* for the processes' names */
+	const char *host;			/* NULL, or the cards' host in their names */
+	int64_t	 sort_base;			/* 0: the cards' sort indexes from MERGE_SORT_INDEX */
 	const char *device_sql;			/* "" or " AND device IN (...)" */
 	int64_t	 lo_ns, hi_ns;			/* samples overlapping (lo, hi) */
 	const char *out_path;			/* a name ending in .gz: gzip */
@@ -43,5 +45,23 @@ struct merge_request {
  * byte offset.
  */
 int merge_write(sqlite3 *db, const struct merge_request *rq);
+
+/* One trace (rank) of a combined merge, with its host's database. */
+struct merge_rank {
+	const struct trace_target *t;
+	sqlite3	*db;
+	const struct db_metric *const *cols;	/* in db, the same keys for all */
+	const struct db_devmap *map;
+	const char *host;			/* the database's host */
+	int64_t	 lo_ns, hi_ns;			/* samples overlapping (lo, hi) */
+};
+
+/*
+ * Several traces, each with its host's cards, as one Chrome trace at
+ * out_path ("export --trace A --trace B --merge OUT"), whole or not at
+ * all; see combine.c for its layout.  Returns a CLIENT_EXIT_*.
+ */
+int merge_combined_write(const struct merge_rank *r, size_t n, size_t ncols,
+    const char *device_sql, const char *out_path);
 
 #endif

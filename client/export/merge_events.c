@@ -35,6 +35,7 @@
 #include "client.h"
 #include "db.h"
 #include "format.h"
+#include "hosts.h"
 #include "merge_priv.h"
 #include "schema.h"
 #include "timeparse.h"
@@ -302,7 +303,7 @@ static int
 put_processes(struct events *ev)
 {
 	struct str s = { 0 };
-	char name[128];
+	char name[128 + HOSTS_NAME_MAX];
 	int rc = 0;
 
 	for (size_t i = 0; i < ev->ncards && rc == 0; i++) {
@@ -310,6 +311,9 @@ put_processes(struct events *ev)
 
 		merge_card_name(c->device, db_devmap_bus_id(ev->rq->map,
 		    c->device, c->first_ts), name, sizeof(name));
+		if (ev->rq->host != NULL)
+			snprintf(name + strlen(name), sizeof(name) -
+			    strlen(name), " \xc2\xb7 %s", ev->rq->host);
 		s.len = 0;
 		str_cat(&s, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
 		str_int(&s, c->pid);
@@ -322,7 +326,8 @@ put_processes(struct events *ev)
 		    "\"pid\":");
 		str_int(&s, c->pid);
 		str_cat(&s, ",\"tid\":0,\"args\":{\"sort_index\":");
-		str_int(&s, MERGE_SORT_INDEX + (int64_t)i);
+		str_int(&s, (ev->rq->sort_base != 0 ? ev->rq->sort_base :
+		    MERGE_SORT_INDEX) + (int64_t)i);
 		str_cat(&s, "}}");
 		if (rc == 0)
 			rc = put_event(ev, s.p, s.len);

@@ -38,6 +38,34 @@
  */
 typedef int (*merge_put_fn)(void *arg, const char *p, size_t n);
 
+/* A member's value in an object's text: p[0..n) as written; p NULL if absent. */
+struct merge_json_value {
+	const char *p;
+	size_t	 n;
+};
+
+/*
+ * The values of the top-level members keys[0..nkeys) of the JSON object
+ * whose text is s[0..n), in out (the last of a repeated key): 0, or -1 if
+ * the text is not an object.  Strings and nesting are skipped, not
+ * checked: s must be JSON the trace reader has accepted.  Key names are
+ * compared as written, so keys with escapes never match.
+ */
+int merge_json_scan(const char *s, size_t n, const char *const *keys,
+    size_t nkeys, struct merge_json_value *out);
+
+/*
+ * The output of a combined merge (combine.c), written as merge_write
+ * writes its own: whole or not at all, gzip for a name ending in ".gz".
+ * open returns NULL after printing why; put is a merge_put_fn with the
+ * sink as its arg; close finishes on rc == CLIENT_EXIT_OK (else removes
+ * the output), frees the sink and returns rc or the failure.
+ */
+struct merge_sink;
+struct merge_sink *merge_sink_open(const char *path);
+int merge_sink_put(void *arg, const char *p, size_t n);
+int merge_sink_close(struct merge_sink *s, int rc);
+
 /*
  * Write the new events (merge.h) through put, each but the first preceded
  * by ",\n" and the first by "\n"; *nevents counts them.  Nothing is

@@ -255,8 +255,17 @@ csv_field(FILE *fp, const char *s)
 }
 
 static void
-csv_row(FILE *fp, const struct row *w)
+csv_row(const struct steps_request *rq, const struct row *w)
 {
+	FILE *fp = rq->out;
+
+	if (rq->tagged) {
+		csv_field(fp, rq->host);
+		putc(',', fp);
+		if (rq->t->info.has_rank)
+			fprintf(fp, "%" PRId64, rq->t->info.rank);
+		putc(',', fp);
+	}
 	csv_field(fp, w->step);
 	for (int i = C_STEP + 1; i < C_N; i++) {
 		putc(',', fp);
@@ -342,7 +351,7 @@ steps_emit(struct report *r, const struct row *w)
 		table_add(r, w);
 		break;
 	case STEPS_CSV:
-		csv_row(r->rq->out, w);
+		csv_row(r->rq, w);
 		break;
 	case STEPS_JSON:
 		json_row(r->g, w);
@@ -455,6 +464,10 @@ steps_begin(struct report *r)
 	case STEPS_TABLE:
 		break;
 	case STEPS_CSV:
+		if (r->rq->tagged && !r->rq->first)
+			break;
+		if (r->rq->tagged)
+			fprintf(fp, "host,rank,");
 		for (int i = 0; i < C_N; i++)
 			fprintf(fp, "%s%s", i ? "," : "", columns[i].name);
 		putc('\n', fp);
@@ -465,6 +478,15 @@ steps_begin(struct report *r)
 		yajl_gen_map_open(r->g);
 		jsonw_str(r->g, "trace");
 		jsonw_str(r->g, r->rq->t->path);
+		if (r->rq->tagged) {
+			jsonw_str(r->g, "host");
+			jsonw_str(r->g, r->rq->host);
+			jsonw_str(r->g, "rank");
+			if (r->rq->t->info.has_rank)
+				yajl_gen_integer(r->g, r->rq->t->info.rank);
+			else
+				yajl_gen_null(r->g);
+		}
 		jsonw_str(r->g, "steps");
 		yajl_gen_array_open(r->g);
 		break;

@@ -41,6 +41,17 @@ struct steps_request {
 	 * pattern, which matches both.
 	 */
 	bool	 innermost;
+	/*
+	 * One of several tables (several traces, or several databases), each
+	 * written by its own call: tagged adds the database's host and the
+	 * trace's rank (csv: leading host,rank columns, the header only when
+	 * first; json: "host" and "rank" members of the trace's object).
+	 * The caller puts the JSON objects in an array and the tables under
+	 * headings.
+	 */
+	bool	 tagged;
+	const char *host;		/* the database's host, when tagged */
+	bool	 first;
 };
 
 /*

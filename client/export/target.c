@@ -114,13 +114,12 @@ place(sqlite3 *db, const struct trace_clock_options *o, struct trace_target *t)
 }
 
 int
-trace_target_load(sqlite3 *db, const char *path,
-    const struct trace_clock_options *o, struct trace_target *t)
+trace_target_read(const char *path, const struct trace_clock_options *o,
+    struct trace_target *t)
 {
 	struct trace_options topts = { .step_pattern = o->step_pattern };
 	struct trace_error terr;
 	char msg[512];
-	int rc;
 
 	memset(t, 0, sizeof(*t));
 	t->path = path;
@@ -140,13 +139,29 @@ trace_target_load(sqlite3 *db, const char *path,
 		    "in all): it spans no time", path, t->info.nelements);
 		return CLIENT_EXIT_FAILED;
 	}
-	if ((rc = place(db, o, t)) != CLIENT_EXIT_OK)
-		return rc;
 	if (t->info.host[0] != '\0')
 		snprintf(t->host, sizeof(t->host), "%s", t->info.host);
 	else
 		host_from_file_name(path, t->host, sizeof(t->host));
 	return CLIENT_EXIT_OK;
+}
+
+int
+trace_target_place(sqlite3 *db, const struct trace_clock_options *o,
+    struct trace_target *t)
+{
+	return place(db, o, t);
+}
+
+int
+trace_target_load(sqlite3 *db, const char *path,
+    const struct trace_clock_options *o, struct trace_target *t)
+{
+	int rc;
+
+	if ((rc = trace_target_read(path, o, t)) != CLIENT_EXIT_OK)
+		return rc;
+	return trace_target_place(db, o, t);
 }
 
 void

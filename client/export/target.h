@@ -61,6 +61,17 @@ int trace_target_load(sqlite3 *db, const char *path,
 int trace_target_check_samples(sqlite3 *db, const struct trace_target *t,
     int64_t pad_ns);
 
+/*
+ * The two halves of trace_target_load, for a caller that must know the
+ * trace's host before choosing its database: read fills t (info and
+ * host; release it with trace_target_free, also on failure), place sets
+ * its clock and span.
+ */
+int trace_target_read(const char *path, const struct trace_clock_options *o,
+    struct trace_target *t);
+int trace_target_place(sqlite3 *db, const struct trace_clock_options *o,
+    struct trace_target *t);
+
 void trace_target_free(struct trace_target *t);
 
 /* The own time of absolute time abs_ns: what the trace's ts would be, in ns. */

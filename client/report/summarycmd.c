@@ -12,6 +12,7 @@
 
 #include "client.h"
 #include "format.h"
+#include "hosts.h"
 #include "json.h"
 #include "jsonw.h"
 #include "summarycmd.h"
@@ -30,7 +31,8 @@ usage(FILE *fp, int code)
 	    "The window's summary per card: duration, samples, coverage, gaps,\n"
 	    "energy (also net of idle), power, temperature, busy, bandwidths and\n"
 	    "memory peaks, with notes on the quality of the data.  A tag means\n"
-	    "the newest window with it.\n");
+	    "the newest window with it.  With several --db (one per host), the\n"
+	    "window of each, each row carrying its host.\n");
 	return code;
 }
 
@@ -293,10 +295,20 @@ gen_card(yajl_gen g, const struct winsum *ws, const struct summary_card *c)
 void
 summary_gen_json(yajl_gen g, const struct winsum *ws)
 {
+	summary_gen_json_host(g, ws, NULL);
+}
+
+void
+summary_gen_json_host(yajl_gen g, const struct winsum *ws, const char *host)
+{
 	yajl_val meta = yajl_tree_parse(ws->w.meta, NULL, 0);
 	char t[FMT_BUFLEN];
 
 	yajl_gen_map_open(g);
+	if (host != NULL) {
+		jsonw_str(g, "host");
+		jsonw_str(g, host);
+	}
 	jsonw_str(g, "window");
 	yajl_gen_map_open(g);
 	gen_int(g, "id", ws->w.id);
@@ -352,9 +364,22 @@ summary_gen_json(yajl_gen g, const struct winsum *ws)
 	yajl_gen_map_close(g);
 }
 
+/* csv_cell: s as one CSV cell, always quoted. */
 static void
-write_csv(FILE *fp, const struct winsum *ws)
+csv_quoted(FILE *fp, const char *s)
 {
+	putc('"', fp);
+	for (const char *p = s; *p != '\0'; p++)
+		fprintf(fp, *p == '"' ? "\"\"" : "%c", *p);
+	putc('"', fp);
+}
+
+/* The CSV header; host set: a leading host column. */
+static void
+csv_header(FILE *fp, bool host)
+{
+	if (host)
+		fprintf(fp, "host,");
 	fprintf(fp, "window_id,tag,card,duration_s,samples,covered_s,gaps,"
 	    "gap_s,energy_j,net_energy_j,idle_w,power_mean_w,power_min_w,"
 	    "power_max_w,power_p95_w,gtemp_max_c,busy_mean_pct,"
@@ -363,6 +388,12 @@ write_csv(FILE *fp, const struct winsum *ws)
 		fprintf(fp, ",%s_mean_gib_s,%s_max_gib_s,%s_bytes",
 		    summary_bw_keys[b], summary_bw_keys[b], summary_bw_keys[b]);
 	fprintf(fp, ",zero_while_busy\n");
+}
+
+/* A CSV row per card; host (NULL for one database) is a leading column. */
+static void
+write_csv(FILE *fp, const struct winsum *ws, const char *host)
+{
 	for (size_t i = 0; i < ws->s.ncards; i++) {
 		const struct summary_card *c = &ws->s.cards[i];
 		char v[16][SUMMARY_CELL];
@@ -380,12 +411,14 @@ write_csv(FILE *fp, const struct winsum *ws)
 		for (int k = 0; k < 10; k++)
 			if (strcmp(v[k], "-") == 0)
 				v[k][0] = '\0';	/* an empty cell, as export writes */
-		/* the tag has no comma or quote: proto_tag_valid allows
-		 * printable ASCII, so quote it */
-		fprintf(fp, "%" PRId64 ",\"", ws->w.id);
-		for (const char *p = ws->w.tag; *p != '\0'; p++)
-			fprintf(fp, *p == '"' ? "\"\"" : "%c", *p);
-		fprintf(fp, "\",%d,%.9f,%" PRId64 ",%.9f,%" PRId64 ",%.9f,%s,"
+		if (host != NULL) {
+			csv_quoted(fp, host);
+			putc(',', fp);
+		}
+		/* proto_tag_valid allows any printable ASCII: quote it */
+		fprintf(fp, "%" PRId64 ",", ws->w.id);
+		csv_quoted(fp, ws->w.tag);
+		fprintf(fp, ",%d,%.9f,%" PRId64 ",%.9f,%" PRId64 ",%.9f,%s,"
 		    "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%" PRId64, c->device,
 		    (double)(ws->end_ns - ws->w.begin_ns) / 1e9, c->samples,
 		    (double)c->covered_ns / 1e9, c->gaps,
@@ -423,6 +456,51 @@ summary_idle_lookback(struct client *cl)
 	return v;
 }
 
+/*
+ * The summaries of the n databases: with one, as it always was; with
+ * several, each carries its host (hosts.h): a heading per table and a
+ * total, csv's leading host column, a JSON array of objects with "host".
+ */
+static void
+write_all(enum sformat fmt, const struct winsum *ws, size_t n,
+    const struct hosts_set *hs)
+{
+	const char *host;
+	double total = 0;
+	yajl_gen g;
+
+	if (fmt == F_JSON) {
+		if ((g = json_gen_new(true)) == NULL)
+			errx(CLIENT_EXIT_FAILED, "out of memory");
+		if (n > 1)
+			yajl_gen_array_open(g);
+		for (size_t i = 0; i < n; i++)
+			summary_gen_json_host(g, &ws[i], n > 1 ?
+			    hosts_name(hs->dbs, n, i) : NULL);
+		if (n > 1)
+			yajl_gen_array_close(g);
+		json_gen_flush(g, stdout);
+		yajl_gen_free(g);
+		return;
+	}
+	if (fmt == F_CSV)
+		csv_header(stdout, n > 1);
+	for (size_t i = 0; i < n; i++) {
+		host = n > 1 ? hosts_name(hs->dbs, n, i) : NULL;
+		if (fmt == F_CSV) {
+			write_csv(stdout, &ws[i], host);
+			continue;
+		}
+		if (host != NULL)
+			printf("%shost %s (%s)\n", i ? "\n" : "", host,
+			    hs->dbs[i].path);
+		write_table(stdout, &ws[i]);
+		total += winsum_energy(&ws[i]);
+	}
+	if (fmt == F_TABLE && n > 1)
+		printf("\nall %zu hosts: energy %.3f J\n", n, total);
+}
+
 int
 cmd_summary(struct client *cl, int argc, char *argv[])
 {
@@ -434,9 +512,11 @@ cmd_summary(struct client *cl, int argc, char *argv[])
 		{ NULL, 0, NULL, 0 },
 	};
 	enum sformat fmt = F_TABLE;
-	const char *window = NULL, *path;
-	struct winsum ws;
-	sqlite3 *db;
+	const char *window = NULL;
+	const char *const *paths;
+	struct hosts_set hs;
+	struct winsum *ws;
+	size_t n, nloaded = 0;
 	int ch, rc;
 
 	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS, longopts,
@@ -461,29 +541,32 @@ cmd_summary(struct client *cl, int argc, char *argv[])
 	}
 	if (optind != argc || window == NULL)
 		return usage(stderr, CLIENT_EXIT_USAGE);
-	if ((path = client_database(cl)) == NULL)
+	if (client_databases(cl, &paths, &n) == -1)
 		return CLIENT_EXIT_FAILED;
-	if ((rc = db_open(path, &db)) != CLIENT_EXIT_OK)
-		return rc;
-	rc = winsum_load(db, window, summary_idle_lookback(cl), &ws);
-	db_close(db);
-	if (rc != CLIENT_EXIT_OK) {
-		winsum_free(&ws);
+	if ((rc = hosts_open(paths, n, &hs)) != CLIENT_EXIT_OK) {
+		hosts_close(&hs);
 		return rc;
 	}
-	if (fmt == F_JSON) {
-		yajl_gen g = json_gen_new(true);
-
-		if (g == NULL)
-			errx(CLIENT_EXIT_FAILED, "out of memory");
-		summary_gen_json(g, &ws);
-		json_gen_flush(g, stdout);
-		yajl_gen_free(g);
-	} else if (fmt == F_CSV)
-		write_csv(stdout, &ws);
-	else
-		write_table(stdout, &ws);
-	winsum_free(&ws);
+	if (n > 1)
+		hosts_note_names(hs.dbs, n, stderr);
+	if ((ws = calloc(n, sizeof(*ws))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < n && rc == CLIENT_EXIT_OK; i++) {
+		if ((rc = winsum_load(hs.db[i], window,
+		    summary_idle_lookback(cl), &ws[i])) != CLIENT_EXIT_OK &&
+		    n > 1)
+			warnx("%s: no summary of window %s from this database",
+			    paths[i], window);
+		nloaded = i + 1;
+	}
+	if (rc == CLIENT_EXIT_OK)
+		write_all(fmt, ws, n, &hs);
+	for (size_t i = 0; i < nloaded; i++)
+		winsum_free(&ws[i]);
+	free(ws);
+	hosts_close(&hs);
+	if (rc != CLIENT_EXIT_OK)
+		return rc;
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		warn("stdout");
 		return CLIENT_EXIT_FAILED;

@@ -194,8 +194,9 @@ for f in cut.json.gz cut.json corrupt.json empty.json; do
 done
 
 # Options that do not go together.
-for args in "--trace x --from 1h" "--trace-start 0 --window w" "--trace a --trace b --steps" \
-    "--trace a --trace-start 0 --align-window w" "--trace a --merge o --format jsonl"; do
+for args in "--trace x --from 1h" "--trace-start 0 --window w" "--trace a --merge o --merge-dir d" \
+    "--trace a --trace-start 0 --align-window w" "--trace a --merge o --format jsonl" \
+    "--host-map a=b --window w" "--trace a --host-map a" "--trace a --host-map =b"; do
 	# shellcheck disable=SC2086
 	if spyremon export $args 2>/dev/null; then fail "export $args worked"; fi
 	# shellcheck disable=SC2086

@@ -1,7 +1,8 @@
 /*
  * Tests of the merge's pure pieces: ns written as exact decimal µs, the
- * choice of the cards' pids, the counter tracks' args keys and the cards'
- * process names.  Expected strings are written out by hand.
+ * choice of the cards' pids, the counter tracks' args keys, the cards'
+ * process names, and the members a combined merge finds in an event's
+ * text.  Expected strings are written out by hand.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -120,6 +121,56 @@ test_card_name(void **state)
 	assert_string_equal(buf, "Spyre 3");
 }
 
+/* value k of v as text, or "(absent)" */
+static void
+value_is(const struct merge_json_value *v, const char *want)
+{
+	char got[256];
+
+	if (v->p == NULL)
+		snprintf(got, sizeof(got), "(absent)");
+	else
+		snprintf(got, sizeof(got), "%.*s", (int)v->n, v->p);
+	assert_string_equal(got, want);
+}
+
+/*
+ * The top-level members a combined merge rewrites, found in an event's
+ * text: past strings holding quotes, braces and brackets, past nested
+ * objects holding the same keys, with any spacing; the last of a repeated
+ * key; and not an object at all.
+ */
+static void
+test_json_scan(void **state)
+{
+	static const char *const keys[] = { "pid", "ts", "ph", "name", "args" };
+	struct merge_json_value v[5];
+	const char *ev =
+	    "{\"ph\":\"X\",\"name\":\"a \\\"}{[\\\\\",\"args\":{\"pid\":7,"
+	    "\"ts\":[1,{\"ts\":2}],\"name\":\"in\"},\"pid\" : \"Spans\" ,"
+	    "\"ts\":\t1212075548353.304e0, \"dur\":-1.5}";
+	const char *twice = "{\"ts\":1,\"ts\":2}";
+
+	(void)state;
+	assert_int_equal(merge_json_scan(ev, strlen(ev), keys, 5, v), 0);
+	value_is(&v[0], "\"Spans\"");
+	value_is(&v[1], "1212075548353.304e0");
+	value_is(&v[2], "\"X\"");
+	value_is(&v[3], "\"a \\\"}{[\\\\\"");
+	value_is(&v[4], "{\"pid\":7,\"ts\":[1,{\"ts\":2}],\"name\":\"in\"}");
+	/* inside args: its own members */
+	assert_int_equal(merge_json_scan(v[4].p, v[4].n, keys + 3, 1, v), 0);
+	value_is(&v[0], "\"in\"");
+	assert_int_equal(merge_json_scan(twice, strlen(twice), keys + 1, 1, v),
+	    0);
+	value_is(&v[0], "2");
+	assert_int_equal(merge_json_scan(" { } ", 5, keys, 5, v), 0);
+	value_is(&v[0], "(absent)");
+	assert_int_equal(merge_json_scan("[1]", 3, keys, 5, v), -1);
+	assert_int_equal(merge_json_scan("{\"pid\"}", 7, keys, 5, v), -1);
+	assert_int_equal(merge_json_scan("{\"pid\":1", 8, keys, 5, v), -1);
+}
+
 int
 main(void)
 {
@@ -128,6 +179,7 @@ main(void)
 		cmocka_unit_test(test_first_pid),
 		cmocka_unit_test(test_series_key),
 		cmocka_unit_test(test_card_name),
+		cmocka_unit_test(test_json_scan),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

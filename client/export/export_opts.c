@@ -1,0 +1,325 @@
+/*
+ * export_opts: the command line of "spyremon export" (export_priv.h).
+ */
+#include <err.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "export_priv.h"
+#include "schema.h"
+#include "steps.h"
+#include "timeparse.h"
+
+static int
+usage(FILE *fp, int code)
+{
+	fprintf(fp,
+	    "usage: spyremon export --window TAG|ID [--all] [options]\n"
+	    "       spyremon export --from TIME [--to TIME] [options]\n"
+	    "       spyremon export --trace FILE [--trace FILE ...] [--window TAG|ID]\n"
+	    "                       [trace options] [options]\n"
+	    "options: [--format csv|aiusmi|jsonl] [--output FILE]\n"
+	    "         [--metrics KEY,...] [--device ID,...] [--pad DURATION]\n"
+	    "trace options: [--trace-start TIME | --align-window TAG|ID]\n"
+	    "         [--step-pattern REGEX] [--host-map TRACE=HOST ...]\n"
+	    "         [--merge OUT[.gz] | --merge-dir DIR] [--include-unreliable]\n"
+	    "         [--steps [--json | --csv]]\n"
+	    "\n"
+	    "Writes every sample whose interval overlaps the window (or the span\n"
+	    "FROM..TO, TO defaulting to now, or each trace's span), widened by the\n"
+	    "pad on both sides.  A TAG matching several windows means the newest,\n"
+	    "or with --all each.  TIME is ISO 8601, epoch ns, or a duration ago\n"
+	    "such as 10m.  With a trace, --merge writes the trace with counter\n"
+	    "tracks added, and --steps a table of power and energy per step,\n"
+	    "instead of the samples; --window then chooses the samples.\n"
+	    "Several --db (one per host): each row carries its host, and each\n"
+	    "trace reads the database of its own host, or the one --host-map\n"
+	    "names.  --merge with several traces writes one combined trace,\n"
+	    "--merge-dir one merged trace per trace.\n");
+	return code;
+}
+
+static int
+goes_with(const char *opt, const char *with)
+{
+	warnx("%s goes with %s", opt, with);
+	return usage(stderr, CLIENT_EXIT_USAGE);
+}
+
+/* The options that exclude or need others. */
+static int
+check_options(const struct options *o)
+{
+	bool traced = o->ntraces > 0, merged = o->merge != NULL ||
+	    o->merge_dir != NULL, derived = merged || o->steps;
+
+	if (o->from != NULL && (o->window != NULL || traced)) {
+		warnx("--from does not go with --window or --trace");
+		return usage(stderr, CLIENT_EXIT_USAGE);
+	}
+	if (o->window == NULL && o->from == NULL && !traced) {
+		warnx("export takes --window, --from or --trace");
+		return usage(stderr, CLIENT_EXIT_USAGE);
+	}
+	if (o->to != NULL && o->from == NULL)
+		return goes_with("--to", "--from");
+	if (o->all && (o->window == NULL || traced))
+		return goes_with("--all", "--window, without --trace");
+	if (!traced) {
+		if (o->clock.trace_start != NULL)
+			return goes_with("--trace-start", "--trace");
+		if (o->clock.align_window != NULL)
+			return goes_with("--align-window", "--trace");
+		if (o->clock.step_pattern != NULL)
+			return goes_with("--step-pattern", "--trace");
+		if (derived)
+			return goes_with(o->merge != NULL ? "--merge" :
+			    o->merge_dir != NULL ? "--merge-dir" : "--steps",
+			    "--trace");
+		if (o->nmaps > 0)
+			return goes_with("--host-map", "--trace");
+	}
+	if (o->merge != NULL && o->merge_dir != NULL) {
+		warnx("--merge and --merge-dir exclude each other");
+		return CLIENT_EXIT_USAGE;
+	}
+	if (o->clock.trace_start != NULL && o->clock.align_window != NULL) {
+		warnx("--trace-start and --align-window exclude each other");
+		return CLIENT_EXIT_USAGE;
+	}
+	if (o->include_unreliable && !merged)
+		return goes_with("--include-unreliable", "--merge or --merge-dir");
+	if (o->steps_format != -1 && !o->steps)
+		return goes_with(o->steps_format == STEPS_JSON ? "--json" :
+		    "--csv", "--steps");
+	if (derived && o->format_given) {
+		warnx("--format is for samples; --merge, --merge-dir and "
+		    "--steps write their own");
+		return CLIENT_EXIT_USAGE;
+	}
+	if (merged && !o->steps && o->output != NULL) {
+		warnx("%s names its output; --output is for --steps or "
+		    "samples", o->merge != NULL ? "--merge" : "--merge-dir");
+		return CLIENT_EXIT_USAGE;
+	}
+	return CLIENT_EXIT_OK;
+}
+
+/* Parse the command line into o; an exit status if it is not usable. */
+int
+export_parse_options(struct client *cl, int argc, char *argv[], struct options *o)
+{
+	static const struct option longopts[] = {
+		CLIENT_LONGOPTS,
+		{ "window", required_argument, NULL, 'w' },
+		{ "all", no_argument, NULL, OPT_ALL },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "to", required_argument, NULL, OPT_TO },
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "metrics", required_argument, NULL, 'm' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "pad", required_argument, NULL, OPT_PAD },
+		{ "trace", required_argument, NULL, OPT_TRACE },
+		{ "trace-start", required_argument, NULL, OPT_TRACE_START },
+		{ "align-window", required_argument, NULL, OPT_ALIGN_WINDOW },
+		{ "step-pattern", required_argument, NULL, OPT_STEP_PATTERN },
+		{ "merge", required_argument, NULL, OPT_MERGE },
+		{ "include-unreliable", no_argument, NULL,
+		    OPT_INCLUDE_UNRELIABLE },
+		{ "steps", no_argument, NULL, OPT_STEPS },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "csv", no_argument, NULL, OPT_CSV },
+		{ "host-map", required_argument, NULL, OPT_HOST_MAP },
+		{ "merge-dir", required_argument, NULL, OPT_MERGE_DIR },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t pad;
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS "w:f:o:m:d:",
+	    longopts, NULL)) != -1) {
+		if (client_common_option(cl, ch, optarg))
+			continue;
+		switch (ch) {
+		case 'w':
+			o->window = optarg;
+			break;
+		case OPT_ALL:
+			o->all = true;
+			break;
+		case OPT_FROM:
+			o->from = optarg;
+			break;
+		case OPT_TO:
+			o->to = optarg;
+			break;
+		case 'f':
+			if (export_format_parse(optarg, &o->format) == -1) {
+				warnx("--format %s: say csv, aiusmi or jsonl",
+				    optarg);
+				return CLIENT_EXIT_USAGE;
+			}
+			o->format_given = true;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'm':
+			o->metrics = optarg;
+			break;
+		case 'd':
+			o->devices = optarg;
+			break;
+		case OPT_PAD:
+			if (parse_duration(optarg, &pad) == -1 ||
+			    pad > (uint64_t)INT64_MAX / 4) {
+				warnx("--pad %s: not a duration such as 2s",
+				    optarg);
+				return CLIENT_EXIT_USAGE;
+			}
+			o->pad_ns = (int64_t)pad;
+			break;
+		case OPT_TRACE:
+			if (o->ntraces == MAX_TRACES) {
+				warnx("--trace: at most %d traces", MAX_TRACES);
+				return CLIENT_EXIT_USAGE;
+			}
+			o->traces[o->ntraces++] = optarg;
+			break;
+		case OPT_TRACE_START:
+			o->clock.trace_start = optarg;
+			break;
+		case OPT_ALIGN_WINDOW:
+			o->clock.align_window = optarg;
+			break;
+		case OPT_STEP_PATTERN:
+			o->clock.step_pattern = optarg;
+			break;
+		case OPT_MERGE:
+			o->merge = optarg;
+			break;
+		case OPT_INCLUDE_UNRELIABLE:
+			o->include_unreliable = true;
+			break;
+		case OPT_STEPS:
+			o->steps = true;
+			break;
+		case OPT_JSON:
+			o->steps_format = STEPS_JSON;
+			break;
+		case OPT_CSV:
+			o->steps_format = STEPS_CSV;
+			break;
+		case OPT_HOST_MAP:
+			if (o->nmaps == MAX_TRACES) {
+				warnx("--host-map: at most %d", MAX_TRACES);
+				return CLIENT_EXIT_USAGE;
+			}
+			if (hosts_map_parse(optarg, &o->maps[o->nmaps]) == -1)
+				return CLIENT_EXIT_USAGE;
+			o->nmaps++;
+			break;
+		case OPT_MERGE_DIR:
+			o->merge_dir = optarg;
+			break;
+		case 'h':
+			return usage(stdout, HELP_SHOWN);
+		default:
+			return usage(stderr, CLIENT_EXIT_USAGE);
+		}
+	}
+	if (optind != argc)
+		return usage(stderr, CLIENT_EXIT_USAGE);
+	return check_options(o);
+}
+
+/* A list of device IDs, "0,1", as SQL: " AND device IN (0,1)". */
+int
+export_device_clause(const char *list, char *sql, size_t len)
+{
+	const char *p = list;
+	size_t used;
+
+	used = (size_t)snprintf(sql, len, " AND " SCHEMA_C_DEVICE " IN (");
+	for (;;) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (end == p || *p == '-' || *p == '+' || errno != 0 ||
+		    v > INT_MAX || (*end != ',' && *end != '\0') ||
+		    used + 16 >= len) {
+			warnx("--device %s: give device IDs such as 0,1", list);
+			return CLIENT_EXIT_USAGE;
+		}
+		used += (size_t)snprintf(sql + used, len - used, "%s%ld",
+		    p == list ? "" : ",", v);
+		if (*end == '\0')
+			break;
+		p = end + 1;
+	}
+	snprintf(sql + used, len - used, ")");
+	return CLIENT_EXIT_OK;
+}
+
+static void
+list_known(const struct db_catalog *cat)
+{
+	fprintf(stderr, "spyremon: known metrics:");
+	for (size_t i = 0; i < cat->n; i++)
+		fprintf(stderr, "%s %s", i ? "," : "", cat->m[i].key);
+	fputc('\n', stderr);
+}
+
+/*
+ * The metrics to write, in *cols: those of --metrics in the order given,
+ * or the whole catalog in catalog order, less the unreliable metrics when
+ * reliable_only.
+ */
+int
+export_pick_metrics(const struct db_catalog *cat, char *list, bool reliable_only,
+    const struct db_metric ***cols, size_t *n)
+{
+	const struct db_metric **c;
+	char *key, *save = NULL;
+
+	if ((c = calloc(cat->n + 1, sizeof(*c))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	*cols = c;
+	*n = 0;
+	if (list == NULL) {
+		for (size_t i = 0; i < cat->n; i++)
+			if (cat->m[i].reliable || !reliable_only)
+				c[(*n)++] = &cat->m[i];
+		return CLIENT_EXIT_OK;
+	}
+	for (key = strtok_r(list, ",", &save); key != NULL;
+	    key = strtok_r(NULL, ",", &save)) {
+		const struct db_metric *m = db_catalog_find(cat, key);
+
+		if (m == NULL) {
+			warnx("--metrics: unknown metric '%s'", key);
+			list_known(cat);
+			return CLIENT_EXIT_USAGE;
+		}
+		for (size_t i = 0; i < *n; i++) {
+			if (c[i] == m) {
+				warnx("--metrics: '%s' is listed twice", key);
+				return CLIENT_EXIT_USAGE;
+			}
+		}
+		c[(*n)++] = m;
+	}
+	if (*n == 0) {
+		warnx("--metrics: name at least one metric");
+		return CLIENT_EXIT_USAGE;
+	}
+	return CLIENT_EXIT_OK;
+}
+

@@ -1,0 +1,81 @@
+/*
+ * export_priv: what export.c (the command's flow) and export_opts.c (its
+ * command line) share.
+ */
+#ifndef SPYREMON_EXPORT_PRIV_H
+#define SPYREMON_EXPORT_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "client.h"
+#include "db.h"
+#include "export.h"
+#include "hosts.h"
+#include "target.h"
+
+#define HELP_SHOWN	(-1)	/* export_parse_options printed --help */
+#define MAX_TRACES	256	/* --trace given more often is refused */
+
+enum {
+	OPT_ALL = CLIENT_OPT_FIRST_FREE,
+	OPT_FROM,
+	OPT_TO,
+	OPT_PAD,
+	OPT_TRACE,
+	OPT_TRACE_START,
+	OPT_ALIGN_WINDOW,
+	OPT_STEP_PATTERN,
+	OPT_MERGE,
+	OPT_INCLUDE_UNRELIABLE,
+	OPT_STEPS,
+	OPT_JSON,
+	OPT_CSV,
+	OPT_HOST_MAP,
+	OPT_MERGE_DIR,
+};
+
+struct options {
+	const char *window;	/* --window: an id (all digits) or a tag */
+	bool all;
+	const char *from, *to;
+	enum export_format format;
+	const char *output;	/* NULL or "-": stdout */
+	char *metrics;		/* --metrics, as given */
+	char *devices;		/* --device, as given */
+	int64_t pad_ns;
+	bool format_given;
+	const char *traces[MAX_TRACES];	/* --trace, in order */
+	size_t ntraces;
+	struct trace_clock_options clock;
+	struct hosts_map maps[MAX_TRACES];	/* --host-map, in order */
+	size_t nmaps;
+	const char *merge;	/* --merge OUT: several traces combined */
+	const char *merge_dir;	/* --merge-dir DIR: one merged trace each */
+	bool include_unreliable;
+	bool steps;
+	int steps_format;	/* -1: table on a terminal, else csv */
+};
+
+/*
+ * Parse the command line into o (zeroed but for format and
+ * steps_format); an exit status if it is not usable, HELP_SHOWN after
+ * --help.
+ */
+int export_parse_options(struct client *cl, int argc, char *argv[],
+    struct options *o);
+
+/* A list of device IDs, "0,1", as SQL: " AND device IN (0,1)". */
+int export_device_clause(const char *list, char *sql, size_t len);
+
+/*
+ * The metrics to write, in *cols: those of --metrics in the order given
+ * (list is cut up by strtok), or the whole catalog in catalog order, less
+ * the unreliable metrics when reliable_only.
+ */
+int export_pick_metrics(const struct db_catalog *cat, char *list,
+    bool reliable_only, const struct db_metric ***cols, size_t *n);
+
+#endif
