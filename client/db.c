@@ -12,6 +12,7 @@
 
 #include "client.h"
 #include "schema.h"
+#include "sql.h"
 
 #define BUSY_TIMEOUT_MS		200	/* WAL readers wait only in recovery */
 #define MAX_DECIMALS		18
@@ -567,13 +568,7 @@ db_host(sqlite3 *db, char **hostname, char **machine_id)
 	int rc;
 
 	*hostname = *machine_id = NULL;
-	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE "
-	    "type = 'table' AND name = '" SCHEMA_T_HOST "'", -1, &s,
-	    NULL) != SQLITE_OK)
-		return db_error(db, "the schema");
-	rc = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
-	sqlite3_finalize(s);
-	if (rc == -1)
+	if ((rc = sql_table_exists(db, SCHEMA_T_HOST)) == -1)
 		return db_error(db, "the schema");
 	if (rc == 0)
 		return CLIENT_EXIT_OK;

@@ -56,6 +56,21 @@ sql_pragma_int(sqlite3 *db, const char *name, int64_t *out)
 }
 
 int
+sql_table_exists(sqlite3 *db, const char *name)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE "
+	    "type = 'table' AND name = ?1", -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) != 0 : -1;
+	sqlite3_finalize(s);
+	return rc;
+}
+
+int
 sql_used_bytes(sqlite3 *db, uint64_t *out)
 {
 	int64_t pages, free_pages, page_size;

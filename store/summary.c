@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "schema.h"
+#include "sql.h"
 #include "summary.h"
 
 const char *const summary_bw_keys[SUMMARY_NBW] = {
@@ -79,20 +80,6 @@ nomem(sqlite3 *db)
 	return -1;
 }
 
-static bool
-table_exists(sqlite3 *db, const char *name)
-{
-	sqlite3_stmt *s;
-	bool yes = false;
-
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE "
-	    "type = 'table' AND name = ?1", -1, &s, NULL) != SQLITE_OK)
-		return false;
-	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-	yes = sqlite3_step(s) == SQLITE_ROW;
-	sqlite3_finalize(s);
-	return yes;
-}
 
 /* The columns of the metrics read, and the unreliable ones. */
 static int
@@ -146,7 +133,7 @@ load_coarse(struct ctx *x)
 	sqlite3_stmt *s;
 	int rc;
 
-	if (!table_exists(x->db, SCHEMA_T_IMPORTS))
+	if (sql_table_exists(x->db, SCHEMA_T_IMPORTS) != 1)
 		return 0;
 	if (sqlite3_prepare_v2(x->db, "SELECT device, first_ns, last_ns FROM "
 	    SCHEMA_T_IMPORTS " WHERE coarse = 1 AND last_ns >= ?1 AND "

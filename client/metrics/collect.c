@@ -13,6 +13,7 @@
 #include "db.h"
 #include "metrics.h"
 #include "schema.h"
+#include "sql.h"
 #include "timeparse.h"
 
 /*
@@ -68,20 +69,6 @@ xstrdup(const char *s)
 	return p;
 }
 
-static bool
-table_exists(sqlite3 *db, const char *name)
-{
-	sqlite3_stmt *s;
-	bool yes = false;
-
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE "
-	    "type = 'table' AND name = ?1", -1, &s, NULL) != SQLITE_OK)
-		return false;
-	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-	yes = sqlite3_step(s) == SQLITE_ROW;
-	sqlite3_finalize(s);
-	return yes;
-}
 
 /* v rounded to a whole number, half away from zero (without libm) */
 static double
@@ -273,7 +260,7 @@ read_counters(sqlite3 *db, struct collect *c)
 	sqlite3_stmt *s;
 	int rc;
 
-	if (!table_exists(db, SCHEMA_T_COUNTERS))
+	if (sql_table_exists(db, SCHEMA_T_COUNTERS) != 1)
 		return CLIENT_EXIT_OK;
 	c->have_counters = true;
 	if (sqlite3_prepare_v2(db, "SELECT name, device, value, through_ns "
