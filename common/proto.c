@@ -79,7 +79,8 @@ proto_meta_valid(const char *key, const char *value, const char **why)
 
 		if (n == 0)
 			return fail(why, "a metadata value must be UTF-8");
-		if (*p < 0x20 || *p == 0x7f)
+		/* C0, DEL and C1 (U+0080..U+009F, UTF-8 c2 80..c2 9f) */
+		if (*p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] <= 0x9f))
 			return fail(why, "a metadata value cannot hold control characters");
 		i += n;
 	}

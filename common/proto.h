@@ -73,7 +73,8 @@ bool proto_tag_valid(const char *tag, const char **why);
 /*
  * True if key=value metadata is acceptable: key 1..PROTO_META_KEY_MAX bytes
  * of [A-Za-z0-9_.-]; value at most PROTO_META_VALUE_MAX bytes of valid
- * UTF-8 without control characters.  *why as for proto_tag_valid.
+ * UTF-8 without control characters (C0, DEL or C1).  *why as for
+ * proto_tag_valid.
  */
 bool proto_meta_valid(const char *key, const char *value, const char **why);
 

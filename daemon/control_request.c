@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <yajl/yajl_gen.h>
+#include <yajl/yajl_parse.h>
 #include <yajl/yajl_tree.h>
 
 #include "config.h"
@@ -158,6 +159,138 @@ parse_error(struct bad *bad, const char *err)
 	set_bad(bad, PROTO_E_BAD_REQUEST, "not valid JSON: %.*s", (int)n, err);
 }
 
+/*
+ * Control characters in the request's strings.  yajl_tree hands strings
+ * over NUL-terminated, so an escaped "\u0000" would silently cut a tag or a
+ * metadata key short.  This pass reads the same text with yajl's event
+ * parser, which gives every decoded string with its length, and refuses a
+ * NUL, a C0 control, DEL or a C1 control (U+0080..U+009F) anywhere in a
+ * member name or a string value, naming the field.  Text that is not JSON
+ * passes here and is rejected by the tree parser, with its message.
+ */
+struct scan {
+	int depth;
+	char top[PROTO_META_KEY_MAX + 1];	/* member of the request being read */
+	char key[PROTO_META_KEY_MAX + 1];	/* member of "meta" being read */
+	struct bad *bad;
+	bool found;
+};
+
+/* The first control character in s (len bytes) as a code point, or -1. */
+static long
+control_char(const unsigned char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < 0x20 || s[i] == 0x7f)
+			return s[i];
+		if (s[i] == 0xc2 && i + 1 < len && s[i + 1] >= 0x80 &&
+		    s[i + 1] <= 0x9f)
+			return s[i + 1];
+	}
+	return -1;
+}
+
+/* s (len bytes) for a message: printable ASCII kept, the rest as \xNN. */
+static void
+visible(char *out, size_t size, const unsigned char *s, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len && o + 5 < size; i++) {
+		if (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '\\')
+			out[o++] = (char)s[i];
+		else
+			o += (size_t)snprintf(out + o, size - o, "\\x%02x", s[i]);
+	}
+	out[o] = '\0';
+}
+
+static int
+scan_string(void *ctx, const unsigned char *s, size_t len, bool is_key)
+{
+	struct scan *sc = ctx;
+	bool in_meta = sc->depth == 2 && strcmp(sc->top, "meta") == 0;
+	char shown[48];
+	long c;
+
+	if ((c = control_char(s, len)) == -1) {
+		if (is_key && sc->depth == 1)
+			snprintf(sc->top, sizeof(sc->top), "%.*s", (int)len, s);
+		else if (is_key && in_meta)
+			snprintf(sc->key, sizeof(sc->key), "%.*s", (int)len, s);
+		return 1;
+	}
+	sc->found = true;
+	visible(shown, sizeof(shown), s, len < 16 ? len : 16);
+	if (in_meta && is_key)
+		set_bad(sc->bad, PROTO_E_BAD_META, "a metadata key cannot hold "
+		    "control characters (U+%04lX in '%s')", c, shown);
+	else if (in_meta)
+		set_bad(sc->bad, PROTO_E_BAD_META, "a metadata value cannot hold "
+		    "control characters (U+%04lX in the value of '%s')", c,
+		    sc->key);
+	else if (sc->depth == 1 && !is_key && strcmp(sc->top, "tag") == 0)
+		set_bad(sc->bad, PROTO_E_BAD_TAG, "a tag cannot hold control "
+		    "characters (U+%04lX in '%s')", c, shown);
+	else if (sc->depth == 1 && is_key)
+		set_bad(sc->bad, PROTO_E_BAD_REQUEST, "a member name cannot hold "
+		    "control characters (U+%04lX in '%s')", c, shown);
+	else
+		set_bad(sc->bad, PROTO_E_BAD_REQUEST, "\"%s\" cannot hold control "
+		    "characters (U+%04lX)", sc->top, c);
+	return 0;
+}
+
+static int
+scan_value(void *ctx, const unsigned char *s, size_t len)
+{
+	return scan_string(ctx, s, len, false);
+}
+
+static int
+scan_key(void *ctx, const unsigned char *s, size_t len)
+{
+	return scan_string(ctx, s, len, true);
+}
+
+static int
+scan_open(void *ctx)
+{
+	((struct scan *)ctx)->depth++;
+	return 1;
+}
+
+static int
+scan_close(void *ctx)
+{
+	((struct scan *)ctx)->depth--;
+	return 1;
+}
+
+static const yajl_callbacks scan_callbacks = {
+	.yajl_string = scan_value,
+	.yajl_map_key = scan_key,
+	.yajl_start_map = scan_open,
+	.yajl_end_map = scan_close,
+	.yajl_start_array = scan_open,
+	.yajl_end_array = scan_close,
+};
+
+/* False with bad set if a string in line holds a control character. */
+static bool
+strings_clean(const char *line, size_t len, struct bad *bad)
+{
+	struct scan sc = { .bad = bad };
+	yajl_handle h = yajl_alloc(&scan_callbacks, NULL, &sc);
+
+	if (h == NULL)
+		return true;	/* the tree parser will fail the same way */
+	if (yajl_parse(h, (const unsigned char *)line, len) == yajl_status_ok)
+		(void)yajl_complete_parse(h);
+	yajl_free(h);
+	return !sc.found;
+}
+
 /* The request in line as a tree with a valid "v" and "cmd", or NULL with bad set. */
 static yajl_val
 parse(const char *line, size_t len, struct bad *bad)
@@ -174,6 +307,8 @@ parse(const char *line, size_t len, struct bad *bad)
 		    REQUEST_MAX_DEPTH);
 		return NULL;
 	}
+	if (!strings_clean(line, len, bad))
+		return NULL;
 	err[0] = '\0';
 	if ((req = yajl_tree_parse(line, err, sizeof(err))) == NULL) {
 		parse_error(bad, err[0] != '\0' ? err : "out of memory");
@@ -604,8 +739,11 @@ control_request_handle(const struct control_ctx *ctx, const char *line,
 	const char *cmd;
 	int r;
 
+	/* a bad tag or key is a rule error, which keeps the connection */
 	if ((req = parse(line, len, &bad)) == NULL)
-		return error_reply(bad.code, bad.message, true, out);
+		return error_reply(bad.code, bad.message,
+		    strcmp(bad.code, PROTO_E_BAD_TAG) != 0 &&
+		    strcmp(bad.code, PROTO_E_BAD_META) != 0, out);
 	cmd = YAJL_GET_STRING(member(req, "cmd"));
 	if (strcmp(cmd, "hello") == 0)
 		r = cmd_hello(out);

@@ -273,6 +273,85 @@ test_begin_end(void **state)
 	yajl_tree_free(v);
 }
 
+/*
+ * Every way JSON can spell a control character, in every string field of
+ * begin and end: each is refused with the field's error, nothing is cut at
+ * a NUL and nothing opens or closes a window.
+ */
+static void
+test_control_chars(void **state)
+{
+	static const char *const forms[] = {
+		"\\u0000", "\\u001b", "\\u001B", "\\u0001", "\\u001f", "\\u007f",
+		"\\u007F", "\\u0080", "\\u0085", "\\u009f", "\\u009F",
+		"\\b", "\\f", "\\n", "\\r", "\\t",
+		"\x7f",			/* raw DEL, which JSON allows */
+		"\xc2\x80", "\xc2\x85", "\xc2\x9f",	/* raw C1 in UTF-8 */
+	};
+	struct fx *f = *state;
+	char line[256];
+	size_t n;
+	yajl_val v;
+
+	v = ask(f, "{\"v\":1,\"cmd\":\"begin\",\"tag\":\"ok\"}", 1000, NULL);
+	assert_true(YAJL_IS_TRUE(get(v, "ok")));
+	yajl_tree_free(v);
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		const char *e = forms[i];
+
+		/* tag, at the end, in the middle and alone */
+		snprintf(line, sizeof(line), "{\"v\":1,\"cmd\":\"begin\","
+		    "\"tag\":\"ok%s\"}", e);
+		assert_refused(f, line, PROTO_E_BAD_TAG, false);
+		snprintf(line, sizeof(line), "{\"v\":1,\"cmd\":\"begin\","
+		    "\"tag\":\"o%sk\",\"same_tag\":true}", e);
+		assert_refused(f, line, PROTO_E_BAD_TAG, false);
+		snprintf(line, sizeof(line), "{\"v\":1,\"cmd\":\"begin\","
+		    "\"tag\":\"%s\"}", e);
+		assert_refused(f, line, PROTO_E_BAD_TAG, false);
+		/* end's tag must not match window "ok" */
+		snprintf(line, sizeof(line), "{\"v\":1,\"cmd\":\"end\","
+		    "\"tag\":\"ok%szzz\"}", e);
+		assert_refused(f, line, PROTO_E_BAD_TAG, false);
+		/* metadata key and value */
+		snprintf(line, sizeof(line), "{\"v\":1,\"cmd\":\"begin\","
+		    "\"tag\":\"t\",\"meta\":{\"k%s bad key!\":\"v\"}}", e);
+		assert_refused(f, line, PROTO_E_BAD_META, false);
+		snprintf(line, sizeof(line), "{\"v\":1,\"cmd\":\"begin\","
+		    "\"tag\":\"t\",\"meta\":{\"k\":\"v%s\"}}", e);
+		assert_refused(f, line, PROTO_E_BAD_META, false);
+		/* any other string, or member name, is a bad request */
+		snprintf(line, sizeof(line), "{\"v\":1,\"cmd\":\"status%s\"}", e);
+		assert_refused(f, line, PROTO_E_BAD_REQUEST, true);
+		snprintf(line, sizeof(line), "{\"v\":1,\"cmd\":\"hello\","
+		    "\"x%s\":1}", e);
+		assert_refused(f, line, PROTO_E_BAD_REQUEST, true);
+	}
+	/* a raw C0 byte is not JSON at all */
+	assert_refused(f, "{\"v\":1,\"cmd\":\"begin\",\"tag\":\"ok\x1b\"}",
+	    PROTO_E_BAD_REQUEST, true);
+	/* the message names the field and the character */
+	v = ask(f, "{\"v\":1,\"cmd\":\"begin\",\"tag\":\"t\",\"meta\":"
+	    "{\"key\":\"a\\u0085b\"}}", 1000, NULL);
+	assert_non_null(strstr(str(v, "message"), "U+0085"));
+	assert_non_null(strstr(str(v, "message"), "'key'"));
+	yajl_tree_free(v);
+	v = ask(f, "{\"v\":1,\"cmd\":\"begin\",\"tag\":\"ok\\u0000\\u001b[31m "
+	    "junk\"}", 1000, NULL);
+	assert_non_null(strstr(str(v, "message"), "U+0000"));
+	assert_non_null(strstr(str(v, "message"), "tag"));
+	yajl_tree_free(v);
+
+	/* only "ok" is open, still */
+	(void)windows_list(f->win, &n);
+	assert_int_equal(n, 1);
+	/* printable non-ASCII in a value is still fine */
+	v = ask(f, "{\"v\":1,\"cmd\":\"begin\",\"tag\":\"u\",\"meta\":"
+	    "{\"k\":\"caf\\u00e9 \xc2\xa0\"}}", 1000, NULL);
+	assert_true(YAJL_IS_TRUE(get(v, "ok")));
+	yajl_tree_free(v);
+}
+
 static void
 test_error_reply(void **state)
 {
@@ -295,6 +374,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hello, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_begin_end, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_control_chars, setup,
+		    teardown),
 		cmocka_unit_test(test_error_reply),
 	};
 
