@@ -26,6 +26,13 @@
 #define CONFIG_MAX_BYTES	(1024 * 1024)
 /* Past this many errors the rest are dropped, so no input can make the report huge. */
 #define CONFIG_MAX_ERRORS	100
+/*
+ * Deepest nesting of mappings and sequences.  A real config is four deep
+ * (top, source, metric_files, a list); libyaml takes seconds over inputs
+ * tens of thousands deep, so depth is counted in the event stream first
+ * and loading stops at the first collection past this.
+ */
+#define CONFIG_MAX_DEPTH	16
 /* Most keys in one mapping; key names are shorter than CONFIG_KEY_NAME_MAX. */
 #define MAX_KEYS		8
 
@@ -747,6 +754,53 @@ report_yaml_error(struct loader *ld, const yaml_parser_t *parser)
 	}
 }
 
+/*
+ * False, with the error reported at the offending collection, if text
+ * nests deeper than CONFIG_MAX_DEPTH.  Only libyaml's event parser runs,
+ * which stops there; no document is built.  Syntax errors pass here and
+ * are reported by the loader.
+ */
+static bool
+depth_ok(struct loader *ld, const char *text, size_t len)
+{
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	bool done = false, ok = true;
+	int depth = 0;
+
+	if (!yaml_parser_initialize(&parser)) {
+		ld->oom = true;
+		return false;
+	}
+	yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	while (!done && ok && yaml_parser_parse(&parser, &ev)) {
+		switch (ev.type) {
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT:
+			if (++depth > CONFIG_MAX_DEPTH) {
+				report(ld, &ev.start_mark, "nested deeper than "
+				    "%d levels; not a spyremond config",
+				    CONFIG_MAX_DEPTH);
+				ok = false;
+			}
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			depth--;
+			break;
+		case YAML_STREAM_END_EVENT:
+			done = true;
+			break;
+		default:
+			break;
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&parser);
+	return ok;
+}
+
 /* Walk the first document, and make sure it is the only one. */
 static void
 load_documents(struct loader *ld, yaml_parser_t *parser)
@@ -796,6 +850,8 @@ config_parse(const char *name, const char *text, size_t len,
 		    CONFIG_MAX_BYTES / 1024 / 1024);
 		return -1;
 	}
+	if (!depth_ok(&ld, text, len))
+		goto out;
 	if ((ld.cfg = config_defaults()) == NULL ||
 	    (ld.cfg->path = strdup(name)) == NULL ||
 	    !yaml_parser_initialize(&parser)) {
@@ -807,6 +863,7 @@ config_parse(const char *name, const char *text, size_t len,
 		yaml_parser_delete(&parser);
 	}
 
+out:
 	if (ld.nerrors > CONFIG_MAX_ERRORS &&
 	    config_errors_addf(errs, "%s: %zu more errors not shown", name,
 	    ld.nerrors - CONFIG_MAX_ERRORS) == -1)

@@ -907,6 +907,58 @@ test_source_differs(void **state)
 	config_free(base);
 }
 
+/*
+ * Nesting is bounded before a document is built: 16 levels are loaded
+ * (and refused for their type), 17 are refused at the 17th, and 200,000
+ * (which take libyaml tens of seconds to load) the same way.
+ */
+static void
+test_nesting_bounded(void **state)
+{
+	static const size_t deep = 200000;
+	struct config_errors errs;
+	char text[128], line[128], caret[64];
+	char *big;
+	size_t off;
+
+	(void)state;
+	/* top and source are two levels; 14 brackets make 16 */
+	snprintf(text, sizeof(text), "source:\n  command: %.14s%.14s\n",
+	    "[[[[[[[[[[[[[[[[[[", "]]]]]]]]]]]]]]]]]]");
+	parse_bad(text, 1, &errs);
+	assert_null(strstr(errs.msgs[0], "nested"));
+	config_errors_free(&errs);
+	/* 15 brackets: the 15th, at column 26, is one too deep */
+	snprintf(text, sizeof(text), "source:\n  command: %.15s%.15s\n",
+	    "[[[[[[[[[[[[[[[[[[", "]]]]]]]]]]]]]]]]]]");
+	snprintf(line, sizeof(line), "%.*s", (int)(strchr(text + 8, '\n') -
+	    (text + 8)), text + 8);
+	snprintf(caret, sizeof(caret), "%25s^", "");
+	assert_one_error(text, "t.yaml:2:26:", "nested deeper than 16 levels",
+	    line, caret);
+
+	/* 200,000 deep, and a block-style mapping chain */
+	big = malloc(2 * deep + 64);
+	assert_non_null(big);
+	off = (size_t)sprintf(big, "source:\n  command: ");
+	memset(big + off, '[', deep);
+	memset(big + off + deep, ']', deep);
+	strcpy(big + off + 2 * deep, "\n");
+	parse_bad(big, 1, &errs);
+	assert_true(strncmp(errs.msgs[0], "t.yaml:2:26: ", 13) == 0);
+	assert_non_null(strstr(errs.msgs[0], "nested deeper than 16 levels"));
+	config_errors_free(&errs);
+	off = 0;
+	for (int i = 0; i < 40; i++)
+		off += (size_t)sprintf(big + off, "%*sa:\n", 2 * i, "");
+	sprintf(big + off, "%*sb: 1\n", 80, "");
+	parse_bad(big, 1, &errs);
+	assert_true(strncmp(errs.msgs[0], "t.yaml:17:33: ", 14) == 0);
+	assert_non_null(strstr(errs.msgs[0], "nested deeper"));
+	config_errors_free(&errs);
+	free(big);
+}
+
 static void
 test_free_null(void **state)
 {
@@ -942,6 +994,7 @@ main(void)
 		cmocka_unit_test(test_print_round_trip),
 		cmocka_unit_test(test_print_defaults),
 		cmocka_unit_test(test_source_differs),
+		cmocka_unit_test(test_nesting_bounded),
 		cmocka_unit_test(test_free_null),
 	};
 
