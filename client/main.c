@@ -120,10 +120,14 @@ main(int argc, char *argv[])
 	client_getopt_reset();
 	rc = cmd->run(&cl, argc, argv);
 	config_free(cl.cfg);
-	if (fflush(stdout) == EOF || ferror(stdout)) {
+	/*
+	 * Output the command did not check.  A command that failed has said
+	 * why already (a full disk, say); saying it again would only add a
+	 * second, stale error.
+	 */
+	if ((fflush(stdout) == EOF || ferror(stdout)) && rc == CLIENT_EXIT_OK) {
 		warn("stdout");
-		if (rc == CLIENT_EXIT_OK)
-			rc = CLIENT_EXIT_FAILED;
+		rc = CLIENT_EXIT_FAILED;
 	}
 	return rc;
 }

@@ -38,22 +38,56 @@ output_tmp_path(void)
 	return have_tmp ? tmp_path : NULL;
 }
 
+/*
+ * True if a file replacing the regular file path (sb) can keep its owner
+ * and group: as root always, otherwise if it is the caller's own and its
+ * group one of the caller's.  Else print why not and return false: the
+ * rename would silently hand someone else's file to the caller.
+ */
+static bool
+keeps_owner(const char *path, const struct stat *sb)
+{
+	if (geteuid() == 0)
+		return true;
+	if (sb->st_uid != geteuid()) {
+		warnx("%s: belongs to uid %u; the new file would be yours, "
+		    "so it is not replaced (remove it first)", path,
+		    (unsigned)sb->st_uid);
+		return false;
+	}
+	if (sb->st_gid != getegid() && group_member(sb->st_gid) == 0) {
+		warnx("%s: its group %u is not one of yours; the new file "
+		    "could not keep it, so it is not replaced (remove it first)",
+		    path, (unsigned)sb->st_gid);
+		return false;
+	}
+	return true;
+}
+
 FILE *
 output_open(const char *path)
 {
 	struct sigaction sa = { .sa_handler = on_fatal_signal };
 	struct stat sb;
+	bool exists;
 	mode_t mask;
 	FILE *fp;
 	int fd;
 
 	if (path == NULL || strcmp(path, "-") == 0)
 		return stdout;
-	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+	if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode) &&
+	    (stat(path, &sb) == -1 || S_ISREG(sb.st_mode))) {
+		warnx("%s: is a symbolic link; name the file itself", path);
+		return NULL;
+	}
+	if ((exists = stat(path, &sb) == 0) && !S_ISREG(sb.st_mode)) {
 		if ((fp = fopen(path, "w")) == NULL)
 			warn("%s", path);
 		return fp;
 	}
+	if (exists && !keeps_owner(path, &sb))
+		return NULL;
 	if ((size_t)snprintf(tmp_path, sizeof(tmp_path), "%s.XXXXXX", path) >=
 	    sizeof(tmp_path)) {
 		warnx("%s: the name is too long", path);
@@ -70,8 +104,22 @@ output_open(const char *path)
 	have_tmp = 1;
 	mask = umask(0);
 	umask(mask);
-	/* mkstemp makes 0600; give what open(2) would have */
-	fchmod(fd, 0666 & ~mask);
+	/*
+	 * mkstemp makes 0600: give what open(2) would have, or the mode,
+	 * owner and group of the file this replaces (keeps_owner checked
+	 * they can be given).
+	 */
+	if (!exists)
+		fchmod(fd, 0666 & ~mask);
+	else if (fchown(fd, geteuid() == 0 ? sb.st_uid : (uid_t)-1,
+	    sb.st_gid) == -1 || fchmod(fd, sb.st_mode & 07777) == -1) {
+		warn("%s: cannot give the new file the old one's owner and mode",
+		    path);
+		close(fd);
+		unlink(tmp_path);
+		have_tmp = 0;
+		return NULL;
+	}
 	if ((fp = fdopen(fd, "w")) == NULL) {
 		warn("%s", path);
 		close(fd);

@@ -132,6 +132,29 @@ expect_rc 1 spy export --window 1 --output "$T/isdir"
 ls "$T" | grep -q '^isdir\.' && fail "a failed export left a temporary file: $(ls "$T")"
 expect_rc 1 spy export --window 1 --output "$T/nodir/o.csv"
 [ ! -e "$T/nodir" ] || fail "a directory appeared"
+# a full disk is said once, with its reason
+expect_rc 1 spy export --window 1 --output /dev/full
+[ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "No space left on device" "$T/err" ||
+	fail "--output /dev/full: $(cat "$T/err")"
+rc=0
+spy export --window 1 >/dev/full 2>"$T/err" || rc=$?
+[ $rc -eq 1 ] || fail "export >/dev/full exited $rc"
+[ "$(cat "$T/err")" = "spyremon: stdout: No space left on device" ] ||
+	fail "export >/dev/full: $(cat "$T/err")"
+# an existing file keeps its mode (and, as root, its owner and group)
+echo old >"$T/kept.csv"
+chmod 0604 "$T/kept.csv"
+[ "$(id -u)" -eq 0 ] && chown 65534:65534 "$T/kept.csv"
+before=$(stat -c '%a %u %g' "$T/kept.csv")
+expect_rc 0 spy export --window 1 --output "$T/kept.csv"
+cmp -s "$T/kept.csv" "$T/w1.csv" || fail "--output over a file differs"
+[ "$(stat -c '%a %u %g' "$T/kept.csv")" = "$before" ] ||
+	fail "--output over a file: $(stat -c '%a %u %g' "$T/kept.csv"), was $before"
+# a symbolic link to a file is refused, and left alone
+ln -s kept.csv "$T/link.csv"
+expect_rc 1 spy export --window 1 --output "$T/link.csv"
+grep -q "symbolic link" "$T/err" || fail "symlink: $(cat "$T/err")"
+[ -L "$T/link.csv" ] || fail "the symlink was replaced"
 
 # ---- windows: samples per window as the database has them ----
 expect_rc 0 spy windows
@@ -203,8 +226,17 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	ls "$T/ro" | grep -qv '^host7.db$' && fail "the reader created files: $(ls "$T/ro")"
 	# a write that fails half-way (the file size limit) leaves the old file
 	mkdir -m 0777 "$T/outdir"
+	# someone else's file is not replaced by a file of nobody's
 	echo old >"$T/outdir/o.jsonl"
 	chmod 0666 "$T/outdir/o.jsonl"
+	rc=0
+	setpriv --reuid nobody --regid nogroup --clear-groups \
+		"$CLIENT" --db "$T/ro/host7.db" export --window 1 \
+		--output "$T/outdir/o.jsonl" 2>"$T/err" || rc=$?
+	[ $rc -eq 1 ] || fail "replacing root's file as nobody exited $rc, not 1"
+	grep -q "belongs to uid 0" "$T/err" || fail "root's file: $(cat "$T/err")"
+	[ "$(cat "$T/outdir/o.jsonl")" = old ] || fail "root's file was changed"
+	chown nobody:nogroup "$T/outdir/o.jsonl"
 	rc=0
 	setpriv --reuid nobody --regid nogroup --clear-groups \
 		prlimit --fsize=1024 "$CLIENT" --db "$T/ro/host7.db" export \
