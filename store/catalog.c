@@ -13,10 +13,12 @@
  */
 #include "store_priv.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "metrics.h"
@@ -25,6 +27,8 @@
 #include "timeparse.h"
 
 #define BUSY_TIMEOUT_MS		250
+/* A new database, and so its -wal and -shm, which SQLite gives its mode */
+#define DB_MODE			0640
 #define CACHE_SIZE_KIB		2000
 #define JOURNAL_SIZE_LIMIT	(16 * 1024 * 1024)
 #define COL_NAME_MAX		48
@@ -653,6 +657,25 @@ schema_version(struct store *st, int64_t *version)
 	return 0;
 }
 
+/*
+ * Create the database file, empty (which SQLite takes for a new database),
+ * with DB_MODE whatever the umask: SQLite would make it 0644 less the
+ * umask, world-readable when the daemon is started by hand.  An existing
+ * file is left as it is; other errors are SQLite's to report.
+ */
+static void
+create_file(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+	    DB_MODE);
+
+	if (fd == -1)
+		return;
+	if (fchmod(fd, DB_MODE) == -1)
+		log_warn("%s: chmod", path);
+	close(fd);
+}
+
 int
 store_db_open(struct store *st, int to)
 {
@@ -665,6 +688,7 @@ store_db_open(struct store *st, int to)
 	 * config call fails harmlessly once SQLite is initialised.
 	 */
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	create_file(st->path);
 	rc = sqlite3_open_v2(st->path, &st->db,
 	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 	    NULL);

@@ -280,6 +280,28 @@ test_new_schema(void **state)
 	sqlite3_close(db);
 }
 
+/* A new database and its -wal and -shm are 0640 under any umask. */
+static void
+test_new_mode(void **state)
+{
+	struct fx *f = *state;
+	static const char *const suffix[] = { "", "-wal", "-shm" };
+	char p[160];
+	struct stat sb;
+	mode_t old = umask(0);
+
+	fx_open(f, 100);
+	umask(old);
+	append_pwr(f, T0, 0, 1);
+	assert_int_equal(store_flush(f->st), 0);
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "%s%s", f->db.path, suffix[i]);
+		assert_int_equal(stat(p, &sb), 0);
+		if ((sb.st_mode & 07777) != 0640)
+			fail_msg("%s has mode %04o", p, sb.st_mode & 07777);
+	}
+}
+
 static void
 test_catalog_seeded(void **state)
 {
@@ -1292,6 +1314,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_new_schema, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_new_mode, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_catalog_seeded, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_values_read_back, setup,
