@@ -522,6 +522,10 @@ event_end(struct trace_reader *r)
 	out.has_pid = ev->has_pid;
 	out.ts_ns = ev->ts;
 	out.dur_ns = ev->dur;
+	if (ev->has_dur && ev->dur < 0) {
+		out.dur_ns = 0;
+		r->tally.info.negative_durs++;
+	}
 	out.pid = ev->pid;
 	out.is_kernel = ev->is_kernel;
 	out.is_step = ev->ph == 'X' && ev->has_ts && !ev->name_truncated &&

@@ -18,6 +18,9 @@
  *    changes how viewers show time, never the unit of ts;
  *  - M (metadata) events are skipped; an X event ends at ts + dur, any
  *    other at ts;
+ *  - a negative dur, which no profiler writes, is taken as 0 (the event
+ *    ends at its ts) and counted in negative_durs, so that a consumer
+ *    never sees one and trace info can say so;
  *  - the header keys may come before or after traceEvents: extremes are
  *    kept on the trace's own time base and the base is applied at the end;
  *  - a top-level array (the profiler without Kineto) has no absolute time,
@@ -106,6 +109,7 @@ struct trace_info {
 	uint64_t metadata_events;	/* M events, skipped */
 	uint64_t clamped_events;	/* ts == 0 under a base, skipped */
 	uint64_t untimed_events;	/* non-M events without a numeric ts */
+	uint64_t negative_durs;		/* events whose dur < 0, taken as 0 */
 
 	struct trace_step *steps;	/* in trace order */
 	size_t	 nsteps;

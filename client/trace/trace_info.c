@@ -161,6 +161,10 @@ print_text(const char *path, const struct trace_info *in)
 	if (in->untimed_events > 0)
 		printf(", %" PRIu64 " without ts", in->untimed_events);
 	printf(")\n");
+	if (in->negative_durs > 0)
+		printf("note        %" PRIu64 " event%s had a negative dur, "
+		    "taken as 0\n", in->negative_durs,
+		    in->negative_durs == 1 ? "" : "s");
 	print_steps(in);
 	printf("rank        ");
 	if (in->has_rank)
@@ -275,6 +279,7 @@ print_json(const char *path, const struct trace_info *in)
 	jsonw_put_int_or_null(g, "metadata_events", true, (int64_t)in->metadata_events);
 	jsonw_put_int_or_null(g, "clamped_events", true, (int64_t)in->clamped_events);
 	jsonw_put_int_or_null(g, "untimed_events", true, (int64_t)in->untimed_events);
+	jsonw_put_int_or_null(g, "negative_durs", true, (int64_t)in->negative_durs);
 	gen_steps(g, in);
 	jsonw_put_int_or_null(g, "rank", in->has_rank, in->rank);
 	jsonw_put_int_or_null(g, "world_size", in->has_world_size, in->world_size);

@@ -329,6 +329,19 @@ test_metadata_and_ends(void **state)
 	assert_int_equal(in.npids, 2);
 	assert_true(in.has_max_pid);
 	assert_int_equal(in.max_pid, 7);
+	assert_int_equal(in.negative_durs, 1);
+	trace_info_free(&in);
+
+	/* a step with a negative dur lasts 0, and is counted */
+	read_ok("{\"traceEvents\": ["
+	    "{\"ph\": \"X\", \"name\": \"ProfilerStep#1\", "
+	    "\"ts\": 1700000000000000, \"dur\": -0.05},"
+	    "{\"ph\": \"X\", \"name\": \"ProfilerStep#2\", "
+	    "\"ts\": 1700000000000001, \"dur\": -0}]}", &in);
+	assert_int_equal(in.nsteps, 2);
+	assert_int_equal(in.steps[0].dur_ns, 0);
+	assert_int_equal(in.negative_durs, 1);
+	assert_int_equal(in.end_ns, 1700000000000001000LL);
 	trace_info_free(&in);
 }
 
