@@ -43,6 +43,8 @@
 #define PROTO_MAX_REQUEST	4096	/* bytes, including the newline */
 #define PROTO_IDLE_TIMEOUT_MS	5000	/* a silent client is closed */
 #define PROTO_MAX_CLIENTS	64	/* more are refused with "busy" */
+#define PROTO_MAX_PER_UID	16	/* per uid but root and the daemon's own */
+#define PROTO_RESERVED		8	/* of MAX_CLIENTS, for root and the daemon's uid */
 #define PROTO_TAG_MAX		64	/* bytes of a tag */
 #define PROTO_META_MAX		32	/* key=value pairs per window */
 #define PROTO_META_KEY_MAX	64

@@ -278,30 +278,64 @@ on_conn_idle(sd_event_source *s, uint64_t usec, void *arg)
 	return 0;
 }
 
-/* Tell a client over the limit so, and close it. */
+/*
+ * Why a new client of uid may not be served now, or NULL if it may.  One
+ * user's idle connections must not lock the others out, so each uid has
+ * PROTO_MAX_PER_UID; and the last PROTO_RESERVED places are kept for root
+ * and the daemon's own user, so that an administrator can always get in.
+ */
+static const char *
+over_limit(const struct control *ctl, uid_t uid)
+{
+	bool privileged = uid == 0 || uid == geteuid();
+	size_t mine = 0;
+
+	if (ctl->nconns >= PROTO_MAX_CLIENTS)
+		return "too many clients; try again";
+	if (privileged)
+		return NULL;
+	if (ctl->nconns >= PROTO_MAX_CLIENTS - PROTO_RESERVED)
+		return "too many clients (the rest are kept for root); try again";
+	for (const struct conn *c = ctl->conns; c != NULL; c = c->next)
+		if (c->peer.uid == uid)
+			mine++;
+	if (mine >= PROTO_MAX_PER_UID)
+		return "too many connections of your uid (at most 16 at once); "
+		    "close some and try again";
+	return NULL;
+}
+
+/* Tell a client over the limit why, and close it. */
 static void
-refuse_busy(int fd)
+refuse_busy(int fd, const char *why)
 {
 	struct control_reply reply;
 
-	if (control_request_error(PROTO_E_BUSY, "too many clients; try again",
-	    &reply) == 0) {
+	if (control_request_error(PROTO_E_BUSY, why, &reply) == 0) {
 		(void)send(fd, reply.text, reply.len, MSG_NOSIGNAL | MSG_DONTWAIT);
 		free(reply.text);
 	}
 	close(fd);
 }
 
+/* Serve the client on fd, or refuse it as busy; -1 (fd still open) on error. */
 static int
 conn_add(struct control *ctl, int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	struct conn *c;
+	const char *why;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
 		log_warn("control: SO_PEERCRED");
 		return -1;
+	}
+	if ((why = over_limit(ctl, cred.uid)) != NULL) {
+		log_debug("control: refused uid %u, pid %d: %s",
+		    (unsigned)cred.uid, (int)cred.pid, why);
+		refuse_busy(fd, why);
+		return 0;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		log_warn("control: new client");
@@ -376,9 +410,7 @@ on_listener(sd_event_source *s, int fd, uint32_t revents, void *arg)
 			/* EAGAIN, or a client that left before we got to it */
 			return 0;
 		}
-		if (ctl->nconns >= PROTO_MAX_CLIENTS)
-			refuse_busy(cfd);
-		else if (conn_add(ctl, cfd) == -1)
+		if (conn_add(ctl, cfd) == -1)
 			close(cfd);
 	}
 	return 0;

@@ -141,5 +141,38 @@ EOF
 	fail "root could not end nobody's window $ID"
 [ "$(q "SELECT end_ns IS NOT NULL FROM windows WHERE id = $ID")" = 1 ] ||
 	fail "nobody's window $ID is still open after root ended it"
+# ---- one member's idle connections do not lock out the others ----
+# nobody holds 20: 16 are served, 4 refused as busy for its uid; meanwhile
+# another member (uid 4242) and root still get in.
+as_member "$PY" - "$SOCK" >"$T/hold" <<'EOF' &
+import sys, time
+from ctlclient import Conn
+held, busy = [], 0
+for i in range(20):
+    c = Conn(sys.argv[1])
+    try:
+        c.send({"v": 1, "cmd": "hello"})
+    except OSError:
+        pass    # refused at once: the reply is waiting
+    r = c.reply()
+    if r.get("ok") is True:
+        held.append(c)
+    elif r.get("error") == "busy" and "your uid" in r.get("message", ""):
+        busy += 1
+    else:
+        sys.exit("connection %d: %s" % (i, r))
+print(len(held), busy, flush=True)
+time.sleep(3)
+EOF
+HOLDER=$!
+wait_for 5 test -s "$T/hold" || fail "the member holding connections did not report"
+[ "$(cat "$T/hold")" = "16 4" ] || fail "one uid held $(cat "$T/hold") (served, refused), not 16 4"
+setpriv --reuid 4242 --regid nogroup --groups "$GROUP" -- "$PY" \
+	"$ROOT/tests/integration/ctlclient.py" "$SOCK" '{"v":1,"cmd":"hello"}' \
+	>/dev/null || fail "another member was locked out by nobody's connections"
+daemon_answers || fail "root was locked out by nobody's connections"
+wait "$HOLDER" || fail "the member holding connections failed"
+echo "ok: 16 connections per uid; another member and root still served"
+
 stop_daemon
 echo "ok"
