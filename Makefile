@@ -190,3 +190,9 @@ clean:
 include mk/install.mk
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
+
+# ---- libFuzzer targets under ASan and UBSan, FUZZ_SECONDS each (tests/fuzz/run.sh) ----
+FUZZ_SECONDS ?= 30
+fuzz:
+	@B=$(B) sh tests/fuzz/run.sh $(FUZZ_SECONDS)
+.PHONY: fuzz
