@@ -1,0 +1,67 @@
+# SIGKILL the daemon 12 times in ring mode, the default shape of a config:
+# rows stored every 100 ms (interval) while the child samples every 10 ms
+# (window_interval) into the pre_window ring, with a window opened before
+# the 4th kill and ended after the 9th, so that kills hit it open.  Each
+# time the database opens with integrity_check ok and the child dies with
+# the daemon.  At the end (sigkill_ring.py), per card: every row stored
+# more than one flush interval before a kill is there, stored rows never
+# overlap (a ring flushed twice, or a coarse row beside the fine rows that
+# replaced it, would), rows follow each other at their interval except
+# across a kill, the window stays open across every restart and, after a
+# restart inside it, is stored at 10 ms again.
+source "$(dirname "$0")/lib.sh"
+
+FLUSH=200ms
+write_config 4 100ms
+sed -i 's/^  window_interval: .*/  window_interval: 10ms\n  pre_window: 1s/' \
+	"$T/spyremond.yaml"
+grep -q 'pre_window: 1s' "$T/spyremond.yaml" || fail "config not in ring mode"
+flush_ns=200000000
+
+daemon_answers() {
+	python3 "$ROOT/tests/integration/ctlclient.py" "$T/control.sock" \
+		'{"v":1,"cmd":"hello"}' >/dev/null 2>&1
+}
+# ctl JSON: one request, which must succeed; its reply in REPLY
+ctl() {
+	REPLY=$(python3 "$ROOT/tests/integration/ctlclient.py" "$T/control.sock" "$1") ||
+		fail "request $1: $REPLY"
+}
+
+kills=()
+prev=0
+for i in $(seq 1 12); do
+	start_daemon
+	wait_for 20 daemon_answers || fail "run $i: the control socket does not answer"
+	wait_for 20 rows_at_least $((prev + 1)) || fail "run $i: no new row"
+	if [ "$i" -eq 4 ]; then
+		ctl '{"v":1,"cmd":"begin","tag":"ring"}'
+		BEGIN=$(printf '%s' "$REPLY" | python3 -c 'import json,sys; print(json.load(sys.stdin)["begin_ns"])')
+	fi
+	if [ "$i" -gt 4 ] && [ "$i" -le 10 ]; then
+		# open again after the restart, as the database has it
+		ctl '{"v":1,"cmd":"status"}'
+		case $REPLY in *'"tag": "ring"'*) ;; *) fail "run $i: the window is not open after the restart" ;; esac
+	fi
+	if [ "$i" -eq 10 ]; then
+		sleep 0.5
+		ctl '{"v":1,"cmd":"end","tag":"ring"}'
+		END=$(printf '%s' "$REPLY" | python3 -c 'import json,sys; print(json.load(sys.stdin)["end_ns"])')
+	fi
+	sleep 0.$((RANDOM % 5 + 4))
+	sim=$(pgrep -P "$DPID" | head -n 1)
+	kill_ns=$(date +%s%N)
+	kill -KILL "$DPID"
+	wait "$DPID" 2>/dev/null || true
+	DPID=
+	[ -n "$sim" ] || fail "run $i: no simulator running"
+	wait_for 5 process_gone "$sim" || fail "run $i: simulator orphaned"
+	[ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = ok ] ||
+		fail "run $i: integrity_check failed"
+	prev=$(rows_in_db)
+	kills+=("$kill_ns")
+done
+python3 "$ROOT/tests/integration/sigkill_ring.py" "$DB" --flush-ns $flush_ns \
+	--coarse-ms 100 --fine-ms 10 --window "$BEGIN:$END" "${kills[@]}" ||
+	fail "the stored series after 12 kills: see above"
+exit 0
