@@ -25,6 +25,7 @@
 #define CLIENT_EXIT_DAEMON	3	/* spyremond cannot be reached */
 #define CLIENT_EXIT_DATABASE	4	/* the database cannot be read */
 #define CLIENT_EXIT_REGRESSION	5	/* compare --fail-on-regression: it regressed */
+#define CLIENT_EXIT_PARTIAL	6	/* written, but part of a window's samples were deleted */
 
 /* --db given more often is refused. */
 #define CLIENT_MAX_DBS	256

@@ -48,6 +48,26 @@ db_preparef(sqlite3 *db, sqlite3_stmt **out, const char *what,
 	return rc == SQLITE_OK ? CLIENT_EXIT_OK : db_error(db, what);
 }
 
+int
+db_oldest_cover(sqlite3 *db, int64_t *from_ns, bool *found)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	*found = false;
+	/* the primary key's first row: one seek */
+	if (sqlite3_prepare_v2(db, "SELECT ts_ns - interval_ms * 1000000 FROM "
+	    "samples ORDER BY ts_ns LIMIT 1", -1, &s, NULL) != SQLITE_OK)
+		return db_error(db, "the samples");
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		*from_ns = sqlite3_column_int64(s, 0);
+		*found = true;
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? CLIENT_EXIT_OK :
+	    db_error(db, "the samples");
+}
+
 /*
  * "file:PATH?params" with the characters a URI gives meaning to escaped.
  * An absolute path gets an empty authority ("file:///..."), so one that

@@ -193,4 +193,11 @@ int db_error(sqlite3 *db, const char *what);
 int db_preparef(sqlite3 *db, sqlite3_stmt **out, const char *what,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/*
+ * The start of what the oldest stored sample describes, its ts_ns minus
+ * its interval, in *from_ns; *found false if there is no sample.
+ * Retention deletes from the oldest end, so everything before it is gone.
+ */
+int db_oldest_cover(sqlite3 *db, int64_t *from_ns, bool *found);
+
 #endif

@@ -389,6 +389,49 @@ make_spans(struct job *j)
 	return CLIENT_EXIT_OK;
 }
 
+/*
+ * A window begun before the oldest sample left has lost the samples from
+ * its begin on: retention deletes the oldest first (past windows_max_age,
+ * or to keep the file under max_size), and a window only exists while the
+ * daemon samples.  Say which span of which window is gone; true if any.
+ * DELETED_SLACK_NS allows for a daemon whose child had not printed its
+ * first row yet when the window began.
+ */
+#define DELETED_SLACK_NS	(2 * (int64_t)NSEC_PER_SEC)
+static int
+note_deleted(const struct job *j, bool *partial)
+{
+	char b[FMT_BUFLEN], e[FMT_BUFLEN];
+	int64_t oldest;
+	bool found;
+	int rc;
+
+	*partial = false;
+	for (size_t i = 0; i < j->nspans; i++) {
+		const struct span *sp = &j->spans[i];
+		int64_t gone_to;
+
+		if (sp->win == NULL)
+			continue;
+		if ((rc = db_oldest_cover(sp->src->db, &oldest, &found)) !=
+		    CLIENT_EXIT_OK)
+			return rc;
+		if (!found || oldest - DELETED_SLACK_NS <= sp->lo_ns)
+			continue;
+		gone_to = oldest < sp->hi_ns ? oldest : sp->hi_ns;
+		fmt_time_ms(sp->lo_ns, b, sizeof(b));
+		fmt_time_ms(gone_to, e, sizeof(e));
+		fprintf(stderr, "spyremon: window %" PRId64 " (%s): the samples "
+		    "from %s to %s%s were deleted by retention "
+		    "(retention.max_size or windows_max_age); exit status %d "
+		    "says so\n", sp->win->id, sp->win->tag, b, e,
+		    gone_to == sp->hi_ns ? " (all of it)" : "",
+		    CLIENT_EXIT_PARTIAL);
+		*partial = true;
+	}
+	return CLIENT_EXIT_OK;
+}
+
 /* Select and write the samples of the spans. */
 static int
 run_samples(struct job *j, struct export_writer *w)
@@ -667,13 +710,20 @@ cmd_export(struct client *cl, int argc, char *argv[])
 	if ((rc = open_sources(&j, paths, npaths)) == CLIENT_EXIT_OK &&
 	    (rc = load_traces(&j)) == CLIENT_EXIT_OK &&
 	    (rc = make_spans(&j)) == CLIENT_EXIT_OK) {
+		bool partial = false;
+
 		w.format = o.format;
 		w.ncols = j.ncols;
 		w.window_column = o.all;
-		if (o.merge != NULL || o.merge_dir != NULL || o.steps)
+		if (o.window != NULL)
+			rc = note_deleted(&j, &partial);
+		if (rc == CLIENT_EXIT_OK &&
+		    (o.merge != NULL || o.merge_dir != NULL || o.steps))
 			rc = run_derived(&j);
-		else
+		else if (rc == CLIENT_EXIT_OK)
 			rc = run_samples(&j, &w);
+		if (rc == CLIENT_EXIT_OK && partial)
+			rc = CLIENT_EXIT_PARTIAL;
 	}
 	free(j.spans);
 	for (size_t i = 0; j.ts != NULL && i < o.ntraces; i++)

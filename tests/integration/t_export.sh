@@ -114,9 +114,12 @@ expect_rc 1 spy export --window 99
 grep -q "no window 99" "$T/err" || fail "missing id: $(cat "$T/err")"
 expect_rc 1 spy export --window nosuchtag
 grep -q "no window is tagged 'nosuchtag'" "$T/err" || fail "missing tag: $(cat "$T/err")"
-expect_rc 0 spy export --window early
+# a window before the oldest sample has lost all of its samples to retention
+expect_rc 6 spy export --window early
 [ "$(wc -l <"$T/out")" -eq 1 ] || fail "an empty window wrote more than the header"
 grep -q "no samples in window 4 (early)" "$T/err" || fail "empty window: $(cat "$T/err")"
+grep -q "window 4 (early): the samples from .* (all of it) were deleted by retention" "$T/err" ||
+	fail "a deleted window is not named: $(cat "$T/err")"
 expect_rc 2 spy export --window 1 --from $b1
 expect_rc 2 spy export --from $e1 --to $b1
 expect_rc 2 spy export --from yesterday-ish
@@ -209,6 +212,27 @@ fi
 # ---- a copy, read-only, read by an unprivileged user ----
 mkdir "$T/copy"
 cp "$DB" "$T/copy/host7.db"
+# ---- a window whose oldest samples retention deleted: said, exit 6 ----
+cp "$DB" "$T/copy/pruned.db"
+b5=$((first + 100000000))
+cut=$((first + 2600000000))
+sqlite3 "$T/copy/pruned.db" "INSERT INTO windows (id, tag, uid, pid, begin_ns,
+	end_ns, meta) VALUES (5, 'long', 0, 104, $b5, $last, '{}');
+	DELETE FROM samples WHERE ts_ns < $cut"
+rc=0
+"$CLIENT" --db "$T/copy/pruned.db" export --window 5 >"$T/out" 2>"$T/err" || rc=$?
+[ $rc -eq 6 ] || { cat "$T/err"; fail "export of a partly deleted window exited $rc, not 6"; }
+grep -q "window 5 (long): the samples from .* to .* were deleted by retention" "$T/err" ||
+	fail "the deleted span is not named: $(cat "$T/err")"
+grep -q "(all of it)" "$T/err" && fail "part of window 5 said to be all of it"
+[ "$(($(wc -l <"$T/out") - 1))" -gt 0 ] || fail "the samples left were not exported"
+$CHECK "$T/copy/pruned.db" csv "$T/out" --span $b5 $last --min-rows 5
+# a window after the cut is whole, and not flagged
+late=$((cut + 300000000))
+sqlite3 "$T/copy/pruned.db" "INSERT INTO windows (id, tag, uid, pid, begin_ns,
+	end_ns, meta) VALUES (6, 'late', 0, 105, $late, $last, '{}')"
+"$CLIENT" --db "$T/copy/pruned.db" export --window 6 >"$T/out" 2>"$T/err" ||
+	fail "export of a whole window: $(cat "$T/err")"
 "$CLIENT" --db "$T/copy/host7.db" export --window 1 >"$T/out" ||
 	fail "export from a copied database failed"
 cmp -s "$T/out" "$T/w1.csv" || fail "export from a copy differs"
