@@ -43,15 +43,14 @@ fi
 sh mk/deps.sh
 
 # ---- the targets: each with the sources it links ----
-COMMON="common/log.c common/timeparse.c common/metrics.c common/proto.c
-	common/config.c common/config_print.c"
+COMMON=$(ls common/*.c)
 sources() {
 	case $1 in
-	csv)	echo daemon/csvparse.c ;;
+	csv)	echo common/csvparse.c ;;
 	config)	echo $COMMON ;;
-	trace)	echo client/trace.c client/trace_util.c client/trace_stream.c \
-		     client/trace_tally.c $COMMON ;;
-	control) echo $(ls daemon/*.c | grep -v '/main\.c$') $COMMON ;;
+	trace)	echo $(ls client/trace/*.c | grep -v '/trace_info\.c$') $COMMON ;;
+	control) echo $(ls daemon/*.c daemon/source/*.c store/*.c |
+		     grep -v '/main\.c$') $COMMON ;;
 	esac
 }
 # libFuzzer options per target
@@ -66,7 +65,8 @@ options() {
 
 CFLAGS="-std=gnu11 -g -O1 -D_GNU_SOURCE -fno-omit-frame-pointer
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-	-Icommon -Idaemon -Iclient $(pkg-config --cflags $PKGS)"
+	-Icommon -Istore -Idaemon -Idaemon/source -Iclient -Iclient/trace
+	$(pkg-config --cflags $PKGS)"
 LIBS=$(pkg-config --libs $PKGS)
 
 failed=""
