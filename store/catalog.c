@@ -14,6 +14,7 @@
 #include "store_priv.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 #define BUSY_TIMEOUT_MS		250
 /* A new database, and so its -wal and -shm, which SQLite gives its mode */
 #define DB_MODE			0640
+#define DB_GROUP		"spyremon"	/* the group of the control socket, too */
 #define CACHE_SIZE_KIB		2000
 #define JOURNAL_SIZE_LIMIT	(16 * 1024 * 1024)
 #define COL_NAME_MAX		48
@@ -668,9 +670,17 @@ create_file(const char *path)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
 	    DB_MODE);
+	struct group *gr;
 
 	if (fd == -1)
 		return;
+	/*
+	 * Run as root by hand, the group is the one the unit gives it and
+	 * the control socket gets, so that its members still read it.
+	 */
+	if (geteuid() == 0 && (gr = getgrnam(DB_GROUP)) != NULL &&
+	    fchown(fd, (uid_t)-1, gr->gr_gid) == -1)
+		log_warn("%s: chown to group %s", path, DB_GROUP);
 	if (fchmod(fd, DB_MODE) == -1)
 		log_warn("%s: chmod", path);
 	close(fd);
