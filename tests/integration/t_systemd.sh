@@ -48,7 +48,7 @@ TimeoutAbortSec=1s
 EOF
 # a sanitizer build (make SAN=1): LeakSanitizer needs to trace the
 # process, which the unit's sandbox forbids; the rest of ASan still runs
-if nm "$DEST/usr/local/sbin/spyremond" 2>/dev/null | grep -q __lsan; then
+if nm "$DEST/usr/local/sbin/spyremond" 2>/dev/null | grep -q __asan_init; then
 	echo "Environment=ASAN_OPTIONS=detect_leaks=0" >>"$UNITS/spyremond.service.d/test.conf"
 	echo "note: a sanitizer build; leak checks are off inside the unit's sandbox"
 fi
