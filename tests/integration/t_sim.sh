@@ -280,11 +280,21 @@ rc=0; "$SIM" --no-such-option >/dev/null 2>&1 || rc=$?
 run_sim "$tmp/d01" -s -d 0.01 --exit-after 2
 
 echo "--exit-after and --stamp-log"
-t0=$(now_ns)
-run_sim "$tmp/ex" -s -d 0.01 --cards 1 --exit-after 101 --stamp-log "$tmp/ex.log"
-t1=$(now_ns)
-[ "$(grep -c '^[0-9]' "$tmp/ex")" -eq 101 ] || fail "--exit-after 101 wrote $(grep -c '^[0-9]' "$tmp/ex") rows"
-check cadence "$tmp/ex" "$tmp/ex.log" "$t0" "$t1" 0.01
+# The cadence is timing on a shared machine: a load spike (or a sanitizer
+# build) can make every one of the first or last ten rows late.  A drifting
+# schedule drifts on every run, so one failed run is taken again, once.
+for attempt in 1 2; do
+	rm -f "$tmp/ex.log"
+	t0=$(now_ns)
+	run_sim "$tmp/ex" -s -d 0.01 --cards 1 --exit-after 101 --stamp-log "$tmp/ex.log"
+	t1=$(now_ns)
+	[ "$(grep -c '^[0-9]' "$tmp/ex")" -eq 101 ] || fail "--exit-after 101 wrote $(grep -c '^[0-9]' "$tmp/ex") rows"
+	if check cadence "$tmp/ex" "$tmp/ex.log" "$t0" "$t1" 0.01; then
+		break
+	fi
+	[ $attempt -eq 2 ] && fail "the schedule drifted in two runs"
+	echo "  (the cadence again, once: a late run is timing, a drift repeats)"
+done
 run_sim "$tmp/ex2" -s -d 0.01 --cards 2 --exit-after 7
 [ "$(grep -c '^[0-9]' "$tmp/ex2")" -eq 7 ] || fail "--exit-after 7 stopped mid-interval wrongly"
 
