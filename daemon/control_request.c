@@ -659,6 +659,14 @@ status_store(yajl_gen g, const struct control_ctx *ctx)
 	jsonw_put_uint(g, "pending", st.pending);
 	jsonw_put_uint(g, "flushes_failed", st.flushes_failed);
 	jsonw_put_uint(g, "rows_dropped", st.rows_dropped);
+	jsonw_put_uint(g, "recreated", st.recreated);
+	jsonw_str(g, "writer");
+	yajl_gen_map_open(g);
+	jsonw_put_str(g, "state", st.stalled ? "stalled" : "ok");
+	jsonw_put_uint(g, "stalled_ns", st.stalled_ns);
+	jsonw_put_str_or_null(g, "why", st.why);
+	jsonw_put_uint(g, "queued_changes", st.jobs_queued);
+	yajl_gen_map_close(g);
 	yajl_gen_map_close(g);
 
 	jsonw_str(g, "retention");
