@@ -232,6 +232,8 @@ store_writer_start(struct store *st)
 	size_t nopen, nunreliable;
 	int64_t max_id;
 
+	st->host_rc = store_host(st, st->host, st->machine_id,
+	    sizeof(st->host));
 	if (store_windows_open(st, &open, &nopen) == -1)
 		return -1;
 	if (store_db_max_window_id(st, &max_id) == -1 ||

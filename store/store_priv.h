@@ -156,6 +156,9 @@ struct store {
 	dev_t dev;		/* the database file, to notice its replacement */
 	ino_t ino;
 	uint64_t file_bytes;	/* with a writer: its size after the last flush */
+	/* with a writer: store_host as read before it started (-1: failed) */
+	int host_rc;
+	char host[256], machine_id[256];
 };
 
 /* ---- counters.c ---- */
