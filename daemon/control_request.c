@@ -743,7 +743,7 @@ control_request_handle(const struct control_ctx *ctx, const char *line,
     struct control_reply *out)
 {
 	struct bad bad;
-	yajl_val req;
+	yajl_val req, expires;
 	const char *cmd;
 	int r;
 
@@ -753,7 +753,19 @@ control_request_handle(const struct control_ctx *ctx, const char *line,
 		    strcmp(bad.code, PROTO_E_BAD_TAG) != 0 &&
 		    strcmp(bad.code, PROTO_E_BAD_META) != 0, out);
 	cmd = YAJL_GET_STRING(member(req, "cmd"));
-	if (strcmp(cmd, "hello") == 0)
+	expires = member(req, "expires_ns");
+	if (expires != NULL && !YAJL_IS_INTEGER(expires))
+		r = error_reply(PROTO_E_BAD_REQUEST, "\"expires_ns\" must be an "
+		    "integer", true, out);
+	else if (expires != NULL && now_ns > YAJL_GET_INTEGER(expires)) {
+		/* the caller has given up: doing it now would surprise it */
+		snprintf(bad.message, sizeof(bad.message), "read %.3f s after "
+		    "the caller stopped waiting (expires_ns); not done",
+		    (double)(now_ns - YAJL_GET_INTEGER(expires)) / 1e9);
+		log_notice("control: a %.16s request of uid %u expired before "
+		    "it was read; not done", cmd, (unsigned)peer->uid);
+		r = error_reply(PROTO_E_EXPIRED, bad.message, false, out);
+	} else if (strcmp(cmd, "hello") == 0)
 		r = cmd_hello(out);
 	else if (strcmp(cmd, "begin") == 0)
 		r = cmd_begin(ctx, req, peer, now_ns, out);

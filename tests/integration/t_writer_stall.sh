@@ -1,4 +1,6 @@
-# The event loop never waits on the disk.  While another process holds the
+# The event loop never waits on the disk, and a mark the client gave up on
+# (the daemon stopped with SIGSTOP past the client's timeout) never takes
+# effect after SIGCONT.  While another process holds the
 # database's write lock (BEGIN EXCLUSIVE) for 10 s, the daemon collects 8
 # cards every 10 ms and answers 50 mark begin/end pairs:
 #  - every mark answers within 50 ms, and every window answered is stored
@@ -11,6 +13,11 @@
 #  - after the lock every queued row is stored (compare.py: every row the
 #    simulator wrote, once).
 source "$(dirname "$0")/lib.sh"
+
+daemon_answers() {
+	python3 "$ROOT/tests/integration/ctlclient.py" "$T/control.sock" \
+		'{"v":1,"cmd":"hello"}' >/dev/null 2>&1
+}
 
 FLUSH=500ms write_config 8 10ms
 start_daemon
@@ -98,4 +105,23 @@ python3 "$ROOT/tests/integration/compare.py" "$DB" "$STAMPS" --min-rows 8000 \
 	--baseline "$BASE0:$BASE1" ||
 	fail "rows during and after the lock: see above"
 log_has "database is locked" || fail "the failed writes were not logged"
+
+# rows read late after a SIGSTOP are not the point here: a daemon of its own
+start_daemon
+wait_for 20 daemon_answers || fail "the control socket does not answer"
+# a mark the client gave up on (the daemon stopped for 6 s) never happens
+kill -STOP "$DPID"
+rc=0
+"$CLIENT" -c "$T/spyremond.yaml" mark begin --tag ghost >"$T/ghost" 2>&1 || rc=$?
+sleep 1
+kill -CONT "$DPID"
+[ $rc -eq 3 ] || fail "mark begin with the daemon stopped exited $rc: $(cat "$T/ghost")"
+PYTHONPATH=$ROOT/tests/integration python3 "$ROOT/tests/integration/settled.py" \
+	"$T/control.sock" || fail "window changes still queued"
+[ "$(sqlite3 -readonly "file:$DB?mode=ro" "SELECT count(*) FROM windows WHERE tag = 'ghost'")" = 0 ] ||
+	fail "a window the client gave up on was created later"
+wait_for 5 log_has "expired before it was read" || fail "the expired request was not logged"
+echo "ok: a mark begin the client gave up on had no effect"
+
+stop_daemon
 exit 0
