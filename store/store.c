@@ -799,11 +799,12 @@ store_metric(struct store *st, const char *key, const char *unit, int *id)
 	/*
 	 * A key the catalog lacks (a new aiu-smi) changes the schema: the
 	 * one store call that waits for the connection, once per new key.
+	 * Holding dbmu is enough: the writer touches the rows and the
+	 * catalog only while it holds dbmu, and the caller is the only
+	 * other thread that does (st->mu is left to the counters).
 	 */
 	pthread_mutex_lock(&st->dbmu);
-	pthread_mutex_lock(&st->mu);
 	rc = metric_add(st, key, unit, id);
-	pthread_mutex_unlock(&st->mu);
 	pthread_mutex_unlock(&st->dbmu);
 	return rc;
 }
