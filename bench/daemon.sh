@@ -71,8 +71,10 @@ for run in $(seq 1 "$runs"); do
 	# the baseline: a bare reader of the same stream, for as long
 	"$ROOT/$B/aiu-smi-sim" --cards 8 --seed "$run" -s -d 0.01 2>/dev/null |
 		cat >/dev/null &
+	# $! is the pipeline's last process, this cat (pgrep would find any
+	# user's newest cat on a shared machine, which may be gone at once)
+	cpid=$!
 	sleep 2
-	cpid=$(pgrep -n -x cat)
 	c0=$(cpu_s "$cpid")
 	sleep "$secs"
 	c1=$(cpu_s "$cpid")

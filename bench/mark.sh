@@ -18,6 +18,11 @@
 # Then, for each of (a), (b) and (c), and for 2 s with no client before
 # them, the rows stamped and the longest gap between two samples of card 0:
 # sampling must keep its rate.
+#
+# CHECKPOINT=1 runs checkpoints all along: another process runs
+# "PRAGMA wal_checkpoint(TRUNCATE)" on the database every 50 ms, which
+# waits for and blocks the daemon's writes, as an import or a reader's
+# checkpoint would.
 set -euo pipefail
 B=${B:-build}
 pairs=${1:-1000}
@@ -27,6 +32,10 @@ BIN=$ROOT/$B
 T=$(mktemp -d "${TMPDIR:-/tmp}/spyremon-bench-mark.XXXXXX")
 dpid=
 cleanup() {
+	if [ -n "${cpid:-}" ]; then
+		kill "$cpid" 2>/dev/null || true
+		wait "$cpid" 2>/dev/null || true
+	fi
 	if [ -n "$dpid" ] && kill -0 "$dpid" 2>/dev/null; then
 		kill -TERM "$dpid"
 		wait "$dpid" || true
@@ -56,6 +65,16 @@ for _ in $(seq 50); do [ -S "$T/sock" ] && break; sleep 0.1; done
 [ -S "$T/sock" ] || { cat "$T/log" >&2; echo "bench: no socket" >&2; exit 1; }
 sleep 3	# start-up: the first header and catalog work are not steady state
 
+cpid=
+if [ "${CHECKPOINT:-0}" = 1 ]; then
+	while :; do
+		sqlite3 -cmd '.timeout 1000' "$T/db" 'PRAGMA wal_checkpoint(TRUNCATE)' \
+			>/dev/null 2>&1 || true
+		sleep 0.05
+	done &
+	cpid=$!
+	echo "checkpoints: PRAGMA wal_checkpoint(TRUNCATE) every 50 ms from another process"
+fi
 echo "daemon: 8 cards, interval 10ms, window_interval 10ms; $(nproc) CPUs"
 i0=$(ns)
 sleep 2	# the same measures of sampling with no client, for comparison

@@ -20,6 +20,7 @@
 #include "json.h"
 #include "jsonw.h"
 #include "proto.h"
+#include "timeparse.h"
 
 enum {
 	OPT_SAME_TAG = CLIENT_OPT_FIRST_FREE,
@@ -100,6 +101,10 @@ request_new(const char *cmd)
 	yajl_gen_integer(g, PROTO_VERSION);
 	jsonw_str(g, "cmd");
 	jsonw_str(g, cmd);
+	/* past the wait, the daemon must not act on it */
+	jsonw_str(g, "expires_ns");
+	yajl_gen_integer(g, now_realtime_ns() + CTL_TIMEOUT_MS *
+	    (int64_t)NSEC_PER_MSEC);
 	return g;
 }
 

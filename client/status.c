@@ -322,9 +322,11 @@ static void
 show_database(yajl_val d)
 {
 	static const char *const known[] = { "path", "file_bytes",
-	    "rows_written", "pending", "flushes_failed", "rows_dropped", NULL };
-	const char *path = json_str(d, "path");
+	    "rows_written", "pending", "flushes_failed", "rows_dropped",
+	    "recreated", "writer", NULL };
+	const char *path = json_str(d, "path"), *state, *why;
 	char size[FMT_BUFLEN];
+	yajl_val w;
 	int64_t v;
 
 	printf("database:   %s", path != NULL ? path : "?");
@@ -341,6 +343,21 @@ show_database(yajl_val d)
 		printf("            %" PRId64 " writes failed\n", v);
 	if (json_int(d, "rows_dropped", &v) && v > 0)
 		printf("            %" PRId64 " rows dropped\n", v);
+	if ((w = json_object(d, "writer")) != NULL &&
+	    (state = json_str(w, "state")) != NULL &&
+	    strcmp(state, "ok") != 0) {
+		why = json_str(w, "why");
+		printf("            WRITES STALLED");
+		if (json_int(w, "stalled_ns", &v))
+			printf(" for %.1f s", (double)v / 1e9);
+		printf(": %s\n", why != NULL ? why : "?");
+		if (json_int(w, "queued_changes", &v) && v > 0)
+			printf("            %" PRId64 " window or inventory "
+			    "changes waiting\n", v);
+	}
+	if (json_int(d, "recreated", &v) && v > 0)
+		printf("            the file was deleted or replaced and created "
+		    "again %" PRId64 " time%s\n", v, v == 1 ? "" : "s");
 	print_rest(d, known, 12);
 }
 

@@ -30,6 +30,11 @@
  *         "cards":[...], "health":[...], "database":{...},
  *         "retention":{...}, "unreliable":[...], "windows":[...]}
  *
+ * begin and end may carry "expires_ns": a CLOCK_REALTIME time after which
+ * the caller no longer waits for the answer (spyremon sends now plus its
+ * 5 s timeout).  A request read after it is refused with "expired" and has
+ * no effect, so a mark the caller gave up on never takes effect later.
+ *
  * The daemon takes the caller's uid and pid from SO_PEERCRED; a request
  * cannot claim them.
  */
@@ -64,6 +69,7 @@
 #define PROTO_E_TOO_MANY	"too_many"	/* too many windows open: end some */
 #define PROTO_E_INTERNAL	"internal"	/* the daemon could not do it; see its log */
 #define PROTO_E_NO_PROCESS	"no_process"	/* until_pid names no process */
+#define PROTO_E_EXPIRED		"expired"	/* read after its expires_ns: not done */
 
 /*
  * True if tag is acceptable: 1..PROTO_TAG_MAX bytes of printable ASCII

@@ -659,6 +659,14 @@ status_store(yajl_gen g, const struct control_ctx *ctx)
 	jsonw_put_uint(g, "pending", st.pending);
 	jsonw_put_uint(g, "flushes_failed", st.flushes_failed);
 	jsonw_put_uint(g, "rows_dropped", st.rows_dropped);
+	jsonw_put_uint(g, "recreated", st.recreated);
+	jsonw_str(g, "writer");
+	yajl_gen_map_open(g);
+	jsonw_put_str(g, "state", st.stalled ? "stalled" : "ok");
+	jsonw_put_uint(g, "stalled_ns", st.stalled_ns);
+	jsonw_put_str_or_null(g, "why", st.why);
+	jsonw_put_uint(g, "queued_changes", st.jobs_queued);
+	yajl_gen_map_close(g);
 	yajl_gen_map_close(g);
 
 	jsonw_str(g, "retention");
@@ -735,7 +743,7 @@ control_request_handle(const struct control_ctx *ctx, const char *line,
     struct control_reply *out)
 {
 	struct bad bad;
-	yajl_val req;
+	yajl_val req, expires;
 	const char *cmd;
 	int r;
 
@@ -745,7 +753,19 @@ control_request_handle(const struct control_ctx *ctx, const char *line,
 		    strcmp(bad.code, PROTO_E_BAD_TAG) != 0 &&
 		    strcmp(bad.code, PROTO_E_BAD_META) != 0, out);
 	cmd = YAJL_GET_STRING(member(req, "cmd"));
-	if (strcmp(cmd, "hello") == 0)
+	expires = member(req, "expires_ns");
+	if (expires != NULL && !YAJL_IS_INTEGER(expires))
+		r = error_reply(PROTO_E_BAD_REQUEST, "\"expires_ns\" must be an "
+		    "integer", true, out);
+	else if (expires != NULL && now_ns > YAJL_GET_INTEGER(expires)) {
+		/* the caller has given up: doing it now would surprise it */
+		snprintf(bad.message, sizeof(bad.message), "read %.3f s after "
+		    "the caller stopped waiting (expires_ns); not done",
+		    (double)(now_ns - YAJL_GET_INTEGER(expires)) / 1e9);
+		log_notice("control: a %.16s request of uid %u expired before "
+		    "it was read; not done", cmd, (unsigned)peer->uid);
+		r = error_reply(PROTO_E_EXPIRED, bad.message, false, out);
+	} else if (strcmp(cmd, "hello") == 0)
 		r = cmd_hello(out);
 	else if (strcmp(cmd, "begin") == 0)
 		r = cmd_begin(ctx, req, peer, now_ns, out);

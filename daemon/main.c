@@ -29,8 +29,6 @@
 #include "windows.h"
 
 #define STATUS_EVERY_NS		(5ULL * NSEC_PER_SEC)
-#define RETENTION_EVERY_NS	(60ULL * NSEC_PER_SEC)
-#define RETENTION_BUDGET_NS	(20ULL * NSEC_PER_MSEC)	/* per step: the loop never stalls long */
 #define STOP_GRACE_NS		(5ULL * NSEC_PER_SEC)
 #define SUMMARY_SETTLE_MARGIN_NS	(1ULL * NSEC_PER_SEC)
 /*
@@ -48,7 +46,7 @@ struct daemon {
 	struct source *src;
 	struct windows *win;
 	struct control *ctl;
-	sd_event_source *flush_timer, *retention_timer, *status_timer;
+	sd_event_source *flush_timer, *status_timer;
 	unsigned pushed_restarts;	/* source counts already in the store */
 	uint64_t pushed_bad_lines;
 };
@@ -90,7 +88,7 @@ update_status(struct daemon *d)
 {
 	struct source_stats ss;
 	struct store_stats st;
-	char every[32], newest[64] = "no sample yet";
+	char every[32], newest[64] = "no sample yet", writer[256] = "";
 	size_t nwin = 0;
 
 	if (d->win != NULL)
@@ -101,12 +99,20 @@ update_status(struct daemon *d)
 	if (ss.newest_ts_ns != 0)
 		snprintf(newest, sizeof(newest), "newest %.1fs ago",
 		    (double)(now_realtime_ns() - ss.newest_ts_ns) / 1e9);
+	if (st.stalled)
+		snprintf(writer, sizeof(writer), "; WRITES STALLED %.0fs (%s), "
+		    "%zu rows waiting, %llu dropped", (double)st.stalled_ns / 1e9,
+		    st.why, st.pending, (unsigned long long)st.rows_dropped);
+	if (st.recreated > 0)
+		snprintf(writer + strlen(writer), sizeof(writer) - strlen(writer),
+		    "; database file created again %llu time%s",
+		    (unsigned long long)st.recreated, st.recreated == 1 ? "" : "s");
 	sd_notifyf(0, "STATUS=collecting %zu card%s every %s; %llu rows stored; "
-	    "%s; child %s, restarts %u; %llu bad lines; %zu window%s open",
+	    "%s; child %s, restarts %u; %llu bad lines; %zu window%s open%s",
 	    ss.ncards, ss.ncards == 1 ? "" : "s", every,
 	    (unsigned long long)st.rows_written, newest,
 	    ss.pid ? "running" : "stopped", ss.restarts,
-	    (unsigned long long)ss.bad_lines, nwin, nwin == 1 ? "" : "s");
+	    (unsigned long long)ss.bad_lines, nwin, nwin == 1 ? "" : "s", writer);
 }
 
 /* The first window opened or the last one closed: the source changes rate. */
@@ -192,26 +198,17 @@ on_flush_timer(sd_event_source *s, uint64_t usec, void *arg)
 	return 0;
 }
 
-static int
-on_retention_timer(sd_event_source *s, uint64_t usec, void *arg)
+/* The retention limits of cfg, for the store's writer thread. */
+static void
+set_retention(struct daemon *d, const struct config *cfg)
 {
-	struct daemon *d = arg;
 	struct store_retention r = {
-		.max_age_ns = d->cfg->retention.max_age_ns,
-		.max_size = d->cfg->retention.max_size,
-		.windows_max_age_ns = d->cfg->retention.windows_max_age_ns,
+		.max_age_ns = cfg->retention.max_age_ns,
+		.max_size = cfg->retention.max_size,
+		.windows_max_age_ns = cfg->retention.windows_max_age_ns,
 	};
-	uint64_t now;
-	int more;
 
-	more = store_retention_step(d->st, &r, now_realtime_ns(),
-	    RETENTION_BUDGET_NS);
-	sd_event_now(d->ev, CLOCK_MONOTONIC, &now);
-	/* more to delete: come back soon, after other events had their turn */
-	sd_event_source_set_time(s, more == 1 ? now + 10000 :
-	    usec + RETENTION_EVERY_NS / 1000);
-	sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-	return 0;
+	store_set_retention(d->st, &r);
 }
 
 static int
@@ -253,6 +250,7 @@ on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *arg)
 		control_set_config(d->ctl, cfg);
 		windows_set_max_open(d->win, cfg->windows.max_open_ns,
 		    now_realtime_ns());
+		set_retention(d, cfg);
 		config_free(d->cfg);
 		d->cfg = cfg;
 		log_notice("reloaded");
@@ -366,6 +364,10 @@ main(int argc, char *argv[])
 		fatalx(EXIT_DATABASE, "cannot read the open windows from %s",
 		    d.cfg->database);
 	windows_set_restarts_fn(d.win, child_restarts, &d);
+	/* from here on the loop never waits on SQLite: a thread writes */
+	if (store_writer_start(d.st) == -1)
+		fatalx(EXIT_DATABASE, "cannot start writing %s", d.cfg->database);
+	set_retention(&d, d.cfg);
 	ctx = (struct control_ctx){ .cfg = d.cfg, .st = d.st, .src = d.src,
 	    .win = d.win, .started_ns = started_ns };
 	if (control_start(d.ctl, &ctx) == -1)
@@ -373,7 +375,6 @@ main(int argc, char *argv[])
 		    d.cfg->socket);
 	if (add_timer(&d, &d.flush_timer, d.cfg->flush_interval_ns,
 	    on_flush_timer) < 0 ||
-	    add_timer(&d, &d.retention_timer, 0, on_retention_timer) < 0 ||
 	    add_timer(&d, &d.status_timer, STATUS_EVERY_NS, on_status_timer) < 0)
 		fatalx(EXIT_EVENTLOOP, "cannot set up timers");
 
@@ -391,7 +392,6 @@ main(int argc, char *argv[])
 		push_counters(&d);
 	source_free(d.src);
 	sd_event_source_disable_unref(d.status_timer);
-	sd_event_source_disable_unref(d.retention_timer);
 	sd_event_source_disable_unref(d.flush_timer);
 	store_close(d.st);
 	/* only now may another daemon take the socket, and the database */

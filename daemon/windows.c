@@ -465,9 +465,14 @@ explain_not_open(struct windows *w, int64_t id, struct windows_result *res)
 		return;
 	}
 	format_time_utc(sw->end_ns, when, sizeof(when));
-	fail(res, PROTO_E_NOT_OPEN, "window %" PRId64 " '%s' has already "
-	    "ended, at %s%s", id, sw->tag, when,
-	    sw->auto_closed ? " (closed automatically after windows.max_open)" : "");
+	if (sw->end_ns == 0)	/* ended long ago: the store keeps no details */
+		fail(res, PROTO_E_NOT_OPEN, "window %" PRId64 " has already "
+		    "ended", id);
+	else
+		fail(res, PROTO_E_NOT_OPEN, "window %" PRId64 "%s%s%s has "
+		    "already ended, at %s%s", id, sw->tag[0] != '\0' ? " '" : "",
+		    sw->tag, sw->tag[0] != '\0' ? "'" : "", when, sw->auto_closed ?
+		    " (closed automatically after windows.max_open)" : "");
 	store_windows_free(sw, 1);
 }
 

@@ -21,6 +21,7 @@
  */
 #include "store_priv.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,11 +81,28 @@ store_counters_free(struct store *st)
 	memset(&st->ctr, 0, sizeof(st->ctr));
 }
 
+/* With a writer thread, add[] is shared with the event loop: under st->mu. */
+static void
+lock(struct store *st)
+{
+	if (st->w != NULL)
+		pthread_mutex_lock(&st->mu);
+}
+
+static void
+unlock(struct store *st)
+{
+	if (st->w != NULL)
+		pthread_mutex_unlock(&st->mu);
+}
+
 void
 store_counter_add(struct store *st, enum store_counter which, uint64_t delta)
 {
+	lock(st);
 	if (which < STORE_NCOUNTERS)
 		st->ctr.add[which] += delta;
+	unlock(st);
 }
 
 bool
@@ -154,7 +172,8 @@ upsert(struct store *st, const char *name, int device, double value,
 }
 
 int
-store_counters_write(struct store *st, uint64_t rows, int64_t now_ns)
+store_counters_write(struct store *st, const struct rowring *ring,
+    uint64_t rows, int64_t now_ns)
 {
 	struct store_counters *c = &st->ctr;
 	int slot = pwr_slot(st), rc;
@@ -168,9 +187,9 @@ store_counters_write(struct store *st, uint64_t rows, int64_t now_ns)
 		*e = c->e[i];
 		e->dirty = false;
 	}
-	for (size_t i = 0; i < st->pool.n; i++) {
-		size_t k = rowring_at(&st->pool, i);
-		const struct pending_row *r = rowring_row(&st->pool, k);
+	for (size_t i = 0; i < ring->n; i++) {
+		size_t k = rowring_at(ring, i);
+		const struct pending_row *r = rowring_row(ring, k);
 		struct store_energy *e = tent_get(c, r->device);
 
 		if (e == NULL)
@@ -179,9 +198,9 @@ store_counters_write(struct store *st, uint64_t rows, int64_t now_ns)
 			continue;
 		if (slot >= 0) {
 			const unsigned char *kinds =
-			    rowring_cells(&st->pool, POOL_KINDS, k);
+			    rowring_cells(ring, POOL_KINDS, k);
 			const union store_cell *cells =
-			    rowring_cells(&st->pool, POOL_VALUES, k);
+			    rowring_cells(ring, POOL_VALUES, k);
 			unsigned char kind = kinds[slot];
 			const union store_cell *cell = &cells[slot];
 			double w = kind == CELL_INT ? (double)cell->i :
@@ -201,9 +220,12 @@ store_counters_write(struct store *st, uint64_t rows, int64_t now_ns)
 	if (rows > 0 && (rc = upsert(st, COUNTER_SAMPLES, -1, (double)rows,
 	    now_ns, true)) != SQLITE_OK)
 		return rc;
+	lock(st);
+	memcpy(c->taken, c->add, sizeof(c->taken));
+	unlock(st);
 	for (int i = 0; i < STORE_NCOUNTERS; i++)
-		if (c->add[i] > 0 && (rc = upsert(st, scalar_names[i], -1,
-		    (double)c->add[i], now_ns, true)) != SQLITE_OK)
+		if (c->taken[i] > 0 && (rc = upsert(st, scalar_names[i], -1,
+		    (double)c->taken[i], now_ns, true)) != SQLITE_OK)
 			return rc;
 	c->written = true;
 	return SQLITE_OK;
@@ -226,5 +248,17 @@ store_counters_committed(struct store *st)
 	c->tent = t;
 	c->tentcap = cap;
 	c->ntent = 0;
-	memset(c->add, 0, sizeof(c->add));
+	/* what the loop added meanwhile stays for the next write */
+	lock(st);
+	for (int i = 0; i < STORE_NCOUNTERS; i++)
+		c->add[i] -= c->taken[i];
+	unlock(st);
+	memset(c->taken, 0, sizeof(c->taken));
+}
+
+void
+store_counters_abandoned(struct store *st)
+{
+	st->ctr.written = false;
+	memset(st->ctr.taken, 0, sizeof(st->ctr.taken));
 }

@@ -229,7 +229,12 @@ delete_range(struct retention_ctx *c, sqlite3_stmt *s, int64_t lo,
 		return -1;
 	}
 	*changes = sqlite3_changes(c->st->db);
+	/* status reads the count from the event loop */
+	if (c->st->w != NULL)
+		pthread_mutex_lock(&c->st->mu);
 	c->st->rows_deleted += (uint64_t)*changes;
+	if (c->st->w != NULL)
+		pthread_mutex_unlock(&c->st->mu);
 	c->st->ret.pass_deleted += (uint64_t)*changes;
 	return 0;
 }

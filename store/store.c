@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "inventory.h"
 #include "metrics.h"
@@ -128,6 +129,8 @@ ingest_prepare(struct store *st)
 	    st->cat.n > 0 ? st->cat.n : 1);
 }
 
+static void note_file(struct store *st);
+
 int
 store_open(const char *path, size_t max_pending, struct store **out)
 {
@@ -143,8 +146,103 @@ store_open(const char *path, size_t max_pending, struct store **out)
 		store_free(st);
 		return -1;
 	}
+	note_file(st);
 	*out = st;
 	return 0;
+}
+
+/*
+ * Close the connection and open the database at st->path again, created
+ * anew if it is gone, with every metric of the catalog in use (a key
+ * metric_defs lacks is catalogued again as it was, its unit aside).  The
+ * buffered rows stay unless the new catalog's columns differ, when they
+ * are dropped and counted.  Called with st->mu and st->dbmu held.
+ */
+int
+store_db_reopen(struct store *st)
+{
+	struct store_catalog old = st->cat, cat = { 0 };
+	bool same;
+	int rc = -1;
+
+	sqlite3_finalize(st->insert);
+	sqlite3_finalize(st->begin);
+	sqlite3_finalize(st->commit);
+	sqlite3_finalize(st->rollback);
+	st->insert = st->begin = st->commit = st->rollback = NULL;
+	memset(&st->cat, 0, sizeof(st->cat));
+	(void)sqlite3_close(st->db);
+	st->db = NULL;
+	if (store_db_open(st, SCHEMA_VERSION) == -1 ||
+	    store_catalog_load(st, &cat) == -1)
+		goto out;
+	for (size_t i = 0; i < old.n; i++) {
+		struct metric_def def = { old.cols[i].key, "", UNKNOWN_GROUP,
+		    old.cols[i].decimals, true, "" };
+
+		if (store_catalog_find(&cat, old.cols[i].key) != NULL)
+			continue;
+		if (sql_exec(st, "begin", "BEGIN IMMEDIATE") == -1 ||
+		    store_catalog_insert(st, &def) == -1 ||
+		    store_view_rebuild(st) == -1 ||
+		    sql_exec(st, "commit new metric", "COMMIT") == -1) {
+			(void)sql_exec(st, "rollback", "ROLLBACK");
+			goto out;
+		}
+	}
+	store_catalog_free(&cat);
+	if (ingest_prepare(st) == -1)
+		goto out;
+	same = st->cat.n == old.n;
+	for (size_t i = 0; same && i < old.n; i++)
+		same = strcmp(st->cat.cols[i].key, old.cols[i].key) == 0 &&
+		    st->cat.cols[i].id == old.cols[i].id &&
+		    st->cat.cols[i].decimals == old.cols[i].decimals;
+	if (!same && st->pool.n > 0) {
+		log_warnx("%s: the new catalog differs: %zu buffered rows "
+		    "dropped", st->path, st->pool.n);
+		st->rows_dropped += st->pool.n;
+		rowring_clear(&st->pool);
+	}
+	note_file(st);
+	rc = 0;
+out:
+	store_catalog_free(&cat);
+	store_catalog_free(&old);
+	return rc;
+}
+
+int
+store_writer_start(struct store *st)
+{
+	static const struct writer_ops ops = {
+		.rows_write = store_db_rows_write,
+		.delete_after = store_db_delete_after,
+		.device_map = store_db_device_map,
+		.card = store_db_card,
+		.window_insert = store_db_window_insert,
+		.window_end = store_db_window_end,
+		.window_restarts = store_db_window_restarts,
+		.summarize_due = store_db_summarize_due,
+		.reopen = store_db_reopen,
+		.retention_step = store_retention_step,
+	};
+	struct store_window *open;
+	char **unreliable;
+	size_t nopen, nunreliable;
+	int64_t max_id;
+
+	st->host_rc = store_host(st, st->host, st->machine_id,
+	    sizeof(st->host));
+	if (store_windows_open(st, &open, &nopen) == -1)
+		return -1;
+	if (store_db_max_window_id(st, &max_id) == -1 ||
+	    store_unreliable_metrics(st, &unreliable, &nunreliable) == -1) {
+		store_windows_free(open, nopen);
+		return -1;
+	}
+	return writer_start(st, &ops, open, nopen, max_id, unreliable,
+	    nunreliable);
 }
 
 int
@@ -159,6 +257,18 @@ store_create_version(const char *path, int version)
 	rc = store_db_open(st, version);
 	store_free(st);
 	return rc;
+}
+
+/* Remember which file the database is, to notice it replaced. */
+static void
+note_file(struct store *st)
+{
+	struct stat sb;
+
+	if (stat(st->path, &sb) == 0) {
+		st->dev = sb.st_dev;
+		st->ino = sb.st_ino;
+	}
 }
 
 /* ---- buffering ---- */
@@ -179,19 +289,20 @@ note_dropped(struct store *st)
 static int
 pool_reserve(struct store *st, size_t *k)
 {
-	size_t cap;
-
 	struct rowring *pool = &st->pool;
+	/* rows the writer has taken count against the bound */
+	size_t cap, limit = st->max_pending > st->inflight ?
+	    st->max_pending - st->inflight : 1;
 
-	if (rowring_full(pool) && pool->cap < st->max_pending) {
+	if (rowring_full(pool) && pool->cap < limit) {
 		cap = pool->cap > 0 ? pool->cap * 2 : POOL_INITIAL_ROWS;
-		if (cap > st->max_pending)
-			cap = st->max_pending;
+		if (cap > limit)
+			cap = limit;
 		if (rowring_resize(pool, cap, pool->stride) == -1 &&
 		    ratelimit_pass(&st->rl_drop, now_monotonic_ns(), NULL))
 			log_warn("%s: cannot grow the row buffer", st->path);
 	}
-	if (rowring_full(pool)) {
+	if (rowring_full(pool) || pool->n >= limit) {
 		note_dropped(st);
 		if (pool->cap == 0)
 			return -1;
@@ -272,8 +383,8 @@ cell_set(union store_cell *c, const struct store_value *v, int decimals)
 	return CELL_REAL;
 }
 
-void
-store_append(struct store *st, const struct store_sample *s)
+static void
+append(struct store *st, const struct store_sample *s)
 {
 	struct pending_row *r;
 	union store_cell *cells;
@@ -308,14 +419,24 @@ store_append(struct store *st, const struct store_sample *s)
 		st->newest_ts_ns = r->ts_ns;
 }
 
+void
+store_append(struct store *st, const struct store_sample *s)
+{
+	if (st->w != NULL)
+		pthread_mutex_lock(&st->mu);
+	append(st, s);
+	if (st->w != NULL)
+		pthread_mutex_unlock(&st->mu);
+}
+
 /* ---- writing ---- */
 
 static void
-row_bind(struct store *st, size_t k)
+row_bind(struct store *st, const struct rowring *ring, size_t k)
 {
-	const struct pending_row *r = rowring_row(&st->pool, k);
-	const union store_cell *cells = rowring_cells(&st->pool, POOL_VALUES, k);
-	const unsigned char *kinds = rowring_cells(&st->pool, POOL_KINDS, k);
+	const struct pending_row *r = rowring_row(ring, k);
+	const union store_cell *cells = rowring_cells(ring, POOL_VALUES, k);
+	const unsigned char *kinds = rowring_cells(ring, POOL_KINDS, k);
 	sqlite3_stmt *s = st->insert;
 
 	sqlite3_bind_int64(s, 1, r->ts_ns);
@@ -338,17 +459,17 @@ row_bind(struct store *st, size_t k)
 	else
 		sqlite3_bind_null(s, 7);
 	for (size_t j = 0; j < st->cat.n; j++) {
-		int p = (int)j + 8;
+		int at = (int)j + 8;
 
 		switch (kinds[j]) {
 		case CELL_INT:
-			sqlite3_bind_int64(s, p, cells[j].i);
+			sqlite3_bind_int64(s, at, cells[j].i);
 			break;
 		case CELL_REAL:
-			sqlite3_bind_double(s, p, cells[j].d);
+			sqlite3_bind_double(s, at, cells[j].d);
 			break;
 		default:
-			sqlite3_bind_null(s, p);
+			sqlite3_bind_null(s, at);
 			break;
 		}
 	}
@@ -364,16 +485,16 @@ row_bind(struct store *st, size_t k)
  * Returns an SQLite result code.
  */
 static int
-rows_write(struct store *st, size_t *skipped)
+rows_write(struct store *st, const struct rowring *ring, size_t *skipped)
 {
 	const struct pending_row *r;
 	size_t k;
 	int rc;
 
 	*skipped = 0;
-	for (size_t i = 0; i < st->pool.n; i++) {
-		k = rowring_at(&st->pool, i);
-		row_bind(st, k);
+	for (size_t i = 0; i < ring->n; i++) {
+		k = rowring_at(ring, i);
+		row_bind(st, ring, k);
 		rc = sqlite3_step(st->insert);
 		sqlite3_reset(st->insert);
 		if (rc == SQLITE_DONE)
@@ -381,14 +502,15 @@ rows_write(struct store *st, size_t *skipped)
 		if ((rc & 0xff) != SQLITE_CONSTRAINT)
 			return rc;
 		if (st->in_tx) {
-			r = rowring_row(&st->pool, k);
+			r = rowring_row(ring, k);
 			log_warnx("%s: device %d at ts_ns %" PRId64 " is already "
 			    "stored", st->path, r->device, r->ts_ns);
 			return rc;
 		}
 		(*skipped)++;
 	}
-	return store_counters_write(st, st->pool.n - *skipped, now_realtime_ns());
+	return store_counters_write(st, ring, ring->n - *skipped,
+	    now_realtime_ns());
 }
 
 static void
@@ -428,7 +550,7 @@ flush_in_tx(struct store *st)
 	size_t skipped;
 	int rc;
 
-	if ((rc = rows_write(st, &skipped)) != SQLITE_OK) {
+	if ((rc = rows_write(st, &st->pool, &skipped)) != SQLITE_OK) {
 		if ((rc & 0xff) != SQLITE_CONSTRAINT)
 			sql_warn(st, "write rows");
 		store_tx_rollback(st);
@@ -443,17 +565,41 @@ store_flush(struct store *st)
 {
 	size_t skipped;
 
+	if (st->w != NULL)
+		return writer_kick(st);
 	if (st->pool.n == 0 && !store_counters_pending(st))
 		return 0;
 	if (st->in_tx)
 		return flush_in_tx(st);
-	if (tx_begin(st) != SQLITE_OK || rows_write(st, &skipped) != SQLITE_OK ||
+	if (tx_begin(st) != SQLITE_OK || rows_write(st, &st->pool, &skipped) != SQLITE_OK ||
 	    tx_commit(st) != SQLITE_OK) {
 		flush_failed(st);
 		return -1;
 	}
 	rows_committed(st, skipped);
 	return 0;
+}
+
+int
+store_db_rows_write(struct store *st, const struct rowring *ring,
+    size_t *skipped)
+{
+	unsigned suppressed;
+	char err[256];
+
+	if (tx_begin(st) == SQLITE_OK && rows_write(st, ring, skipped) ==
+	    SQLITE_OK && tx_commit(st) == SQLITE_OK) {
+		store_counters_committed(st);
+		return 0;
+	}
+	store_counters_abandoned(st);
+	snprintf(err, sizeof(err), "%s", sqlite3_errmsg(st->db));
+	tx_rollback(st);
+	if (ratelimit_pass(&st->rl_flush, now_monotonic_ns(), &suppressed))
+		log_warnx("%s: cannot write %zu rows, keeping them for the next "
+		    "flush: %s%s", st->path, ring->n, err, suppressed > 0 ?
+		    " (more failures not logged)" : "");
+	return -1;
 }
 
 /* ---- a transaction held by the caller ---- */
@@ -533,13 +679,7 @@ pool_remove_after(struct store *st, int device, int src, int64_t after_ns)
 }
 
 int
-store_delete_after(struct store *st, int device, int64_t after_ns)
-{
-	return store_delete_after_src(st, device, SCHEMA_SRC_SMI, after_ns);
-}
-
-int
-store_delete_after_src(struct store *st, int device, int src, int64_t after_ns)
+store_db_delete_after(struct store *st, int device, int src, int64_t after_ns)
 {
 	sqlite3_stmt *s;
 	int rc;
@@ -554,14 +694,34 @@ store_delete_after_src(struct store *st, int device, int src, int64_t after_ns)
 	if (rc != SQLITE_DONE)
 		sql_warn(st, "delete rows to replace");
 	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE)
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int
+store_delete_after_src(struct store *st, int device, int src, int64_t after_ns)
+{
+	int rc = 0;
+
+	/* with a writer, rows written or being written go by a queued job */
+	if (st->w != NULL) {
+		pthread_mutex_lock(&st->mu);
+		rc = writer_delete_after(st, device, src, after_ns);
+	} else if (store_db_delete_after(st, device, src, after_ns) == -1)
 		return -1;
 	pool_remove_after(st, device, src, after_ns);
 	for (size_t i = 0; i < st->ndevs; i++)
 		if (st->devs[i].device == device && st->devs[i].src == src &&
 		    st->devs[i].ts_ns > after_ns)
 			st->devs[i].ts_ns = after_ns;
-	return 0;
+	if (st->w != NULL)
+		pthread_mutex_unlock(&st->mu);
+	return rc;
+}
+
+int
+store_delete_after(struct store *st, int device, int64_t after_ns)
+{
+	return store_delete_after_src(st, device, SCHEMA_SRC_SMI, after_ns);
 }
 
 /*
@@ -586,7 +746,7 @@ metric_add(struct store *st, const char *key, const char *unit, int *id)
 	}
 	if (known != NULL)
 		def = *known;
-	if (tx_begin(st) != SQLITE_OK || rows_write(st, &skipped) != SQLITE_OK) {
+	if (tx_begin(st) != SQLITE_OK || rows_write(st, &st->pool, &skipped) != SQLITE_OK) {
 		sql_warn(st, "write buffered rows");
 		goto fail;
 	}
@@ -622,13 +782,31 @@ fail:
 int
 store_metric(struct store *st, const char *key, const char *unit, int *id)
 {
-	const struct store_col *c = store_catalog_find(&st->cat, key);
+	const struct store_col *c;
+	int rc;
 
-	if (c != NULL) {
+	if (st->w != NULL)
+		pthread_mutex_lock(&st->mu);
+	c = store_catalog_find(&st->cat, key);
+	if (c != NULL)
 		*id = c->id;
+	if (st->w != NULL)
+		pthread_mutex_unlock(&st->mu);
+	if (c != NULL)
 		return 0;
-	}
-	return metric_add(st, key, unit, id);
+	if (st->w == NULL)
+		return metric_add(st, key, unit, id);
+	/*
+	 * A key the catalog lacks (a new aiu-smi) changes the schema: the
+	 * one store call that waits for the connection, once per new key.
+	 * Holding dbmu is enough: the writer touches the rows and the
+	 * catalog only while it holds dbmu, and the caller is the only
+	 * other thread that does (st->mu is left to the counters).
+	 */
+	pthread_mutex_lock(&st->dbmu);
+	rc = metric_add(st, key, unit, id);
+	pthread_mutex_unlock(&st->dbmu);
+	return rc;
 }
 
 /* ---- inventory ---- */
@@ -643,6 +821,15 @@ same_text(sqlite3_stmt *s, int col, const char *text)
 
 int
 store_device_map(struct store *st, int device, const char *metric_file,
+    const char *bus_id, int64_t ts_ns)
+{
+	if (st->w != NULL)
+		return writer_device_map(st, device, metric_file, bus_id, ts_ns);
+	return store_db_device_map(st, device, metric_file, bus_id, ts_ns);
+}
+
+int
+store_db_device_map(struct store *st, int device, const char *metric_file,
     const char *bus_id, int64_t ts_ns)
 {
 	sqlite3_stmt *s;
@@ -698,6 +885,14 @@ bind_text_or_null(sqlite3_stmt *s, int p, const char *text)
 int
 store_card(struct store *st, const struct card *c, int64_t ts_ns)
 {
+	if (st->w != NULL)
+		return writer_card(st, c, ts_ns);
+	return store_db_card(st, c, ts_ns);
+}
+
+int
+store_db_card(struct store *st, const struct card *c, int64_t ts_ns)
+{
 	sqlite3_stmt *s;
 	int rc;
 
@@ -740,6 +935,19 @@ store_get_stats(struct store *st, struct store_stats *out)
 	int64_t pages, page_size;
 
 	memset(out, 0, sizeof(*out));
+	if (st->w != NULL) {
+		pthread_mutex_lock(&st->mu);
+		out->rows_written = st->rows_written;
+		out->rows_dropped = st->rows_dropped;
+		out->rows_deleted = st->rows_deleted;
+		out->flushes_failed = st->flushes_failed;
+		out->pending = st->pool.n + st->inflight;
+		out->newest_ts_ns = st->newest_ts_ns;
+		out->file_bytes = st->file_bytes;
+		writer_stats(st, out);
+		pthread_mutex_unlock(&st->mu);
+		return;
+	}
 	out->rows_written = st->rows_written;
 	out->rows_dropped = st->rows_dropped;
 	out->rows_deleted = st->rows_deleted;
@@ -758,6 +966,8 @@ store_close(struct store *st)
 
 	if (st == NULL)
 		return;
+	if (st->w != NULL)
+		writer_stop(st);
 	store_tx_rollback(st);
 	if (store_flush(st) == -1)
 		log_warnx("%s: %zu buffered rows are lost", st->path, st->pool.n);

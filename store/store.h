@@ -65,7 +65,30 @@ struct store_stats {
 	size_t pending;			/* buffered, not yet written */
 	int64_t newest_ts_ns;		/* newest row written or buffered since open, 0 if none */
 	uint64_t file_bytes;		/* page_count * page_size */
+	/* with a writer thread (store_writer_start) */
+	bool threaded;
+	bool stalled;			/* writes fail, or one has run over 1 s */
+	uint64_t stalled_ns;		/* for how long */
+	char why[160];			/* what failed: "locked: ...", "disk full: ..." */
+	size_t jobs_queued;		/* window and inventory changes not yet stored */
+	uint64_t recreated;		/* times the file was deleted or replaced and made again */
 };
+
+/*
+ * From now on a thread owns the connection, and no call but store_metric
+ * with a key the catalog lacks (and store_close) waits for it: rows are
+ * buffered, and window changes, device maps, cards and deletions queued,
+ * for the thread to store in order; store_flush only wakes it.  Window ids
+ * are handed out at once.  Before each flush the thread checks that the
+ * file at the path is still the database, and creates it again (with the
+ * open windows and every pending row) if it was deleted or replaced.
+ * Retention runs in the thread once store_set_retention gave its limits.
+ * For the daemon; without it every call runs on the caller's thread.
+ */
+int store_writer_start(struct store *st);
+
+/* The limits retention keeps to, for the writer thread (no-op without). */
+void store_set_retention(struct store *st, const struct store_retention *r);
 
 /*
  * Open or create the database at path, creating parent-less files only

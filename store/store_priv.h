@@ -12,6 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <pthread.h>
+#include <sys/types.h>
+
 #include <sqlite3.h>
 
 #include "log.h"
@@ -90,6 +93,7 @@ struct store_counters {
 	struct store_energy *e, *tent;
 	size_t n, cap, ntent, tentcap;
 	uint64_t add[STORE_NCOUNTERS];
+	uint64_t taken[STORE_NCOUNTERS];	/* of add, in the open transaction */
 	bool written;		/* tent and add are in the open transaction */
 };
 
@@ -108,6 +112,8 @@ struct retention_state {
 	bool vacuumed;		/* pages were freed this pass: checkpoint */
 	bool warned_windows;	/* size pressure reached window rows this pass */
 };
+
+struct writer;
 
 struct store {
 	sqlite3 *db;
@@ -136,6 +142,23 @@ struct store {
 	struct store_counters ctr;
 	struct retention_state ret;
 	struct ratelimit rl_flush, rl_drop, rl_retention;
+
+	/*
+	 * With a writer thread (writer.c), NULL without.  Then mu guards
+	 * everything above but the connection and the statements, which
+	 * dbmu guards; dbmu is never taken while holding mu.  The catalog
+	 * changes only under both, so the writer reads it under dbmu and
+	 * the event loop under mu.
+	 */
+	struct writer *w;
+	pthread_mutex_t mu, dbmu;
+	size_t inflight;	/* rows the writer took and has not settled */
+	dev_t dev;		/* the database file, to notice its replacement */
+	ino_t ino;
+	uint64_t file_bytes;	/* with a writer: its size after the last flush */
+	/* with a writer: store_host as read before it started (-1: failed) */
+	int host_rc;
+	char host[256], machine_id[256];
 };
 
 /* ---- counters.c ---- */
@@ -153,10 +176,101 @@ bool store_counters_pending(const struct store *st);
  * counter.  Returns an SQLite result code; the committed state is
  * untouched until store_counters_committed.
  */
-int store_counters_write(struct store *st, uint64_t rows, int64_t now_ns);
+int store_counters_write(struct store *st, const struct rowring *ring,
+    uint64_t rows, int64_t now_ns);
+
+/*
+ * The transaction of the last store_counters_write failed.  (With a writer
+ * thread, the deltas it took stay to be written; without, nothing changes.)
+ */
+void store_counters_abandoned(struct store *st);
 
 /* The transaction of the last store_counters_write committed. */
 void store_counters_committed(struct store *st);
+
+/* ---- the connection's side of each change (store.c, store_windows.c) ----
+ * What the public calls do at once without a writer, and the writer does
+ * for them with one; each runs on the connection alone, -1 logged. */
+
+/* Write ring's rows in one transaction; *skipped counts duplicates dropped. */
+int store_db_rows_write(struct store *st, const struct rowring *ring,
+    size_t *skipped);
+int store_db_delete_after(struct store *st, int device, int src,
+    int64_t after_ns);
+int store_db_device_map(struct store *st, int device, const char *metric_file,
+    const char *bus_id, int64_t ts_ns);
+int store_db_card(struct store *st, const struct card *c, int64_t ts_ns);
+/*
+ * Insert win (open, with its id and until_pid) into the windows table,
+ * with clock (NULL: unknown) at its begin and the child's restarts so far.
+ */
+int store_db_window_insert(struct store *st, const struct store_window *win,
+    const struct clocksync *clock, unsigned restarts);
+int store_db_window_end(struct store *st, int64_t id, int64_t end_ns,
+    enum store_ended_by by, const struct clocksync *clock);
+int store_db_window_restarts(struct store *st, int64_t id, unsigned restarts);
+/* store_window_get from the database, whatever the writer knows. */
+int store_db_window_get(struct store *st, int64_t id, struct store_window **out);
+/* store_windows_summarize_due on the connection (store_summary.c). */
+int store_db_summarize_due(struct store *st, int64_t now_ns, int64_t settle_ns,
+    int64_t idle_lookback_ns);
+/* The highest window id ever given (0 if none). */
+int store_db_max_window_id(struct store *st, int64_t *id);
+/* Reopen st->path, creating it if gone (st->mu and st->dbmu held). */
+int store_db_reopen(struct store *st);
+
+/* ---- writer.c ----
+ * The connection's side reaches the writer only through these pointers,
+ * so that writer.c calls into no other store file (they call into it). */
+struct writer_ops {
+	int (*rows_write)(struct store *, const struct rowring *, size_t *);
+	int (*delete_after)(struct store *, int, int, int64_t);
+	int (*device_map)(struct store *, int, const char *, const char *,
+	    int64_t);
+	int (*card)(struct store *, const struct card *, int64_t);
+	int (*window_insert)(struct store *, const struct store_window *,
+	    const struct clocksync *, unsigned);
+	int (*window_end)(struct store *, int64_t, int64_t, enum store_ended_by,
+	    const struct clocksync *);
+	int (*window_restarts)(struct store *, int64_t, unsigned);
+	int (*summarize_due)(struct store *, int64_t, int64_t, int64_t);
+	int (*reopen)(struct store *);
+	int (*retention_step)(struct store *, const struct store_retention *,
+	    int64_t, uint64_t);
+};
+
+/*
+ * Start the thread with ops, taking over the open windows, the highest
+ * window id and the unreliable metrics read before it started; -1 logged.
+ */
+int writer_start(struct store *st, const struct writer_ops *ops,
+    struct store_window *open, size_t nopen, int64_t max_window_id,
+    char **unreliable, size_t nunreliable);
+int writer_kick(struct store *st);
+int writer_window_begin(struct store *st, const char *tag, uint32_t uid,
+    int32_t pid, int64_t begin_ns, const char *meta_json,
+    const struct clocksync *clock, int32_t until_pid, int64_t *id);
+int writer_window_end(struct store *st, int64_t id, int64_t end_ns,
+    enum store_ended_by by, const struct clocksync *clock);
+int writer_window_restarts(struct store *st, int64_t id, unsigned restarts);
+/*
+ * Ask the thread to summarize the windows due (store_windows_summarize_due)
+ * after its next flush, at its own now; 0.
+ */
+int writer_summarize_due(struct store *st, int64_t settle_ns,
+    int64_t idle_lookback_ns);
+int writer_window_get(struct store *st, int64_t id, struct store_window **out);
+/* Queue the deletion; st->mu held. */
+int writer_delete_after(struct store *st, int device, int src,
+    int64_t after_ns);
+int writer_device_map(struct store *st, int device, const char *metric_file,
+    const char *bus_id, int64_t ts_ns);
+int writer_card(struct store *st, const struct card *c, int64_t ts_ns);
+/* The writer's part of store_get_stats; st->mu held. */
+void writer_stats(struct store *st, struct store_stats *out);
+int writer_unreliable(struct store *st, char ***keys, size_t *n);
+/* Stop the thread, store what it had queued, and go back to no writer. */
+void writer_stop(struct store *st);
 
 /* ---- catalog.c ---- */
 

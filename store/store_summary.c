@@ -28,7 +28,8 @@ store_window_summarize(struct store *st, int64_t id, int64_t idle_lookback_ns,
 		    "already open", st->path, id);
 		return -1;
 	}
-	if (store_window_get(st, id, &w) == -1)
+	/* the database's row: with a writer, this runs in its thread */
+	if (store_db_window_get(st, id, &w) == -1)
 		return -1;
 	if (w == NULL || w->end_ns == 0) {
 		log_warnx("%s: summarize window %" PRId64 ": %s", st->path, id,
@@ -60,6 +61,15 @@ store_window_summarize(struct store *st, int64_t id, int64_t idle_lookback_ns,
 int
 store_windows_summarize_due(struct store *st, int64_t now_ns,
     int64_t settle_ns, int64_t idle_lookback_ns)
+{
+	if (st->w != NULL)
+		return writer_summarize_due(st, settle_ns, idle_lookback_ns);
+	return store_db_summarize_due(st, now_ns, settle_ns, idle_lookback_ns);
+}
+
+int
+store_db_summarize_due(struct store *st, int64_t now_ns, int64_t settle_ns,
+    int64_t idle_lookback_ns)
 {
 	sqlite3_stmt *s;
 	int64_t *ids = NULL;

@@ -84,12 +84,66 @@ bind_clock(sqlite3_stmt *s, int i, const struct clocksync *c)
 }
 
 int
+store_db_window_insert(struct store *st, const struct store_window *win,
+    const struct clocksync *clock, unsigned restarts)
+{
+	sqlite3_stmt *s;
+	int changes;
+
+	s = prepare(st, "INSERT INTO " SCHEMA_T_WINDOWS
+	    " (id, tag, uid, pid, begin_ns, meta, clock_begin_synced, "
+	    "clock_begin_est_us, clock_begin_max_us, until_pid, child_restarts) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, win->id);
+	sqlite3_bind_text(s, 2, win->tag, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, win->uid);
+	sqlite3_bind_int64(s, 4, win->pid);
+	sqlite3_bind_int64(s, 5, win->begin_ns);
+	sqlite3_bind_text(s, 6, win->meta_json != NULL ? win->meta_json : "{}",
+	    -1, SQLITE_STATIC);
+	bind_clock(s, 7, clock);
+	if (win->until_pid > 0)
+		sqlite3_bind_int(s, 10, win->until_pid);
+	else
+		sqlite3_bind_null(s, 10);
+	if (restarts > 0)
+		sqlite3_bind_int64(s, 11, restarts);
+	else
+		sqlite3_bind_null(s, 11);
+	return run_alone(st, s, "begin window", &changes) == SQLITE_OK ? 0 : -1;
+}
+
+int
+store_db_max_window_id(struct store *st, int64_t *id)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	*id = 0;
+	if ((s = prepare(st, "SELECT coalesce(max(id), 0) FROM "
+	    SCHEMA_T_WINDOWS)) == NULL)
+		return -1;
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		*id = sqlite3_column_int64(s, 0);
+	else
+		sql_warn(st, "highest window id");
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+int
 store_window_begin(struct store *st, const char *tag, uint32_t uid,
     int32_t pid, int64_t begin_ns, const char *meta_json,
     const struct clocksync *clock, int32_t until_pid, int64_t *id)
 {
 	sqlite3_stmt *s;
 	int changes;
+
+	if (st->w != NULL)
+		return writer_window_begin(st, tag, uid, pid, begin_ns,
+		    meta_json, clock, until_pid, id);
 
 	s = prepare(st, "INSERT INTO " SCHEMA_T_WINDOWS
 	    " (tag, uid, pid, begin_ns, meta, clock_begin_synced, "
@@ -116,6 +170,15 @@ store_window_begin(struct store *st, const char *tag, uint32_t uid,
 
 int
 store_window_end(struct store *st, int64_t id, int64_t end_ns,
+    enum store_ended_by by, const struct clocksync *clock)
+{
+	if (st->w != NULL)
+		return writer_window_end(st, id, end_ns, by, clock);
+	return store_db_window_end(st, id, end_ns, by, clock);
+}
+
+int
+store_db_window_end(struct store *st, int64_t id, int64_t end_ns,
     enum store_ended_by by, const struct clocksync *clock)
 {
 	static const char *const names[] = {
@@ -149,6 +212,14 @@ store_window_end(struct store *st, int64_t id, int64_t end_ns,
 
 int
 store_window_set_restarts(struct store *st, int64_t id, unsigned restarts)
+{
+	if (st->w != NULL)
+		return writer_window_restarts(st, id, restarts);
+	return store_db_window_restarts(st, id, restarts);
+}
+
+int
+store_db_window_restarts(struct store *st, int64_t id, unsigned restarts)
 {
 	sqlite3_stmt *s;
 	int changes;
@@ -236,6 +307,14 @@ store_windows_open(struct store *st, struct store_window **out, size_t *n)
 int
 store_window_get(struct store *st, int64_t id, struct store_window **out)
 {
+	if (st->w != NULL)
+		return writer_window_get(st, id, out);
+	return store_db_window_get(st, id, out);
+}
+
+int
+store_db_window_get(struct store *st, int64_t id, struct store_window **out)
+{
 	struct store_window *w;
 	sqlite3_stmt *s;
 	int rc;
@@ -287,6 +366,8 @@ store_unreliable_metrics(struct store *st, char ***keys, size_t *n)
 	sqlite3_stmt *s;
 	int rc;
 
+	if (st->w != NULL)
+		return writer_unreliable(st, keys, n);
 	*keys = NULL;
 	*n = 0;
 	s = prepare(st, "SELECT key FROM " SCHEMA_T_METRICS

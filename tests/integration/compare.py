@@ -60,6 +60,17 @@ def main():
                     metavar="FROM:TO",
                     help="written rows in [FROM, TO] ns may be missing")
     ap.add_argument("--min-rows", type=int, default=1)
+    ap.add_argument("--p99-between", metavar="FROM:TO", default=None,
+                    help="also the latency p99 of rows written in [FROM, TO]")
+    ap.add_argument("--max-p99-us", type=float, default=None,
+                    help="fail if that p99 is above this many us")
+    ap.add_argument("--baseline", metavar="FROM:TO", default=None,
+                    help="the same figures for rows written in [FROM, TO]; "
+                         "the limits above are raised to twice those, so "
+                         "that a loaded machine is not taken for a stall")
+    ap.add_argument("--max-gap-ns", type=int, default=None,
+                    help="fail if a device's stored stamps in [FROM, TO] "
+                         "are further apart than this")
     args = ap.parse_args()
 
     written = read_stamps(args.stamps)
@@ -75,6 +86,12 @@ def main():
     seen = set()
     last_index = {}
     latencies = []
+    between = []
+    lo, hi = (int(x) for x in args.p99_between.split(":")) if args.p99_between else (0, -1)
+    stamps_between = collections.defaultdict(list)
+    blo, bhi = (int(x) for x in args.baseline.split(":")) if args.baseline else (0, -1)
+    base = []
+    stamps_base = collections.defaultdict(list)
     for ts, sig in stored:
         cands = [c for c in by_sig.get(sig, []) if c[0] <= ts]
         if not cands:
@@ -92,6 +109,12 @@ def main():
             errors.append(f"device {dev}: stamps out of write order at ts={ts}")
         last_index[dev] = i
         latencies.append(ts - ns)
+        if lo <= ns <= hi:
+            between.append(ts - ns)
+            stamps_between[dev].append(ts)
+        if blo <= ns <= bhi:
+            base.append(ts - ns)
+            stamps_base[dev].append(ts)
 
     missing = [(ns, sig) for i, (ns, sig) in enumerate(written) if i not in seen]
     windows = [tuple(int(x) for x in w.split(":")) for w in args.lost_window]
@@ -113,6 +136,33 @@ def main():
         print(f"written {len(written)}, stored {len(stored)}, "
               f"lost (allowed) {len(allowed)}; stamping latency "
               f"p50 {p50:.1f} us, p99 {p99:.1f} us")
+    if args.p99_between:
+        between.sort()
+        if not between:
+            errors.append("no row written in the --p99-between span")
+        else:
+            p99b = between[min(len(between) - 1, len(between) * 99 // 100)] / 1000
+            gaps = [b - a for v in stamps_between.values() for a, b in zip(v, v[1:])]
+            print(f"in [{lo}, {hi}]: {len(between)} rows, stamping latency "
+                  f"p99 {p99b:.1f} us, max {between[-1] / 1000:.1f} us, "
+                  f"largest gap {max(gaps, default=0) / 1e6:.1f} ms")
+            max_p99, max_gap = args.max_p99_us, args.max_gap_ns
+            if args.baseline and base:
+                base.sort()
+                p99base = base[min(len(base) - 1, len(base) * 99 // 100)] / 1000
+                bgaps = [b - a for v in stamps_base.values() for a, b in zip(v, v[1:])]
+                print(f"baseline [{blo}, {bhi}]: {len(base)} rows, stamping "
+                      f"latency p99 {p99base:.1f} us, largest gap "
+                      f"{max(bgaps, default=0) / 1e6:.1f} ms")
+                if max_p99 is not None:
+                    max_p99 = max(max_p99, 2 * p99base)
+                if max_gap is not None:
+                    max_gap = max(max_gap, 2 * max(bgaps, default=0))
+            if max_p99 is not None and p99b > max_p99:
+                errors.append(f"stamping p99 {p99b:.1f} us > {max_p99:.1f} us")
+            if max_gap is not None and max(gaps, default=0) > max_gap:
+                errors.append(f"a gap of {max(gaps) / 1e6:.1f} ms between "
+                              f"stored rows > {max_gap / 1e6:.1f} ms")
     for e in errors[:20]:
         print("ERROR:", e)
     if len(errors) > 20:

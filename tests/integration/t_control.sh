@@ -18,7 +18,12 @@ fi
 export PYTHONPATH=$ROOT/tests/integration
 SOCK=$T/control.sock
 
-q() { sqlite3 -readonly "file:$DB?mode=ro" "$1"; }
+# the database, once the writer has stored what the daemon answered
+q() {
+	PYTHONPATH=$ROOT/tests/integration python3 \
+		"$ROOT/tests/integration/settled.py" "$T/control.sock" >&2 || true
+	sqlite3 -readonly "file:$DB?mode=ro" "$1"
+}
 
 daemon_answers() {
 	python3 "$ROOT/tests/integration/ctlclient.py" "$SOCK" \

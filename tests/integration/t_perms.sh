@@ -56,7 +56,12 @@ daemon_answers() {
 	"$PY" "$ROOT/tests/integration/ctlclient.py" "$SOCK" \
 		'{"v":1,"cmd":"hello"}' >/dev/null 2>&1
 }
-q() { sqlite3 -readonly "file:$DB?mode=ro" "$1"; }
+# the database, once the writer has stored what the daemon answered
+q() {
+	PYTHONPATH=$ROOT/tests/integration "$PY" \
+		"$ROOT/tests/integration/settled.py" "$SOCK" >&2 || true
+	sqlite3 -readonly "file:$DB?mode=ro" "$1"
+}
 
 start_daemon
 wait_for 20 daemon_answers || fail "the daemon does not answer on $SOCK"

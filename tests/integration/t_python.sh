@@ -31,7 +31,29 @@ import spyremon
 db_path, tmp = sys.argv[1], sys.argv[2]
 
 
+def settled():
+    """Wait until the daemon's writer has stored every window change it
+    answered (status: database.writer.queued_changes is 0)."""
+    deadline = time.monotonic() + 5
+    while True:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(os.environ["SPYREMON_SOCKET"])
+        s.sendall(b'{"v":1,"cmd":"status"}\n')
+        buf = b""
+        while not buf.endswith(b"\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+        s.close()
+        if json.loads(buf)["database"]["writer"]["queued_changes"] == 0:
+            return
+        assert time.monotonic() < deadline, "window changes still queued"
+        time.sleep(0.01)
+
+
 def window_row(wid):
+    settled()
     db = sqlite3.connect("file:%s?mode=ro" % db_path, uri=True)
     row = db.execute("SELECT tag, uid, pid, begin_ns, end_ns, meta FROM windows "
                      "WHERE id = ?", (wid,)).fetchone()
@@ -76,6 +98,7 @@ except md.PackageNotFoundError:
 if os.path.isdir(os.path.join(os.getcwd(), ".git")) or \
         os.path.isfile(os.path.join(os.getcwd(), ".git")):
     assert len(meta["git_sha"]) == 40, meta
+settled()
 db = sqlite3.connect("file:%s?mode=ro" % db_path, uri=True)
 assert db.execute("SELECT until_pid FROM windows WHERE id = ?",
                   (wid2,)).fetchone()[0] == os.getpid()

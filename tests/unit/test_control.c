@@ -352,6 +352,35 @@ test_control_chars(void **state)
 	yajl_tree_free(v);
 }
 
+/* A request read after its expires_ns has no effect; before, it is done. */
+static void
+test_expires(void **state)
+{
+	struct fx *f = *state;
+	char line[160];
+	size_t n;
+	yajl_val v;
+
+	snprintf(line, sizeof(line), "{\"v\":1,\"cmd\":\"begin\",\"tag\":"
+	    "\"late\",\"expires_ns\":%lld}", (long long)(T0 - 1));
+	assert_refused(f, line, PROTO_E_EXPIRED, false);
+	(void)windows_list(f->win, &n);
+	assert_int_equal(n, 0);
+	assert_refused(f, "{\"v\":1,\"cmd\":\"begin\",\"tag\":\"x\","
+	    "\"expires_ns\":\"soon\"}", PROTO_E_BAD_REQUEST, true);
+	snprintf(line, sizeof(line), "{\"v\":1,\"cmd\":\"begin\",\"tag\":"
+	    "\"late\",\"expires_ns\":%lld}", (long long)T0);
+	v = ask(f, line, 1000, NULL);
+	assert_true(YAJL_IS_TRUE(get(v, "ok")));
+	yajl_tree_free(v);
+	/* an end the caller gave up on leaves the window open */
+	snprintf(line, sizeof(line), "{\"v\":1,\"cmd\":\"end\",\"tag\":"
+	    "\"late\",\"expires_ns\":%lld}", (long long)(T0 - 5));
+	assert_refused(f, line, PROTO_E_EXPIRED, false);
+	(void)windows_list(f->win, &n);
+	assert_int_equal(n, 1);
+}
+
 static void
 test_error_reply(void **state)
 {
@@ -376,6 +405,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_begin_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_control_chars, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_expires, setup, teardown),
 		cmocka_unit_test(test_error_reply),
 	};
 

@@ -1,0 +1,1009 @@
+/*
+ * writer: the thread that owns the daemon's SQLite connection (contract
+ * in store.h, store_writer_start).
+ *
+ * The event loop only ever touches memory: rows go into the store's ring
+ * under st->mu, window changes, device maps, cards and deletions become
+ * jobs on a queue, and store_flush only wakes this thread.  The thread
+ * takes the whole ring in one pointer swap (the loop gets an empty spare),
+ * writes it in one transaction, and settles: on success the taken ring
+ * becomes the next spare; on failure its rows go back in front of the
+ * loop's, within the same max_pending bound as ever (past it the oldest
+ * are dropped and counted).  Rows taken and not yet settled count against
+ * that bound, so memory stays where it was without a thread.
+ *
+ * Jobs run in the order they were queued and before the rows that follow
+ * them; a job that fails stops the round and is retried first on the next
+ * flush, so a window row reaches the database after a lock clears, never
+ * out of order.  Retention runs here too, a bounded step at a time between
+ * flushes, so neither a checkpoint nor a long DELETE is ever on the loop.
+ *
+ * Before every flush the file is checked: deleted (its path gone) or
+ * replaced (another inode), the database is created again at the path,
+ * with the open windows, the device map, the cards and every pending row.
+ *
+ * What touches the connection comes from store.c, store_windows.c and
+ * retention.c through struct writer_ops, so this file calls none of them
+ * and they call into it: no circle between the files.
+ */
+#include "store_priv.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "clocksync.h"
+#include "inventory.h"
+#include "timeparse.h"
+
+/* A write still running after this long is a stall: status says so. */
+#define STALL_NS		(1 * NSEC_PER_SEC)
+#define RETENTION_EVERY_NS	(60 * NSEC_PER_SEC)
+#define RETENTION_BUDGET_NS	(20 * NSEC_PER_MSEC)
+/* More retention work: the next step after this pause, if nothing else is due. */
+#define RETENTION_AGAIN_NS	(10 * NSEC_PER_MSEC)
+#define ENDED_KEPT		64	/* ended windows remembered for messages */
+
+enum job_kind {
+	JOB_WINDOW_BEGIN, JOB_WINDOW_END, JOB_DELETE_AFTER, JOB_DEVICE_MAP,
+	JOB_CARD, JOB_WINDOW_RESTARTS,
+};
+
+struct job {
+	struct job *next;
+	enum job_kind kind;
+	struct store_window win;	/* WINDOW_BEGIN (all), WINDOW_END (id, end_ns), RESTARTS (id) */
+	struct clocksync clock;		/* WINDOW_BEGIN, WINDOW_END: known or not */
+	enum store_ended_by by;		/* WINDOW_END */
+	unsigned restarts;		/* WINDOW_RESTARTS */
+	int device, src;		/* DELETE_AFTER (both), DEVICE_MAP */
+	int64_t ns;			/* DELETE_AFTER: after; DEVICE_MAP, CARD: since */
+	char *metric_file, *bus_id;	/* DEVICE_MAP */
+	struct card card;		/* CARD */
+};
+
+/* An open window as stored: what a recreated database must get back. */
+struct open_win {
+	struct store_window win;
+	struct clocksync clock;		/* at its begin */
+	unsigned restarts;
+};
+
+struct writer {
+	pthread_t th;
+	pthread_cond_t cv;		/* with st->mu: work for the thread */
+	bool stop, flush_req, have_ret;
+	bool summarize_req;		/* summarize the windows due, then clear */
+	int64_t settle_ns, idle_lookback_ns;	/* of the last summarize_req */
+	struct job *head, *tail;	/* queued, not yet run */
+	bool jobs_failed;		/* the last attempt failed: wait for a flush */
+	size_t njobs;
+	struct store_retention ret;
+	uint64_t next_retention_ns;	/* monotonic */
+	struct rowring spare;		/* an empty ring, handed to the loop at a take */
+	struct writer_ops ops;
+
+	/* under st->mu, for status */
+	uint64_t busy_since_ns;		/* monotonic start of the running write, 0 idle */
+	uint64_t failing_since_ns;	/* first failure of the current run of them, 0 none */
+	char why[128];			/* the last failure */
+	uint64_t recreated;
+	int64_t next_window_id;
+	char **unreliable;
+	size_t nunreliable;
+	struct store_window ended[ENDED_KEPT];	/* tag, end_ns, auto_closed */
+	size_t nended;
+
+	/* the thread's own: what a recreated database must get back */
+	struct open_win *open;		/* windows whose begin was stored */
+	size_t nopen;
+	struct job **maps;		/* the newest DEVICE_MAP job per device */
+	size_t nmaps;
+	struct job **cards;		/* the newest CARD job per bus ID */
+	size_t ncards;
+};
+
+/* ---- jobs ---- */
+
+static void
+windows_free(struct store_window *w, size_t n)
+{
+	for (size_t i = 0; w != NULL && i < n; i++) {
+		free(w[i].tag);
+		free(w[i].meta_json);
+	}
+	free(w);
+}
+
+static void
+strings_free(char **s, size_t n)
+{
+	for (size_t i = 0; s != NULL && i < n; i++)
+		free(s[i]);
+	free(s);
+}
+
+static void
+job_free(struct job *j)
+{
+	if (j == NULL)
+		return;
+	free(j->win.tag);
+	free(j->win.meta_json);
+	free(j->metric_file);
+	free(j->bus_id);
+	free(j);
+}
+
+/* Queue j (under st->mu) and wake the thread. */
+static void
+queue(struct store *st, struct job *j)
+{
+	struct writer *w = st->w;
+
+	j->next = NULL;
+	if (w->tail != NULL)
+		w->tail->next = j;
+	else
+		w->head = j;
+	w->tail = j;
+	w->njobs++;
+	pthread_cond_signal(&w->cv);
+}
+
+static struct job *
+job_new(struct store *st, enum job_kind kind)
+{
+	struct job *j = calloc(1, sizeof(*j));
+
+	if (j == NULL)
+		log_warnx("%s: out of memory: a change is not stored", st->path);
+	else
+		j->kind = kind;
+	return j;
+}
+
+int
+writer_window_begin(struct store *st, const char *tag, uint32_t uid,
+    int32_t pid, int64_t begin_ns, const char *meta_json,
+    const struct clocksync *clock, int32_t until_pid, int64_t *id)
+{
+	struct job *j = job_new(st, JOB_WINDOW_BEGIN);
+
+	if (j == NULL || (j->win.tag = strdup(tag)) == NULL ||
+	    (j->win.meta_json = strdup(meta_json != NULL ? meta_json : "{}")) ==
+	    NULL) {
+		job_free(j);
+		return -1;
+	}
+	j->win.uid = uid;
+	j->win.pid = pid;
+	j->win.begin_ns = begin_ns;
+	j->win.until_pid = until_pid > 0 ? until_pid : 0;
+	if (clock != NULL)
+		j->clock = *clock;
+	pthread_mutex_lock(&st->mu);
+	*id = j->win.id = ++st->w->next_window_id;
+	queue(st, j);
+	pthread_mutex_unlock(&st->mu);
+	return 0;
+}
+
+int
+writer_window_end(struct store *st, int64_t id, int64_t end_ns,
+    enum store_ended_by by, const struct clocksync *clock)
+{
+	struct job *j = job_new(st, JOB_WINDOW_END);
+	struct store_window *e;
+	struct writer *w = st->w;
+
+	if (j == NULL)
+		return -1;
+	j->win.id = id;
+	j->win.end_ns = end_ns;
+	j->win.auto_closed = by != STORE_ENDED_MARK;
+	j->by = by;
+	if (clock != NULL)
+		j->clock = *clock;
+	pthread_mutex_lock(&st->mu);
+	e = &w->ended[w->nended++ % ENDED_KEPT];
+	free(e->tag);
+	e->tag = strdup("");
+	e->id = id;
+	e->end_ns = end_ns;
+	e->auto_closed = j->win.auto_closed;
+	queue(st, j);
+	pthread_mutex_unlock(&st->mu);
+	return 0;
+}
+
+int
+writer_window_get(struct store *st, int64_t id, struct store_window **out)
+{
+	struct writer *w = st->w;
+	struct store_window *sw;
+	int rc = 0;
+
+	*out = NULL;
+	pthread_mutex_lock(&st->mu);
+	if (id > 0 && id <= w->next_window_id) {
+		/* an ended window the loop remembers, or an older one */
+		if ((sw = calloc(1, sizeof(*sw))) == NULL) {
+			rc = -1;
+			goto out;
+		}
+		sw->id = id;
+		for (size_t i = 0; i < ENDED_KEPT && i < w->nended; i++)
+			if (w->ended[i].id == id) {
+				sw->tag = strdup(w->ended[i].tag);
+				sw->end_ns = w->ended[i].end_ns;
+				sw->auto_closed = w->ended[i].auto_closed;
+			}
+		if (sw->tag == NULL)
+			sw->tag = strdup("");
+		sw->meta_json = strdup("{}");
+		if (sw->tag == NULL || sw->meta_json == NULL) {
+			windows_free(sw, 1);
+			rc = -1;
+			goto out;
+		}
+		*out = sw;
+	}
+out:
+	pthread_mutex_unlock(&st->mu);
+	return rc;
+}
+
+int
+writer_window_restarts(struct store *st, int64_t id, unsigned restarts)
+{
+	struct job *j = job_new(st, JOB_WINDOW_RESTARTS);
+
+	if (j == NULL)
+		return -1;
+	j->win.id = id;
+	j->restarts = restarts;
+	pthread_mutex_lock(&st->mu);
+	queue(st, j);
+	pthread_mutex_unlock(&st->mu);
+	return 0;
+}
+
+int
+writer_summarize_due(struct store *st, int64_t settle_ns,
+    int64_t idle_lookback_ns)
+{
+	struct writer *w = st->w;
+
+	pthread_mutex_lock(&st->mu);
+	w->summarize_req = true;
+	w->settle_ns = settle_ns;
+	w->idle_lookback_ns = idle_lookback_ns;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&st->mu);
+	return 0;
+}
+
+/* Under st->mu: drop the taken rows of device after after_ns (see settle). */
+int
+writer_delete_after(struct store *st, int device, int src, int64_t after_ns)
+{
+	struct job *j = job_new(st, JOB_DELETE_AFTER);
+
+	if (j == NULL)
+		return -1;
+	j->device = device;
+	j->src = src;
+	j->ns = after_ns;
+	queue(st, j);
+	return 0;
+}
+
+int
+writer_device_map(struct store *st, int device, const char *metric_file,
+    const char *bus_id, int64_t ts_ns)
+{
+	struct job *j = job_new(st, JOB_DEVICE_MAP);
+
+	if (j == NULL || (j->metric_file = strdup(metric_file)) == NULL ||
+	    (j->bus_id = strdup(bus_id != NULL ? bus_id : "")) == NULL) {
+		job_free(j);
+		return -1;
+	}
+	j->device = device;
+	j->ns = ts_ns;
+	pthread_mutex_lock(&st->mu);
+	queue(st, j);
+	pthread_mutex_unlock(&st->mu);
+	return 0;
+}
+
+int
+writer_card(struct store *st, const struct card *c, int64_t ts_ns)
+{
+	struct job *j = job_new(st, JOB_CARD);
+
+	if (j == NULL)
+		return -1;
+	j->card = *c;
+	j->ns = ts_ns;
+	pthread_mutex_lock(&st->mu);
+	queue(st, j);
+	pthread_mutex_unlock(&st->mu);
+	return 0;
+}
+
+/* Keep j (run) as the newest of its device or card in list; true if kept. */
+static bool
+remember(struct job ***list, size_t *n, struct job *j)
+{
+	struct job **grown;
+
+	for (size_t i = 0; i < *n; i++) {
+		struct job *o = (*list)[i];
+
+		if ((j->kind == JOB_DEVICE_MAP && o->device == j->device) ||
+		    (j->kind == JOB_CARD && strcmp(o->card.bus_id,
+		    j->card.bus_id) == 0)) {
+			job_free(o);
+			(*list)[i] = j;
+			return true;
+		}
+	}
+	if ((grown = reallocarray(*list, *n + 1, sizeof(**list))) == NULL)
+		return false;
+	*list = grown;
+	(*list)[(*n)++] = j;
+	return true;
+}
+
+static void
+open_free(struct open_win *o, size_t n)
+{
+	for (size_t i = 0; o != NULL && i < n; i++) {
+		free(o[i].win.tag);
+		free(o[i].win.meta_json);
+	}
+	free(o);
+}
+
+static void
+open_add(struct writer *w, const struct store_window *win,
+    const struct clocksync *clock)
+{
+	struct open_win *grown = reallocarray(w->open, w->nopen + 1,
+	    sizeof(*grown));
+	struct open_win *o;
+
+	if (grown == NULL)
+		return;
+	w->open = grown;
+	o = &w->open[w->nopen];
+	memset(o, 0, sizeof(*o));
+	o->win = *win;
+	o->win.tag = strdup(win->tag);
+	o->win.meta_json = strdup(win->meta_json);
+	if (o->win.tag == NULL || o->win.meta_json == NULL) {
+		free(o->win.tag);
+		free(o->win.meta_json);
+		return;
+	}
+	if (clock != NULL)
+		o->clock = *clock;
+	w->nopen++;
+}
+
+static struct open_win *
+open_find(struct writer *w, int64_t id)
+{
+	for (size_t i = 0; i < w->nopen; i++)
+		if (w->open[i].win.id == id)
+			return &w->open[i];
+	return NULL;
+}
+
+static void
+open_remove(struct writer *w, int64_t id)
+{
+	struct open_win *o = open_find(w, id);
+
+	if (o == NULL)
+		return;
+	free(o->win.tag);
+	free(o->win.meta_json);
+	*o = w->open[--w->nopen];
+}
+
+/* Run job j on the connection (dbmu held); 0, or -1 to retry it later. */
+static int
+job_run(struct store *st, struct job *j)
+{
+	struct writer *w = st->w;
+	struct open_win *o;
+
+	switch (j->kind) {
+	case JOB_WINDOW_BEGIN:
+		if (w->ops.window_insert(st, &j->win, &j->clock, 0) == -1)
+			return -1;
+		open_add(w, &j->win, &j->clock);
+		return 0;
+	case JOB_WINDOW_END:
+		if (w->ops.window_end(st, j->win.id, j->win.end_ns, j->by,
+		    &j->clock) == -1)
+			return -1;
+		open_remove(w, j->win.id);
+		return 0;
+	case JOB_WINDOW_RESTARTS:
+		if (w->ops.window_restarts(st, j->win.id, j->restarts) == -1)
+			return -1;
+		if ((o = open_find(w, j->win.id)) != NULL)
+			o->restarts = j->restarts;
+		return 0;
+	case JOB_DELETE_AFTER:
+		return w->ops.delete_after(st, j->device, j->src, j->ns);
+	case JOB_DEVICE_MAP:
+		return w->ops.device_map(st, j->device, j->metric_file,
+		    j->bus_id, j->ns);
+	case JOB_CARD:
+	default:
+		return w->ops.card(st, &j->card, j->ns);
+	}
+}
+
+/* ---- status ---- */
+
+/* Record the start (busy) or the outcome of a write, under st->mu. */
+static void
+note_busy(struct store *st)
+{
+	pthread_mutex_lock(&st->mu);
+	st->w->busy_since_ns = now_monotonic_ns();
+	pthread_mutex_unlock(&st->mu);
+}
+
+static void
+note_outcome(struct store *st, bool ok, const char *what)
+{
+	struct writer *w = st->w;
+	int code = sqlite3_extended_errcode(st->db) & 0xff;
+	const char *kind;
+
+	pthread_mutex_lock(&st->mu);
+	w->busy_since_ns = 0;
+	if (ok)
+		w->failing_since_ns = 0;
+	else {
+		if (w->failing_since_ns == 0)
+			w->failing_since_ns = now_monotonic_ns();
+		kind = code == SQLITE_BUSY || code == SQLITE_LOCKED ? "locked" :
+		    code == SQLITE_FULL ? "disk full" :
+		    code == SQLITE_IOERR ? "I/O error" : "error";
+		snprintf(w->why, sizeof(w->why), "%s: %s: %s", kind, what,
+		    sqlite3_errmsg(st->db));
+	}
+	pthread_mutex_unlock(&st->mu);
+}
+
+void
+writer_stats(struct store *st, struct store_stats *out)
+{
+	struct writer *w = st->w;
+	uint64_t now = now_monotonic_ns();
+
+	out->threaded = true;
+	out->jobs_queued = w->njobs;
+	out->recreated = w->recreated;
+	if (w->failing_since_ns != 0) {
+		out->stalled = true;
+		out->stalled_ns = now - w->failing_since_ns;
+		snprintf(out->why, sizeof(out->why), "%s", w->why);
+	} else if (w->busy_since_ns != 0 && now - w->busy_since_ns > STALL_NS) {
+		out->stalled = true;
+		out->stalled_ns = now - w->busy_since_ns;
+		snprintf(out->why, sizeof(out->why), "a write has not returned "
+		    "(slow disk, or a long checkpoint)");
+	}
+}
+
+int
+writer_unreliable(struct store *st, char ***keys, size_t *n)
+{
+	struct writer *w = st->w;
+
+	*keys = NULL;
+	*n = 0;
+	if (w->nunreliable == 0)
+		return 0;
+	if ((*keys = calloc(w->nunreliable, sizeof(**keys))) == NULL)
+		return -1;
+	for (size_t i = 0; i < w->nunreliable; i++)
+		if (((*keys)[i] = strdup(w->unreliable[i])) == NULL) {
+			strings_free(*keys, i);
+			*keys = NULL;
+			return -1;
+		}
+	*n = w->nunreliable;
+	return 0;
+}
+
+/* ---- rows ---- */
+
+/* Copy the row at position from of src to position to of dst, ncells cells. */
+static void
+row_copy(struct rowring *dst, size_t to, const struct rowring *src,
+    size_t from, size_t ncells)
+{
+	memcpy(rowring_row(dst, to), rowring_row(src, from), src->spec.row_bytes);
+	for (int a = 0; a < ROWRING_CELL_ARRAYS; a++)
+		if (src->cells[a] != NULL && dst->cells[a] != NULL)
+			memcpy(rowring_cells(dst, a, to),
+			    rowring_cells(src, a, from),
+			    ncells * src->spec.cell_bytes[a]);
+}
+
+/*
+ * Under st->mu: take the loop's rows (O(1)); the loop goes on with the
+ * spare, or an empty ring that grows as it needs.
+ */
+static void
+take(struct store *st, struct rowring *batch)
+{
+	struct writer *w = st->w;
+
+	*batch = st->pool;
+	if (w->spare.cap > 0 && w->spare.stride >= st->cat.n) {
+		st->pool = w->spare;
+		rowring_init(&w->spare, &batch->spec, 1);
+	} else {
+		rowring_free(&w->spare);
+		rowring_init(&st->pool, &batch->spec, batch->stride);
+	}
+	rowring_clear(&st->pool);
+	st->inflight = batch->n;
+}
+
+/* Drop from batch the rows a deletion queued after the take removes. */
+static void
+prune(struct writer *w, struct rowring *batch, size_t ncols)
+{
+	for (const struct job *j = w->head; j != NULL; j = j->next) {
+		size_t kept = 0;
+
+		if (j->kind != JOB_DELETE_AFTER)
+			continue;
+		for (size_t i = 0; i < batch->n; i++) {
+			size_t from = rowring_at(batch, i);
+			const struct pending_row *r = rowring_row(batch, from);
+
+			if (r->device == j->device && r->src == j->src &&
+			    r->ts_ns > j->ns)
+				continue;
+			if (kept != i)
+				rowring_copy(batch, rowring_at(batch, kept), from,
+				    ncols);
+			kept++;
+		}
+		batch->n = kept;
+	}
+}
+
+/*
+ * Under st->mu: after a failed write, put batch's rows back in front of
+ * the loop's, keeping at most max_pending (the oldest are dropped and
+ * counted).  Rows the loop could not buffer meanwhile were dropped already.
+ */
+static void
+give_back(struct store *st, struct rowring *batch)
+{
+	struct rowring merged;
+	size_t total, skip = 0, stride;
+
+	prune(st->w, batch, st->cat.n);
+	total = batch->n + st->pool.n;
+	stride = st->pool.stride > batch->stride ? st->pool.stride : batch->stride;
+	if (total > st->max_pending)
+		skip = total - st->max_pending;
+	rowring_init(&merged, &st->pool.spec, stride);
+	if (rowring_resize(&merged, total - skip > 0 ? total - skip : 1,
+	    stride) == -1) {
+		st->rows_dropped += batch->n;
+		log_warnx("%s: out of memory: %zu rows dropped", st->path,
+		    batch->n);
+		rowring_free(batch);
+		return;
+	}
+	for (size_t i = 0; i < batch->n + st->pool.n; i++) {
+		const struct rowring *src = i < batch->n ? batch : &st->pool;
+		size_t at = i < batch->n ? i : i - batch->n;
+
+		if (skip > 0) {
+			skip--;
+			st->rows_dropped++;
+			continue;
+		}
+		row_copy(&merged, rowring_push(&merged), src,
+		    rowring_at(src, at), st->cat.n);
+	}
+	rowring_free(&st->pool);
+	st->pool = merged;
+	rowring_free(batch);
+}
+
+/* Keep batch, written, as the next spare (under st->mu). */
+static void
+keep_spare(struct writer *w, struct rowring *batch)
+{
+	rowring_clear(batch);
+	if (w->spare.cap == 0) {
+		rowring_free(&w->spare);
+		w->spare = *batch;
+	} else
+		rowring_free(batch);
+}
+
+static bool run_jobs(struct store *st);
+
+/*
+ * Run the queued jobs, then write the loop's rows in one transaction
+ * (dbmu held).  The rows are taken only with no job queued: a deletion
+ * queued after them must run before they are written.
+ */
+static void
+flush(struct store *st)
+{
+	struct writer *w = st->w;
+	struct rowring batch;
+	size_t skipped = 0;
+	bool ok;
+
+	for (;;) {
+		if (!run_jobs(st))
+			return;
+		pthread_mutex_lock(&st->mu);
+		if (w->head == NULL)
+			break;
+		pthread_mutex_unlock(&st->mu);
+	}
+	take(st, &batch);
+	pthread_mutex_unlock(&st->mu);
+	if (batch.n == 0) {
+		pthread_mutex_lock(&st->mu);
+		st->inflight = 0;
+		keep_spare(w, &batch);
+		pthread_mutex_unlock(&st->mu);
+		return;
+	}
+	note_busy(st);
+	ok = w->ops.rows_write(st, &batch, &skipped) == 0;
+	note_outcome(st, ok, "write rows");
+	pthread_mutex_lock(&st->mu);
+	st->inflight = 0;
+	if (ok) {
+		st->rows_written += batch.n - skipped;
+		st->rows_dropped += skipped;
+		keep_spare(w, &batch);
+	} else {
+		st->flushes_failed++;
+		give_back(st, &batch);
+	}
+	pthread_mutex_unlock(&st->mu);
+}
+
+/* ---- a database deleted or replaced under us ---- */
+
+/* Put back what the new database must hold, in this order. */
+static void
+restore(struct store *st)
+{
+	struct writer *w = st->w;
+
+	for (size_t i = 0; i < w->nopen; i++)
+		if (w->ops.window_insert(st, &w->open[i].win, &w->open[i].clock,
+		    w->open[i].restarts) == -1)
+			log_warnx("%s: window %" PRId64 " could not be stored "
+			    "again", st->path, w->open[i].win.id);
+	for (size_t i = 0; i < w->nmaps; i++)
+		(void)w->ops.device_map(st, w->maps[i]->device,
+		    w->maps[i]->metric_file, w->maps[i]->bus_id, w->maps[i]->ns);
+	for (size_t i = 0; i < w->ncards; i++)
+		(void)w->ops.card(st, &w->cards[i]->card, w->cards[i]->ns);
+}
+
+/*
+ * If the file at st->path is gone or another one, log it and create the
+ * database again (dbmu held).  The pending rows stay and go into the new
+ * file with the next flush.
+ */
+static void
+check_replaced(struct store *st)
+{
+	struct writer *w = st->w;
+	struct stat sb;
+	bool gone;
+
+	gone = stat(st->path, &sb) == -1;
+	if (!gone && sb.st_dev == st->dev && sb.st_ino == st->ino)
+		return;
+	if (gone && errno != ENOENT)
+		return;		/* unreadable for a moment: not proof */
+	log_warnx("%s: the database file was %s under the daemon; creating "
+	    "it again, with the open windows and the rows not yet written",
+	    st->path, gone ? "deleted" : "replaced");
+	pthread_mutex_lock(&st->mu);
+	if (w->ops.reopen(st) == -1) {
+		pthread_mutex_unlock(&st->mu);
+		note_outcome(st, false, "create the database again");
+		return;
+	}
+	w->recreated++;
+	pthread_mutex_unlock(&st->mu);
+	restore(st);
+	log_notice("%s: created again", st->path);
+}
+
+/* ---- the thread ---- */
+
+/* Run the queued jobs in order (dbmu held); false if one failed (kept first). */
+static bool
+run_jobs(struct store *st)
+{
+	struct writer *w = st->w;
+	struct job *j;
+	bool ok = true;
+
+	for (;;) {
+		pthread_mutex_lock(&st->mu);
+		j = w->head;
+		pthread_mutex_unlock(&st->mu);
+		if (j == NULL)
+			break;
+		note_busy(st);
+		ok = job_run(st, j) == 0;
+		note_outcome(st, ok, "store a window or inventory change");
+		pthread_mutex_lock(&st->mu);
+		w->jobs_failed = !ok;
+		if (!ok) {
+			pthread_mutex_unlock(&st->mu);
+			break;
+		}
+		w->head = j->next;
+		if (w->head == NULL)
+			w->tail = NULL;
+		w->njobs--;
+		pthread_mutex_unlock(&st->mu);
+		if ((j->kind == JOB_DEVICE_MAP &&
+		    remember(&w->maps, &w->nmaps, j)) ||
+		    (j->kind == JOB_CARD && remember(&w->cards, &w->ncards, j)))
+			continue;
+		job_free(j);
+	}
+	return ok;
+}
+
+static void
+retention_step(struct store *st, const struct store_retention *r)
+{
+	int more;
+
+	note_busy(st);
+	more = st->w->ops.retention_step(st, r, now_realtime_ns(),
+	    RETENTION_BUDGET_NS);
+	note_outcome(st, more != -1, "retention");
+	pthread_mutex_lock(&st->mu);
+	st->w->next_retention_ns = now_monotonic_ns() + (more == 1 ?
+	    RETENTION_AGAIN_NS : RETENTION_EVERY_NS);
+	pthread_mutex_unlock(&st->mu);
+}
+
+/*
+ * Summarize the windows due (store_windows_summarize_due), only while
+ * writes go through: with the database locked or full it would fail as
+ * well, and the next flush tick asks again.
+ */
+static void
+summarize_step(struct store *st, int64_t settle_ns, int64_t idle_lookback_ns)
+{
+	struct writer *w = st->w;
+	bool healthy;
+	int rc;
+
+	pthread_mutex_lock(&st->mu);
+	healthy = !w->jobs_failed && w->failing_since_ns == 0;
+	pthread_mutex_unlock(&st->mu);
+	if (!healthy)
+		return;
+	note_busy(st);
+	rc = w->ops.summarize_due(st, now_realtime_ns(), settle_ns,
+	    idle_lookback_ns);
+	note_outcome(st, rc != -1, "summarize windows");
+}
+
+static void
+update_size(struct store *st)
+{
+	int64_t pages, page_size;
+
+	if (sql_pragma_int(st->db, "page_count", &pages) == 0 &&
+	    sql_pragma_int(st->db, "page_size", &page_size) == 0) {
+		pthread_mutex_lock(&st->mu);
+		st->file_bytes = (uint64_t)pages * (uint64_t)page_size;
+		pthread_mutex_unlock(&st->mu);
+	}
+}
+
+static void *
+writer_main(void *arg)
+{
+	struct store *st = arg;
+	struct writer *w = st->w;
+	struct store_retention r;
+	struct timespec until;
+	bool do_flush, do_jobs, do_retention, do_summarize;
+	int64_t settle_ns, idle_lookback_ns;
+	uint64_t now;
+
+	pthread_mutex_lock(&st->mu);
+	for (;;) {
+		now = now_monotonic_ns();
+		/* a queued change is stored at once, unless it just failed */
+		while (!w->stop && !w->flush_req && !w->summarize_req &&
+		    !(w->head != NULL && !w->jobs_failed) &&
+		    !(w->have_ret && now >= w->next_retention_ns)) {
+			if (w->have_ret) {
+				uint64_t t = w->next_retention_ns;
+
+				until.tv_sec = (time_t)(t / NSEC_PER_SEC);
+				until.tv_nsec = (long)(t % NSEC_PER_SEC);
+				pthread_cond_timedwait(&w->cv, &st->mu, &until);
+			} else
+				pthread_cond_wait(&w->cv, &st->mu);
+			now = now_monotonic_ns();
+		}
+		if (w->stop)
+			break;
+		do_flush = w->flush_req;
+		w->flush_req = false;
+		do_jobs = !do_flush && w->head != NULL && !w->jobs_failed;
+		do_retention = !do_flush && !do_jobs && w->have_ret &&
+		    now >= w->next_retention_ns;
+		do_summarize = w->summarize_req;
+		w->summarize_req = false;
+		settle_ns = w->settle_ns;
+		idle_lookback_ns = w->idle_lookback_ns;
+		r = w->ret;
+		pthread_mutex_unlock(&st->mu);
+
+		pthread_mutex_lock(&st->dbmu);
+		if (do_flush) {
+			check_replaced(st);
+			flush(st);
+			update_size(st);
+		} else if (do_jobs)
+			(void)run_jobs(st);
+		else if (do_retention)
+			retention_step(st, &r);
+		/* after the flush: the rows up to a window's end are in */
+		if (do_summarize)
+			summarize_step(st, settle_ns, idle_lookback_ns);
+		pthread_mutex_unlock(&st->dbmu);
+		pthread_mutex_lock(&st->mu);
+	}
+	pthread_mutex_unlock(&st->mu);
+	return NULL;
+}
+
+int
+writer_kick(struct store *st)
+{
+	pthread_mutex_lock(&st->mu);
+	st->w->flush_req = true;
+	pthread_cond_signal(&st->w->cv);
+	pthread_mutex_unlock(&st->mu);
+	return 0;
+}
+
+void
+store_set_retention(struct store *st, const struct store_retention *r)
+{
+	if (st->w == NULL)
+		return;
+	pthread_mutex_lock(&st->mu);
+	if (!st->w->have_ret)
+		st->w->next_retention_ns = now_monotonic_ns();
+	st->w->ret = *r;
+	st->w->have_ret = true;
+	pthread_cond_signal(&st->w->cv);
+	pthread_mutex_unlock(&st->mu);
+}
+
+int
+writer_start(struct store *st, const struct writer_ops *ops,
+    struct store_window *open, size_t nopen, int64_t max_window_id,
+    char **unreliable, size_t nunreliable)
+{
+	struct writer *w;
+	pthread_condattr_t ca;
+
+	if ((w = calloc(1, sizeof(*w))) == NULL) {
+		log_warn("%s: writer", st->path);
+		windows_free(open, nopen);
+		strings_free(unreliable, nunreliable);
+		return -1;
+	}
+	w->ops = *ops;
+	if (nopen > 0 && (w->open = calloc(nopen, sizeof(*w->open))) == NULL) {
+		log_warn("%s: writer", st->path);
+		windows_free(open, nopen);
+		strings_free(unreliable, nunreliable);
+		free(w);
+		return -1;
+	}
+	/* the tag and meta move over; clock and restarts were not read back */
+	for (size_t i = 0; i < nopen; i++)
+		w->open[i].win = open[i];
+	free(open);
+	w->nopen = nopen;
+	w->next_window_id = max_window_id;
+	w->unreliable = unreliable;
+	w->nunreliable = nunreliable;
+	rowring_init(&w->spare, &st->pool.spec, 1);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&st->mu, NULL);
+	pthread_mutex_init(&st->dbmu, NULL);
+	st->w = w;
+	update_size(st);
+	if (pthread_create(&w->th, NULL, writer_main, st) != 0) {
+		log_warnx("%s: cannot start the writer thread", st->path);
+		st->w = NULL;
+		pthread_cond_destroy(&w->cv);
+		pthread_mutex_destroy(&st->mu);
+		pthread_mutex_destroy(&st->dbmu);
+		open_free(w->open, w->nopen);
+		strings_free(w->unreliable, w->nunreliable);
+		free(w);
+		return -1;
+	}
+	return 0;
+}
+
+void
+writer_stop(struct store *st)
+{
+	struct writer *w = st->w;
+
+	pthread_mutex_lock(&st->mu);
+	w->stop = true;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&st->mu);
+	pthread_join(w->th, NULL);
+	/* what is still queued is written now, in this thread */
+	(void)run_jobs(st);
+	for (struct job *j = w->head, *next; j != NULL; j = next) {
+		next = j->next;
+		log_warnx("%s: a window or inventory change could not be "
+		    "stored", st->path);
+		job_free(j);
+	}
+	st->w = NULL;
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&st->mu);
+	pthread_mutex_destroy(&st->dbmu);
+	rowring_free(&w->spare);
+	open_free(w->open, w->nopen);
+	for (size_t i = 0; i < w->nmaps; i++)
+		job_free(w->maps[i]);
+	for (size_t i = 0; i < w->ncards; i++)
+		job_free(w->cards[i]);
+	free(w->maps);
+	free(w->cards);
+	for (size_t i = 0; i < ENDED_KEPT; i++)
+		free(w->ended[i].tag);
+	strings_free(w->unreliable, w->nunreliable);
+	free(w);
+}

@@ -1,0 +1,51 @@
+# The database deleted under the running daemon (rm spyremon.db*, with a
+# window open) is noticed within one flush interval: the daemon logs it,
+# creates the file again (mode 0640) with the open window and the rows it
+# had not written yet, says so in status, and keeps storing: every row the
+# simulator wrote after the rm is in the new file, and the window ends
+# there as answered.
+source "$(dirname "$0")/lib.sh"
+
+FLUSH=1s write_config 2 100ms
+flush_ns=1000000000
+start_daemon
+ctl() {
+	python3 "$ROOT/tests/integration/ctlclient.py" "$T/control.sock" "$1"
+}
+wait_for 20 rows_at_least 20 || fail "no rows stored"
+ctl '{"v":1,"cmd":"begin","tag":"kept"}' >"$T/begin" || fail "begin: $(cat "$T/begin")"
+PYTHONPATH=$ROOT/tests/integration python3 "$ROOT/tests/integration/settled.py" \
+	"$T/control.sock" || fail "the window was not stored"
+sleep 0.3
+
+rm_ns=$(date +%s%N)
+rm -f "$DB" "$DB-wal" "$DB-shm"
+wait_for 5 test -s "$DB" || fail "the database was not created again"
+back_ns=$(date +%s%N)
+echo "created again $(( (back_ns - rm_ns) / 1000000 )) ms after the rm (flush interval 1000 ms)"
+[ $((back_ns - rm_ns)) -le $((flush_ns + 500000000)) ] ||
+	fail "created again only $(( (back_ns - rm_ns) / 1000000 )) ms after the rm"
+wait_for 5 log_has "was deleted under the daemon" || fail "the deletion was not logged"
+[ "$(stat -c %a "$DB")" = 640 ] || fail "the new database has mode $(stat -c %a "$DB")"
+wait_for 10 rows_at_least 20 || fail "no rows in the new database"
+ctl '{"v":1,"cmd":"status"}' >"$T/status" || fail "status"
+python3 - "$T/status" <<'PY' || fail "status after the deletion: see above"
+import json, sys
+st = json.load(open(sys.argv[1]))["database"]
+if st["recreated"] != 1:
+    sys.exit("status says recreated %s, not 1" % st["recreated"])
+print("status: recreated %d, rows_written %d" % (st["recreated"], st["rows_written"]))
+PY
+q() { sqlite3 -readonly "file:$DB?mode=ro" "$1"; }
+[ "$(q "SELECT count(*) FROM windows WHERE tag = 'kept' AND end_ns IS NULL")" = 1 ] ||
+	fail "the open window is not in the new database"
+ctl '{"v":1,"cmd":"end","tag":"kept"}' >"$T/end" || fail "end: $(cat "$T/end")"
+sleep 1.5
+stop_daemon
+[ "$(q "SELECT count(*) FROM windows WHERE tag = 'kept' AND end_ns IS NOT NULL")" = 1 ] ||
+	fail "the window's end is not in the new database"
+[ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = ok ] || fail "integrity_check"
+# rows flushed into the deleted file are gone with it; every later one is here
+python3 "$ROOT/tests/integration/compare.py" "$DB" "$STAMPS" \
+	--lost-window "0:$rm_ns" --min-rows 20 || fail "rows after the rm: see above"
+exit 0
