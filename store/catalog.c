@@ -33,6 +33,10 @@
 #define DB_GROUP		"spyremon"	/* the group of the control socket, too */
 #define CACHE_SIZE_KIB		2000
 #define JOURNAL_SIZE_LIMIT	(16 * 1024 * 1024)
+/* Pages in the log after a commit that make it checkpoint (PASSIVE), in the
+ * committing thread: SQLite's default, stated so that each checkpoint's
+ * work stays bounded by it whatever the build's default. */
+#define WAL_AUTOCHECKPOINT_PAGES	1000
 #define COL_NAME_MAX		48
 
 static const char schema_v1[] =
@@ -596,8 +600,9 @@ configure(struct store *st)
 		return -1;
 	}
 	snprintf(sql, sizeof(sql), "PRAGMA synchronous = NORMAL; "
-	    "PRAGMA cache_size = -%d; PRAGMA journal_size_limit = %d;",
-	    CACHE_SIZE_KIB, JOURNAL_SIZE_LIMIT);
+	    "PRAGMA cache_size = -%d; PRAGMA journal_size_limit = %d; "
+	    "PRAGMA wal_autocheckpoint = %d;",
+	    CACHE_SIZE_KIB, JOURNAL_SIZE_LIMIT, WAL_AUTOCHECKPOINT_PAGES);
 	return sql_exec(st, "configure database", sql);
 }
 
