@@ -111,6 +111,19 @@ rows_at_least() {
 	[ "$(rows_in_db)" -ge "$1" ]
 }
 
+# start_loaded_daemon: 8 cards every 10 ms, flushed every 500 ms, then 10 s
+# of undisturbed sampling whose span (BASE, "FROM:TO" in ns) is the
+# baseline that compare.py --baseline measures this machine's load by.
+start_loaded_daemon() {
+	local from
+	FLUSH=500ms write_config 8 10ms
+	start_daemon
+	wait_for 20 rows_at_least 400 || fail "no rows stored"
+	from=$(date +%s%N)
+	sleep 10
+	BASE="$from:$(date +%s%N)"
+}
+
 # process_gone PID: true once PID has exited (a zombie counts as gone).
 process_gone() {
 	[ ! -e "/proc/$1" ] || awk '{ exit !($3 == "Z") }' "/proc/$1/stat" 2>/dev/null
