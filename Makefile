@@ -53,6 +53,7 @@ COMMON_SRCS = common/log.c common/timeparse.c common/metrics.c common/proto.c \
 STORE_SRCS = store/sql.c store/catalog.c store/store.c store/retention.c \
 	store/store_windows.c store/store_import.c store/counters.c \
 	store/summary.c store/summary_rw.c store/store_summary.c \
+	store/bestsrc.c \
 	store/writer.c
 DAEMON_SRCS = daemon/source/source.c daemon/source/source_rows.c \
 	daemon/source/source_child.c daemon/source/health.c \
