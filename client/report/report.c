@@ -238,6 +238,7 @@ write_aiusmi(struct report *r)
 			row.ts_ns = sqlite3_column_int64(s, 0);
 			row.device = sqlite3_column_int(s, 1);
 			row.interval_ms = sqlite3_column_int64(s, 2);
+			row.src = sqlite3_column_int(s, 3 + (int)r->cat.n);
 			export_write_row(&w, &row, 0);
 			r->aiusmi_rows++;
 		}
