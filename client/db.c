@@ -564,17 +564,16 @@ db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
 	const char **names;
 	struct bestsrc b;
 	char *sql;
-	int on;
 
-	if ((on = bestsrc_available(db)) == -1) {
-		sqlite3_free(sqlite3_str_finish(q));
-		return NULL;
-	}
 	if ((names = calloc(ncols > 0 ? ncols : 1, sizeof(*names))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	for (size_t i = 0; i < ncols; i++)
 		names[i] = cols[i] != NULL ? cols[i]->col : NULL;
-	b = (struct bestsrc){ .on = on == 1, .cols = names, .ncols = ncols };
+	if (bestsrc_init(db, &b, names, ncols) == -1) {
+		free(names);
+		sqlite3_free(sqlite3_str_finish(q));
+		return NULL;
+	}
 	bestsrc_with(q, &b, DB_OVERLAPS_SQL);
 	sqlite3_str_appendall(q, "SELECT " SCHEMA_C_TS ", " SCHEMA_C_DEVICE
 	    ", " SCHEMA_C_INTERVAL);

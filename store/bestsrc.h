@@ -5,9 +5,11 @@
  *
  * With source.direct on, a card has two streams of rows in samples:
  * aiu-smi's (src NULL) and its metric file's (src 1).  Over the span a
- * command reads, for each card and metric: if the card's file rows in the
- * span carry the metric, its values come from the file rows only;
- * otherwise from the aiu-smi rows only.  Today the one metric both
+ * command reads, for each card and metric: if the card's newest file row
+ * in the span carries the metric, its values come from the file rows
+ * only; otherwise from the aiu-smi rows only.  (A file row holds every
+ * value its file gives, so the newest tells which metrics the file gives;
+ * it is found from the index of file rows alone.)  Today the one metric both
  * streams store under the same name is pwr; the files' other values
  * (tempr, the *_bytes counters, ...) have names, and so columns, of their
  * own, and busy, pt_act, rsvmem, n_* exist only in aiu-smi's rows.  A
@@ -18,8 +20,8 @@
  * off, or a schema before 6, which has no src column) reads as before.
  *
  * The rule is SQL: a statement built with these pieces selects from
- * samples joined to a per-card table of which metrics its file rows
- * carry over the span bound as ?1, ?2, ?3 (DB_OVERLAPS_SQL's span), so
+ * samples joined to a per-card table of which metrics its newest file row
+ * carries over the span bound as ?1, ?2, ?3 (DB_OVERLAPS_SQL's span), so
  * one prepared statement serves span after span:
  *
  *   bestsrc_with(q, cols, n)             "WITH best(...) AS (...) "
@@ -38,25 +40,38 @@
 #include <sqlite3.h>
 
 /*
- * 1 if db's samples has the src column (schema version 6 on), so the rule
- * applies; 0 if not; -1 if the version cannot be read (error in db).
- */
-int bestsrc_available(sqlite3 *db);
-
-/*
- * The builder's state: on (the rule applies), the columns named so far
- * in bestsrc_with.
+ * The builder's state for one database: on (the rule applies: the
+ * database may hold file rows), indexed (the index of file rows, schema
+ * version 7 on), and the metric columns the statement reads.
  */
 struct bestsrc {
 	bool on;
+	bool indexed;
 	const char *const *cols;	/* metric column names, NULL entries skipped */
 	size_t ncols;
 };
 
 /*
- * Start the statement in q: with b->on, "WITH best(bdev, m0, ...) AS
- * (SELECT device, max(col IS NOT NULL), ... FROM samples WHERE src = 1
- * AND <span> GROUP BY device) "; nothing otherwise.  span_sql is the
+ * Set *b for db and the columns cols[0..ncols).  on is false before
+ * schema version 6 (no src column) and, from version 7 on, when the
+ * database holds no file row at all (one probe of the index), so that
+ * such a database is read with today's statements exactly and at their
+ * cost; a version 6 database (no index) is always on.  0, or -1 if the
+ * schema cannot be read (error in db).
+ */
+int bestsrc_init(sqlite3 *db, struct bestsrc *b, const char *const *cols,
+    size_t ncols);
+
+/*
+ * Append " FROM samples WHERE <the file rows> AND ": through their index
+ * where there is one.  For b->on only.
+ */
+void bestsrc_file_rows(sqlite3_str *q, const struct bestsrc *b);
+
+/*
+ * Start the statement in q: with b->on, "WITH bl(bdev, bts) AS (each
+ * card's newest file row in <span>), best(bdev, m0, ...) AS (SELECT bdev,
+ * col IS NOT NULL, ... of that row) "; nothing otherwise.  span_sql is the
  * WHERE text of the span over samples' own columns (DB_OVERLAPS_SQL, or
  * another condition on ?1.. and the fixed columns).
  */

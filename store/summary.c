@@ -279,19 +279,13 @@ list_add(char *buf, size_t len, const char *text)
 static int
 rule_columns(struct ctx *x)
 {
-	int on = bestsrc_available(x->db);
-
-	if (on == -1)
-		return -1;
 	if ((x->names = calloc(K_N + x->nunrel, sizeof(*x->names))) == NULL)
 		return nomem(x->db);
 	for (int k = 0; k < K_N; k++)
 		x->names[k] = x->k[k].present ? x->k[k].col : NULL;
 	for (size_t u = 0; u < x->nunrel; u++)
 		x->names[K_N + u] = x->unrel[u].col;
-	x->b = (struct bestsrc){ .on = on == 1, .cols = x->names,
-	    .ncols = K_N + x->nunrel };
-	return 0;
+	return bestsrc_init(x->db, &x->b, x->names, K_N + x->nunrel);
 }
 
 /*

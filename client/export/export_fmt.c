@@ -91,14 +91,25 @@ static int
 count_file_rows(sqlite3 *db, struct export_writer *w, int64_t lo_ns,
     int64_t hi_ns, const char *device_sql)
 {
+	sqlite3_str *q;
 	sqlite3_stmt *s;
+	struct bestsrc b;
+	char *sql;
 	int rc;
 
-	if ((rc = bestsrc_available(db)) != 1)
-		return rc == 0 ? CLIENT_EXIT_OK : db_error(db, "the schema");
-	if ((rc = db_preparef(db, &s, "the samples", "SELECT count(*) FROM "
-	    SCHEMA_T_SAMPLES " WHERE " DB_OVERLAPS_SQL " AND " SCHEMA_C_SRC
-	    " = %d%s", SCHEMA_SRC_FILE, device_sql)) != CLIENT_EXIT_OK)
+	if (bestsrc_init(db, &b, NULL, 0) == -1)
+		return db_error(db, "the schema");
+	if (!b.on)
+		return CLIENT_EXIT_OK;
+	q = sqlite3_str_new(db);
+	sqlite3_str_appendall(q, "SELECT count(*)");
+	bestsrc_file_rows(q, &b);
+	sqlite3_str_appendf(q, DB_OVERLAPS_SQL "%s", device_sql);
+	if ((sql = sqlite3_str_finish(q)) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	rc = db_preparef(db, &s, "the samples", "%s", sql);
+	sqlite3_free(sql);
+	if (rc != CLIENT_EXIT_OK)
 		return rc;
 	sqlite3_bind_int64(s, 1, lo_ns);
 	sqlite3_bind_int64(s, 2, hi_ns);

@@ -142,20 +142,17 @@ newest_stmt(sqlite3 *db, const struct db_catalog *cat)
 	sqlite3_stmt *s = NULL;
 	struct bestsrc b;
 	char *sql;
-	int on;
 
-	if ((on = bestsrc_available(db)) == -1) {
-		sqlite3_free(sqlite3_str_finish(q));
-		return NULL;
-	}
 	for (size_t i = 0; i < collect_nvalues; i++) {
 		const struct db_metric *m = db_catalog_find(cat,
 		    collect_values[i].key);
 
 		names[i] = m != NULL && m->reliable ? m->col : NULL;
 	}
-	b = (struct bestsrc){ .on = on == 1, .cols = names,
-	    .ncols = collect_nvalues };
+	if (bestsrc_init(db, &b, names, collect_nvalues) == -1) {
+		sqlite3_free(sqlite3_str_finish(q));
+		return NULL;
+	}
 	bestsrc_with(q, &b, SCHEMA_C_TS " > ?1");
 	sqlite3_str_appendall(q, "SELECT " SCHEMA_C_TS ", " SCHEMA_C_DEVICE
 	    ", " SCHEMA_C_INTERVAL);

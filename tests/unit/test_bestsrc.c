@@ -44,8 +44,9 @@ make_db(int v)
 	    " (2, 'busy', '%%', 'busy', 0, 1);"
 	    "CREATE TABLE samples (ts_ns INTEGER, device INTEGER,"
 	    " interval_ms INTEGER, pwr INTEGER, busy INTEGER%s,"
-	    " PRIMARY KEY (ts_ns, device)) WITHOUT ROWID;", v,
-	    v >= 6 ? ", src INTEGER" : "");
+	    " PRIMARY KEY (ts_ns, device)) WITHOUT ROWID;%s", v,
+	    v >= 6 ? ", src INTEGER" : "", v >= 7 ? "CREATE INDEX samples_file "
+	    "ON samples (ts_ns, interval_ms, src) WHERE src IS NOT NULL;" : "");
 	exec(db, sql);
 	return db;
 }
@@ -101,14 +102,12 @@ static const char *const cols[] = { "pwr", "busy", NULL };
 static sqlite3_stmt *
 select_rule(sqlite3 *db)
 {
-	struct bestsrc b = { .cols = cols, .ncols = 3 };
+	struct bestsrc b;
 	sqlite3_str *q = sqlite3_str_new(db);
 	sqlite3_stmt *s;
 	char *sql;
-	int on = bestsrc_available(db);
 
-	assert_true(on == 0 || on == 1);
-	b.on = on == 1;
+	assert_int_equal(bestsrc_init(db, &b, cols, 3), 0);
 	bestsrc_with(q, &b, "ts_ns > ?1 AND ts_ns - interval_ms * 1000000 < ?2");
 	sqlite3_str_appendall(q, "SELECT ts_ns, device");
 	for (size_t i = 0; i < 3; i++) {
@@ -166,11 +165,10 @@ run(sqlite3_stmt *s, int64_t lo, int64_t hi, struct tally *t)
 static void
 test_rule(void **state)
 {
-	sqlite3 *db = make_db(6);
+	sqlite3 *db = make_db(*(int *)*state);
 	sqlite3_stmt *s;
 	struct tally t;
 
-	(void)state;
 	fill(db);
 	s = select_rule(db);
 	run(s, T0, T0 + 1000 * MS, &t);
@@ -195,22 +193,43 @@ test_rule(void **state)
 	assert_int_equal(t.rows[0][0], 10);
 	assert_int_equal(t.pwr[0][0], 10);
 	assert_int_equal(t.rowsrc[0][0], 10);
+
+	/*
+	 * A file row of card 1 without pwr: its rows are now the card's
+	 * row source, but its pwr stays aiu-smi's, and the file's is not
+	 * taken as well.
+	 */
+	exec(db, "INSERT INTO samples (ts_ns, device, interval_ms, src) "
+	    "VALUES (1750000001550000000, 1, 10, 1)");
+	run(s, T0 + 1010 * MS, T0 + 2000 * MS, &t);
+	assert_int_equal(t.rows[1][1], 1);
+	assert_int_equal(t.pwr[1][1], 0);
+	assert_int_equal(t.rows[1][0], 10);
+	assert_int_equal(t.pwr[1][0], 10);
+	assert_int_equal(t.rowsrc[1][0], 0);
+	assert_int_equal(t.rowsrc[1][1], 1);
 	sqlite3_finalize(s);
 	sqlite3_close(db);
 }
 
-/* A database before schema 6 has no src: the plain statement, as before. */
+/*
+ * A database before schema 6 has no src, and one of schema 7 may have no
+ * file row: the plain statement, as before.
+ */
 static void
 test_no_src_column(void **state)
 {
-	sqlite3 *db = make_db(5);
+	sqlite3 *db = make_db(*(int *)*state);
 	sqlite3_stmt *s;
 	struct tally t;
 
-	(void)state;
-	assert_int_equal(bestsrc_available(db), 0);
-	exec(db, "INSERT INTO samples VALUES (1750000000100000000, 0, 100, "
-	    "500, 30), (1750000000200000000, 0, 100, NULL, 0)");
+	struct bestsrc b;
+
+	assert_int_equal(bestsrc_init(db, &b, cols, 3), 0);
+	assert_false(b.on);
+	exec(db, "INSERT INTO samples (ts_ns, device, interval_ms, pwr, busy) "
+	    "VALUES (1750000000100000000, 0, 100, 500, 30), "
+	    "(1750000000200000000, 0, 100, NULL, 0)");
 	s = select_rule(db);
 	assert_string_equal(sqlite3_sql(s), "SELECT ts_ns, device, \"pwr\", "
 	    "\"busy\", NULL, 0, 1 FROM samples WHERE ts_ns > ?1 AND ts_ns - "
@@ -233,10 +252,9 @@ test_no_src_column(void **state)
 static void
 test_summary(void **state)
 {
-	sqlite3 *db = make_db(6);
+	sqlite3 *db = make_db(*(int *)*state);
 	struct summary sum;
 
-	(void)state;
 	fill(db);
 	assert_int_equal(summary_compute(db, 1, T0, T0 + 1000 * MS,
 	    SUMMARY_IDLE_LOOKBACK_NS, T0, &sum), 0);
@@ -265,13 +283,57 @@ test_summary(void **state)
 	sqlite3_close(db);
 }
 
+/*
+ * Schema 7: the rule reads the span's file rows through their index, and
+ * is off, one probe of it, while the database has none.
+ */
+static void
+test_index_probe(void **state)
+{
+	sqlite3 *db = make_db(7);
+	struct bestsrc b;
+	sqlite3_str *q;
+	sqlite3_stmt *s;
+	char *sql;
+	bool seen = false;
+
+	(void)state;
+	exec(db, "INSERT INTO samples VALUES (1750000000100000000, 0, 100, "
+	    "500, 30, NULL)");
+	assert_int_equal(bestsrc_init(db, &b, cols, 3), 0);
+	assert_true(b.indexed);
+	assert_false(b.on);
+	exec(db, "INSERT INTO samples VALUES (1750000000010000000, 0, 10, "
+	    "1000, NULL, 1)");
+	assert_int_equal(bestsrc_init(db, &b, cols, 3), 0);
+	assert_true(b.on);
+	q = sqlite3_str_new(db);
+	sqlite3_str_appendall(q, "EXPLAIN QUERY PLAN ");
+	bestsrc_with(q, &b, "ts_ns > ?1 AND ts_ns < ?2");
+	sqlite3_str_appendall(q, "SELECT * FROM best");
+	sql = sqlite3_str_finish(q);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+	while (sqlite3_step(s) == SQLITE_ROW)
+		seen |= strstr((const char *)sqlite3_column_text(s, 3),
+		    "samples_file") != NULL;
+	assert_true(seen);
+	sqlite3_finalize(s);
+	sqlite3_free(sql);
+	sqlite3_close(db);
+}
+
 int
 main(void)
 {
+	static int v5 = 5, v6 = 6, v7 = 7;
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rule),
-		cmocka_unit_test(test_no_src_column),
-		cmocka_unit_test(test_summary),
+		cmocka_unit_test_prestate(test_rule, &v6),
+		cmocka_unit_test_prestate(test_rule, &v7),
+		cmocka_unit_test_prestate(test_no_src_column, &v5),
+		cmocka_unit_test_prestate(test_no_src_column, &v7),
+		cmocka_unit_test_prestate(test_summary, &v6),
+		cmocka_unit_test_prestate(test_summary, &v7),
+		cmocka_unit_test(test_index_probe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

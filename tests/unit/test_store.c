@@ -791,7 +791,10 @@ test_migrate_from_v2(void **state)
 	sqlite3_close(db);
 }
 
-/* v3 -> v6 adds src, seq and arrival_ns to samples, NULL in old rows. */
+/*
+ * v3 -> v7 adds src, seq and arrival_ns to samples, NULL in old rows, and
+ * the index of the rows with src.
+ */
 static void
 test_migrate_from_v3(void **state)
 {
@@ -805,9 +808,12 @@ test_migrate_from_v3(void **state)
 	sqlite3_close(db);
 	fx_open(f, 10);
 	db = db_open(f);
-	assert_int_equal(q_int(db, "PRAGMA user_version"), 6);
+	assert_int_equal(q_int(db, "PRAGMA user_version"), 7);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples WHERE "
 	    "src IS NULL AND seq IS NULL AND arrival_ns IS NULL"), 1);
+	/* v7: the index of file rows, empty until one is stored */
+	assert_int_equal(q_int(db, "SELECT count(*) FROM samples INDEXED BY "
+	    "samples_file WHERE src IS NOT NULL"), 0);
 	assert_true(view_value(db, "pwr", T0, 2) == 26.7);
 	sqlite3_close(db);
 }
