@@ -12,6 +12,8 @@
 #    from the file rows of card 0;
 #  - export csv and jsonl name each row's source; card 0's aiu-smi rows
 #    show no pwr, its file rows do; card 1's rows are aiu-smi's, with pwr;
+#  - --merge: card 0's pwr track is its file rows' values at their times,
+#    its busy track aiu-smi's at theirs;
 #  - spyremon metrics: the energy counter of card 0 follows the file
 #    rows, not their sum with aiu-smi's; card 0 has a busy gauge (from
 #    aiu-smi) and a power gauge;
@@ -61,6 +63,8 @@ EOF
 $SPY summary --window best --json >"$T/sum.json" || fail "summary failed"
 $SPY export --trace "$T/trace.json" --steps --csv >"$T/steps.csv" ||
 	fail "export --steps failed"
+$SPY export --trace "$T/trace.json" --merge "$T/merged.json" ||
+	fail "export --merge failed"
 $SPY export --window best --format csv >"$T/export.csv" 2>"$T/export.err" ||
 	fail "export --csv failed: $(cat "$T/export.err")"
 $SPY export --window best --format jsonl >"$T/export.jsonl" 2>"$T/export.err" ||
@@ -128,6 +132,35 @@ assert {(j["device"], j["source"]) for j in js} == set(by)
 for j in js:
     if j["device"] == 0 and j["source"] == "aiu-smi":
         assert j["values"]["pwr"] is None, j
+
+# --merge: card 0's power track holds its file rows' values, at their
+# times; its busy track aiu-smi's, at theirs
+base = json.load(open(t + "/trace.json"))["baseTimeNanoseconds"]
+ev = json.load(open(t + "/merged.json"), parse_float=Decimal)["traceEvents"]
+pid = [e["pid"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"
+       and str(e["args"]["name"]).startswith("Spyre 0")]
+assert len(pid) == 1, pid
+def starts(src, key):
+    cond = "src = 1" if src else "src IS NULL"
+    c = db.execute("SELECT col, decimals FROM metrics WHERE key = ?", (key,)).fetchone()
+    return {ts - iv * 10**6: Decimal(v) / 10**c[1] for ts, iv, v in db.execute(
+        'SELECT ts_ns, interval_ms, "%s" FROM samples WHERE device = 0 AND %s '
+        'AND ts_ns - interval_ms * 1000000 > ? AND ts_ns < ? AND "%s" IS NOT NULL'
+        % (c[0], cond, c[0]), (wb, we))}
+for key, src in (("pwr", True), ("busy", False)):
+    want = starts(src, key)
+    other = starts(not src, key)
+    got = [e for e in ev if e.get("ph") == "C" and e["pid"] == pid[0] and e["name"] == key]
+    assert len(got) > 50, (key, len(got))
+    inner = 0
+    for e in got:
+        at = base + int(Decimal(e["ts"]) * 1000)
+        near = [k for k in want if abs(k - at) <= 1000]
+        if near:
+            inner += 1
+            assert list(e["args"].values())[0] == want[near[0]], (key, e, want[near[0]])
+    # all but the clipped first and the final event come from the source
+    assert inner >= len(got) - 2, (key, inner, len(got), len(other))
 
 # metrics: the energy counter does not count card 0 twice
 samples = {}
