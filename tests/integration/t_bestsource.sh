@@ -17,6 +17,7 @@
 #  - spyremon metrics: the energy counter of card 0 follows the file
 #    rows, not their sum with aiu-smi's; card 0 has a busy gauge (from
 #    aiu-smi) and a power gauge;
+#  - report runs, and its aiusmi.csv says that some rows came from files;
 #  - --check-config prints direct: auto.
 source "$(dirname "$0")/lib.sh"
 
@@ -63,6 +64,12 @@ EOF
 $SPY summary --window best --json >"$T/sum.json" || fail "summary failed"
 $SPY export --trace "$T/trace.json" --steps --csv >"$T/steps.csv" ||
 	fail "export --steps failed"
+$SPY report --window best --output "$T/report" 2>"$T/report.err" ||
+	fail "report failed: $(cat "$T/report.err")"
+grep -q '^#source [0-9]* rows were read from the cards' "$T/report/aiusmi.csv" ||
+	fail "report's aiusmi.csv does not say some rows came from metric files"
+[ -s "$T/report/power.png" ] || ls "$T/report" | grep -q png ||
+	fail "report wrote no plot"
 $SPY export --trace "$T/trace.json" --merge "$T/merged.json" ||
 	fail "export --merge failed"
 $SPY export --window best --format csv >"$T/export.csv" 2>"$T/export.err" ||
