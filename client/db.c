@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bestsrc.h"
 #include "client.h"
 #include "schema.h"
 #include "sql.h"
@@ -560,19 +561,34 @@ db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
 {
 	sqlite3_str *q = sqlite3_str_new(db);
 	sqlite3_stmt *s = NULL;
+	const char **names;
+	struct bestsrc b;
 	char *sql;
 
+	if ((names = calloc(ncols > 0 ? ncols : 1, sizeof(*names))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < ncols; i++)
+		names[i] = cols[i] != NULL ? cols[i]->col : NULL;
+	if (bestsrc_init(db, &b, names, ncols) == -1) {
+		free(names);
+		sqlite3_free(sqlite3_str_finish(q));
+		return NULL;
+	}
+	bestsrc_with(q, &b, DB_OVERLAPS_SQL);
 	sqlite3_str_appendall(q, "SELECT " SCHEMA_C_TS ", " SCHEMA_C_DEVICE
 	    ", " SCHEMA_C_INTERVAL);
 	for (size_t i = 0; i < ncols; i++) {
-		if (cols[i] != NULL)
-			sqlite3_str_appendf(q, ", \"%w\"", cols[i]->col);
-		else
-			sqlite3_str_appendall(q, ", NULL");
+		sqlite3_str_appendall(q, ", ");
+		bestsrc_col(q, &b, i);
 	}
-	sqlite3_str_appendf(q, " FROM " SCHEMA_T_SAMPLES " WHERE "
-	    DB_OVERLAPS_SQL "%s%s", device_sql, ordered ? " ORDER BY "
-	    SCHEMA_C_TS ", " SCHEMA_C_DEVICE : "");
+	sqlite3_str_appendall(q, ", ");
+	bestsrc_src(q, &b);
+	sqlite3_str_appendall(q, ", ");
+	bestsrc_row(q, &b);
+	bestsrc_from(q, &b);
+	sqlite3_str_appendf(q, " WHERE " DB_OVERLAPS_SQL "%s%s", device_sql,
+	    ordered ? " ORDER BY " SCHEMA_C_TS ", " SCHEMA_C_DEVICE : "");
+	free(names);
 	if ((sql = sqlite3_str_finish(q)) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)

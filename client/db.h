@@ -166,9 +166,13 @@ void db_coarse_free(struct db_coarse *c);
  * A statement selecting, for the span bound later as ?1 = lo, ?2 = hi, ?3
  * = hi + DB_MAX_INTERVAL_NS (or a smaller reach), the samples that
  * overlap it: columns ts_ns, device, interval_ms, then one per cols[i]
- * (NULL when cols[i] is NULL), with device_sql ("" or " AND device IN
- * (...)") appended, by time then device when ordered.  NULL on error
- * (db_error tells why); dies when out of memory.
+ * (NULL when cols[i] is NULL), then the row's source (0 aiu-smi, 1 its
+ * metric file) and whether it is of its card's row source (1 or 0), with
+ * device_sql ("" or " AND device IN (...)") appended, by time then device
+ * when ordered.  Each value is NULL where the other stream is its card's
+ * source for that metric over the span (bestsrc.h, the rule every
+ * command follows).  NULL on error (db_error tells why); dies when out of
+ * memory.
  */
 sqlite3_stmt *db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
     size_t ncols, const char *device_sql, bool ordered);

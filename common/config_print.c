@@ -317,9 +317,8 @@ config_defaults(void)
 	cfg->source.interval_ns = 1 * SEC;
 	cfg->source.window_interval_ns = 100 * MSEC;
 	cfg->source.pre_window_ns = 10 * SEC;
-	/* off until the client picks one source per metric: see
-	 * spyremond.yaml(5) */
-	cfg->source.direct = CONFIG_DIRECT_OFF;
+	/* every reader takes one source per metric per card (bestsrc.h) */
+	cfg->source.direct = CONFIG_DIRECT_AUTO;
 	snprintf(cfg->source.groups, sizeof(cfg->source.groups), "%s", DEFAULT_GROUPS);
 	cfg->source.all_devices = true;
 	cfg->source.metric_files = strdup(DEFAULT_METRIC_FILES);

@@ -178,6 +178,18 @@ static const char schema_v6[] =
 	"ALTER TABLE " SCHEMA_T_SAMPLES " ADD COLUMN " SCHEMA_C_ARRIVAL
 	" INTEGER;\n";
 
+/*
+ * The rows read from metric files, by time, in an index of their own:
+ * aiu-smi's rows (src NULL) are not in it, so it costs nothing on a host
+ * without direct reads, and it tells a reader at once whether a database
+ * has any, and which cards have some in a span, and their newest, without
+ * reading the table (bestsrc.h): it covers the overlap rule's columns.
+ */
+static const char schema_v7[] =
+	"CREATE INDEX " SCHEMA_I_FILE " ON " SCHEMA_T_SAMPLES " (" SCHEMA_C_TS
+	", " SCHEMA_C_INTERVAL ", " SCHEMA_C_SRC ") WHERE " SCHEMA_C_SRC
+	" IS NOT NULL;\n";
+
 static int	seed_catalog(struct store *);
 static int	fill_host(struct store *);
 
@@ -193,6 +205,7 @@ static const struct migration migrations[SCHEMA_VERSION] = {
 	{ schema_v4, NULL },
 	{ schema_v5, fill_host },
 	{ schema_v6, NULL },
+	{ schema_v7, NULL },
 };
 
 /* The first column of the single row sql returns, as an integer. */

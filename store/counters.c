@@ -18,6 +18,15 @@
  * covered) and rows of an old log imported later are not counted again,
  * and the total never goes back.  A row without pwr moves through_ns and
  * adds nothing.
+ *
+ * Two sources (bestsrc.h): a card read from its metric file also has
+ * aiu-smi rows, both with pwr; its energy counts one of them at a time.
+ * Each source keeps its own through stamp (the two clocks differ).  A
+ * file row with pwr always counts.  An aiu-smi row's pwr counts only when
+ * the same write has no file row of the card with pwr and the card's last
+ * file row with pwr is older than ENERGY_FILE_LAPSE aiu-smi intervals
+ * before the row (or there was none since the daemon started): so the
+ * total follows the file while it is read, and aiu-smi before and after.
  */
 #include "store_priv.h"
 
@@ -28,6 +37,9 @@
 #include "metrics.h"
 #include "schema.h"
 #include "sql.h"
+
+/* How many of its own intervals an aiu-smi row waits out a quiet file. */
+#define ENERGY_FILE_LAPSE	3
 
 static const char *const scalar_names[STORE_NCOUNTERS] = {
 	[STORE_COUNTER_CHILD_RESTARTS] = COUNTER_CHILD_RESTARTS,
@@ -63,6 +75,7 @@ store_counters_load(struct store *st)
 		e->device = sqlite3_column_int(s, 0);
 		e->joules = sqlite3_column_double(s, 1);
 		e->through_ns = sqlite3_column_int64(s, 2);
+		e->through_file_ns = 0;
 		e->dirty = false;
 	}
 	sqlite3_finalize(s);
@@ -186,19 +199,40 @@ store_counters_write(struct store *st, const struct rowring *ring,
 			return SQLITE_NOMEM;
 		*e = c->e[i];
 		e->dirty = false;
+		e->batch_file = false;
+	}
+	/* which devices have a new file row with pwr in this write */
+	for (size_t i = 0; i < ring->n && slot >= 0; i++) {
+		size_t k = rowring_at(ring, i);
+		const struct pending_row *r = rowring_row(ring, k);
+		const unsigned char *kinds = rowring_cells(ring, POOL_KINDS, k);
+		struct store_energy *e = tent_get(c, r->device);
+
+		if (e == NULL)
+			return SQLITE_NOMEM;
+		if (r->src == SCHEMA_SRC_FILE && kinds[slot] != CELL_NULL &&
+		    r->ts_ns > e->through_file_ns)
+			e->batch_file = true;
 	}
 	for (size_t i = 0; i < ring->n; i++) {
 		size_t k = rowring_at(ring, i);
 		const struct pending_row *r = rowring_row(ring, k);
 		struct store_energy *e = tent_get(c, r->device);
+		const unsigned char *kinds = rowring_cells(ring, POOL_KINDS, k);
+		bool file = r->src == SCHEMA_SRC_FILE;
+		bool has_pwr = slot >= 0 && kinds[slot] != CELL_NULL;
+		int64_t *through;
+		bool counts;
 
 		if (e == NULL)
 			return SQLITE_NOMEM;
-		if (r->ts_ns <= e->through_ns)
+		through = file ? &e->through_file_ns : &e->through_ns;
+		if (r->ts_ns <= *through)
 			continue;
-		if (slot >= 0) {
-			const unsigned char *kinds =
-			    rowring_cells(ring, POOL_KINDS, k);
+		counts = file || (!e->batch_file && (e->through_file_ns == 0 ||
+		    r->ts_ns - e->through_file_ns > ENERGY_FILE_LAPSE *
+		    (int64_t)r->interval_ms * 1000000));
+		if (slot >= 0 && counts) {
 			const union store_cell *cells =
 			    rowring_cells(ring, POOL_VALUES, k);
 			unsigned char kind = kinds[slot];
@@ -209,13 +243,17 @@ store_counters_write(struct store *st, const struct rowring *ring,
 			w /= (double)metric_pow10[st->cat.cols[slot].decimals];
 			e->joules += w * (double)r->interval_ms / 1e3;
 		}
-		e->through_ns = r->ts_ns;
+		/* a file row without pwr leaves the file's stamp alone */
+		if (!file || has_pwr)
+			*through = r->ts_ns;
 		e->dirty = true;
 	}
 	for (size_t i = 0; i < c->ntent; i++)
 		if (c->tent[i].dirty &&
 		    (rc = upsert(st, COUNTER_ENERGY, c->tent[i].device,
-		    c->tent[i].joules, c->tent[i].through_ns, false)) != SQLITE_OK)
+		    c->tent[i].joules, c->tent[i].through_ns >
+		    c->tent[i].through_file_ns ? c->tent[i].through_ns :
+		    c->tent[i].through_file_ns, false)) != SQLITE_OK)
 			return rc;
 	if (rows > 0 && (rc = upsert(st, COUNTER_SAMPLES, -1, (double)rows,
 	    now_ns, true)) != SQLITE_OK)

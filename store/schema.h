@@ -8,7 +8,7 @@
 #define SPYREMON_SCHEMA_H
 
 /* PRAGMA user_version of a database this build writes. */
-#define SCHEMA_VERSION 6
+#define SCHEMA_VERSION 7
 
 #define SCHEMA_T_METRICS	"metrics"	/* the metric catalog */
 #define SCHEMA_T_SAMPLES	"samples"	/* one row per card per interval */
@@ -21,6 +21,7 @@
 #define SCHEMA_T_SUMMARY	"window_summary"	/* per window and card */
 #define SCHEMA_T_SUMMARY_BW	"window_summary_bw"	/* per window, card, bandwidth */
 #define SCHEMA_V_VALUES		"sample_values"	/* (ts_ns, device, metric, value) */
+#define SCHEMA_I_FILE		"samples_file"	/* samples' rows with src: (ts_ns, interval_ms, src) */
 
 /* Fixed columns of samples; every other column is a metric. */
 #define SCHEMA_C_TS		"ts_ns"		/* arrival, CLOCK_REALTIME ns */

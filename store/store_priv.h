@@ -76,11 +76,18 @@ struct device_last {
 	int64_t ts_ns;
 };
 
-/* A device's energy: joules integrated up to through_ns. */
+/*
+ * A device's energy: joules integrated up to through_ns (aiu-smi's rows)
+ * and through_file_ns (its metric file's rows, 0 until one carried pwr
+ * in this run); batch_file: the write in progress has a file row of the
+ * device with pwr.  The table keeps the greater of the two stamps.
+ */
 struct store_energy {
 	int device;
 	double joules;
 	int64_t through_ns;
+	int64_t through_file_ns;
+	bool batch_file;
 	bool dirty;		/* changed by the write in progress */
 };
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bestsrc.h"
 #include "schema.h"
 #include "sql.h"
 #include "summary.h"
@@ -46,6 +47,9 @@ struct acc {
 	bool	*unrel_seen;		/* per unreliable column */
 	double	*idle;			/* idle power values */
 	size_t	 nidle, icap;
+	/* the rule's file rows: idle when an aiu-smi idle row covers them */
+	struct span { int64_t lo, hi; double v; } *ispan, *fpwr;
+	size_t	 nispan, iscap, nfpwr, fpcap;
 };
 
 struct ctx {
@@ -55,6 +59,8 @@ struct ctx {
 	struct col *unrel;		/* the catalog's unreliable metrics */
 	char	**unrel_key;
 	size_t	 nunrel;
+	struct bestsrc b;		/* the rule (bestsrc.h) */
+	const char **names;		/* b's columns: k[], then unrel[] */
 	struct acc *a;			/* parallel to s->cards */
 	struct { int device; int64_t lo, hi; } *coarse;
 	size_t	 ncoarse;
@@ -269,32 +275,75 @@ list_add(char *buf, size_t len, const char *text)
 	snprintf(buf + n, len - n, "%s%s", n > 0 ? "," : "", text);
 }
 
+/* The columns the rule chooses among: k[] in order, then unrel[]. */
+static int
+rule_columns(struct ctx *x)
+{
+	if ((x->names = calloc(K_N + x->nunrel, sizeof(*x->names))) == NULL)
+		return nomem(x->db);
+	for (int k = 0; k < K_N; k++)
+		x->names[k] = x->k[k].present ? x->k[k].col : NULL;
+	for (size_t u = 0; u < x->nunrel; u++)
+		x->names[K_N + u] = x->unrel[u].col;
+	return bestsrc_init(x->db, &x->b, x->names, K_N + x->nunrel);
+}
+
+/*
+ * The window's samples: ts, device, interval, the K_N values and whether
+ * each unreliable column holds one, as the rule selects them, then
+ * whether the row is of its card's row source.  Idle (the look-back
+ * span, ?1 < ts <= ?2): ts, device, interval, pwr; with the rule also
+ * the row's source, and file rows whatever aiu-smi's busy, by device and
+ * time, since an aiu-smi row's busy tells whether the file rows its
+ * interval covers were idle.
+ */
 static sqlite3_stmt *
 select_samples(struct ctx *x, bool idle)
 {
+	static const char idle_span[] = SCHEMA_C_TS " > ?1 AND " SCHEMA_C_TS
+	    " <= ?2";
+	static const char win_span[] = SCHEMA_C_TS " > ?1 AND " SCHEMA_C_TS
+	    " < ?3 AND " SCHEMA_C_TS " - " SCHEMA_C_INTERVAL " * 1000000 < ?2";
 	sqlite3_str *q = sqlite3_str_new(x->db);
+	struct bestsrc pb = x->b;
 	sqlite3_stmt *s = NULL;
 	char *sql;
 
-	sqlite3_str_appendall(q, "SELECT " SCHEMA_C_TS ", " SCHEMA_C_DEVICE
-	    ", " SCHEMA_C_INTERVAL);
-	if (idle)
-		sqlite3_str_appendf(q, ", \"%w\" FROM " SCHEMA_T_SAMPLES
-		    " WHERE " SCHEMA_C_TS " > ?1 AND " SCHEMA_C_TS " <= ?2"
-		    " AND \"%w\" = 0", x->k[K_PWR].col, x->k[K_BUSY].col);
-	else {
-		for (int k = 0; k < K_N; k++)
-			if (x->k[k].present)
-				sqlite3_str_appendf(q, ", \"%w\"", x->k[k].col);
-			else
-				sqlite3_str_appendall(q, ", NULL");
-		for (size_t u = 0; u < x->nunrel; u++)
-			sqlite3_str_appendf(q, ", \"%w\" IS NOT NULL",
-			    x->unrel[u].col);
+	if (idle) {
+		/* only pwr: the first of b's columns */
+		pb.ncols = 1;
+		bestsrc_with(q, &pb, idle_span);
+		sqlite3_str_appendall(q, "SELECT " SCHEMA_C_TS ", "
+		    SCHEMA_C_DEVICE ", " SCHEMA_C_INTERVAL ", ");
+		bestsrc_col(q, &pb, K_PWR);
+		sqlite3_str_appendall(q, ", ");
+		bestsrc_src(q, &pb);
+		bestsrc_from(q, &pb);
+		sqlite3_str_appendf(q, " WHERE %s AND ", idle_span);
+		if (pb.on)
+			sqlite3_str_appendf(q, "(" SCHEMA_C_SRC " IS NOT NULL "
+			    "OR \"%w\" = 0) ORDER BY " SCHEMA_C_DEVICE ", "
+			    SCHEMA_C_TS, x->k[K_BUSY].col);
+		else
+			sqlite3_str_appendf(q, "\"%w\" = 0", x->k[K_BUSY].col);
+	} else {
+		bestsrc_with(q, &x->b, win_span);
+		sqlite3_str_appendall(q, "SELECT " SCHEMA_C_TS ", "
+		    SCHEMA_C_DEVICE ", " SCHEMA_C_INTERVAL);
+		for (int k = 0; k < K_N; k++) {
+			sqlite3_str_appendall(q, ", ");
+			bestsrc_col(q, &x->b, (size_t)k);
+		}
+		for (size_t u = 0; u < x->nunrel; u++) {
+			sqlite3_str_appendall(q, ", (");
+			bestsrc_col(q, &x->b, K_N + u);
+			sqlite3_str_appendall(q, ") IS NOT NULL");
+		}
+		sqlite3_str_appendall(q, ", ");
+		bestsrc_row(q, &x->b);
+		bestsrc_from(q, &x->b);
 		/* the samples whose interval overlaps (?1, ?2) */
-		sqlite3_str_appendall(q, " FROM " SCHEMA_T_SAMPLES " WHERE "
-		    SCHEMA_C_TS " > ?1 AND " SCHEMA_C_TS " < ?3 AND "
-		    SCHEMA_C_TS " - " SCHEMA_C_INTERVAL " * 1000000 < ?2");
+		sqlite3_str_appendf(q, " WHERE %s", win_span);
 	}
 	if ((sql = sqlite3_str_finish(q)) == NULL)
 		return NULL;
@@ -322,16 +371,19 @@ add_row(struct ctx *x, sqlite3_stmt *s)
 	c = a->c;
 	ival = ival < 0 ? 0 : ival > MAX_INTERVAL_NS / 1000000 ?
 	    MAX_INTERVAL_NS : ival * 1000000;
-	c->samples++;
-	if (ival / 1000000 > c->max_interval_ms)
-		c->max_interval_ms = ival / 1000000;
-	c->covered_ns += energy_overlap(ts - ival, ts, b, e);
-	/* the stretch before this sample's interval that none covers */
-	gap(c, a->last_ts != 0 ? a->last_ts : b, ts - ival, ival);
-	a->last_ts = ts;
-	a->last_ival = ival;
-	if (x->ncoarse > 0 && is_coarse(x, c->device, ts))
-		c->coarse_samples++;
+	/* row figures: the card's row source only (bestsrc.h) */
+	if (sqlite3_column_int(s, 3 + K_N + (int)x->nunrel) != 0) {
+		c->samples++;
+		if (ival / 1000000 > c->max_interval_ms)
+			c->max_interval_ms = ival / 1000000;
+		c->covered_ns += energy_overlap(ts - ival, ts, b, e);
+		/* the stretch before this sample's interval that none covers */
+		gap(c, a->last_ts != 0 ? a->last_ts : b, ts - ival, ival);
+		a->last_ts = ts;
+		a->last_ival = ival;
+		if (x->ncoarse > 0 && is_coarse(x, c->device, ts))
+			c->coarse_samples++;
+	}
 	if (x->k[K_PWR].present && value(s, 3 + K_PWR, &x->k[K_PWR], &mant,
 	    &scale)) {
 		double v = as_double(mant, scale);
@@ -441,7 +493,69 @@ mean(const struct energy_acc *a)
 	return strtod(buf, NULL);
 }
 
-/* The idle power of each card: the median of its samples with busy 0. */
+static bool
+push_span(struct span **v, size_t *n, size_t *cap, struct span x)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 256;
+		struct span *p = realloc(*v, nc * sizeof(*p));
+
+		if (p == NULL)
+			return false;
+		*v = p;
+		*cap = nc;
+	}
+	(*v)[(*n)++] = x;
+	return true;
+}
+
+/*
+ * With the rule: keep an aiu-smi row's interval (busy 0: the query's
+ * condition) and a file row's power, to be matched by idle_file_rows.
+ */
+static int
+note_idle(struct ctx *x, struct acc *a, sqlite3_stmt *s)
+{
+	int64_t ts = sqlite3_column_int64(s, 0);
+	int64_t ival = sqlite3_column_int64(s, 2) * 1000000;
+	int64_t mant;
+	int scale;
+
+	if (sqlite3_column_int(s, 4) == 0)
+		return push_span(&a->ispan, &a->nispan, &a->iscap,
+		    (struct span){ ts - ival, ts, 0 }) ? 0 : -1;
+	if (!value(s, 3, &x->k[K_PWR], &mant, &scale))
+		return 0;
+	return push_span(&a->fpwr, &a->nfpwr, &a->fpcap,
+	    (struct span){ ts, ts, as_double(mant, scale) }) ? 0 : -1;
+}
+
+/*
+ * A file row is idle when an aiu-smi row with busy 0 covers its stamp:
+ * both lists are in time order (the query's), so one merge walk.
+ */
+static int
+idle_file_rows(struct acc *a)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < a->nfpwr; i++) {
+		int64_t t = a->fpwr[i].hi;
+
+		while (j < a->nispan && a->ispan[j].hi < t)
+			j++;
+		if (j < a->nispan && a->ispan[j].lo < t &&
+		    !push(&a->idle, &a->nidle, &a->icap, a->fpwr[i].v))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The idle power of each card: the median of its power values with busy
+ * 0; under the rule, a card whose power comes from its file rows takes
+ * those of them that an aiu-smi row with busy 0 covers.
+ */
 static int
 learn_idle(struct ctx *x)
 {
@@ -464,8 +578,14 @@ learn_idle(struct ctx *x)
 		for (i = 0; i < x->s->ncards; i++)
 			if (x->s->cards[i].device == device)
 				break;
-		if (i == x->s->ncards || !value(s, 3, &x->k[K_PWR], &mant,
-		    &scale))
+		if (i == x->s->ncards)
+			continue;
+		if (x->b.on && note_idle(x, &x->a[i], s) == -1) {
+			sqlite3_finalize(s);
+			return nomem(x->db);
+		}
+		if ((x->b.on && sqlite3_column_int(s, 4) != 0) ||
+		    !value(s, 3, &x->k[K_PWR], &mant, &scale))
 			continue;
 		if (!push(&x->a[i].idle, &x->a[i].nidle, &x->a[i].icap,
 		    as_double(mant, scale))) {
@@ -474,7 +594,12 @@ learn_idle(struct ctx *x)
 		}
 	}
 	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? 0 : -1;
+	if (rc != SQLITE_DONE)
+		return -1;
+	for (size_t i = 0; i < x->s->ncards; i++)
+		if (idle_file_rows(&x->a[i]) == -1)
+			return nomem(x->db);
+	return 0;
 }
 
 /* The figures that come from the accumulators, once every row is in. */
@@ -536,7 +661,10 @@ ctx_free(struct ctx *x)
 		free(x->a[i].pvals);
 		free(x->a[i].idle);
 		free(x->a[i].unrel_seen);
+		free(x->a[i].ispan);
+		free(x->a[i].fpwr);
 	}
+	free(x->names);
 	free(x->a);
 	for (size_t u = 0; u < x->nunrel; u++)
 		free(x->unrel_key[u]);
@@ -560,7 +688,7 @@ summary_compute(sqlite3 *db, int64_t id, int64_t begin_ns, int64_t end_ns,
 	out->computed_ns = now_ns;
 	out->idle_lookback_ns = idle_lookback_ns < 0 ? 0 : idle_lookback_ns;
 	if (load_catalog(&x) == -1 || load_coarse(&x) == -1 ||
-	    (s = select_samples(&x, false)) == NULL)
+	    rule_columns(&x) == -1 || (s = select_samples(&x, false)) == NULL)
 		goto done;
 	sqlite3_bind_int64(s, 1, out->begin_ns);
 	sqlite3_bind_int64(s, 2, out->end_ns);

@@ -223,6 +223,8 @@ export_span(struct export_writer *w, const struct span *sp,
 		r.ts_ns = sqlite3_column_int64(s, 0);
 		r.device = sqlite3_column_int(s, 1);
 		r.interval_ms = sqlite3_column_int64(s, 2);
+		/* after the values: db_select_samples' source column */
+		r.src = sqlite3_column_int(s, 3 + (int)w->ncols);
 		export_write_row(w, &r, sp->win != NULL ? sp->win->id : 0);
 		(*rows)++;
 		if (ferror_unlocked(w->out)) {

@@ -62,6 +62,15 @@ struct export_writer {
 	 */
 	struct db_coarse coarse;
 	int64_t ncoarse;
+	/*
+	 * Rows read from the cards' metric files (src 1), counted by
+	 * export_coarse_span.  When not 0, every row names its source
+	 * (bestsrc.h): csv's trailing "source" column and jsonl's "source"
+	 * member ("aiu-smi" or "file"), and aiusmi's "#source" line and a
+	 * note on stderr; a value the rule takes from the card's other
+	 * stream is empty, as if missing.
+	 */
+	int64_t nfile;
 	/* made by export_writer_init: */
 	struct {
 		char *p;	/* the line being built */
@@ -77,6 +86,7 @@ struct export_row {
 	int64_t interval_ms;
 	sqlite3_stmt *stmt;	/* the row; values are columns first_value.. */
 	int first_value;
+	int src;		/* SCHEMA_SRC_* */
 };
 
 /* Set up w (its format, out, cols, ncols and map set); -1 on ENOMEM. */
@@ -87,7 +97,8 @@ void export_writer_free(struct export_writer *w);
  * Before the first export_begin_span, once per span: load the coarse runs
  * that the span (lo_ns, hi_ns), as padded, may export into w->coarse, and
  * add to w->ncoarse the number of its samples (of the devices device_sql,
- * export.c's " AND device IN (...)" or "", allows) that lie in them.
+ * export.c's " AND device IN (...)" or "", allows) that lie in them, and
+ * to w->nfile the number of its rows read from metric files.
  * Returns CLIENT_EXIT_OK or CLIENT_EXIT_DATABASE.
  */
 int export_coarse_span(sqlite3 *db, struct export_writer *w, int64_t lo_ns,

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bestsrc.h"
 #include "client.h"
 #include "export.h"
 #include "format.h"
@@ -85,6 +86,41 @@ export_writer_free(struct export_writer *w)
 	db_coarse_free(&w->coarse);
 }
 
+/* Add to w->nfile the span's rows read from metric files. */
+static int
+count_file_rows(sqlite3 *db, struct export_writer *w, int64_t lo_ns,
+    int64_t hi_ns, const char *device_sql)
+{
+	sqlite3_str *q;
+	sqlite3_stmt *s;
+	struct bestsrc b;
+	char *sql;
+	int rc;
+
+	if (bestsrc_init(db, &b, NULL, 0) == -1)
+		return db_error(db, "the schema");
+	if (!b.on)
+		return CLIENT_EXIT_OK;
+	q = sqlite3_str_new(db);
+	sqlite3_str_appendall(q, "SELECT count(*)");
+	bestsrc_file_rows(q, &b);
+	sqlite3_str_appendf(q, DB_OVERLAPS_SQL "%s", device_sql);
+	if ((sql = sqlite3_str_finish(q)) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	rc = db_preparef(db, &s, "the samples", "%s", sql);
+	sqlite3_free(sql);
+	if (rc != CLIENT_EXIT_OK)
+		return rc;
+	sqlite3_bind_int64(s, 1, lo_ns);
+	sqlite3_bind_int64(s, 2, hi_ns);
+	sqlite3_bind_int64(s, 3, hi_ns + DB_MAX_INTERVAL_NS);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		w->nfile += sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? CLIENT_EXIT_OK :
+	    db_error(db, "the samples");
+}
+
 /*
  * One count per coarse run, over a range of the primary key: only the
  * coarse samples are read, and an export without any costs one query.
@@ -96,6 +132,9 @@ export_coarse_span(sqlite3 *db, struct export_writer *w, int64_t lo_ns,
 	sqlite3_stmt *s;
 	int rc;
 
+	if ((rc = count_file_rows(db, w, lo_ns, hi_ns, device_sql)) !=
+	    CLIENT_EXIT_OK)
+		return rc;
 	if ((rc = db_coarse_load(db, lo_ns, hi_ns + DB_MAX_INTERVAL_NS,
 	    &w->coarse)) != CLIENT_EXIT_OK || w->coarse.n == 0)
 		return rc;
@@ -227,6 +266,8 @@ csv_header(struct export_writer *w)
 	}
 	if (w->ncoarse > 0)
 		put_str(w, ",coarse");
+	if (w->nfile > 0)
+		put_str(w, ",source");
 	flush_line(w);
 }
 
@@ -256,6 +297,10 @@ export_begin_span(struct export_writer *w, const struct db_window *win,
 		fprintf(stderr, "spyremon: %" PRId64 " samples of this export "
 		    "were imported from an aiu-smi log: whole-second local "
 		    "times (coarse)\n", w->ncoarse);
+	if (first && w->nfile > 0 && w->format == EXPORT_AIUSMI)
+		fprintf(stderr, "spyremon: %" PRId64 " rows of this export "
+		    "were read from the cards' metric files; csv and jsonl "
+		    "name each row's source\n", w->nfile);
 	switch (w->format) {
 	case EXPORT_CSV:
 		if (first)
@@ -266,6 +311,9 @@ export_begin_span(struct export_writer *w, const struct db_window *win,
 			fprintf(w->out, "#coarse %" PRId64 " samples were "
 			    "imported from an aiu-smi log: whole-second local "
 			    "times\n", w->ncoarse);
+		if (first && w->nfile > 0)
+			fprintf(w->out, "#source %" PRId64 " rows were read "
+			    "from the cards' metric files\n", w->nfile);
 		if (several && win != NULL) {
 			format_time_utc(win->begin_ns, b, sizeof(b));
 			if (win->open)
@@ -399,6 +447,8 @@ csv_row(struct export_writer *w, const struct export_row *r,
 	}
 	if (w->ncoarse > 0)
 		put_str(w, row_coarse(w, r) ? ",1" : ",0");
+	if (w->nfile > 0)
+		put_str(w, r->src == SCHEMA_SRC_FILE ? ",file" : ",aiu-smi");
 	flush_line(w);
 }
 
@@ -520,6 +570,9 @@ jsonl_row(struct export_writer *w, const struct export_row *r,
 	put_int(w, r->interval_ms);
 	if (row_coarse(w, r))
 		put_str(w, ",\"coarse\":true");
+	if (w->nfile > 0)
+		put_str(w, r->src == SCHEMA_SRC_FILE ? ",\"source\":\"file\"" :
+		    ",\"source\":\"aiu-smi\"");
 	put_str(w, ",\"values\":{");
 	for (size_t i = 0; i < w->ncols; i++) {
 		if (i > 0)

@@ -383,6 +383,15 @@ take_row(struct events *ev, sqlite3_stmt *s)
 	int64_t at, end;
 	struct card *c;
 
+	/*
+	 * db_select_samples: whether the row is of its card's row source
+	 * (bestsrc.h).  A row of the other stream (a read card's aiu-smi
+	 * row, with busy and the like, interleaved with its finer file
+	 * rows) keeps its own time on its own tracks.
+	 */
+	bool rowsrc = sqlite3_column_int(s, 3 + (int)rq->ncols + 1) != 0;
+	int64_t at0;
+
 	c = bsearch(&device, ev->cards, ev->ncards, sizeof(*c), cmp_card);
 	if (c == NULL)	/* not in the snapshot's first query: cannot be */
 		return 0;
@@ -390,17 +399,24 @@ take_row(struct events *ev, sqlite3_stmt *s)
 	at = t - d < rq->t->start_ns ? rq->t->start_ns : t - d;
 	if (at > rq->t->end_ns)
 		at = rq->t->end_ns;
-	if (at < c->last_ns)
-		at = c->last_ns;
-	c->last_ns = at;
 	end = t < rq->t->end_ns ? t : rq->t->end_ns;
-	c->final_ns = end > at ? end : at;
+	at0 = at;
+	if (rowsrc) {
+		if (at < c->last_ns)
+			at = c->last_ns;
+		c->last_ns = at;
+		c->final_ns = end > at ? end : at;
+	} else if (end > c->final_ns)
+		c->final_ns = end;
 	for (size_t m = 0; m < rq->ncols; m++) {
 		struct track *tr = &c->tracks[m];
 		sqlite3_value *v = sqlite3_column_value(s, 3 + (int)m);
 
 		if (sqlite3_value_type(v) == SQLITE_NULL)
 			continue;
+		/* the other stream: never before the track's previous event */
+		if (!rowsrc)
+			at = at0 > tr->ts ? at0 : tr->ts;
 		/* a later value at the same time replaces the pending one */
 		if (tr->pending && tr->ts != at && flush_track(ev, tr) == -1)
 			return -1;

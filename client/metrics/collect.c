@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bestsrc.h"
 #include "client.h"
 #include "db.h"
 #include "metrics.h"
@@ -129,34 +130,80 @@ cmp_card(const void *a, const void *b)
 /*
  * The statement reading samples newest first from ?1 on: ts_ns, device,
  * interval_ms, then one column per collect_values entry (NULL for a column
- * absent or unreliable).
+ * absent or unreliable, or where the rule of bestsrc.h takes the card's
+ * metric from its other stream over the rows from ?1 on), then the row's
+ * source (0 aiu-smi, 1 metric file).
  */
 static sqlite3_stmt *
 newest_stmt(sqlite3 *db, const struct db_catalog *cat)
 {
-	char sql[2048];
-	size_t len;
+	const char *names[sizeof(collect_values) / sizeof(collect_values[0])];
+	sqlite3_str *q = sqlite3_str_new(db);
 	sqlite3_stmt *s = NULL;
+	struct bestsrc b;
+	char *sql;
 
-	len = (size_t)snprintf(sql, sizeof(sql), "SELECT " SCHEMA_C_TS ", "
-	    SCHEMA_C_DEVICE ", " SCHEMA_C_INTERVAL);
 	for (size_t i = 0; i < collect_nvalues; i++) {
 		const struct db_metric *m = db_catalog_find(cat,
 		    collect_values[i].key);
 
-		if (m != NULL && m->reliable)
-			len += (size_t)snprintf(sql + len, sizeof(sql) - len,
-			    ", \"%s\" / %.1f", m->col,
-			    (double)metric_pow10[m->decimals]);
-		else
-			len += (size_t)snprintf(sql + len, sizeof(sql) - len,
-			    ", NULL");
+		names[i] = m != NULL && m->reliable ? m->col : NULL;
 	}
-	snprintf(sql + len, sizeof(sql) - len, " FROM " SCHEMA_T_SAMPLES
-	    " WHERE " SCHEMA_C_TS " > ?1 ORDER BY " SCHEMA_C_TS " DESC");
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+	if (bestsrc_init(db, &b, names, collect_nvalues) == -1) {
+		sqlite3_free(sqlite3_str_finish(q));
 		return NULL;
+	}
+	bestsrc_with(q, &b, SCHEMA_C_TS " > ?1");
+	sqlite3_str_appendall(q, "SELECT " SCHEMA_C_TS ", " SCHEMA_C_DEVICE
+	    ", " SCHEMA_C_INTERVAL);
+	for (size_t i = 0; i < collect_nvalues; i++) {
+		const struct db_metric *m = db_catalog_find(cat,
+		    collect_values[i].key);
+
+		sqlite3_str_appendall(q, ", ");
+		if (names[i] == NULL) {
+			sqlite3_str_appendall(q, "NULL");
+			continue;
+		}
+		sqlite3_str_appendall(q, "(");
+		bestsrc_col(q, &b, i);
+		sqlite3_str_appendf(q, ") / %.1f",
+		    (double)metric_pow10[m->decimals]);
+	}
+	sqlite3_str_appendall(q, ", ");
+	bestsrc_src(q, &b);
+	bestsrc_from(q, &b);
+	sqlite3_str_appendall(q, " WHERE " SCHEMA_C_TS " > ?1 ORDER BY "
+	    SCHEMA_C_TS " DESC");
+	if ((sql = sqlite3_str_finish(q)) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		s = NULL;
+	sqlite3_free(sql);
 	return s;
+}
+
+static struct collect_card *
+find_card(struct collect *c, int device)
+{
+	for (size_t i = 0; i < c->ncards; i++)
+		if (c->cards[i].device == device)
+			return &c->cards[i];
+	return NULL;
+}
+
+/* Set each value of cd that row s has and cd does not. */
+static void
+take_values(struct collect_card *cd, sqlite3_stmt *s, uint32_t ival)
+{
+	for (size_t i = 0; i < collect_nvalues; i++) {
+		if (cd->have[i] || sqlite3_column_type(s, 3 + (int)i) ==
+		    SQLITE_NULL)
+			continue;
+		cd->have[i] = true;
+		cd->v[i] = convert(collect_values[i].conv,
+		    sqlite3_column_double(s, 3 + (int)i), ival);
+	}
 }
 
 /*
@@ -172,7 +219,8 @@ read_cards(sqlite3 *db, struct collect *c)
 	struct db_catalog cat = { 0 };
 	struct db_devmap map = { 0 };
 	sqlite3_stmt *s = NULL;
-	int seen[256];
+	int seen[256], seen_src[256];	/* a device, its newest row's source */
+	bool other[256];		/* its other stream's newest row read */
 	size_t nseen = 0;
 	int64_t imax_ns = 0;
 	int rc;
@@ -199,14 +247,38 @@ read_cards(sqlite3 *db, struct collect *c)
 		if (imax_ns > 0 && ts < c->now_ns - c->flush_ns -
 		    COLLECT_STALE_INTERVALS * imax_ns)
 			break;
-		for (size_t i = 0; i < nseen && !dup; i++)
-			dup = seen[i] == dev;
-		if (dup)
+		bool file = sqlite3_column_int(s, 3 + (int)collect_nvalues) != 0;
+
+		/*
+		 * A metric file's rows come at a finer interval than
+		 * aiu-smi's: only the newest aiu-smi row of each card bounds
+		 * the scan, so that a card's values from aiu-smi are found
+		 * behind its newer file rows.
+		 */
+		bool bound;
+		size_t k;
+
+		for (k = 0; k < nseen && !dup; k++)
+			dup = seen[k] == dev;
+		if (dup) {
+			/*
+			 * The newest row of the card's other stream: the
+			 * values the rule takes from it.
+			 */
+			bound = seen_src[k - 1] != (int)file && !other[k - 1];
+			if (bound && (cd = find_card(c, dev)) != NULL)
+				take_values(cd, s, ival);
+			other[k - 1] |= seen_src[k - 1] != (int)file;
+			if (bound && !file && (int64_t)ival * 1000000 > imax_ns)
+				imax_ns = (int64_t)ival * 1000000;
 			continue;
+		}
 		if (nseen == sizeof(seen) / sizeof(seen[0]))
 			break;
+		seen_src[nseen] = file;
+		other[nseen] = false;
 		seen[nseen++] = dev;
-		if ((int64_t)ival * 1000000 > imax_ns)
+		if (!file && (int64_t)ival * 1000000 > imax_ns)
 			imax_ns = (int64_t)ival * 1000000;
 		if (c->now_ns - ts > c->flush_ns + COLLECT_STALE_INTERVALS *
 		    (int64_t)ival * 1000000) {
@@ -225,13 +297,7 @@ read_cards(sqlite3 *db, struct collect *c)
 		cd->type = card_type(db, cd->bus_id);
 		cd->v = xcalloc(collect_nvalues, sizeof(*cd->v));
 		cd->have = xcalloc(collect_nvalues, sizeof(*cd->have));
-		for (size_t i = 0; i < collect_nvalues; i++) {
-			if (sqlite3_column_type(s, 3 + (int)i) == SQLITE_NULL)
-				continue;
-			cd->have[i] = true;
-			cd->v[i] = convert(collect_values[i].conv,
-			    sqlite3_column_double(s, 3 + (int)i), ival);
-		}
+		take_values(cd, s, ival);
 	}
 	rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? CLIENT_EXIT_OK :
 	    db_error(db, "samples");
@@ -242,15 +308,6 @@ out:
 	db_devmap_free(&map);
 	db_catalog_free(&cat);
 	return rc;
-}
-
-static struct collect_card *
-find_card(struct collect *c, int device)
-{
-	for (size_t i = 0; i < c->ncards; i++)
-		if (c->cards[i].device == device)
-			return &c->cards[i];
-	return NULL;
 }
 
 /* The daemon's counters (schema version 5 on). */

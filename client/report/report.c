@@ -83,18 +83,22 @@ series_card(struct series *s, int card)
 }
 
 static void
-series_push(struct cardseries *c, double t0, double t1, const double *v)
+series_push(struct cardseries *c, double t0, double t1, const double *v,
+    bool file)
 {
 	if (c->n == c->cap) {
 		c->cap = c->cap ? c->cap * 2 : 1024;
 		if ((c->t0 = realloc(c->t0, c->cap * sizeof(double))) == NULL ||
-		    (c->t1 = realloc(c->t1, c->cap * sizeof(double))) == NULL)
+		    (c->t1 = realloc(c->t1, c->cap * sizeof(double))) == NULL ||
+		    (c->file = realloc(c->file, c->cap)) == NULL)
 			errx(CLIENT_EXIT_FAILED, "out of memory");
 		for (int k = 0; k < S_N; k++)
 			if ((c->v[k] = realloc(c->v[k], c->cap *
 			    sizeof(double))) == NULL)
 				errx(CLIENT_EXIT_FAILED, "out of memory");
 	}
+	c->file[c->n] = file;
+	c->nfile += file;
 	c->t0[c->n] = t0;
 	c->t1[c->n] = t1;
 	for (int k = 0; k < S_N; k++)
@@ -145,7 +149,7 @@ series_load(sqlite3 *db, const struct db_catalog *cat, int64_t lo, int64_t hi,
 		}
 		series_push(series_card(out, sqlite3_column_int(s, 1)),
 		    (double)(ts - iv - origin) / 1e9, (double)(ts - origin) /
-		    1e9, v);
+		    1e9, v, sqlite3_column_int(s, 3 + S_N) != 0);
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
@@ -159,11 +163,54 @@ series_free(struct series *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->c[i].t0);
+		free(s->c[i].file);
 		free(s->c[i].t1);
 		for (int k = 0; k < S_N; k++)
 			free(s->c[i].v[k]);
 	}
 	free(s->c);
+}
+
+/*
+ * The line of metric k of card c: its points of the stream the metric
+ * comes from, so that a card read from its file, whose rows of the two
+ * streams interleave, draws each line unbroken by the other stream's
+ * rows.  A card with rows of one stream (always so without direct reads)
+ * uses its arrays as they are; otherwise *owned is set to memory to free.
+ */
+static void
+series_line(const struct cardseries *c, int k, struct plot_line *l,
+    double **owned)
+{
+	bool from_file = false;
+	double *p;
+	size_t n = 0;
+
+	l->card = c->card;
+	l->t0 = c->t0;
+	l->t1 = c->t1;
+	l->v = c->v[k];
+	l->n = c->n;
+	*owned = NULL;
+	if (c->nfile == 0 || c->nfile == c->n)
+		return;
+	for (size_t i = 0; i < c->n && !from_file; i++)
+		from_file = c->file[i] && isfinite(c->v[k][i]);
+	if ((p = calloc(3 * c->n, sizeof(double))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < c->n; i++) {
+		if ((c->file[i] != 0) != from_file)
+			continue;
+		p[n] = c->t0[i];
+		p[c->n + n] = c->t1[i];
+		p[2 * c->n + n] = c->v[k][i];
+		n++;
+	}
+	l->t0 = p;
+	l->t1 = p + c->n;
+	l->v = p + 2 * c->n;
+	l->n = n;
+	*owned = p;
 }
 
 /* ---- the report ---- */
@@ -238,6 +285,7 @@ write_aiusmi(struct report *r)
 			row.ts_ns = sqlite3_column_int64(s, 0);
 			row.device = sqlite3_column_int(s, 1);
 			row.interval_ms = sqlite3_column_int64(s, 2);
+			row.src = sqlite3_column_int(s, 3 + (int)r->cat.n);
 			export_write_row(&w, &row, 0);
 			r->aiusmi_rows++;
 		}
@@ -281,13 +329,15 @@ chart(struct report *r, const char *name, const char *title, const int *keys,
 {
 	struct plot_panel panels[4];
 	struct plot_line *lines;
+	double **owned;
 	struct plot_chart c = { .title = title };
 	double *sh0 = NULL, *sh1 = NULL, span;
 	char png[PATH_MAX + 32], svg[PATH_MAX + 32], origin[FMT_BUFLEN];
 	size_t np = 0;
 	int rc;
 
-	if ((lines = calloc(n * (r->ser.n + 1), sizeof(*lines))) == NULL)
+	if ((lines = calloc(n * (r->ser.n + 1), sizeof(*lines))) == NULL ||
+	    (owned = calloc(n * (r->ser.n + 1), sizeof(*owned))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	for (size_t k = 0; k < n; k++) {
 		struct plot_panel *p = &panels[np];
@@ -300,19 +350,16 @@ chart(struct report *r, const char *name, const char *title, const int *keys,
 		p->y_from_zero = keys[k] != S_GTEMP;
 		p->lines = &lines[np * (r->ser.n + 1)];
 		for (size_t i = 0; i < r->ser.n; i++) {
-			struct plot_line *l = &lines[np * (r->ser.n + 1) +
-			    p->nlines++];
+			size_t at = np * (r->ser.n + 1) + p->nlines++;
 
-			l->card = r->ser.c[i].card;
-			l->t0 = r->ser.c[i].t0;
-			l->t1 = r->ser.c[i].t1;
-			l->v = r->ser.c[i].v[keys[k]];
-			l->n = r->ser.c[i].n;
+			series_line(&r->ser.c[i], keys[k], &lines[at],
+			    &owned[at]);
 		}
 		np++;
 	}
 	if (np == 0) {
 		free(lines);
+		free(owned);
 		return CLIENT_EXIT_OK;
 	}
 	span = (double)(r->ws.end_ns - r->ws.w.begin_ns) / 1e9;
@@ -348,6 +395,9 @@ chart(struct report *r, const char *name, const char *title, const int *keys,
 		snprintf(r->plots[r->nplots++], sizeof(r->plots[0]), "%s", name);
 	free(sh0);
 	free(sh1);
+	for (size_t i = 0; i < n * (r->ser.n + 1); i++)
+		free(owned[i]);
+	free(owned);
 	free(lines);
 	return rc;
 }

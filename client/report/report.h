@@ -21,11 +21,17 @@
 enum { S_PWR, S_BUSY, S_GTEMP, S_RDMEM, S_WRMEM, S_RXPCI, S_TXPCI, S_N };
 extern const char *const report_series_keys[S_N];
 
-/* One card's samples: times in s from the window's begin. */
+/*
+ * One card's samples: times in s from the window's begin, and whether
+ * each row came from the card's metric file (its values as the rule of
+ * bestsrc.h selects them: NaN where the other stream gives the metric).
+ */
 struct cardseries {
 	int	 card;
 	double	*t0, *t1, *v[S_N];
+	unsigned char *file;
 	size_t	 n, cap;
+	size_t	 nfile;		/* rows with file set */
 };
 
 struct series {

@@ -837,7 +837,7 @@ test_print_defaults(void **state)
 	    "  groups: A\n"
 	    "  devices: all\n"
 	    "  metric_files: /tmp/metrics.%BUSID\n"
-	    "  direct: off\n"
+	    "  direct: auto\n"
 	    "windows:\n"
 	    "  max_open: 1d\n"
 	    "  idle_lookback: 1h\n"

@@ -791,7 +791,10 @@ test_migrate_from_v2(void **state)
 	sqlite3_close(db);
 }
 
-/* v3 -> v6 adds src, seq and arrival_ns to samples, NULL in old rows. */
+/*
+ * v3 -> v7 adds src, seq and arrival_ns to samples, NULL in old rows, and
+ * the index of the rows with src.
+ */
 static void
 test_migrate_from_v3(void **state)
 {
@@ -805,9 +808,12 @@ test_migrate_from_v3(void **state)
 	sqlite3_close(db);
 	fx_open(f, 10);
 	db = db_open(f);
-	assert_int_equal(q_int(db, "PRAGMA user_version"), 6);
+	assert_int_equal(q_int(db, "PRAGMA user_version"), 7);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples WHERE "
 	    "src IS NULL AND seq IS NULL AND arrival_ns IS NULL"), 1);
+	/* v7: the index of file rows, empty until one is stored */
+	assert_int_equal(q_int(db, "SELECT count(*) FROM samples INDEXED BY "
+	    "samples_file WHERE src IS NOT NULL"), 0);
 	assert_true(view_value(db, "pwr", T0, 2) == 26.7);
 	sqlite3_close(db);
 }
@@ -852,6 +858,47 @@ test_sources(void **state)
 	assert_int_equal(store_delete_after(f->st, 0, T0), 0);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 1);
 	sqlite3_close(db);
+}
+
+/*
+ * Energy with two sources (bestsrc.h): a card's file rows with pwr count,
+ * its aiu-smi rows in the same write do not, nor while the file's last
+ * pwr is within three aiu-smi intervals; after that aiu-smi counts again.
+ */
+static void
+test_counters_two_sources(void **state)
+{
+	struct fx *f = *state;
+	int id;
+	struct store_value v = val(1000, 1);	/* 100 W */
+	struct store_sample s = { .device = 0, .interval_ms = 100,
+	    .src = SCHEMA_SRC_FILE, .nvalues = 1, .metric = &id, .values = &v };
+	sqlite3 *db;
+
+#define ENERGY "SELECT value FROM counters WHERE name = 'energy_joules' " \
+	"AND device = 0"
+	fx_open(f, 100);
+	id = f->ids[def_index("pwr")];
+	append_pwr(f, T0 + SEC + 3 * MSEC, 0, 500);	/* 50 W over 1 s */
+	for (int i = 1; i <= 10; i++) {
+		s.ts_ns = T0 + i * 100 * MSEC;
+		store_append(f->st, &s);
+	}
+	assert_int_equal(store_flush(f->st), 0);
+	db = db_open(f);
+	assert_int_equal(q_int(db, ENERGY), 100);
+	/* the file is quiet for 1 s: aiu-smi's row still does not count */
+	append_pwr(f, T0 + 2 * SEC, 0, 500);
+	assert_int_equal(store_flush(f->st), 0);
+	assert_int_equal(q_int(db, ENERGY), 100);
+	/* for 4 s: it does */
+	append_pwr(f, T0 + 5 * SEC, 0, 500);
+	assert_int_equal(store_flush(f->st), 0);
+	assert_int_equal(q_int(db, ENERGY), 150);
+	assert_int_equal(q_int(db, "SELECT through_ns FROM counters WHERE "
+	    "name = 'energy_joules'"), T0 + 5 * SEC);
+	sqlite3_close(db);
+#undef ENERGY
 }
 
 /*
@@ -1342,6 +1389,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_sources, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_counters_two_sources,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_from_v2, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_tx_all_or_nothing, setup,
