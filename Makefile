@@ -31,7 +31,7 @@ WARNINGS = -Wall -Wextra -Wpedantic -Wshadow -Wpointer-arith -Wcast-qual \
 # the journal); the client adds what it alone needs.
 LIB_PKGS	= sqlite3 yaml-0.1 yajl libsystemd
 DAEMON_PKGS	= $(LIB_PKGS)
-CLIENT_PKGS	= $(LIB_PKGS) zlib cairo fontconfig
+CLIENT_PKGS	= $(LIB_PKGS) zlib cairo fontconfig libpng
 SIM_PKGS	= libsystemd
 TEST_PKGS	= $(sort $(DAEMON_PKGS) $(CLIENT_PKGS)) cmocka
 pkg_cflags	= $(shell pkg-config --cflags $(1))
