@@ -174,6 +174,15 @@ static const char schema_v6[] =
 	"ALTER TABLE " SCHEMA_T_SAMPLES " ADD COLUMN " SCHEMA_C_ARRIVAL
 	" INTEGER;\n";
 
+/*
+ * What the configured aiu-smi says it is ("aiu-smi -v", its first line),
+ * from the time it said so; a row only where it changed.
+ */
+static const char schema_v7[] =
+	"CREATE TABLE " SCHEMA_T_SMI_VERSIONS " ("
+	"since_ns INTEGER PRIMARY KEY, "
+	"version TEXT NOT NULL);\n";
+
 static int	seed_catalog(struct store *);
 static int	fill_host(struct store *);
 
@@ -189,6 +198,7 @@ static const struct migration migrations[SCHEMA_VERSION] = {
 	{ schema_v4, NULL },
 	{ schema_v5, fill_host },
 	{ schema_v6, NULL },
+	{ schema_v7, NULL },
 };
 
 /* The first column of the single row sql returns, as an integer. */
