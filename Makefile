@@ -31,7 +31,7 @@ WARNINGS = -Wall -Wextra -Wpedantic -Wshadow -Wpointer-arith -Wcast-qual \
 # the journal); the client adds what it alone needs.
 LIB_PKGS	= sqlite3 yaml-0.1 yajl libsystemd
 DAEMON_PKGS	= $(LIB_PKGS)
-CLIENT_PKGS	= $(LIB_PKGS) zlib cairo fontconfig
+CLIENT_PKGS	= $(LIB_PKGS) zlib cairo fontconfig libpng
 SIM_PKGS	= libsystemd
 TEST_PKGS	= $(sort $(DAEMON_PKGS) $(CLIENT_PKGS)) cmocka
 pkg_cflags	= $(shell pkg-config --cflags $(1))
@@ -54,7 +54,7 @@ STORE_SRCS = store/sql.c store/catalog.c store/store.c store/retention.c \
 	store/store_windows.c store/store_import.c store/counters.c \
 	store/summary.c store/summary_rw.c store/store_summary.c \
 	store/bestsrc.c \
-	store/writer.c
+	store/writer.c store/smiversion.c
 DAEMON_SRCS = daemon/source/source.c daemon/source/source_rows.c \
 	daemon/source/source_child.c daemon/source/health.c \
 	daemon/source/direct.c daemon/source/source_direct.c \

@@ -4,8 +4,13 @@
 # against reading the window's rows with export as a baseline.
 #
 #   make B=build bench && bench/summary.sh [DAYS]      (default 1)
+#   BASE_B=/path/to/other/build bench/summary.sh       (with a baseline)
 #
-# Environment: B (build directory, default build); BENCH_DIR (default
+# Environment: B (build directory, default build); BASE_B (a baseline
+# build directory: its report is timed in the same rounds, and its
+# aiusmi.csv and report.md compared with this build's; the databases are
+# then made by its bench-mkdb and mksamples, so that both builds read
+# them whatever their schema versions); BENCH_DIR (default
 # $TMPDIR or /tmp); RUNS (timed runs, default 5); KEEP=1 keeps the
 # databases.
 #
@@ -21,6 +26,7 @@
 #                 the same code the daemon runs when the window ends
 #   report        spyremon report --output DIR on stored.db: report.md,
 #                 aiusmi.csv and the three plots as PNG and SVG
+#   report-base   the same with BASE_B's spyremon, when BASE_B is set
 # each timed by build/bench-runtime (wall clock from fork to exit, and the
 # CPU time of the process).  Prints the medians and the ratios to export.
 set -euo pipefail
@@ -30,8 +36,12 @@ runs=${RUNS:-5}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=$ROOT/$B
 SPY=$BIN/spyremon
-MKDB=$BIN/bench-mkdb
-MKSAMPLES=$BIN/tests/mksamples
+if [ -n "${BASE_B:-}" ]; then
+	case $BASE_B in /*) ;; *) BASE_B=$ROOT/$BASE_B ;; esac
+	[ -x "$BASE_B/spyremon" ] || { echo "bench: no $BASE_B/spyremon" >&2; exit 1; }
+fi
+MKDB=${BASE_B:-$BIN}/bench-mkdb
+MKSAMPLES=${BASE_B:-$BIN}/tests/mksamples
 RT=$BIN/bench-runtime
 DIR=${BENCH_DIR:-${TMPDIR:-/tmp}}
 TAG=bench-hour
@@ -58,9 +68,12 @@ cmd() {
 	summary-live) CMD=("$SPY" summary --db "$W/live.db" --window "$TAG") ;;
 	report)	rm -rf "$W/rep"
 		CMD=("$SPY" report --db "$W/stored.db" --window "$TAG" --output "$W/rep") ;;
+	report-base) rm -rf "$W/rep-base"
+		CMD=("$BASE_B/spyremon" report --db "$W/stored.db" --window "$TAG" --output "$W/rep-base") ;;
 	esac
 }
 kinds=(export summary summary-live report)
+[ -z "${BASE_B:-}" ] || kinds+=(report-base)
 "$SPY" summary --db "$W/live.db" --window "$TAG" | grep -q "computed now" ||
 	{ echo "bench: live.db's summary is not computed on the spot" >&2; exit 1; }
 "$SPY" summary --db "$W/stored.db" --window "$TAG" | grep -q "computed now" &&
@@ -76,6 +89,17 @@ for round in $(seq 0 "$runs"); do
 done
 echo "   load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 ls -l "$W/rep" | sed 's/^/   report: /'
+if [ -n "${BASE_B:-}" ]; then
+	# the same files; report.md differs only in the time it was made, and
+	# in why the aiu-smi version is not known (the baseline does not say)
+	cmp "$W/rep/aiusmi.csv" "$W/rep-base/aiusmi.csv" ||
+	    { echo "bench: aiusmi.csv differs from the baseline's" >&2; exit 1; }
+	diff <(grep -v -e ', reported ' -e '^- aiu-smi version: ' "$W/rep/report.md") \
+	    <(grep -v -e ', reported ' -e '^- aiu-smi version: ' "$W/rep-base/report.md") >&2 ||
+	    { echo "bench: report.md differs from the baseline's" >&2; exit 1; }
+	ls -l "$W/rep-base" | grep -E '\.(png|svg)$' | sed 's/^/   baseline: /'
+	echo "   aiusmi.csv and report.md: the same as the baseline's"
+fi
 
 median_ms() {
 	awk -v c="$2" '{ print $c }' "$1" | sort -n |
@@ -95,4 +119,9 @@ for k in "${kinds[@]}"; do
 	    "$c" "[$(all_ms "$W/t.$k" 2)]" "$(awk -v a="$w" -v b="$ew" 'BEGIN { print a / b }')" \
 	    "$(awk -v a="$c" -v b="$ec" 'BEGIN { print a / b }')"
 done
+if [ -n "${BASE_B:-}" ]; then
+	printf 'report / report-base: wall %.2f, cpu %.2f\n' \
+	    "$(awk -v a="$(median_ms "$W/t.report" 1)" -v b="$(median_ms "$W/t.report-base" 1)" 'BEGIN { print a / b }')" \
+	    "$(awk -v a="$(median_ms "$W/t.report" 2)" -v b="$(median_ms "$W/t.report-base" 2)" 'BEGIN { print a / b }')"
+fi
 echo "targets: summary <= 50 ms; report with plots <= 1 s"

@@ -598,6 +598,57 @@ db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
 }
 
 int
+db_smi_versions(sqlite3 *db, int64_t begin_ns, int64_t end_ns,
+    struct db_smi_version **out, size_t *n, bool *recorded)
+{
+	struct db_smi_version *v = NULL, *grown;
+	sqlite3_stmt *s;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if ((rc = sql_table_exists(db, SCHEMA_T_SMI_VERSIONS)) == -1)
+		return db_error(db, "the schema");
+	*recorded = rc == 1;
+	if (!*recorded)
+		return CLIENT_EXIT_OK;
+	if (sqlite3_prepare_v2(db, "SELECT since_ns, version FROM "
+	    SCHEMA_T_SMI_VERSIONS " WHERE since_ns <= ?2 AND since_ns >= "
+	    "coalesce((SELECT max(since_ns) FROM " SCHEMA_T_SMI_VERSIONS
+	    " WHERE since_ns <= ?1), ?1) ORDER BY since_ns", -1, &s, NULL) !=
+	    SQLITE_OK)
+		return db_error(db, SCHEMA_T_SMI_VERSIONS);
+	sqlite3_bind_int64(s, 1, begin_ns);
+	sqlite3_bind_int64(s, 2, end_ns);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if ((grown = reallocarray(v, *n + 1, sizeof(*v))) == NULL)
+			errx(CLIENT_EXIT_FAILED, "out of memory");
+		v = grown;
+		v[*n].since_ns = sqlite3_column_int64(s, 0);
+		if ((v[*n].version = column_dup(s, 1)) == NULL)
+			errx(CLIENT_EXIT_FAILED, "out of memory");
+		(*n)++;
+	}
+	sqlite3_finalize(s);
+	*out = v;
+	if (rc != SQLITE_DONE) {
+		db_smi_versions_free(v, *n);
+		*out = NULL;
+		*n = 0;
+		return db_error(db, SCHEMA_T_SMI_VERSIONS);
+	}
+	return CLIENT_EXIT_OK;
+}
+
+void
+db_smi_versions_free(struct db_smi_version *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].version);
+	free(v);
+}
+
+int
 db_host(sqlite3 *db, char **hostname, char **machine_id)
 {
 	sqlite3_stmt *s;

@@ -187,6 +187,22 @@ int db_count_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
  */
 int db_host(sqlite3 *db, char **hostname, char **machine_id);
 
+/* A version aiu-smi gave (its -v answer), in force from since_ns. */
+struct db_smi_version {
+	int64_t	 since_ns;
+	char	*version;
+};
+
+/*
+ * The aiu-smi versions in force over [begin_ns, end_ns], oldest first:
+ * the one at begin_ns, then each change.  *recorded is false if the
+ * database predates their table (then *n is 0).  CLIENT_EXIT_OK, or
+ * another after saying why.
+ */
+int db_smi_versions(sqlite3 *db, int64_t begin_ns, int64_t end_ns,
+    struct db_smi_version **out, size_t *n, bool *recorded);
+void db_smi_versions_free(struct db_smi_version *v, size_t n);
+
 /* Print "cannot read <what>: <sqlite error>" and return CLIENT_EXIT_DATABASE. */
 int db_error(sqlite3 *db, const char *what);
 

@@ -6,6 +6,7 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "metrics.h"
@@ -138,68 +139,93 @@ whole(double stored, int64_t *out)
 
 /*
  * mant / 10^decimals with exactly decimals digits, by integer arithmetic
- * (this runs once per value of an export: no printf).
+ * two digits at a time (this runs once per value of an export: no
+ * printf); the length written, or 0 (buf emptied) if it does not fit.
  */
-static void
+static size_t
 write_scaled(int64_t mant, int decimals, char *buf, size_t len)
 {
+	static const char pairs[] =
+	    "00010203040506070809101112131415161718192021222324"
+	    "25262728293031323334353637383940414243444546474849"
+	    "50515253545556575859606162636465666768697071727374"
+	    "75767778798081828384858687888990919293949596979899";
 	uint64_t mag = mant < 0 ? (uint64_t)0 - (uint64_t)mant : (uint64_t)mant;
 	char digits[24];	/* 20 digits of a uint64_t, or decimals + 1 <= 19 */
-	size_t n = 0, i = 0;
+	char *d = digits + sizeof(digits);
+	size_t n, i = 0, whole;
 
 	/* least significant first, at least one digit before the point */
-	do {
-		digits[n++] = (char)('0' + mag % 10);
-		mag /= 10;
-	} while (mag != 0 || n <= (size_t)decimals);
+	while (mag >= 100) {
+		d -= 2;
+		memcpy(d, pairs + 2 * (mag % 100), 2);
+		mag /= 100;
+	}
+	if (mag >= 10) {
+		d -= 2;
+		memcpy(d, pairs + 2 * mag, 2);
+	} else
+		*--d = (char)('0' + mag);
+	while ((n = (size_t)(digits + sizeof(digits) - d)) <= (size_t)decimals)
+		*--d = '0';
 	if (len < n + 3) {
 		if (len > 0)
 			buf[0] = '\0';
-		return;
+		return 0;
 	}
 	if (mant < 0)
 		buf[i++] = '-';
-	while (n > 0) {
-		buf[i++] = digits[--n];
-		if (n == (size_t)decimals && n > 0)
-			buf[i++] = '.';
+	/* a few bytes each: a loop is cheaper than memcpy's call */
+	for (whole = n - (size_t)decimals; whole > 0; whole--)
+		buf[i++] = *d++;
+	if (decimals > 0) {
+		buf[i++] = '.';
+		for (int k = 0; k < decimals; k++)
+			buf[i++] = *d++;
 	}
 	buf[i] = '\0';
+	return i;
 }
 
-bool
+/* snprintf's length, or what it wrote where buf was too short */
+static size_t
+written(int n, size_t len)
+{
+	if (n < 0 || len == 0)
+		return 0;
+	return (size_t)n < len ? (size_t)n : len - 1;
+}
+
+size_t
 fmt_value_fixed(double stored, int decimals, char *buf, size_t len)
 {
 	int64_t mant;
 
 	if (!isfinite(stored) || decimals < 0 || decimals > METRIC_MAX_SCALE)
-		return false;
+		return 0;
 	if (whole(stored, &mant))
-		write_scaled(mant, decimals, buf, len);
-	else
-		snprintf(buf, len, "%.*f", decimals,
-		    stored / (double)metric_pow10[decimals]);
-	return true;
+		return write_scaled(mant, decimals, buf, len);
+	return written(snprintf(buf, len, "%.*f", decimals,
+	    stored / (double)metric_pow10[decimals]), len);
 }
 
-bool
+size_t
 fmt_value_exact(double stored, int decimals, char *buf, size_t len)
 {
 	double natural;
 	int64_t mant;
+	int n = 0;
 
 	if (!isfinite(stored) || decimals < 0 || decimals > METRIC_MAX_SCALE)
-		return false;
-	if (whole(stored, &mant)) {
-		write_scaled(mant, decimals, buf, len);
-		return true;
-	}
+		return 0;
+	if (whole(stored, &mant))
+		return write_scaled(mant, decimals, buf, len);
 	/* the same division the sample_values view does: stored / 1eN */
 	natural = stored / (double)metric_pow10[decimals];
 	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, len, "%.*g", prec, natural);
+		n = snprintf(buf, len, "%.*g", prec, natural);
 		if (strtod(buf, NULL) == natural)
 			break;
 	}
-	return true;
+	return written(n, len);
 }

@@ -49,9 +49,10 @@ void fmt_user(uint32_t uid, char *buf, size_t len);
  * that reads back as stored / 10^decimals computed in double precision,
  * which is what the sample_values view gives.
  *
- * Both return false, writing nothing, if stored is not finite.
+ * Both return the length written (as strlen(buf)), or 0 if stored is
+ * not finite (buf untouched) or buf is too short (buf emptied).
  */
-bool fmt_value_fixed(double stored, int decimals, char *buf, size_t len);
-bool fmt_value_exact(double stored, int decimals, char *buf, size_t len);
+size_t fmt_value_fixed(double stored, int decimals, char *buf, size_t len);
+size_t fmt_value_exact(double stored, int decimals, char *buf, size_t len);
 
 #endif

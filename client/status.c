@@ -226,8 +226,8 @@ static void
 show_child(yajl_val c)
 {
 	static const char *const known[] = { "pid", "state", "restarts",
-	    "last_error", "bad_lines", NULL };
-	const char *state = json_str(c, "state"), *err;
+	    "last_error", "bad_lines", "smi_version", NULL };
+	const char *state = json_str(c, "state"), *err, *ver;
 	int64_t pid, restarts, bad;
 
 	printf("child:      %s", state != NULL ? state : "?");
@@ -241,6 +241,12 @@ show_child(yajl_val c)
 	putchar('\n');
 	if ((err = json_str(c, "last_error")) != NULL)
 		printf("            last error: %s\n", err);
+	/* absent from an older daemon; null: no answer to -v (yet) */
+	if (json_get(c, "smi_version") != NULL) {
+		ver = json_str(c, "smi_version");
+		printf("            aiu-smi -v: %s\n", ver != NULL ? ver :
+		    "not known (yet, or see the daemon's log)");
+	}
 	print_rest(c, known, 12);
 }
 

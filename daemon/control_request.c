@@ -506,6 +506,7 @@ status_child(yajl_gen g, const struct source_stats *ss)
 	jsonw_put_uint(g, "restarts", ss->restarts);
 	jsonw_put_str_or_null(g, "last_error", ss->last_error);
 	jsonw_put_uint(g, "bad_lines", ss->bad_lines);
+	jsonw_put_str_or_null(g, "smi_version", ss->smi_version);
 	yajl_gen_map_close(g);
 }
 

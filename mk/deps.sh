@@ -5,7 +5,7 @@
 set -eu
 
 pkgs="build-essential pkg-config libsystemd-dev libsqlite3-dev libyaml-dev
-libcmocka-dev libyajl-dev zlib1g-dev libcairo2-dev libfontconfig-dev sqlite3 python3 mandoc systemd
+libcmocka-dev libyajl-dev zlib1g-dev libcairo2-dev libfontconfig-dev libpng-dev sqlite3 python3 mandoc systemd
 systemd-container"
 
 missing=""

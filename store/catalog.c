@@ -190,6 +190,15 @@ static const char schema_v7[] =
 	", " SCHEMA_C_INTERVAL ", " SCHEMA_C_SRC ") WHERE " SCHEMA_C_SRC
 	" IS NOT NULL;\n";
 
+/*
+ * What the configured aiu-smi says it is ("aiu-smi -v", its first line),
+ * from the time it said so; a row only where it changed.
+ */
+static const char schema_v8[] =
+	"CREATE TABLE " SCHEMA_T_SMI_VERSIONS " ("
+	"since_ns INTEGER PRIMARY KEY, "
+	"version TEXT NOT NULL);\n";
+
 static int	seed_catalog(struct store *);
 static int	fill_host(struct store *);
 
@@ -206,6 +215,7 @@ static const struct migration migrations[SCHEMA_VERSION] = {
 	{ schema_v5, fill_host },
 	{ schema_v6, NULL },
 	{ schema_v7, NULL },
+	{ schema_v8, NULL },
 };
 
 /* The first column of the single row sql returns, as an integer. */

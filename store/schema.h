@@ -8,7 +8,7 @@
 #define SPYREMON_SCHEMA_H
 
 /* PRAGMA user_version of a database this build writes. */
-#define SCHEMA_VERSION 7
+#define SCHEMA_VERSION 8
 
 #define SCHEMA_T_METRICS	"metrics"	/* the metric catalog */
 #define SCHEMA_T_SAMPLES	"samples"	/* one row per card per interval */
@@ -20,6 +20,7 @@
 #define SCHEMA_T_COUNTERS	"counters"	/* the daemon's running totals */
 #define SCHEMA_T_SUMMARY	"window_summary"	/* per window and card */
 #define SCHEMA_T_SUMMARY_BW	"window_summary_bw"	/* per window, card, bandwidth */
+#define SCHEMA_T_SMI_VERSIONS	"smi_versions"	/* aiu-smi -v's answer, from when */
 #define SCHEMA_V_VALUES		"sample_values"	/* (ts_ns, device, metric, value) */
 #define SCHEMA_I_FILE		"samples_file"	/* samples' rows with src: (ts_ns, interval_ms, src) */
 

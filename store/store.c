@@ -220,6 +220,7 @@ store_writer_start(struct store *st)
 		.delete_after = store_db_delete_after,
 		.device_map = store_db_device_map,
 		.card = store_db_card,
+		.smi_version = store_db_smi_version,
 		.window_insert = store_db_window_insert,
 		.window_end = store_db_window_end,
 		.window_restarts = store_db_window_restarts,

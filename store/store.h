@@ -160,6 +160,13 @@ int store_delete_after_src(struct store *st, int device, int src,
 int store_device_map(struct store *st, int device, const char *metric_file,
     const char *bus_id, int64_t ts_ns);
 
+/*
+ * Record that aiu-smi says it is version (the first line of its -v
+ * output) from ts_ns on.  Only a change from the version in force at
+ * ts_ns is stored.
+ */
+int store_smi_version(struct store *st, const char *version, int64_t ts_ns);
+
 /* Insert or update a card of the inventory, seen at ts_ns. */
 int store_card(struct store *st, const struct card *c, int64_t ts_ns);
 

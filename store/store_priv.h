@@ -207,6 +207,7 @@ int store_db_delete_after(struct store *st, int device, int src,
 int store_db_device_map(struct store *st, int device, const char *metric_file,
     const char *bus_id, int64_t ts_ns);
 int store_db_card(struct store *st, const struct card *c, int64_t ts_ns);
+int store_db_smi_version(struct store *st, const char *version, int64_t ts_ns);
 /*
  * Insert win (open, with its id and until_pid) into the windows table,
  * with clock (NULL: unknown) at its begin and the child's restarts so far.
@@ -235,6 +236,7 @@ struct writer_ops {
 	int (*device_map)(struct store *, int, const char *, const char *,
 	    int64_t);
 	int (*card)(struct store *, const struct card *, int64_t);
+	int (*smi_version)(struct store *, const char *, int64_t);
 	int (*window_insert)(struct store *, const struct store_window *,
 	    const struct clocksync *, unsigned);
 	int (*window_end)(struct store *, int64_t, int64_t, enum store_ended_by,
@@ -273,6 +275,7 @@ int writer_delete_after(struct store *st, int device, int src,
 int writer_device_map(struct store *st, int device, const char *metric_file,
     const char *bus_id, int64_t ts_ns);
 int writer_card(struct store *st, const struct card *c, int64_t ts_ns);
+int writer_smi_version(struct store *st, const char *version, int64_t ts_ns);
 /* The writer's part of store_get_stats; st->mu held. */
 void writer_stats(struct store *st, struct store_stats *out);
 int writer_unreliable(struct store *st, char ***keys, size_t *n);

@@ -3,7 +3,8 @@
  * in store.h, store_writer_start).
  *
  * The event loop only ever touches memory: rows go into the store's ring
- * under st->mu, window changes, device maps, cards and deletions become
+ * under st->mu, window changes, device maps, cards, aiu-smi's version and
+ * deletions become
  * jobs on a queue, and store_flush only wakes this thread.  The thread
  * takes the whole ring in one pointer swap (the loop gets an empty spare),
  * writes it in one transaction, and settles: on success the taken ring
@@ -20,7 +21,8 @@
  *
  * Before every flush the file is checked: deleted (its path gone) or
  * replaced (another inode), the database is created again at the path,
- * with the open windows, the device map, the cards and every pending row.
+ * with the open windows, the device map, the cards, aiu-smi's version and
+ * every pending row.
  *
  * What touches the connection comes from store.c, store_windows.c and
  * retention.c through struct writer_ops, so this file calls none of them
@@ -49,7 +51,7 @@
 
 enum job_kind {
 	JOB_WINDOW_BEGIN, JOB_WINDOW_END, JOB_DELETE_AFTER, JOB_DEVICE_MAP,
-	JOB_CARD, JOB_WINDOW_RESTARTS,
+	JOB_CARD, JOB_WINDOW_RESTARTS, JOB_SMI_VERSION,
 };
 
 struct job {
@@ -60,8 +62,9 @@ struct job {
 	enum store_ended_by by;		/* WINDOW_END */
 	unsigned restarts;		/* WINDOW_RESTARTS */
 	int device, src;		/* DELETE_AFTER (both), DEVICE_MAP */
-	int64_t ns;			/* DELETE_AFTER: after; DEVICE_MAP, CARD: since */
+	int64_t ns;			/* DELETE_AFTER: after; DEVICE_MAP, CARD, SMI_VERSION: since */
 	char *metric_file, *bus_id;	/* DEVICE_MAP */
+	char *version;			/* SMI_VERSION */
 	struct card card;		/* CARD */
 };
 
@@ -104,6 +107,7 @@ struct writer {
 	size_t nmaps;
 	struct job **cards;		/* the newest CARD job per bus ID */
 	size_t ncards;
+	struct job *version;		/* the newest SMI_VERSION job, or NULL */
 };
 
 /* ---- jobs ---- */
@@ -135,6 +139,7 @@ job_free(struct job *j)
 	free(j->win.meta_json);
 	free(j->metric_file);
 	free(j->bus_id);
+	free(j->version);
 	free(j);
 }
 
@@ -336,6 +341,22 @@ writer_card(struct store *st, const struct card *c, int64_t ts_ns)
 	return 0;
 }
 
+int
+writer_smi_version(struct store *st, const char *version, int64_t ts_ns)
+{
+	struct job *j = job_new(st, JOB_SMI_VERSION);
+
+	if (j == NULL || (j->version = strdup(version)) == NULL) {
+		job_free(j);
+		return -1;
+	}
+	j->ns = ts_ns;
+	pthread_mutex_lock(&st->mu);
+	queue(st, j);
+	pthread_mutex_unlock(&st->mu);
+	return 0;
+}
+
 /* Keep j (run) as the newest of its device or card in list; true if kept. */
 static bool
 remember(struct job ***list, size_t *n, struct job *j)
@@ -447,6 +468,8 @@ job_run(struct store *st, struct job *j)
 	case JOB_DEVICE_MAP:
 		return w->ops.device_map(st, j->device, j->metric_file,
 		    j->bus_id, j->ns);
+	case JOB_SMI_VERSION:
+		return w->ops.smi_version(st, j->version, j->ns);
 	case JOB_CARD:
 	default:
 		return w->ops.card(st, &j->card, j->ns);
@@ -710,6 +733,9 @@ restore(struct store *st)
 		    w->maps[i]->metric_file, w->maps[i]->bus_id, w->maps[i]->ns);
 	for (size_t i = 0; i < w->ncards; i++)
 		(void)w->ops.card(st, &w->cards[i]->card, w->cards[i]->ns);
+	if (w->version != NULL)
+		(void)w->ops.smi_version(st, w->version->version,
+		    w->version->ns);
 }
 
 /*
@@ -778,6 +804,11 @@ run_jobs(struct store *st)
 		    remember(&w->maps, &w->nmaps, j)) ||
 		    (j->kind == JOB_CARD && remember(&w->cards, &w->ncards, j)))
 			continue;
+		if (j->kind == JOB_SMI_VERSION) {
+			job_free(w->version);
+			w->version = j;
+			continue;
+		}
 		job_free(j);
 	}
 	return ok;
@@ -1002,6 +1033,7 @@ writer_stop(struct store *st)
 		job_free(w->cards[i]);
 	free(w->maps);
 	free(w->cards);
+	job_free(w->version);
 	for (size_t i = 0; i < ENDED_KEPT; i++)
 		free(w->ended[i].tag);
 	strings_free(w->unreliable, w->nunreliable);

@@ -364,10 +364,11 @@ value_of(const struct export_row *r, size_t i, double *v)
 struct second_cache {
 	time_t t;
 	bool valid;
+	size_t len;		/* strlen(text) */
 	char text[64];
 };
 
-static const char *
+static const struct second_cache *
 second_text(struct second_cache *c, int64_t ts_ns, bool aiusmi)
 {
 	time_t t = (time_t)(ts_ns / (int64_t)NSEC_PER_SEC);
@@ -383,10 +384,11 @@ second_text(struct second_cache *c, int64_t ts_ns, bool aiusmi)
 			strftime(c->text, sizeof(c->text), "%Y-%m-%dT%H:%M:%S.", &tm);
 		else
 			c->text[0] = '\0';
+		c->len = strlen(c->text);
 		c->t = t;
 		c->valid = true;
 	}
-	return c->text;
+	return c;
 }
 
 /* ISO 8601 UTC with nanoseconds, as format_time_utc writes it. */
@@ -394,12 +396,13 @@ static void
 put_time_utc(struct export_writer *w, int64_t ts_ns)
 {
 	static struct second_cache cache;
+	const struct second_cache *sec = second_text(&cache, ts_ns, false);
 	int64_t frac = ts_ns % (int64_t)NSEC_PER_SEC;
 	char digits[9];
 
 	if (frac < 0)
 		frac += (int64_t)NSEC_PER_SEC;
-	put_str(w, second_text(&cache, ts_ns, false));
+	put(w, sec->text, sec->len);
 	for (int i = 8; i >= 0; i--) {
 		digits[i] = (char)('0' + frac % 10);
 		frac /= 10;
@@ -413,6 +416,7 @@ csv_row(struct export_writer *w, const struct export_row *r,
     int64_t window_id)
 {
 	char buf[FMT_BUFLEN];
+	size_t n;
 	double v;
 
 	if (w->host != NULL) {
@@ -441,9 +445,9 @@ csv_row(struct export_writer *w, const struct export_row *r,
 	put_int(w, r->interval_ms);
 	for (size_t i = 0; i < w->ncols; i++) {
 		put_char(w, ',');
-		if (value_of(r, i, &v) &&
-		    fmt_value_exact(v, w->cols[i]->decimals, buf, sizeof(buf)))
-			put_str(w, buf);
+		if (value_of(r, i, &v) && (n = fmt_value_exact(v,
+		    w->cols[i]->decimals, buf, sizeof(buf))) > 0)
+			put(w, buf, n);
 	}
 	if (w->ncoarse > 0)
 		put_str(w, row_coarse(w, r) ? ",1" : ",0");
@@ -457,17 +461,20 @@ static void
 aiusmi_row(struct export_writer *w, const struct export_row *r)
 {
 	static struct second_cache cache;
+	const struct second_cache *sec;
 	char buf[FMT_BUFLEN];
+	size_t n;
 	double v;
 
 	put_int(w, r->device);
 	put_char(w, ',');
-	put_str(w, second_text(&cache, r->ts_ns, true));
+	sec = second_text(&cache, r->ts_ns, true);
+	put(w, sec->text, sec->len);
 	for (size_t i = 0; i < w->ncols; i++) {
 		put_char(w, ',');
-		if (value_of(r, i, &v) &&
-		    fmt_value_fixed(v, w->cols[i]->decimals, buf, sizeof(buf)))
-			put_str(w, buf);
+		if (value_of(r, i, &v) && (n = fmt_value_fixed(v,
+		    w->cols[i]->decimals, buf, sizeof(buf))) > 0)
+			put(w, buf, n);
 		else
 			put_char(w, '-');
 	}
@@ -534,6 +541,7 @@ jsonl_row(struct export_writer *w, const struct export_row *r,
     int64_t window_id)
 {
 	char buf[FMT_BUFLEN];
+	size_t n;
 	double v;
 
 	put_char(w, '{');
@@ -578,9 +586,9 @@ jsonl_row(struct export_writer *w, const struct export_row *r,
 		if (i > 0)
 			put_char(w, ',');
 		put_str(w, w->json_keys[i]);
-		if (value_of(r, i, &v) &&
-		    fmt_value_exact(v, w->cols[i]->decimals, buf, sizeof(buf)))
-			put_str(w, buf);
+		if (value_of(r, i, &v) && (n = fmt_value_exact(v,
+		    w->cols[i]->decimals, buf, sizeof(buf))) > 0)
+			put(w, buf, n);
 		else
 			put_str(w, "null");
 	}

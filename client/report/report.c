@@ -22,6 +22,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,12 +83,15 @@ series_card(struct series *s, int card)
 	return &s->c[s->n++];
 }
 
+/* Add a sample to c, read from a metric file or not; hint: the samples a
+ * card is likely to have. */
 static void
 series_push(struct cardseries *c, double t0, double t1, const double *v,
-    bool file)
+    bool file, size_t hint)
 {
 	if (c->n == c->cap) {
-		c->cap = c->cap ? c->cap * 2 : 1024;
+		/* the first guess is right for a card sampled all along */
+		c->cap = c->cap ? c->cap * 2 : hint > 1024 ? hint : 1024;
 		if ((c->t0 = realloc(c->t0, c->cap * sizeof(double))) == NULL ||
 		    (c->t1 = realloc(c->t1, c->cap * sizeof(double))) == NULL ||
 		    (c->file = realloc(c->file, c->cap)) == NULL)
@@ -138,18 +142,22 @@ series_load(sqlite3 *db, const struct db_catalog *cat, int64_t lo, int64_t hi,
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t ts = sqlite3_column_int64(s, 0);
 		int64_t iv = sqlite3_column_int64(s, 2) * 1000000;
+		int card = sqlite3_column_int(s, 1);
 		double v[S_N];
 
+		/* one sqlite3_column_value per cell: each call is a lookup */
 		for (int k = 0; k < S_N; k++) {
+			sqlite3_value *sv;
+
 			v[k] = NAN;
-			if (m[k] != NULL && sqlite3_column_type(s, 3 + k) !=
-			    SQLITE_NULL)
-				v[k] = sqlite3_column_double(s, 3 + k) /
-				    unit[k];
+			if (m[k] != NULL && sqlite3_value_type(sv =
+			    sqlite3_column_value(s, 3 + k)) != SQLITE_NULL)
+				v[k] = sqlite3_value_double(sv) / unit[k];
 		}
-		series_push(series_card(out, sqlite3_column_int(s, 1)),
-		    (double)(ts - iv - origin) / 1e9, (double)(ts - origin) /
-		    1e9, v, sqlite3_column_int(s, 3 + S_N) != 0);
+		series_push(series_card(out, card), (double)(ts - iv - origin) /
+		    1e9, (double)(ts - origin) / 1e9, v,
+		    sqlite3_column_int(s, 3 + S_N) != 0, iv > 0 ?
+		    (size_t)((hi - lo) / iv) + 16 : 0);
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
@@ -242,8 +250,13 @@ finish(FILE *fp, const struct report *r, const char *name)
 	return CLIENT_EXIT_OK;
 }
 
+/*
+ * aiusmi.csv from db, a connection of its own: it runs in a thread of its
+ * own while the plots are drawn (see aiusmi_start).  It reads r->cat,
+ * r->lo, r->hi and r->tmp, and writes only r->aiusmi_rows.
+ */
 static int
-write_aiusmi(struct report *r)
+write_aiusmi(struct report *r, sqlite3 *db)
 {
 	const struct db_metric **cols;
 	struct export_writer w = { .format = EXPORT_AIUSMI };
@@ -256,17 +269,17 @@ write_aiusmi(struct report *r)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	for (size_t i = 0; i < r->cat.n; i++)
 		cols[i] = &r->cat.m[i];
-	if ((rc = db_devmap_load(r->db, &map)) != CLIENT_EXIT_OK) {
+	if ((rc = db_devmap_load(db, &map)) != CLIENT_EXIT_OK) {
 		free(cols);
 		return rc;
 	}
 	w.cols = cols;
 	w.ncols = r->cat.n;
 	w.map = &map;
-	if ((s = db_select_samples(r->db, cols, r->cat.n, "", true)) == NULL) {
+	if ((s = db_select_samples(db, cols, r->cat.n, "", true)) == NULL) {
 		free(cols);
 		db_devmap_free(&map);
-		return db_error(r->db, "the samples");
+		return db_error(db, "the samples");
 	}
 	if ((w.out = create(r, "aiusmi.csv")) == NULL) {
 		rc = CLIENT_EXIT_FAILED;
@@ -274,7 +287,7 @@ write_aiusmi(struct report *r)
 	}
 	if (export_writer_init(&w) == -1)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
-	if ((rc = export_coarse_span(r->db, &w, r->lo, r->hi, "")) ==
+	if ((rc = export_coarse_span(db, &w, r->lo, r->hi, "")) ==
 	    CLIENT_EXIT_OK) {
 		export_begin_span(&w, NULL, false, true);
 		row.stmt = s;
@@ -290,7 +303,7 @@ write_aiusmi(struct report *r)
 			r->aiusmi_rows++;
 		}
 		rc = rc == SQLITE_DONE ? CLIENT_EXIT_OK :
-		    db_error(r->db, "the samples");
+		    db_error(db, "the samples");
 	}
 	export_writer_free(&w);
 	if (rc == CLIENT_EXIT_OK)
@@ -320,6 +333,59 @@ write_steps(struct report *r)
 		return finish(rq.out, r, "steps.csv");
 	fclose(rq.out);
 	return rc;
+}
+
+/*
+ * aiusmi.csv is the largest file, and shares nothing with the plots but
+ * the catalog, which neither changes: it is written in a second thread on
+ * a second read-only connection (a connection serves one thread: they are
+ * opened SQLITE_OPEN_NOMUTEX), so that a second core draws the plots
+ * meanwhile.  The two connections read snapshots of their own: the same
+ * rows for an ended window, which the daemon no longer changes; for an
+ * open one aiusmi.csv may hold a few rows that the plots do not.  export's
+ * row writers keep the text of the last second in a static cache, so
+ * nothing else exports rows until aiusmi_wait.
+ */
+struct aiusmi_job {
+	struct report *r;
+	const char *path;	/* the database */
+	pthread_t thread;
+	bool	 started;
+	int	 rc;
+};
+
+static void *
+aiusmi_run(void *arg)
+{
+	struct aiusmi_job *j = arg;
+	sqlite3 *db;
+
+	if ((j->rc = db_open(j->path, &db)) == CLIENT_EXIT_OK) {
+		j->rc = write_aiusmi(j->r, db);
+		db_close(db);
+	}
+	return NULL;
+}
+
+/* Start writing aiusmi.csv; where no thread can start, write it now. */
+static void
+aiusmi_start(struct aiusmi_job *j)
+{
+	if (pthread_create(&j->thread, NULL, aiusmi_run, j) == 0)
+		j->started = true;
+	else
+		j->rc = write_aiusmi(j->r, j->r->db);
+}
+
+/* Wait for aiusmi.csv; its result. */
+static int
+aiusmi_wait(struct aiusmi_job *j)
+{
+	if (j->started) {
+		pthread_join(j->thread, NULL);
+		j->started = false;
+	}
+	return j->rc;
 }
 
 /* One chart of the metrics keys[0..n) as panels; skipped if none is known. */
@@ -524,6 +590,7 @@ cmd_report(struct client *cl, int argc, char *argv[])
 		{ NULL, 0, NULL, 0 },
 	};
 	struct report r = { .cl = cl };
+	struct aiusmi_job job = { .r = &r };
 	const char *window = NULL, *align = NULL, *baseline = NULL, *path;
 	int64_t lookback;
 	char idbuf[32];
@@ -566,6 +633,7 @@ cmd_report(struct client *cl, int argc, char *argv[])
 	}
 	if ((path = client_database(cl)) == NULL)
 		return CLIENT_EXIT_FAILED;
+	job.path = path;
 	lookback = summary_idle_lookback(cl);
 	if ((rc = db_open(path, &r.db)) != CLIENT_EXIT_OK)
 		return rc;
@@ -588,6 +656,9 @@ cmd_report(struct client *cl, int argc, char *argv[])
 		goto done;
 	r.lo = r.has_trace ? r.rs.first_ns : r.ws.w.begin_ns;
 	r.hi = r.has_trace ? r.rs.last_ns : r.ws.end_ns;
+	if ((rc = make_tmp(&r)) != CLIENT_EXIT_OK)
+		goto done;
+	aiusmi_start(&job);
 	{
 		int64_t span = r.ws.end_ns - r.ws.w.begin_ns;
 		int64_t pad = span / 33 + 1;
@@ -597,10 +668,9 @@ cmd_report(struct client *cl, int argc, char *argv[])
 		    CLIENT_EXIT_OK)
 			goto done;
 	}
-	if ((rc = make_tmp(&r)) != CLIENT_EXIT_OK ||
-	    (rc = write_aiusmi(&r)) != CLIENT_EXIT_OK ||
-	    (r.has_trace && (rc = write_steps(&r)) != CLIENT_EXIT_OK) ||
+	if ((r.has_trace && (rc = write_steps(&r)) != CLIENT_EXIT_OK) ||
 	    (rc = write_plots(&r)) != CLIENT_EXIT_OK ||
+	    (rc = aiusmi_wait(&job)) != CLIENT_EXIT_OK ||
 	    (rc = report_write_md(&r)) != CLIENT_EXIT_OK)
 		goto done;
 	rc = publish(&r);
@@ -609,6 +679,7 @@ cmd_report(struct client *cl, int argc, char *argv[])
 		    "plots\n", r.dir, r.aiusmi_rows, r.has_trace ?
 		    ", steps.csv" : "", r.nplots);
 done:
+	(void)aiusmi_wait(&job);
 	if (r.nplots > 0)
 		plot_done();
 	remove_tmp(&r);

@@ -152,12 +152,47 @@ md_checklist(FILE *fp, const struct report *r)
 	    "- Seen: **TO FILL IN**\n\n");
 }
 
-static void
+/*
+ * The versions aiu-smi gave at its starts over the window (the daemon
+ * asks "aiu-smi -v" at each start of it), or why none is known.
+ */
+static int
+md_smi_version(FILE *fp, const struct report *r)
+{
+	struct db_smi_version *v;
+	char t[FMT_BUFLEN];
+	size_t n;
+	bool recorded;
+	int rc;
+
+	if ((rc = db_smi_versions(r->db, r->ws.w.begin_ns, r->ws.end_ns, &v,
+	    &n, &recorded)) != CLIENT_EXIT_OK)
+		return rc;
+	fprintf(fp, "- aiu-smi version: ");
+	if (!recorded)
+		fprintf(fp, BLANK " this database predates the daemon's "
+		    "recording of `aiu-smi -v`; run it on the host\n");
+	else if (n == 0)
+		fprintf(fp, BLANK " the daemon had no answer from `aiu-smi -v` "
+		    "by the window's end (see its log); run it on the host\n");
+	for (size_t i = 0; i < n; i++) {
+		format_time_utc(v[i].since_ns, t, sizeof(t));
+		fprintf(fp, "%s`%s` (`aiu-smi -v`, %s %s)", i > 0 ? ", then " :
+		    "", v[i].version, i > 0 ? "from" : "since", t);
+	}
+	if (n > 0)
+		fprintf(fp, "\n");
+	db_smi_versions_free(v, n);
+	return CLIENT_EXIT_OK;
+}
+
+static int
 md_environment(FILE *fp, const struct report *r)
 {
 	char buf[PROTO_META_VALUE_MAX + 1], host[256], t1[FMT_BUFLEN],
 	    t2[FMT_BUFLEN], clk[128];
 	const char *h = meta(r, "host", buf, sizeof(buf));
+	int rc;
 
 	format_time_utc(r->ws.w.begin_ns, t1, sizeof(t1));
 	format_time_utc(r->ws.end_ns, t2, sizeof(t2));
@@ -172,14 +207,15 @@ md_environment(FILE *fp, const struct report *r)
 		fprintf(fp, "- host: not recorded with the window; this report "
 		    "was made on `%.*s`\n", (int)sizeof(host) - 1, host);
 	md_cards(fp, r);
-	fprintf(fp, "- aiu-smi version: " BLANK " spyremon does not record "
-	    "it; `aiu-smi -v` prints it\n");
+	if ((rc = md_smi_version(fp, r)) != CLIENT_EXIT_OK)
+		return rc;
 	clocksync_describe(&r->ws.clock_begin, clk, sizeof(clk));
 	fprintf(fp, "- host clock at the begin: %s\n", clk);
 	clocksync_describe(&r->ws.clock_end, clk, sizeof(clk));
 	fprintf(fp, "- host clock at the end: %s\n", clk);
 	fprintf(fp, "- window metadata: `%s`\n", r->ws.w.meta);
 	fprintf(fp, "- made by spyremon %s\n\n", SPYREMON_VERSION);
+	return CLIENT_EXIT_OK;
 }
 
 static void
@@ -325,7 +361,10 @@ report_write_md(struct report *r)
 	fprintf(fp, "Window %" PRId64 " of spyremon's Spyre telemetry, "
 	    "reported %s.\n\n", r->ws.w.id, t);
 	md_checklist(fp, r);
-	md_environment(fp, r);
+	if ((rc = md_environment(fp, r)) != CLIENT_EXIT_OK) {
+		fclose(fp);
+		return rc;
+	}
 	md_summary(fp, r);
 	md_steps(fp, r);
 	md_plots(fp, r);

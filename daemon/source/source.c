@@ -275,7 +275,7 @@ source_start(sd_event *ev, const struct config *cfg, struct store *st,
 	src->cfg = cfg;
 	src->st = st;
 	src->interval_ns = cfg->source.interval_ns;
-	src->out_fd = src->err_fd = -1;
+	src->out_fd = src->err_fd = src->ver_fd = -1;
 	src->backoff_ns = SOURCE_BACKOFF_MIN_NS;
 	src->bad_rl = (struct ratelimit)RATELIMIT_INIT(10 * NSEC_PER_SEC, 10);
 	src->stderr_rl = (struct ratelimit)RATELIMIT_INIT(10 * NSEC_PER_SEC, 20);
@@ -365,6 +365,7 @@ source_stop(struct source *src, uint64_t grace_ns)
 	replay_now(src);
 	source_direct_stop(src);
 	source_stop_child(src, grace_ns);
+	source_stop_version(src);
 }
 
 void
@@ -374,6 +375,7 @@ source_free(struct source *src)
 		return;
 	if (src->pid != 0)
 		source_stop(src, SOURCE_KILL_GRACE_NS);
+	source_stop_version(src);
 	sd_event_source_disable_unref(src->restart_timer);
 	sd_event_source_disable_unref(src->kill_timer);
 	sd_event_source_disable_unref(src->silence_timer);

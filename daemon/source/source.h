@@ -77,6 +77,7 @@ struct source_stats {
 	uint64_t bad_lines;		/* lines rejected, overlong included */
 	int64_t newest_ts_ns;		/* newest row's stamp, 0 if none */
 	char last_error[256];		/* why the last child ended, "" if none */
+	char smi_version[128];		/* "aiu-smi -v"'s first line, "" if unknown */
 	size_t ncards;			/* cards in the sysfs inventory */
 };
 

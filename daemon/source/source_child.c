@@ -8,6 +8,13 @@
  * more exactly (p99 30 us instead of 230 us after the write) but cost the
  * daemon 24% more CPU and the child 35% more, for an error far below any
  * sampling interval; so pipes it is.
+ *
+ * Each start of the child also runs the configured command with "-v"
+ * alone (SPYRE.md: -v/--version), beside it: the first line it prints, on
+ * a zero exit, is aiu-smi's version (status shows it; the store keeps it
+ * from the time the child started, for reports).  It is watched on the
+ * loop like the child and killed if it has not answered in
+ * VERSION_TIMEOUT_NS, so an aiu-smi that ignores -v costs nothing more.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +34,8 @@
 
 #define READ_CHUNK		65536	/* a pipe's whole default capacity */
 #define SILENCE_CHECK_NS	(1ULL * NSEC_PER_SEC)
+#define VERSION_TIMEOUT_NS	(5ULL * NSEC_PER_SEC)
+#define VERSION_READ		4096	/* of its output: the first line is enough */
 
 static char read_buf[READ_CHUNK];
 
@@ -157,6 +166,163 @@ child_exec(char **argv, int out_w, int err_w, pid_t daemon_pid)
 }
 
 static int on_child_exit(sd_event_source *s, const siginfo_t *si, void *arg);
+static void describe_status(int code, int status, char *buf, size_t len);
+
+/* ---- aiu-smi -v ---- */
+
+/*
+ * The first line of text[0..n) that holds more than blanks, trimmed, each
+ * control character made a space, cut to fit out; "" if none.
+ */
+static void
+first_line(const char *text, size_t n, char *out, size_t len)
+{
+	size_t i = 0, o = 0;
+
+	out[0] = '\0';
+	while (i < n) {
+		size_t end = i;
+
+		while (end < n && text[end] != '\n')
+			end++;
+		while (i < end && (text[i] == ' ' || text[i] == '\t' ||
+		    text[i] == '\r'))
+			i++;
+		while (end > i && (text[end - 1] == ' ' || text[end - 1] ==
+		    '\t' || text[end - 1] == '\r'))
+			end--;
+		if (end > i) {
+			for (; i < end && o + 1 < len; i++)
+				out[o++] = (unsigned char)text[i] < 0x20 ||
+				    text[i] == 0x7f ? ' ' : text[i];
+			out[o] = '\0';
+			return;
+		}
+		i = end + 1;
+	}
+}
+
+static void
+version_done(struct source *src)
+{
+	src->ver_child = sd_event_source_disable_unref(src->ver_child);
+	src->ver_timer = sd_event_source_disable_unref(src->ver_timer);
+	if (src->ver_fd != -1)
+		close(src->ver_fd);
+	src->ver_fd = -1;
+	src->ver_pid = 0;
+}
+
+static int
+on_version_exit(sd_event_source *s, const siginfo_t *si, void *arg)
+{
+	struct source *src = arg;
+	char buf[VERSION_READ], v[sizeof(src->stats.smi_version)], how[128];
+	size_t got = 0;
+	ssize_t n;
+
+	(void)s;
+	/* it has exited: what it wrote is all in the pipe */
+	while (got < sizeof(buf) && ((n = read(src->ver_fd, buf + got,
+	    sizeof(buf) - got)) > 0 || (n == -1 && errno == EINTR)))
+		if (n > 0)
+			got += (size_t)n;
+	first_line(buf, got, v, sizeof(v));
+	if (si->si_code == CLD_EXITED && si->si_status == 0 && v[0] != '\0') {
+		if (strcmp(v, src->stats.smi_version) != 0)
+			log_info("aiu-smi -v: %s", v);
+		snprintf(src->stats.smi_version, sizeof(src->stats.smi_version),
+		    "%s", v);
+		if (store_smi_version(src->st, v, src->ver_since_ns) == -1)
+			log_warnx("aiu-smi's version could not be stored");
+	} else {
+		if (si->si_code == CLD_EXITED && si->si_status == 0)
+			snprintf(how, sizeof(how), "printed nothing");
+		else
+			describe_status(si->si_code, si->si_status, how,
+			    sizeof(how));
+		log_warnx("%s -v %s: aiu-smi's version is not known",
+		    src->cfg->source.argv[0], how);
+	}
+	version_done(src);
+	return 0;
+}
+
+static int
+on_version_timer(sd_event_source *s, uint64_t usec, void *arg)
+{
+	struct source *src = arg;
+
+	(void)s;
+	(void)usec;
+	if (src->ver_pid != 0) {
+		log_warnx("%s -v gave no answer in %llus; killing it",
+		    src->cfg->source.argv[0],
+		    (unsigned long long)(VERSION_TIMEOUT_NS / NSEC_PER_SEC));
+		kill(-src->ver_pid, SIGKILL);
+	}
+	return 0;
+}
+
+/* Run "COMMAND -v" beside the child; one still running is killed first. */
+static void
+version_query(struct source *src)
+{
+	const struct config *cfg = src->cfg;
+	char **argv;
+	int p[2] = { -1, -1 }, devnull = -1;
+	pid_t pid, self = getpid();
+	uint64_t now;
+
+	source_stop_version(src);
+	if ((argv = calloc((size_t)cfg->source.argc + 2, sizeof(*argv))) ==
+	    NULL)
+		return;
+	for (int a = 0; a < cfg->source.argc; a++)
+		if ((argv[a] = strdup(cfg->source.argv[a])) == NULL)
+			goto out;
+	if ((argv[cfg->source.argc] = strdup("-v")) == NULL ||
+	    pipe2(p, O_CLOEXEC) == -1 ||
+	    fcntl(p[0], F_SETFL, O_NONBLOCK) == -1 ||
+	    (devnull = open("/dev/null", O_WRONLY | O_CLOEXEC)) == -1 ||
+	    (pid = fork()) == -1) {
+		log_warn("cannot run %s -v", cfg->source.argv[0]);
+		goto out;
+	}
+	if (pid == 0)
+		child_exec(argv, p[1], devnull, self);
+	setpgid(pid, pid);
+	src->ver_pid = pid;
+	src->ver_fd = p[0];
+	p[0] = -1;
+	src->ver_since_ns = now_realtime_ns();
+	sd_event_now(src->ev, CLOCK_MONOTONIC, &now);
+	if (sd_event_add_child(src->ev, &src->ver_child, pid, WEXITED,
+	    on_version_exit, src) < 0 || source_arm_timer(src,
+	    &src->ver_timer, now + VERSION_TIMEOUT_NS / 1000,
+	    on_version_timer) < 0) {
+		log_warnx("cannot watch %s -v (pid %d)", cfg->source.argv[0],
+		    (int)pid);
+		source_stop_version(src);
+	}
+out:
+	for (int i = 0; i < 2; i++)
+		if (p[i] != -1)
+			close(p[i]);
+	if (devnull != -1)
+		close(devnull);
+	free_argv(argv);
+}
+
+void
+source_stop_version(struct source *src)
+{
+	if (src->ver_pid != 0) {
+		kill(-src->ver_pid, SIGKILL);
+		(void)waitpid(src->ver_pid, NULL, 0);
+	}
+	version_done(src);
+}
 
 static int
 on_restart_timer(sd_event_source *s, uint64_t usec, void *arg)
@@ -251,6 +417,7 @@ source_spawn(struct source *src)
 	source_format_seconds(src->child_interval_ns, delay, sizeof(delay));
 	log_info("started %s (pid %d) every %ss", src->cfg->source.argv[0],
 	    (int)pid, delay);
+	version_query(src);
 	if (watch_child(src) < 0) {
 		log_warnx("cannot watch aiu-smi (pid %d); it is killed", (int)pid);
 		source_kill(src, "not watchable");

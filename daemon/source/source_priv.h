@@ -53,6 +53,10 @@ struct source {
 	bool stopping;			/* no more restarts */
 	bool restart_at_once;		/* we killed it on purpose */
 	bool started_once;
+	pid_t ver_pid;			/* "aiu-smi -v" running, 0 if not */
+	int ver_fd;			/* our end of its stdout pipe */
+	sd_event_source *ver_child, *ver_timer;
+	int64_t ver_since_ns;		/* when it started, CLOCK_REALTIME */
 
 	struct csv_lines out_lines, err_lines;
 	struct csv_parser parser;
@@ -165,5 +169,8 @@ int source_watch_silence(struct source *src);
  * its output meanwhile, then reap it.  No restart follows.
  */
 void source_stop_child(struct source *src, uint64_t grace_ns);
+
+/* Kill and reap a running "aiu-smi -v" (source_spawn starts one). */
+void source_stop_version(struct source *src);
 
 #endif

@@ -46,6 +46,13 @@ spy summary --window demo-run --json >"$T/before.json" || fail "summary --json f
 spy summary --window demo-run >"$T/before.txt" || fail "summary failed"
 cat "$T/before.txt"
 
+# ---- aiu-smi's version, asked at the child's start ----
+spy status >"$T/status" || fail "status failed"
+grep -q '^ *aiu-smi -v: aiu-smi-sim version [0-9.]* (simulated aiu-smi)$' "$T/status" ||
+	fail "status does not show aiu-smi's version: $(cat "$T/status")"
+[ "$(sql "SELECT count(*) FROM smi_versions")" = 1 ] ||
+	fail "smi_versions: $(sql "SELECT * FROM smi_versions")"
+
 # ---- the report ----
 spy report --window demo-run --trace "$T/trace.json" --align-window demo-run \
 	--output "$T/rep" >"$T/out" 2>"$T/err" || fail "report failed: $(cat "$T/err")"
@@ -68,6 +75,10 @@ for item in ("Minimal reproducer", "Iteration count", "PyTorch version",
              "## Environment", "host clock at the begin", "aiu-smi version"):
     assert item in md, item
 assert "4 active steps" in md, md
+# the daemon asked the simulator "-v" when it started it (sim/simopts.c)
+assert re.search(r"^- aiu-smi version: `aiu-smi-sim version [0-9.]+ "
+                 r"\(simulated aiu-smi\)` \(`aiu-smi -v`, since 20[0-9-]+T",
+                 md, re.M), md
 for p in ("power", "temperature", "bandwidth"):
     assert "(%s.png)" % p in md, p
 aiusmi = open(os.path.join(d, "aiusmi.csv")).read().splitlines()

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,8 +47,8 @@ test_value_fixed(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		assert_true(fmt_value_fixed(cases[i].stored, cases[i].decimals,
-		    buf, sizeof(buf)));
+		assert_int_equal(fmt_value_fixed(cases[i].stored,
+		    cases[i].decimals, buf, sizeof(buf)), strlen(cases[i].want));
 		assert_string_equal(buf, cases[i].want);
 	}
 }
@@ -69,9 +70,53 @@ test_value_exact(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		assert_true(fmt_value_exact(cases[i].stored, cases[i].decimals,
-		    buf, sizeof(buf)));
+		assert_int_equal(fmt_value_exact(cases[i].stored,
+		    cases[i].decimals, buf, sizeof(buf)), strlen(cases[i].want));
 		assert_string_equal(buf, cases[i].want);
+	}
+}
+
+/*
+ * Whole stored values, written two digits at a time, against printf of
+ * the integer and fractional parts: around every power of ten, at every
+ * scale, both signs, up to the largest mantissa a double holds exactly.
+ */
+static void
+test_value_digits(void **state)
+{
+	char got[FMT_BUFLEN], want[FMT_BUFLEN];
+	int64_t top = (int64_t)1 << 53;
+
+	(void)state;
+	/* 10^0 .. 10^15, then 2^53 */
+	for (int64_t e = 0, p = 1; e <= 16; e++, p = e < 16 ? p * 10 : top) {
+		for (int64_t delta = -12; delta <= 12; delta++) {
+			int64_t m = p + delta;
+
+			if (m < 0 || m > top)
+				continue;
+			for (int d = 0; d <= 18; d++)
+				for (int sign = 1; sign >= -1; sign -= 2) {
+					uint64_t pw = 1, mag = (uint64_t)m;
+					size_t n;
+
+					for (int k = 0; k < d; k++)
+						pw *= 10;
+					if (d > 0)
+						snprintf(want, sizeof(want),
+						    "%s%" PRIu64 ".%0*" PRIu64,
+						    sign < 0 && m != 0 ? "-" : "",
+						    mag / pw, d, mag % pw);
+					else
+						snprintf(want, sizeof(want),
+						    "%s%" PRIu64, sign < 0 &&
+						    m != 0 ? "-" : "", mag);
+					n = fmt_value_fixed((double)(sign * m),
+					    d, got, sizeof(got));
+					assert_string_equal(got, want);
+					assert_int_equal(n, strlen(want));
+				}
+		}
 	}
 }
 
@@ -160,6 +205,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_value_fixed),
 		cmocka_unit_test(test_value_exact),
+		cmocka_unit_test(test_value_digits),
 		cmocka_unit_test(test_value_refused),
 		cmocka_unit_test(test_span),
 		cmocka_unit_test(test_times),

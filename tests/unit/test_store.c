@@ -792,8 +792,8 @@ test_migrate_from_v2(void **state)
 }
 
 /*
- * v3 -> v7 adds src, seq and arrival_ns to samples, NULL in old rows, and
- * the index of the rows with src.
+ * v3 -> v8: v6 adds src, seq and arrival_ns to samples, NULL in old rows;
+ * v7 the index of the rows with src; v8 the empty smi_versions table.
  */
 static void
 test_migrate_from_v3(void **state)
@@ -808,12 +808,13 @@ test_migrate_from_v3(void **state)
 	sqlite3_close(db);
 	fx_open(f, 10);
 	db = db_open(f);
-	assert_int_equal(q_int(db, "PRAGMA user_version"), 7);
+	assert_int_equal(q_int(db, "PRAGMA user_version"), SCHEMA_VERSION);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples WHERE "
 	    "src IS NULL AND seq IS NULL AND arrival_ns IS NULL"), 1);
 	/* v7: the index of file rows, empty until one is stored */
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples INDEXED BY "
 	    "samples_file WHERE src IS NOT NULL"), 0);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM smi_versions"), 0);
 	assert_true(view_value(db, "pwr", T0, 2) == 26.7);
 	sqlite3_close(db);
 }
@@ -1003,6 +1004,41 @@ test_device_map_in_force(void **state)
 	db = db_open(f);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM device_map"), 2);
 	assert_int_equal(q_int(db, "SELECT min(since_ns) FROM device_map"), T0);
+	sqlite3_close(db);
+}
+
+/*
+ * aiu-smi's version: a row where it changes only, compared with the one
+ * in force at the time given (restarts of the same aiu-smi add nothing).
+ */
+static void
+test_smi_version(void **state)
+{
+	struct fx *f = *state;
+	char sql[256];
+	sqlite3 *db;
+
+	fx_open(f, 10);
+	assert_int_equal(store_smi_version(f->st, "aiu-smi 1.2.0", T0), 0);
+	assert_int_equal(store_smi_version(f->st, "aiu-smi 1.2.0", T0 + SEC),
+	    0);
+	assert_int_equal(store_smi_version(f->st, "aiu-smi 1.3.0", T0 + HOUR),
+	    0);
+	assert_int_equal(store_smi_version(f->st, "aiu-smi 1.3.0",
+	    T0 + 2 * HOUR), 0);
+	/* back to the old one, then a restart of it */
+	assert_int_equal(store_smi_version(f->st, "aiu-smi 1.2.0",
+	    T0 + 3 * HOUR), 0);
+	assert_int_equal(store_smi_version(f->st, "aiu-smi 1.2.0",
+	    T0 + 4 * HOUR), 0);
+	db = db_open(f);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM smi_versions"), 3);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM smi_versions WHERE "
+	    "(since_ns = %lld AND version = 'aiu-smi 1.2.0') OR "
+	    "(since_ns = %lld AND version = 'aiu-smi 1.3.0') OR "
+	    "(since_ns = %lld AND version = 'aiu-smi 1.2.0')", T0, T0 + HOUR,
+	    T0 + 3 * HOUR);
+	assert_int_equal(q_int(db, sql), 3);
 	sqlite3_close(db);
 }
 
@@ -1398,6 +1434,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_tx_refuses_new_metric,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_map_in_force, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_smi_version, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_newer_refused, setup,
 		    teardown),
