@@ -18,20 +18,9 @@ runs=${2:-3}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 T=$(mktemp -d)
 trap 'pkill -KILL -f "$T/" 2>/dev/null || true; rm -rf "$T"' EXIT
-tck=$(getconf CLK_TCK)
 
-# CPU time of a pid, all its threads, in seconds: the scheduler's run time
-# in ns (schedstat), since utime+stime come in clock ticks (10 ms), which at
-# about 1 % of a core is a tenth of a 10 s run's figure; ticks where the
-# kernel keeps no schedstat.
-cpu_s() {
-	if [ -r "/proc/$1/schedstat" ]; then
-		cat /proc/"$1"/task/*/schedstat 2>/dev/null |
-			awk '{ ns += $1 } END { printf "%.9f\n", ns / 1e9 }'
-	else
-		awk -v t="$tck" '{ print ($14 + $15) / t }' "/proc/$1/stat"
-	fi
-}
+# shellcheck source=bench/cpu.sh
+source "$ROOT/bench/cpu.sh"
 
 # measure BUILD RUN: one line of figures for the daemon of build dir BUILD
 measure() {

@@ -13,8 +13,8 @@
 #   direct  source.direct: auto; the simulator writes its 8 new-format
 #           files every 10 ms (and CSV every 1 s, source.interval), and the
 #           daemon reads each file every 10 ms (window_interval).
-# For each: the daemon's and the simulator's CPU time (utime + stime from
-# /proc) over the measured seconds; the daemon's CPU per card read (direct:
+# For each: the daemon's and the simulator's CPU time (the scheduler's run time,
+# bench/cpu.sh) over the measured seconds; the daemon's CPU per card read (direct:
 # the reads status counts; csv: rows the simulator printed); the stamps: csv, the
 # stored stamp minus the simulator's write time of the line; direct, the
 # stored stamp minus the simulator's write time of the update (--file-log),
@@ -31,11 +31,9 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-tck=$(getconf CLK_TCK)
 
-cpu_s() {	# utime+stime of a pid, in seconds
-	awk -v t="$tck" '{ print ($14 + $15) / t }' "/proc/$1/stat"
-}
+# shellcheck source=bench/cpu.sh
+source "$ROOT/bench/cpu.sh"
 
 # run_way WAY RUN: prints "daemon_cpu_s sim_cpu_s reads rows"
 run_way() {
