@@ -109,14 +109,29 @@ on_direct_timer(sd_event_source *s, uint64_t usec, void *arg)
 	(void)s;
 	if (direct_tick(src->direct, now)) {
 		all = direct_covers_all(src->direct);
-		if (all != src->direct_all) {
+		if (all != src->direct_all || !src->direct_said) {
+			bool changed = all != src->direct_all;
+
 			src->direct_all = all;
-			log_info("%s", all ? "every card's metric file is read "
-			    "directly; aiu-smi runs at source.interval" :
-			    "not every card's metric file can be read directly; "
-			    "aiu-smi runs as without direct reads");
-			source_apply_rates(src, all ? "every card is read directly"
-			    : "a card is no longer read directly");
+			src->direct_said = true;
+			if (all)
+				log_info("every card's metric file is read "
+				    "directly; aiu-smi runs at source.interval");
+			else if (src->cfg->source.direct == CONFIG_DIRECT_ON)
+				/* on asks for direct reads: missing them is
+				 * worth a warning, not a note */
+				log_warnx("source.direct is on, but not every "
+				    "card's metric file can be read directly "
+				    "(spyremon status says why); aiu-smi runs "
+				    "as without direct reads");
+			else
+				log_info("not every card's metric file can be "
+				    "read directly; aiu-smi runs as without "
+				    "direct reads");
+			if (changed)
+				source_apply_rates(src, all ?
+				    "every card is read directly" :
+				    "a card is no longer read directly");
 		}
 	}
 	/* from the scheduled time; skip ticks already past */

@@ -80,6 +80,7 @@ struct source {
 	uint64_t direct_period_ns;
 	uint64_t direct_next_usec;	/* the timer's next scheduled time */
 	bool direct_all;		/* every known card is read directly */
+	bool direct_said;		/* direct_all has been logged once */
 	struct source_dstamp dring[SOURCE_MAX_DEVICES][SOURCE_DRING];
 	unsigned dring_head[SOURCE_MAX_DEVICES];
 

@@ -174,4 +174,16 @@ if drops != 1 or seqs[-1] < 20:
 sys.exit(0 if ok else 1)
 EOF
 grep -q "old format" "$T/status.txt" || fail "status does not say old format"
+# auto notes the card left on aiu-smi; on warns about it
+grep -q "not every card's metric file can be read directly" "$DLOG" ||
+	fail "auto did not note the card left on aiu-smi"
+! grep -q "source.direct is on" "$DLOG" || fail "auto warned as on does"
+sed -i 's/^  direct: auto$/  direct: on/' "$T/spyremond.yaml"
+: >"$DLOG"
+# without -v only warnings are logged
+"$DAEMON" -c "$T/spyremond.yaml" >>"$DLOG" 2>&1 &
+DPID=$!
+wait_for 20 grep -q "source.direct is on, but not every card's metric file" "$DLOG" ||
+	fail "on did not warn about the card left on aiu-smi"
+stop_daemon
 echo "ok"
