@@ -54,7 +54,7 @@ STORE_SRCS = store/sql.c store/catalog.c store/store.c store/retention.c \
 	store/store_windows.c store/store_import.c store/counters.c \
 	store/summary.c store/summary_rw.c store/store_summary.c \
 	store/bestsrc.c \
-	store/writer.c store/smiversion.c
+	store/writer.c store/writer_jobs.c store/smiversion.c
 DAEMON_SRCS = daemon/source/source.c daemon/source/source_rows.c \
 	daemon/source/source_child.c daemon/source/health.c \
 	daemon/source/direct.c daemon/source/source_direct.c \
