@@ -2,22 +2,18 @@
 #include "bestsrc.h"
 
 #include "schema.h"
+#include "sql.h"
 
 int
 bestsrc_init(sqlite3 *db, struct bestsrc *b, const char *const *cols,
     size_t ncols)
 {
 	sqlite3_stmt *s;
-	int v = -1, rc;
+	int64_t v;
+	int rc;
 
 	*b = (struct bestsrc){ .cols = cols, .ncols = ncols };
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL) !=
-	    SQLITE_OK)
-		return -1;
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int(s, 0);
-	sqlite3_finalize(s);
-	if (v < 0)
+	if (sql_pragma_int(db, "user_version", &v) == -1 || v < 0)
 		return -1;
 	if (v < 7) {
 		b->on = v == 6;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "schema.h"
+#include "sql.h"
 #include "summary.h"
 
 #define CARD_COLUMNS \
@@ -143,16 +144,10 @@ copy_text(sqlite3_stmt *s, int i, char *buf, size_t len)
 static int
 user_version(sqlite3 *db)
 {
-	sqlite3_stmt *s;
-	int v = -1;
+	int64_t v;
 
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL) !=
-	    SQLITE_OK)
-		return -1;
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int(s, 0);
-	sqlite3_finalize(s);
-	return v;
+	return sql_pragma_int(db, "user_version", &v) == 0 && v >= 0 &&
+	    v <= INT32_MAX ? (int)v : -1;
 }
 
 /* True if db has the summary tables (and the windows' column). */

@@ -62,6 +62,15 @@ queue(struct store *st, struct job *j)
 	pthread_cond_signal(&w->cv);
 }
 
+/* Queue j, taking st->mu for it. */
+static void
+queue_locked(struct store *st, struct job *j)
+{
+	pthread_mutex_lock(&st->mu);
+	queue(st, j);
+	pthread_mutex_unlock(&st->mu);
+}
+
 static struct job *
 job_new(struct store *st, enum job_kind kind)
 {
@@ -174,9 +183,7 @@ writer_window_restarts(struct store *st, int64_t id, unsigned restarts)
 		return -1;
 	j->win.id = id;
 	j->restarts = restarts;
-	pthread_mutex_lock(&st->mu);
-	queue(st, j);
-	pthread_mutex_unlock(&st->mu);
+	queue_locked(st, j);
 	return 0;
 }
 
@@ -223,9 +230,7 @@ writer_device_map(struct store *st, int device, const char *metric_file,
 	}
 	j->device = device;
 	j->ns = ts_ns;
-	pthread_mutex_lock(&st->mu);
-	queue(st, j);
-	pthread_mutex_unlock(&st->mu);
+	queue_locked(st, j);
 	return 0;
 }
 
@@ -238,9 +243,7 @@ writer_card(struct store *st, const struct card *c, int64_t ts_ns)
 		return -1;
 	j->card = *c;
 	j->ns = ts_ns;
-	pthread_mutex_lock(&st->mu);
-	queue(st, j);
-	pthread_mutex_unlock(&st->mu);
+	queue_locked(st, j);
 	return 0;
 }
 
@@ -254,9 +257,7 @@ writer_smi_version(struct store *st, const char *version, int64_t ts_ns)
 		return -1;
 	}
 	j->ns = ts_ns;
-	pthread_mutex_lock(&st->mu);
-	queue(st, j);
-	pthread_mutex_unlock(&st->mu);
+	queue_locked(st, j);
 	return 0;
 }
 
