@@ -224,6 +224,7 @@ store_writer_start(struct store *st)
 		.window_insert = store_db_window_insert,
 		.window_end = store_db_window_end,
 		.window_restarts = store_db_window_restarts,
+		.window_begin_state = store_db_window_begin_state,
 		.summarize_due = store_db_summarize_due,
 		.reopen = store_db_reopen,
 		.retention_step = store_retention_step,

@@ -224,6 +224,10 @@ int store_db_summarize_due(struct store *st, int64_t now_ns, int64_t settle_ns,
     int64_t idle_lookback_ns);
 /* The highest window id ever given (0 if none). */
 int store_db_max_window_id(struct store *st, int64_t *id);
+/* Window id's clock state at its begin and child restarts as stored (zero
+ * and unknown where absent); -1 logged. */
+int store_db_window_begin_state(struct store *st, int64_t id,
+    struct clocksync *clock, unsigned *restarts);
 /* Reopen st->path, creating it if gone (st->mu and st->dbmu held). */
 int store_db_reopen(struct store *st);
 
@@ -242,6 +246,8 @@ struct writer_ops {
 	int (*window_end)(struct store *, int64_t, int64_t, enum store_ended_by,
 	    const struct clocksync *);
 	int (*window_restarts)(struct store *, int64_t, unsigned);
+	int (*window_begin_state)(struct store *, int64_t, struct clocksync *,
+	    unsigned *);
 	int (*summarize_due)(struct store *, int64_t, int64_t, int64_t);
 	int (*reopen)(struct store *);
 	int (*retention_step)(struct store *, const struct store_retention *,

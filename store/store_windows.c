@@ -116,6 +116,33 @@ store_db_window_insert(struct store *st, const struct store_window *win,
 }
 
 int
+store_db_window_begin_state(struct store *st, int64_t id,
+    struct clocksync *clock, unsigned *restarts)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	*clock = (struct clocksync){ 0 };
+	*restarts = 0;
+	if ((s = prepare(st, "SELECT clock_begin_synced, clock_begin_est_us, "
+	    "clock_begin_max_us, child_restarts FROM " SCHEMA_T_WINDOWS
+	    " WHERE id = ?")) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		clock->known = sqlite3_column_type(s, 0) != SQLITE_NULL;
+		clock->synced = sqlite3_column_int(s, 0) != 0;
+		clock->est_error_us = sqlite3_column_int64(s, 1);
+		clock->max_error_us = sqlite3_column_int64(s, 2);
+		if (sqlite3_column_int64(s, 3) > 0)
+			*restarts = (unsigned)sqlite3_column_int64(s, 3);
+	} else if (rc != SQLITE_DONE)
+		sql_warn(st, "open window's begin");
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+int
 store_db_max_window_id(struct store *st, int64_t *id)
 {
 	sqlite3_stmt *s;

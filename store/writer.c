@@ -545,9 +545,14 @@ writer_start(struct store *st, const struct writer_ops *ops,
 		free(w);
 		return -1;
 	}
-	/* the tag and meta move over; clock and restarts were not read back */
-	for (size_t i = 0; i < nopen; i++)
+	/* the tag and meta move over; the clock at the begin and the restarts
+	 * are read here, before the thread owns the connection, so that a
+	 * recreated database gets them back too (unknown if that read fails) */
+	for (size_t i = 0; i < nopen; i++) {
 		w->open[i].win = open[i];
+		(void)ops->window_begin_state(st, open[i].id,
+		    &w->open[i].clock, &w->open[i].restarts);
+	}
 	free(open);
 	w->nopen = nopen;
 	w->next_window_id = max_window_id;

@@ -1,6 +1,7 @@
 # The database deleted under the running daemon (rm spyremon.db*, with a
-# window open) is noticed within one flush interval: the daemon logs it,
-# creates the file again (mode 0640) with the open window and the rows it
+# window open since before a restart of the daemon) is noticed within one flush interval: the daemon logs it,
+# creates the file again (mode 0640) with the open window (its clock state
+# at the begin included) and the rows it
 # had not written yet, says so in status, and keeps storing: every row the
 # simulator wrote after the rm is in the new file, and the window ends
 # there as answered.
@@ -16,6 +17,18 @@ wait_for 20 rows_at_least 20 || fail "no rows stored"
 ctl '{"v":1,"cmd":"begin","tag":"kept"}' >"$T/begin" || fail "begin: $(cat "$T/begin")"
 PYTHONPATH=$ROOT/tests/integration python3 "$ROOT/tests/integration/settled.py" \
 	"$T/control.sock" || fail "the window was not stored"
+q() { sqlite3 -readonly "file:$DB?mode=ro" "$1"; }
+# the window outlives a restart: the daemon reads it back at start, and a
+# recreated file must get its clock state at the begin back too
+CLOCK="SELECT coalesce(clock_begin_synced, 'unknown') || ' ' ||
+	coalesce(clock_begin_est_us, '-') || ' ' || coalesce(clock_begin_max_us, '-')
+	FROM windows WHERE tag = 'kept'"
+clock_before=$(q "$CLOCK")
+stop_daemon
+start_daemon
+wait_for 20 test -S "$T/control.sock" || fail "the daemon did not start again"
+n=$(rows_in_db)
+wait_for 20 rows_at_least $((n + 10)) || fail "no rows after the restart"
 sleep 0.3
 
 rm_ns=$(date +%s%N)
@@ -36,9 +49,12 @@ if st["recreated"] != 1:
     sys.exit("status says recreated %s, not 1" % st["recreated"])
 print("status: recreated %d, rows_written %d" % (st["recreated"], st["rows_written"]))
 PY
-q() { sqlite3 -readonly "file:$DB?mode=ro" "$1"; }
 [ "$(q "SELECT count(*) FROM windows WHERE tag = 'kept' AND end_ns IS NULL")" = 1 ] ||
 	fail "the open window is not in the new database"
+clock_after=$(q "$CLOCK")
+[ "$clock_after" = "$clock_before" ] ||
+	fail "the window's clock at its begin was '$clock_before', is '$clock_after' in the new database"
+echo "the window's clock at its begin, kept: $clock_after"
 ctl '{"v":1,"cmd":"end","tag":"kept"}' >"$T/end" || fail "end: $(cat "$T/end")"
 sleep 1.5
 stop_daemon
