@@ -124,6 +124,19 @@ time_scale() {
 	fi
 }
 
+# sigkill_daemon RUN: SIGKILL the daemon; the simulator it ran must go with
+# it (the kernel's SIGTERM when its parent dies).  KILL_NS is the kill's time.
+sigkill_daemon() {
+	local sim
+	sim=$(pgrep -P "$DPID" | head -n 1)
+	KILL_NS=$(date +%s%N)
+	kill -KILL "$DPID"
+	wait "$DPID" 2>/dev/null || true
+	DPID=
+	[ -n "$sim" ] || fail "run $1: no simulator running"
+	wait_for 5 process_gone "$sim" || fail "run $1: simulator orphaned"
+}
+
 # start_loaded_daemon: 8 cards every 10 ms, flushed every 500 ms, then 10 s
 # of undisturbed sampling whose span (BASE, "FROM:TO" in ns) is the
 # baseline that compare.py --baseline measures this machine's load by.

@@ -12,14 +12,8 @@ for i in $(seq 1 20); do
 	start_daemon
 	wait_for 20 rows_at_least $((prev + 1)) || fail "run $i: no new row"
 	sleep 0.$((RANDOM % 5 + 3))
-	sim=$(pgrep -P "$DPID" | head -n 1)
-	kill_ns=$(date +%s%N)
-	kill -KILL "$DPID"
-	wait "$DPID" 2>/dev/null || true
-	DPID=
-	# the simulator got SIGTERM from the kernel when its parent died
-	[ -n "$sim" ] || fail "run $i: no simulator running"
-	wait_for 5 process_gone "$sim" || fail "run $i: simulator orphaned"
+	sigkill_daemon "$i"
+	kill_ns=$KILL_NS
 	dead_ns=$(date +%s%N)
 	[ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = ok ] ||
 		fail "run $i: integrity_check failed"

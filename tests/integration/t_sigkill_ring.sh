@@ -49,13 +49,8 @@ for i in $(seq 1 12); do
 		END=$(printf '%s' "$REPLY" | python3 -c 'import json,sys; print(json.load(sys.stdin)["end_ns"])')
 	fi
 	sleep 0.$((RANDOM % 5 + 4))
-	sim=$(pgrep -P "$DPID" | head -n 1)
-	kill_ns=$(date +%s%N)
-	kill -KILL "$DPID"
-	wait "$DPID" 2>/dev/null || true
-	DPID=
-	[ -n "$sim" ] || fail "run $i: no simulator running"
-	wait_for 5 process_gone "$sim" || fail "run $i: simulator orphaned"
+	sigkill_daemon "$i"
+	kill_ns=$KILL_NS
 	[ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = ok ] ||
 		fail "run $i: integrity_check failed"
 	prev=$(rows_in_db)
