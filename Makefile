@@ -54,14 +54,16 @@ STORE_SRCS = store/sql.c store/catalog.c store/store.c store/retention.c \
 	store/store_windows.c store/store_import.c store/counters.c \
 	store/summary.c store/summary_rw.c store/store_summary.c \
 	store/bestsrc.c \
-	store/writer.c store/writer_jobs.c store/smiversion.c
+	store/writer.c store/writer_jobs.c store/writer_sync.c \
+	store/smiversion.c
 DAEMON_SRCS = daemon/source/source.c daemon/source/source_rows.c \
 	daemon/source/source_child.c daemon/source/health.c \
 	daemon/source/direct.c daemon/source/source_direct.c \
-	daemon/pace.c daemon/windows.c daemon/control.c daemon/control_request.c
+	daemon/pace.c daemon/windows.c daemon/control.c daemon/control_request.c \
+	daemon/control_sync.c
 CLIENT_SRCS = client/client.c client/ctl.c client/db.c client/format.c \
 	client/json.c client/output.c client/mark.c client/status.c \
-	client/windows.c client/hosts.c \
+	client/windows.c client/hosts.c client/settle.c \
 	client/trace/trace.c client/trace/trace_util.c \
 	client/trace/trace_stream.c client/trace/trace_tally.c \
 	client/trace/trace_info.c \

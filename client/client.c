@@ -5,6 +5,7 @@
  */
 #include <err.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -14,12 +15,21 @@
 bool
 client_common_option(struct client *cl, int ch, const char *arg)
 {
+	uint64_t wait;
+
 	switch (ch) {
 	case 'c':
 		cl->config_path = arg;
 		return true;
 	case CLIENT_OPT_SOCKET:
 		cl->socket_path = arg;
+		return true;
+	case CLIENT_OPT_WAIT:
+		if (parse_duration(arg, &wait) == -1 || wait > INT64_MAX / 2)
+			errx(CLIENT_EXIT_USAGE, "--wait %s: not a duration (such "
+			    "as 10s, 500ms or 0s)", arg);
+		cl->wait_set = true;
+		cl->wait_ns = (int64_t)wait;
 		return true;
 	case CLIENT_OPT_DB:
 		cl->db_path = arg;

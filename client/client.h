@@ -26,6 +26,7 @@
 #define CLIENT_EXIT_DATABASE	4	/* the database cannot be read */
 #define CLIENT_EXIT_REGRESSION	5	/* compare --fail-on-regression: it regressed */
 #define CLIENT_EXIT_PARTIAL	6	/* written, but part of a window's samples were deleted */
+#define CLIENT_EXIT_INCOMPLETE	7	/* written as far as it goes: a window is not complete */
 
 /* --db given more often is refused. */
 #define CLIENT_MAX_DBS	256
@@ -43,12 +44,15 @@ struct client {
 	size_t ndb;
 	bool too_many_dbs;		/* more than CLIENT_MAX_DBS --db */
 	struct config *cfg;		/* loaded on first need */
+	bool wait_set;			/* --wait: how long a reader waits for */
+	int64_t wait_ns;		/* spyremond to store a window (settle.h) */
 };
 
 /* getopt_long values of the options every command takes. */
 enum {
 	CLIENT_OPT_SOCKET = 0x100,
 	CLIENT_OPT_DB,
+	CLIENT_OPT_WAIT,
 	CLIENT_OPT_FIRST_FREE		/* commands number their own from here */
 };
 
@@ -56,6 +60,7 @@ enum {
 	{ "config", required_argument, NULL, 'c' }, \
 	{ "socket", required_argument, NULL, CLIENT_OPT_SOCKET }, \
 	{ "db", required_argument, NULL, CLIENT_OPT_DB }, \
+	{ "wait", required_argument, NULL, CLIENT_OPT_WAIT }, \
 	{ "help", no_argument, NULL, 'h' }
 
 /* The short options of CLIENT_LONGOPTS, for the start of an optstring. */
@@ -63,7 +68,8 @@ enum {
 
 /*
  * Take option ch (with its argument) if it is one of CLIENT_LONGOPTS but
- * 'h'; true if it was.
+ * 'h'; true if it was.  A --wait that is not a duration exits with
+ * CLIENT_EXIT_USAGE.
  */
 bool client_common_option(struct client *cl, int ch, const char *arg);
 

@@ -29,4 +29,13 @@
  */
 int ctl_call(const char *path, yajl_gen g, yajl_val *reply);
 
+/*
+ * ctl_call for a caller that words the errors itself: within timeout_ms,
+ * nothing is printed but the reason is written to why; and a refusal
+ * ("ok": false, CLIENT_EXIT_FAILED) leaves the reply in *reply, for its
+ * "error" code.
+ */
+int ctl_ask(const char *path, yajl_gen g, int timeout_ms, char *why,
+    size_t whylen, yajl_val *reply);
+
 #endif

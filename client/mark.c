@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "settle.h"
 #include "ctl.h"
 #include "format.h"
 #include "json.h"
@@ -321,6 +322,11 @@ mark_end(struct client *cl, int argc, char *argv[])
 	if ((rc = request_send(cl, g, &reply)) != CLIENT_EXIT_OK)
 		return rc;
 	print_ended(reply);
+	/* --wait: return once every sample of the window is stored */
+	if (cl->wait_set && json_int(reply, "id", &id)) {
+		fflush(stdout);
+		rc = settle_ended(cl, id);
+	}
 	yajl_tree_free(reply);
 	return rc;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "settle.h"
 #include "db.h"
 #include "format.h"
 #include "json.h"
@@ -296,7 +297,7 @@ cmd_windows(struct client *cl, int argc, char *argv[])
 	bool json = false;
 	sqlite3 *db;
 	size_t n;
-	int ch, rc;
+	int ch, rc, settled;
 
 	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS "s:t:", longopts,
 	    NULL)) != -1) {
@@ -329,6 +330,12 @@ cmd_windows(struct client *cl, int argc, char *argv[])
 		return CLIENT_EXIT_FAILED;
 	if ((rc = db_open(path, &db)) != CLIENT_EXIT_OK)
 		return rc;
+	/* windows that just ended: their energy once it is stored */
+	if ((settled = settle_pending(cl, db, path)) != CLIENT_EXIT_OK &&
+	    settled != CLIENT_EXIT_INCOMPLETE) {
+		db_close(db);
+		return settled;
+	}
 	if ((rc = db_windows(db, &f, &ws, &n)) == CLIENT_EXIT_OK) {
 		if (n == 0 && !json)
 			fprintf(stderr, "spyremon: no windows%s\n",
@@ -338,5 +345,5 @@ cmd_windows(struct client *cl, int argc, char *argv[])
 		db_windows_free(ws, n);
 	}
 	db_close(db);
-	return rc;
+	return rc == CLIENT_EXIT_OK ? settled : rc;
 }

@@ -30,6 +30,19 @@
  *         "cards":[...], "health":[...], "database":{...},
  *         "retention":{...}, "unreliable":[...], "windows":[...]}
  *
+ *   {"v":1,"cmd":"sync","window":12,"wait_ms":10000,
+ *    "db":{"dev":2049,"ino":1311}}
+ *   {"v":1,"cmd":"sync","through_ns":1764670000123456789,"wait_ms":10000}
+ *     -> {"ok":true} once every sample that covers window 12's end (or
+ *     through_ns) is committed, and for a window its summary and
+ *     complete_ns with them; answered only then.  Within "wait_ms" (at
+ *     most PROTO_MAX_WAIT_MS) or not at all: "incomplete", whose message
+ *     says what is still missing, with "through_ns", the time it stores
+ *     through (a window's end).  A window still open is answered at once.  "db", the database file's st_dev and
+ *     st_ino as the caller sees them, must name the daemon's own database,
+ *     else "other_database".  Requests after a sync on the same connection
+ *     wait for its answer.
+ *
  * begin and end may carry "expires_ns": a CLOCK_REALTIME time after which
  * the caller no longer waits for the answer (spyremon sends now plus its
  * 5 s timeout).  A request read after it is refused with "expired" and has
@@ -54,6 +67,7 @@
 #define PROTO_META_MAX		32	/* key=value pairs per window */
 #define PROTO_META_KEY_MAX	64
 #define PROTO_META_VALUE_MAX	256
+#define PROTO_MAX_WAIT_MS	600000	/* the longest a sync may wait */
 
 /* Error codes, the "error" field of a failed reply. */
 #define PROTO_E_BAD_REQUEST	"bad_request"	/* not JSON, too long, wrong types */
@@ -70,6 +84,8 @@
 #define PROTO_E_INTERNAL	"internal"	/* the daemon could not do it; see its log */
 #define PROTO_E_NO_PROCESS	"no_process"	/* until_pid names no process */
 #define PROTO_E_EXPIRED		"expired"	/* read after its expires_ns: not done */
+#define PROTO_E_INCOMPLETE	"incomplete"	/* sync: not all stored within wait_ms */
+#define PROTO_E_OTHER_DB	"other_database"	/* sync: "db" is not the daemon's */
 
 /*
  * True if tag is acceptable: 1..PROTO_TAG_MAX bytes of printable ASCII

@@ -22,6 +22,7 @@
 
 #include "log.h"
 #include "proto.h"
+#include "store.h"
 #include "timeparse.h"
 
 /* After every other event source: sampling never waits for a client. */
@@ -39,6 +40,8 @@ struct conn {
 	struct control_peer peer;
 	sd_event_source *io, *idle;
 	bool closing;		/* answer no more: close once out is sent */
+	uint64_t wait_ticket;	/* a sync waits for this; later lines wait too */
+	sd_event_source *wait;	/* its deadline */
 
 	char in[PROTO_MAX_REQUEST];
 	size_t inlen;
@@ -69,6 +72,7 @@ conn_close(struct conn *c)
 
 	sd_event_source_disable_unref(c->io);
 	sd_event_source_disable_unref(c->idle);
+	sd_event_source_disable_unref(c->wait);
 	close(c->fd);
 	if (c->prev != NULL)
 		c->prev->next = c->next;
@@ -141,6 +145,27 @@ conn_queue(struct conn *c, const char *text, size_t len)
 	return 0;
 }
 
+static int on_conn_wait(sd_event_source *, uint64_t, void *);
+
+/* Hold the client until ticket is done or wait_ms passed; -1: drop it. */
+static int
+conn_wait(struct conn *c, uint64_t ticket, uint64_t wait_ms)
+{
+	if (c->wait == NULL) {
+		if (sd_event_add_time_relative(c->ctl->ev, &c->wait,
+		    CLOCK_MONOTONIC, wait_ms * 1000, 0, on_conn_wait, c) < 0)
+			return -1;
+		sd_event_source_set_priority(c->wait, CONTROL_PRIORITY);
+	} else {
+		sd_event_source_set_time_relative(c->wait, wait_ms * 1000);
+		sd_event_source_set_enabled(c->wait, SD_EVENT_ONESHOT);
+	}
+	/* the wait has its own bound: idleness is not the client's */
+	sd_event_source_set_enabled(c->idle, SD_EVENT_OFF);
+	c->wait_ticket = ticket;
+	return 0;
+}
+
 /* Answer one complete request line (NUL-terminated in place); -1: drop the client. */
 static int
 conn_request(struct conn *c, const char *line, size_t len, int64_t now_ns)
@@ -154,6 +179,8 @@ conn_request(struct conn *c, const char *line, size_t len, int64_t now_ns)
 		    (unsigned)c->peer.uid);
 		return -1;
 	}
+	if (reply.wait_ticket != 0)
+		return conn_wait(c, reply.wait_ticket, reply.wait_ms);
 	r = conn_queue(c, reply.text, reply.len);
 	free(reply.text);
 	if (r == -1) {
@@ -189,7 +216,7 @@ conn_lines(struct conn *c, int64_t now_ns)
 	size_t start = 0;
 	char *nl;
 
-	while (!c->closing &&
+	while (!c->closing && c->wait_ticket == 0 &&
 	    (nl = memchr(c->in + start, '\n', c->inlen - start)) != NULL) {
 		size_t len = (size_t)(nl - (c->in + start));
 
@@ -197,11 +224,12 @@ conn_lines(struct conn *c, int64_t now_ns)
 		if (conn_request(c, c->in + start, len, now_ns) == -1)
 			return -1;
 		start += len + 1;
-		conn_idle_restart(c);
+		if (c->wait_ticket == 0)
+			conn_idle_restart(c);
 	}
 	memmove(c->in, c->in + start, c->inlen - start);
 	c->inlen -= start;
-	if (!c->closing && c->inlen == sizeof(c->in))
+	if (!c->closing && c->wait_ticket == 0 && c->inlen == sizeof(c->in))
 		return conn_refuse(c, "a request is at most 4096 bytes, its "
 		    "newline included");
 	return 0;
@@ -240,7 +268,8 @@ conn_rearm(struct conn *c)
 		events |= EPOLLOUT;
 	else if (c->closing)
 		return -1;
-	if (!c->closing)
+	/* while a sync waits, what follows it waits unread in the socket */
+	if (!c->closing && c->wait_ticket == 0)
 		events |= EPOLLIN;
 	sd_event_source_set_io_events(c->io, events);
 	return 0;
@@ -256,13 +285,67 @@ on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *arg)
 	(void)fd;
 	if (revents & EPOLLOUT)
 		r = conn_flush(c);
-	if (r == 0 && !c->closing && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+	/* a client that hangs up while its sync waits has given up on it */
+	if (c->wait_ticket != 0 && (revents & (EPOLLHUP | EPOLLERR)))
+		r = -1;
+	if (r == 0 && !c->closing && c->wait_ticket == 0 &&
+	    (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 		r = conn_read(c);
 	if (r == 0 && c->outlen > c->outoff)
 		r = conn_flush(c);
 	if (r == -1 || conn_rearm(c) == -1)
 		conn_close(c);
 	return 0;
+}
+
+/*
+ * The sync c waits for is done, or its time ran out: answer it, then the
+ * lines that came after it.
+ */
+static void
+conn_wait_over(struct conn *c)
+{
+	struct control_reply reply;
+	uint64_t ticket = c->wait_ticket;
+	int r;
+
+	c->wait_ticket = 0;
+	sd_event_source_set_enabled(c->wait, SD_EVENT_OFF);
+	conn_idle_restart(c);
+	r = control_request_sync_reply(&c->ctl->ctx, ticket, &reply);
+	if (r == 0) {
+		r = conn_queue(c, reply.text, reply.len);
+		free(reply.text);
+	}
+	if (r == 0)
+		r = conn_lines(c, now_realtime_ns());
+	if (r == 0)
+		r = conn_flush(c);
+	if (r == -1 || conn_rearm(c) == -1)
+		conn_close(c);
+}
+
+static int
+on_conn_wait(sd_event_source *s, uint64_t usec, void *arg)
+{
+	(void)s;
+	(void)usec;
+	conn_wait_over(arg);
+	return 0;
+}
+
+void
+control_syncs_done(struct control *ctl)
+{
+	struct conn *c, *next;
+
+	for (c = ctl->conns; c != NULL; c = next) {
+		next = c->next;
+		if (c->wait_ticket != 0 &&
+		    !store_sync_pending(ctl->ctx.st, c->wait_ticket, NULL, 0,
+		    NULL))
+			conn_wait_over(c);
+	}
 }
 
 static int

@@ -51,11 +51,17 @@ struct control_peer {
 	int32_t pid;
 };
 
-/* One reply: a JSON object on one line, "\n" included. */
+/*
+ * One reply: a JSON object on one line, "\n" included; or, for a sync
+ * still pending, no text yet but the ticket to wait for (store_sync) and
+ * for how long, after which control_request_sync_reply gives the text.
+ */
 struct control_reply {
 	char *text;		/* malloc'd, and NUL-terminated past len */
 	size_t len;
 	bool close;		/* the request was malformed: close after sending */
+	uint64_t wait_ticket;	/* > 0: text is NULL; answer once it is done */
+	uint64_t wait_ms;
 };
 
 /*
@@ -91,6 +97,16 @@ void control_free(struct control *ctl);
 int control_request_handle(const struct control_ctx *ctx, const char *line,
     size_t len, const struct control_peer *peer, int64_t now_ns,
     struct control_reply *out);
+
+/*
+ * The answer to a sync that waited for ticket: ok if it is done, else
+ * "incomplete" with what it still waits for.  -1 only if out of memory.
+ */
+int control_request_sync_reply(const struct control_ctx *ctx, uint64_t ticket,
+    struct control_reply *out);
+
+/* Answer the clients whose sync is done; for the store's sync descriptor. */
+void control_syncs_done(struct control *ctl);
 
 /* A reply that is only an error; -1 only if out of memory. */
 int control_request_error(const char *code, const char *message,

@@ -10,6 +10,7 @@
  * connection after the reply; every other error leaves it open.
  */
 #include "control.h"
+#include "control_priv.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -42,14 +43,14 @@ struct bad {
 	char message[160];
 };
 
-/* Finish the reply in g as one line; -1 if out of memory. */
-static int
-finish(yajl_gen g, bool close, struct control_reply *out)
+int
+control_reply_finish(yajl_gen g, bool close, struct control_reply *out)
 {
 	const unsigned char *buf;
 	size_t len;
 
 	out->text = NULL;
+	out->wait_ticket = out->wait_ms = 0;
 	if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok ||
 	    (out->text = malloc(len + 2)) == NULL) {
 		yajl_gen_free(g);
@@ -64,8 +65,8 @@ finish(yajl_gen g, bool close, struct control_reply *out)
 	return 0;
 }
 
-static yajl_gen
-reply_open(bool ok)
+yajl_gen
+control_reply_open(bool ok)
 {
 	yajl_gen g = yajl_gen_alloc(NULL);
 
@@ -77,25 +78,25 @@ reply_open(bool ok)
 	return g;
 }
 
-static int
-error_reply(const char *code, const char *message, bool close,
+int
+control_reply_error(const char *code, const char *message, bool close,
     struct control_reply *out)
 {
-	yajl_gen g = reply_open(false);
+	yajl_gen g = control_reply_open(false);
 
 	if (g == NULL)
 		return -1;
 	jsonw_put_str(g, "error", code);
 	jsonw_put_str(g, "message", message);
 	yajl_gen_map_close(g);
-	return finish(g, close, out);
+	return control_reply_finish(g, close, out);
 }
 
 int
 control_request_error(const char *code, const char *message,
     struct control_reply *out)
 {
-	return error_reply(code, message, true, out);
+	return control_reply_error(code, message, true, out);
 }
 
 /* ---- reading the request ---- */
@@ -127,9 +128,8 @@ nesting(const char *s, size_t len, int limit)
 	return max;
 }
 
-/* Member key of object o, or NULL. */
-static yajl_val
-member(yajl_val o, const char *key)
+yajl_val
+control_member(yajl_val o, const char *key)
 {
 	for (size_t i = 0; i < o->u.object.len; i++)
 		if (strcmp(o->u.object.keys[i], key) == 0)
@@ -316,7 +316,7 @@ parse(const char *line, size_t len, struct bad *bad)
 	}
 	if (!YAJL_IS_OBJECT(req))
 		set_bad(bad, PROTO_E_BAD_REQUEST, "a request is a JSON object");
-	else if ((v = member(req, "v")) == NULL)
+	else if ((v = control_member(req, "v")) == NULL)
 		set_bad(bad, PROTO_E_BAD_REQUEST, "the request has no \"v\"; "
 		    "this daemon speaks version %d", PROTO_VERSION);
 	else if (!YAJL_IS_INTEGER(v))
@@ -325,7 +325,7 @@ parse(const char *line, size_t len, struct bad *bad)
 		set_bad(bad, PROTO_E_VERSION, "version %lld is not supported; "
 		    "this daemon speaks version %d", YAJL_GET_INTEGER(v),
 		    PROTO_VERSION);
-	else if ((cmd = member(req, "cmd")) == NULL || !YAJL_IS_STRING(cmd))
+	else if ((cmd = control_member(req, "cmd")) == NULL || !YAJL_IS_STRING(cmd))
 		set_bad(bad, PROTO_E_BAD_REQUEST, "\"cmd\" must be a string");
 	else
 		return req;
@@ -338,14 +338,14 @@ parse(const char *line, size_t len, struct bad *bad)
 static int
 cmd_hello(struct control_reply *out)
 {
-	yajl_gen g = reply_open(true);
+	yajl_gen g = control_reply_open(true);
 
 	if (g == NULL)
 		return -1;
 	jsonw_put_int(g, "v", PROTO_VERSION);
 	jsonw_put_str(g, "daemon", "spyremond " SPYREMON_VERSION);
 	yajl_gen_map_close(g);
-	return finish(g, false, out);
+	return control_reply_finish(g, false, out);
 }
 
 /* ---- begin and end ---- */
@@ -357,8 +357,8 @@ window_reply(const struct windows_result *res, bool with_end,
 	yajl_gen g;
 
 	if (res->error != NULL)
-		return error_reply(res->error, res->message, false, out);
-	if ((g = reply_open(true)) == NULL)
+		return control_reply_error(res->error, res->message, false, out);
+	if ((g = control_reply_open(true)) == NULL)
 		return -1;
 	jsonw_put_int(g, "id", res->id);
 	jsonw_put_str(g, "tag", res->tag);
@@ -366,7 +366,7 @@ window_reply(const struct windows_result *res, bool with_end,
 	if (with_end)
 		jsonw_put_int(g, "end_ns", res->end_ns);
 	yajl_gen_map_close(g);
-	return finish(g, false, out);
+	return control_reply_finish(g, false, out);
 }
 
 /*
@@ -417,8 +417,8 @@ static int
 cmd_begin(const struct control_ctx *ctx, yajl_val req,
     const struct control_peer *peer, int64_t now_ns, struct control_reply *out)
 {
-	yajl_val tag = member(req, "tag"), same = member(req, "same_tag");
-	yajl_val until = member(req, "until_pid");
+	yajl_val tag = control_member(req, "tag"), same = control_member(req, "same_tag");
+	yajl_val until = control_member(req, "until_pid");
 	struct windows_begin_req wr = { .uid = peer->uid, .pid = peer->pid,
 	    .now_ns = now_ns };
 	struct windows_result res;
@@ -427,19 +427,19 @@ cmd_begin(const struct control_ctx *ctx, yajl_val req,
 	int r;
 
 	if (tag == NULL || !YAJL_IS_STRING(tag))
-		return error_reply(PROTO_E_BAD_REQUEST, "begin needs \"tag\", "
+		return control_reply_error(PROTO_E_BAD_REQUEST, "begin needs \"tag\", "
 		    "a string", true, out);
 	if (same != NULL && !YAJL_IS_TRUE(same) && !YAJL_IS_FALSE(same))
-		return error_reply(PROTO_E_BAD_REQUEST, "\"same_tag\" must be "
+		return control_reply_error(PROTO_E_BAD_REQUEST, "\"same_tag\" must be "
 		    "true or false", true, out);
 	if (until != NULL && (!YAJL_IS_INTEGER(until) ||
 	    YAJL_GET_INTEGER(until) < 1 || YAJL_GET_INTEGER(until) > INT32_MAX))
-		return error_reply(PROTO_E_BAD_REQUEST, "\"until_pid\" must be "
+		return control_reply_error(PROTO_E_BAD_REQUEST, "\"until_pid\" must be "
 		    "a process ID, a positive integer", true, out);
 	if (until != NULL)
 		wr.until_pid = (int32_t)YAJL_GET_INTEGER(until);
-	if (meta_pairs(member(req, "meta"), &pairs, &wr.nmeta, &bad) == -1)
-		return error_reply(bad.code, bad.message,
+	if (meta_pairs(control_member(req, "meta"), &pairs, &wr.nmeta, &bad) == -1)
+		return control_reply_error(bad.code, bad.message,
 		    strcmp(bad.code, PROTO_E_BAD_REQUEST) == 0, out);
 	wr.tag = YAJL_GET_STRING(tag);
 	wr.meta = pairs;
@@ -454,23 +454,23 @@ static int
 cmd_end(const struct control_ctx *ctx, yajl_val req,
     const struct control_peer *peer, int64_t now_ns, struct control_reply *out)
 {
-	yajl_val tag = member(req, "tag"), id = member(req, "id");
+	yajl_val tag = control_member(req, "tag"), id = control_member(req, "id");
 	struct windows_end_req er = { .by = WINDOWS_END_NEWEST, .uid = peer->uid,
 	    .pid = peer->pid, .now_ns = now_ns };
 	struct windows_result res;
 
 	if (tag != NULL && id != NULL)
-		return error_reply(PROTO_E_BAD_REQUEST, "end takes \"tag\" or "
+		return control_reply_error(PROTO_E_BAD_REQUEST, "end takes \"tag\" or "
 		    "\"id\", not both", true, out);
 	if (tag != NULL) {
 		if (!YAJL_IS_STRING(tag))
-			return error_reply(PROTO_E_BAD_REQUEST, "\"tag\" must be "
+			return control_reply_error(PROTO_E_BAD_REQUEST, "\"tag\" must be "
 			    "a string", true, out);
 		er.by = WINDOWS_END_TAG;
 		er.tag = YAJL_GET_STRING(tag);
 	} else if (id != NULL) {
 		if (!YAJL_IS_INTEGER(id) || YAJL_GET_INTEGER(id) <= 0)
-			return error_reply(PROTO_E_BAD_REQUEST, "\"id\" must be "
+			return control_reply_error(PROTO_E_BAD_REQUEST, "\"id\" must be "
 			    "a positive integer", true, out);
 		er.by = WINDOWS_END_ID;
 		er.id = YAJL_GET_INTEGER(id);
@@ -719,7 +719,7 @@ static int
 cmd_status(const struct control_ctx *ctx, int64_t now_ns,
     struct control_reply *out)
 {
-	yajl_gen g = reply_open(true);
+	yajl_gen g = control_reply_open(true);
 	struct source_stats ss;
 
 	if (g == NULL)
@@ -733,7 +733,7 @@ cmd_status(const struct control_ctx *ctx, int64_t now_ns,
 	status_store(g, ctx);
 	status_windows(g, ctx);
 	yajl_gen_map_close(g);
-	return finish(g, false, out);
+	return control_reply_finish(g, false, out);
 }
 
 /* ---- dispatch ---- */
@@ -750,13 +750,13 @@ control_request_handle(const struct control_ctx *ctx, const char *line,
 
 	/* a bad tag or key is a rule error, which keeps the connection */
 	if ((req = parse(line, len, &bad)) == NULL)
-		return error_reply(bad.code, bad.message,
+		return control_reply_error(bad.code, bad.message,
 		    strcmp(bad.code, PROTO_E_BAD_TAG) != 0 &&
 		    strcmp(bad.code, PROTO_E_BAD_META) != 0, out);
-	cmd = YAJL_GET_STRING(member(req, "cmd"));
-	expires = member(req, "expires_ns");
+	cmd = YAJL_GET_STRING(control_member(req, "cmd"));
+	expires = control_member(req, "expires_ns");
 	if (expires != NULL && !YAJL_IS_INTEGER(expires))
-		r = error_reply(PROTO_E_BAD_REQUEST, "\"expires_ns\" must be an "
+		r = control_reply_error(PROTO_E_BAD_REQUEST, "\"expires_ns\" must be an "
 		    "integer", true, out);
 	else if (expires != NULL && now_ns > YAJL_GET_INTEGER(expires)) {
 		/* the caller has given up: doing it now would surprise it */
@@ -765,7 +765,7 @@ control_request_handle(const struct control_ctx *ctx, const char *line,
 		    (double)(now_ns - YAJL_GET_INTEGER(expires)) / 1e9);
 		log_notice("control: a %.16s request of uid %u expired before "
 		    "it was read; not done", cmd, (unsigned)peer->uid);
-		r = error_reply(PROTO_E_EXPIRED, bad.message, false, out);
+		r = control_reply_error(PROTO_E_EXPIRED, bad.message, false, out);
 	} else if (strcmp(cmd, "hello") == 0)
 		r = cmd_hello(out);
 	else if (strcmp(cmd, "begin") == 0)
@@ -774,10 +774,13 @@ control_request_handle(const struct control_ctx *ctx, const char *line,
 		r = cmd_end(ctx, req, peer, now_ns, out);
 	else if (strcmp(cmd, "status") == 0)
 		r = cmd_status(ctx, now_ns, out);
+	else if (strcmp(cmd, "sync") == 0)
+		r = control_cmd_sync(ctx, req, now_ns, out);
 	else {
 		snprintf(bad.message, sizeof(bad.message), "unknown command "
-		    "'%.40s'; this daemon knows hello, begin, end and status", cmd);
-		r = error_reply(PROTO_E_UNKNOWN_CMD, bad.message, false, out);
+		    "'%.40s'; this daemon knows hello, begin, end, status and sync",
+		    cmd);
+		r = control_reply_error(PROTO_E_UNKNOWN_CMD, bad.message, false, out);
 	}
 	yajl_tree_free(req);
 	return r;

@@ -30,7 +30,6 @@
 
 #define STATUS_EVERY_NS		(5ULL * NSEC_PER_SEC)
 #define STOP_GRACE_NS		(5ULL * NSEC_PER_SEC)
-#define SUMMARY_SETTLE_MARGIN_NS	(1ULL * NSEC_PER_SEC)
 /*
  * The test suite's seam for adjtimex(2): "unsync" or "sync" make every
  * window record that clock state (clocksync_fake); unset in production.
@@ -46,7 +45,7 @@ struct daemon {
 	struct source *src;
 	struct windows *win;
 	struct control *ctl;
-	sd_event_source *flush_timer, *status_timer;
+	sd_event_source *flush_timer, *status_timer, *sync_done;
 	unsigned pushed_restarts;	/* source counts already in the store */
 	uint64_t pushed_bad_lines;
 };
@@ -155,22 +154,33 @@ push_counters(struct daemon *d)
 }
 
 /*
- * Store the summaries of the windows that have ended and whose samples
- * are all in: the row just after a window's end, which covers the end,
- * arrives up to one interval (at either rate) later and is written at the
- * next flush.  Windows left from before a restart or an upgrade are
- * summarized here too.
+ * The windows that end from now on are summarized by the store as they
+ * become complete (store_sync_window); those left unsummarized from before
+ * this start (spyremond stopped first, or an older build) are summarized
+ * once, now.
  */
 static void
-summarize_ended_windows(struct daemon *d)
+summarize_left_windows(struct daemon *d)
 {
-	const struct config *c = d->cfg;
-	uint64_t settle = c->source.interval_ns > c->source.window_interval_ns ?
-	    c->source.interval_ns : c->source.window_interval_ns;
+	int64_t lookback = (int64_t)d->cfg->windows.idle_lookback_ns;
 
-	settle += c->flush_interval_ns + SUMMARY_SETTLE_MARGIN_NS;
-	(void)store_windows_summarize_due(d->st, now_realtime_ns(),
-	    (int64_t)settle, (int64_t)c->windows.idle_lookback_ns);
+	store_set_idle_lookback(d->st, lookback);
+	(void)store_windows_summarize_due(d->st, now_realtime_ns(), 0,
+	    lookback);
+}
+
+/* Syncs are done: answer the clients that wait for them. */
+static int
+on_sync_done(sd_event_source *s, int fd, uint32_t revents, void *arg)
+{
+	struct daemon *d = arg;
+
+	(void)s;
+	(void)fd;
+	(void)revents;
+	store_sync_ack(d->st);
+	control_syncs_done(d->ctl);
+	return 0;
 }
 
 /* The source's restarts so far, for the windows' counts. */
@@ -191,7 +201,6 @@ on_flush_timer(sd_event_source *s, uint64_t usec, void *arg)
 
 	push_counters(d);
 	store_flush(d->st);
-	summarize_ended_windows(d);
 	/* re-armed from its scheduled time, so flushes never drift */
 	sd_event_source_set_time(s, usec + d->cfg->flush_interval_ns / 1000);
 	sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
@@ -251,6 +260,8 @@ on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *arg)
 		windows_set_max_open(d->win, cfg->windows.max_open_ns,
 		    now_realtime_ns());
 		set_retention(d, cfg);
+		store_set_idle_lookback(d->st,
+		    (int64_t)cfg->windows.idle_lookback_ns);
 		config_free(d->cfg);
 		d->cfg = cfg;
 		log_notice("reloaded");
@@ -368,11 +379,15 @@ main(int argc, char *argv[])
 	if (store_writer_start(d.st) == -1)
 		fatalx(EXIT_DATABASE, "cannot start writing %s", d.cfg->database);
 	set_retention(&d, d.cfg);
+	summarize_left_windows(&d);
 	ctx = (struct control_ctx){ .cfg = d.cfg, .st = d.st, .src = d.src,
 	    .win = d.win, .started_ns = started_ns };
 	if (control_start(d.ctl, &ctx) == -1)
 		fatalx(EXIT_SOCKET, "cannot serve the control socket %s",
 		    d.cfg->socket);
+	if (sd_event_add_io(d.ev, &d.sync_done, store_sync_fd(d.st), EPOLLIN,
+	    on_sync_done, &d) < 0)
+		fatalx(EXIT_EVENTLOOP, "cannot watch the writer thread");
 	if (add_timer(&d, &d.flush_timer, d.cfg->flush_interval_ns,
 	    on_flush_timer) < 0 ||
 	    add_timer(&d, &d.status_timer, STATUS_EVERY_NS, on_status_timer) < 0)
@@ -393,6 +408,8 @@ main(int argc, char *argv[])
 	source_free(d.src);
 	sd_event_source_disable_unref(d.status_timer);
 	sd_event_source_disable_unref(d.flush_timer);
+	sd_event_source_disable_unref(d.sync_done);
+	/* every queued row, then every ended window's summary, before exit */
 	store_close(d.st);
 	/* only now may another daemon take the socket, and the database */
 	control_free(d.ctl);

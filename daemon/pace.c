@@ -67,12 +67,14 @@ struct pace_dev {
 	uint32_t acc_rows;
 	uint64_t acc_ms;	/* the rows' intervals added up */
 	struct fine_row acc_last;
+	bool cover_due;		/* the row covering a window's end is still to come */
 };
 
 struct pace {
 	struct pace_params prm;
 	struct pace_sink sink;
 	bool window_open;
+	int64_t closed_ns;	/* when the last window closed */
 
 	int slot_id[PACE_MAX_METRICS];
 	bool slot_max[PACE_MAX_METRICS];
@@ -611,7 +613,10 @@ pace_row(struct pace *p, const struct store_sample *s)
 		p->sink.row(p->sink.arg, s);
 		return;
 	}
-	if (p->window_open) {
+	if (p->window_open || d->cover_due) {
+		/* the first row stamped at or after the close covers the end */
+		if (!p->window_open && s->ts_ns >= p->closed_ns)
+			d->cover_due = false;
 		/* none pending, unless the rates just changed */
 		dev_emit_aggregate(p, d, s->device);
 		ring_push(p, d, &r);
@@ -633,8 +638,13 @@ pace_set_window(struct pace *p, bool open, int64_t now_ns)
 	if (open == p->window_open)
 		return;
 	p->window_open = open;
-	if (!open)
+	if (!open) {
+		p->closed_ns = now_ns;
+		for (int i = 0; i < PACE_MAX_DEVICES; i++)
+			if (p->dev[i] != NULL)
+				p->dev[i]->cover_due = true;
 		return;
+	}
 	for (int i = 0; i < PACE_MAX_DEVICES; i++)
 		if (p->dev[i] != NULL)
 			dev_open_window(p, p->dev[i], i, cutoff);

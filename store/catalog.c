@@ -199,6 +199,22 @@ static const char schema_v8[] =
 	"since_ns INTEGER PRIMARY KEY, "
 	"version TEXT NOT NULL);\n";
 
+/*
+ * Whether every sample of an ended window is stored: complete_ns is when
+ * the daemon committed the last of them (up to the first sample of each
+ * card stamped after the end) and the window's summary, incomplete why it
+ * never will (its daemon stopped first).  A window summarized by an
+ * earlier build was summarized only once its samples had settled, so it
+ * counts as complete from then.
+ */
+static const char schema_v9[] =
+	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN " SCHEMA_C_COMPLETE
+	" INTEGER;\n"
+	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN " SCHEMA_C_INCOMPLETE
+	" TEXT;\n"
+	"UPDATE " SCHEMA_T_WINDOWS " SET " SCHEMA_C_COMPLETE " = summarized_ns"
+	" WHERE end_ns IS NOT NULL AND summarized_ns IS NOT NULL;\n";
+
 static int	seed_catalog(struct store *);
 static int	fill_host(struct store *);
 
@@ -216,6 +232,7 @@ static const struct migration migrations[SCHEMA_VERSION] = {
 	{ schema_v6, NULL },
 	{ schema_v7, NULL },
 	{ schema_v8, NULL },
+	{ schema_v9, NULL },
 };
 
 /* The first column of the single row sql returns, as an integer. */

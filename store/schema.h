@@ -8,7 +8,7 @@
 #define SPYREMON_SCHEMA_H
 
 /* PRAGMA user_version of a database this build writes. */
-#define SCHEMA_VERSION 8
+#define SCHEMA_VERSION 9
 
 #define SCHEMA_T_METRICS	"metrics"	/* the metric catalog */
 #define SCHEMA_T_SAMPLES	"samples"	/* one row per card per interval */
@@ -32,6 +32,10 @@
 #define SCHEMA_C_SRC		"src"		/* NULL: aiu-smi; 1: the card's metric file */
 #define SCHEMA_C_SEQ		"seq"		/* src 1: the section's sequence number */
 #define SCHEMA_C_ARRIVAL	"arrival_ns"	/* src 1: when it was read; ts is the writer's */
+
+/* Columns of windows that say whether an ended window is complete. */
+#define SCHEMA_C_COMPLETE	"complete_ns"	/* every sample and the summary stored then */
+#define SCHEMA_C_INCOMPLETE	"incomplete"	/* why it never will be */
 
 /* Values of SCHEMA_C_SRC. */
 #define SCHEMA_SRC_SMI		0	/* stored as NULL */

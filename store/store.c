@@ -93,6 +93,7 @@ store_new(const char *path, size_t max_pending)
 	st->ret.phase = RET_AGE;
 	st->ret.cursor = INT64_MIN;
 	st->ret.chunk = RETENTION_CHUNK_INITIAL;
+	st->sync_min_through = INT64_MAX;
 	rowring_init(&st->pool, &pool_spec, 1);
 	return st;
 }
@@ -226,6 +227,7 @@ store_writer_start(struct store *st)
 		.window_restarts = store_db_window_restarts,
 		.window_begin_state = store_db_window_begin_state,
 		.summarize_due = store_db_summarize_due,
+		.window_finish = store_db_window_finish,
 		.reopen = store_db_reopen,
 		.retention_step = store_retention_step,
 	};
@@ -236,6 +238,10 @@ store_writer_start(struct store *st)
 
 	st->host_rc = store_host(st, st->host, st->machine_id,
 	    sizeof(st->host));
+	/* a window ended before the daemon that ended it stopped and was not
+	 * complete by then never will be */
+	if (store_db_windows_abandoned(st) == -1)
+		return -1;
 	if (store_windows_open(st, &open, &nopen) == -1)
 		return -1;
 	if (store_db_max_window_id(st, &max_id) == -1 ||
@@ -320,7 +326,8 @@ pool_reserve(struct store *st, size_t *k)
  * may fall between the other's.
  */
 static int64_t
-device_ts(struct store *st, int device, int src, int64_t ts_ns)
+device_ts(struct store *st, int device, int src, int64_t ts_ns,
+    uint32_t interval_ms)
 {
 	struct device_last *d = NULL;
 	size_t i;
@@ -342,6 +349,7 @@ device_ts(struct store *st, int device, int src, int64_t ts_ns)
 		d->device = device;
 		d->src = src;
 		d->ts_ns = ts_ns;
+		d->interval_ms = interval_ms;
 		return ts_ns;
 	}
 	if (ts_ns <= d->ts_ns && d->ts_ns < INT64_MAX) {
@@ -351,6 +359,7 @@ device_ts(struct store *st, int device, int src, int64_t ts_ns)
 		ts_ns = d->ts_ns + 1;
 	}
 	d->ts_ns = ts_ns;
+	d->interval_ms = interval_ms;
 	return ts_ns;
 }
 
@@ -397,7 +406,8 @@ append(struct store *st, const struct store_sample *s)
 	if (pool_reserve(st, &k) == -1)
 		return;
 	r = rowring_row(&st->pool, k);
-	r->ts_ns = device_ts(st, s->device, s->src, s->ts_ns);
+	r->ts_ns = device_ts(st, s->device, s->src, s->ts_ns,
+	    s->interval_ms);
 	r->device = s->device;
 	r->src = s->src;
 	r->have_seq = s->have_seq;
@@ -419,6 +429,9 @@ append(struct store *st, const struct store_sample *s)
 	}
 	if (r->ts_ns > st->newest_ts_ns)
 		st->newest_ts_ns = r->ts_ns;
+	st->appended++;
+	if (st->w != NULL && r->ts_ns >= st->sync_min_through)
+		writer_sync_nudge(st);
 }
 
 void

@@ -268,6 +268,50 @@ int store_window_summarize(struct store *st, int64_t id,
 int store_windows_summarize_due(struct store *st, int64_t now_ns,
     int64_t settle_ns, int64_t idle_lookback_ns);
 
+/* ---- complete windows (writer_sync.c; with a writer thread only) ----
+ *
+ * A window that has ended is complete once every sample that overlaps it
+ * is committed (for each card and source still sending, up to its first
+ * row stamped at or after the end) and its summary with it; the windows
+ * table's complete_ns says when (spyremon-schema(5)).  store_window_end
+ * asks for that at once, the writer thread flushes as soon as those rows
+ * are in, and readers can wait for it over the control socket. */
+
+/* incomplete's text for a window whose daemon stopped before it was complete. */
+#define STORE_WHY_ABANDONED	"spyremond stopped before it had stored all " \
+	"of the window's samples"
+
+/*
+ * Ask for the samples covering through_ns to be stored (as for a window's
+ * end); *ticket names the request for store_sync_pending.  -1 without a
+ * writer thread or memory.
+ */
+int store_sync(struct store *st, int64_t through_ns, uint64_t *ticket);
+
+/* The ticket of window id's completion while it is pending, else 0. */
+uint64_t store_sync_window(struct store *st, int64_t window_id);
+
+/*
+ * True while the request ticket is pending, with what it waits for in why
+ * (a plain sentence fragment) and the time it stores through in
+ * *through_ns (if not NULL); false once done.
+ */
+bool store_sync_pending(struct store *st, uint64_t ticket, char *why,
+    size_t len, int64_t *through_ns);
+
+/*
+ * A descriptor that becomes readable when requests are done (-1 without a
+ * writer thread); store_sync_ack clears it.
+ */
+int store_sync_fd(struct store *st);
+void store_sync_ack(struct store *st);
+
+/* The windows.idle_lookback that completed windows are summarized with. */
+void store_set_idle_lookback(struct store *st, int64_t lookback_ns);
+
+/* True if the database is the file with device dev and inode ino. */
+bool store_is_file(struct store *st, uint64_t dev, uint64_t ino);
+
 /* Every open window, oldest first; free with store_windows_free. */
 int store_windows_open(struct store *st, struct store_window **out, size_t *n);
 

@@ -70,10 +70,12 @@ struct pending_row {
 	int32_t skew_s;
 };
 
+/* A stream's newest row appended: its device, source, stamp and interval. */
 struct device_last {
 	int device;
 	int src;
 	int64_t ts_ns;
+	uint32_t interval_ms;
 };
 
 /*
@@ -163,6 +165,8 @@ struct store {
 	dev_t dev;		/* the database file, to notice its replacement */
 	ino_t ino;
 	uint64_t file_bytes;	/* with a writer: its size after the last flush */
+	uint64_t appended;	/* rows appended since open */
+	int64_t sync_min_through;	/* a row stamped this late nudges the writer */
 	/* with a writer: store_host as read before it started (-1: failed) */
 	int host_rc;
 	char host[256], machine_id[256];
@@ -222,6 +226,17 @@ int store_db_window_get(struct store *st, int64_t id, struct store_window **out)
 /* store_windows_summarize_due on the connection (store_summary.c). */
 int store_db_summarize_due(struct store *st, int64_t now_ns, int64_t settle_ns,
     int64_t idle_lookback_ns);
+/*
+ * Summarize ended window id and mark it complete at now_ns, in one
+ * transaction (store_summary.c).
+ */
+int store_db_window_finish(struct store *st, int64_t id,
+    int64_t idle_lookback_ns, int64_t now_ns);
+/*
+ * Mark every ended window that is neither complete nor marked incomplete
+ * as incomplete: the daemon that ended it stopped before it was complete.
+ */
+int store_db_windows_abandoned(struct store *st);
 /* The highest window id ever given (0 if none). */
 int store_db_max_window_id(struct store *st, int64_t *id);
 /* Window id's clock state at its begin and child restarts as stored (zero
@@ -249,6 +264,7 @@ struct writer_ops {
 	int (*window_begin_state)(struct store *, int64_t, struct clocksync *,
 	    unsigned *);
 	int (*summarize_due)(struct store *, int64_t, int64_t, int64_t);
+	int (*window_finish)(struct store *, int64_t, int64_t, int64_t);
 	int (*reopen)(struct store *);
 	int (*retention_step)(struct store *, const struct store_retention *,
 	    int64_t, uint64_t);
@@ -285,6 +301,8 @@ int writer_smi_version(struct store *st, const char *version, int64_t ts_ns);
 /* The writer's part of store_get_stats; st->mu held. */
 void writer_stats(struct store *st, struct store_stats *out);
 int writer_unreliable(struct store *st, char ***keys, size_t *n);
+/* Under st->mu: a row reached a pending request's time: wake the thread. */
+void writer_sync_nudge(struct store *st);
 /* Stop the thread, store what it had queued, and go back to no writer. */
 void writer_stop(struct store *st);
 

@@ -15,12 +15,17 @@
 #include "sql.h"
 #include "summary.h"
 
-int
-store_window_summarize(struct store *st, int64_t id, int64_t idle_lookback_ns,
-    int64_t now_ns)
+/*
+ * Compute window id's summary and store it, with complete_ns = now_ns if
+ * complete, in one transaction.
+ */
+static int
+summarize(struct store *st, int64_t id, int64_t idle_lookback_ns,
+    int64_t now_ns, bool complete)
 {
 	struct store_window *w;
 	struct summary sm;
+	sqlite3_stmt *s;
 	int rc;
 
 	if (!sqlite3_get_autocommit(st->db)) {
@@ -46,6 +51,16 @@ store_window_summarize(struct store *st, int64_t id, int64_t idle_lookback_ns,
 	    idle_lookback_ns, now_ns, &sm);
 	if (rc == 0)
 		rc = summary_write(st->db, &sm);
+	if (rc == 0 && complete) {
+		rc = sql_prepare(st, "UPDATE " SCHEMA_T_WINDOWS " SET "
+		    SCHEMA_C_COMPLETE " = ?1 WHERE id = ?2", &s);
+		if (rc == 0) {
+			sqlite3_bind_int64(s, 1, now_ns);
+			sqlite3_bind_int64(s, 2, id);
+			rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -1;
+			sqlite3_finalize(s);
+		}
+	}
 	if (rc == 0)
 		rc = sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) ==
 		    SQLITE_OK ? 0 : -1;
@@ -56,6 +71,43 @@ store_window_summarize(struct store *st, int64_t id, int64_t idle_lookback_ns,
 	summary_free(&sm);
 	store_windows_free(w, 1);
 	return rc;
+}
+
+int
+store_window_summarize(struct store *st, int64_t id, int64_t idle_lookback_ns,
+    int64_t now_ns)
+{
+	return summarize(st, id, idle_lookback_ns, now_ns, false);
+}
+
+int
+store_db_window_finish(struct store *st, int64_t id, int64_t idle_lookback_ns,
+    int64_t now_ns)
+{
+	return summarize(st, id, idle_lookback_ns, now_ns, true);
+}
+
+int
+store_db_windows_abandoned(struct store *st)
+{
+	sqlite3_stmt *s;
+	int rc, n;
+
+	if (sql_prepare(st, "UPDATE " SCHEMA_T_WINDOWS " SET "
+	    SCHEMA_C_INCOMPLETE " = ?1 WHERE end_ns IS NOT NULL AND "
+	    SCHEMA_C_COMPLETE " IS NULL AND " SCHEMA_C_INCOMPLETE " IS NULL",
+	    &s) == -1)
+		return -1;
+	sqlite3_bind_text(s, 1, STORE_WHY_ABANDONED, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_DONE)
+		sql_warn(st, "mark windows incomplete");
+	sqlite3_finalize(s);
+	if (rc == SQLITE_DONE && (n = sqlite3_changes(st->db)) > 0)
+		log_warnx("%s: %d ended window%s never complete: spyremond "
+		    "stopped before it had stored all of %s samples", st->path,
+		    n, n == 1 ? " is" : "s are", n == 1 ? "its" : "their");
+	return rc == SQLITE_DONE ? 0 : -1;
 }
 
 int

@@ -159,6 +159,7 @@ take(struct store *st, struct rowring *batch)
 	}
 	rowring_clear(&st->pool);
 	st->inflight = batch->n;
+	w->taken_seq = st->appended;
 }
 
 /* Drop from batch the rows a deletion queued after the take removes. */
@@ -268,6 +269,7 @@ flush(struct store *st)
 	if (batch.n == 0) {
 		pthread_mutex_lock(&st->mu);
 		st->inflight = 0;
+		w->committed_seq = w->taken_seq;
 		keep_spare(w, &batch);
 		pthread_mutex_unlock(&st->mu);
 		return;
@@ -280,6 +282,7 @@ flush(struct store *st)
 	if (ok) {
 		st->rows_written += batch.n - skipped;
 		st->rows_dropped += skipped;
+		w->committed_seq = w->taken_seq;
 		keep_spare(w, &batch);
 	} else {
 		st->flushes_failed++;
@@ -438,6 +441,30 @@ update_size(struct store *st)
 	}
 }
 
+/* Under st->mu: the thread has nothing to do before its next deadline. */
+static bool
+idle(const struct writer *w, uint64_t now)
+{
+	return !w->stop && !w->flush_req && !w->summarize_req &&
+	    !w->sync_check && !(w->head != NULL && !w->jobs_failed) &&
+	    !(w->have_ret && now >= w->next_retention_ns) &&
+	    now < w->sync_next_ns;
+}
+
+/*
+ * A clean stop finishes the job: the rows appended until now (the source
+ * has stopped), then every window whose end they cover (dbmu held).
+ */
+static void
+finish(struct store *st)
+{
+	pthread_mutex_lock(&st->mu);
+	(void)writer_sync_eval(st, true, &st->w->sync_next_ns);
+	pthread_mutex_unlock(&st->mu);
+	flush(st);
+	writer_sync_finish(st);
+}
+
 static void *
 writer_main(void *arg)
 {
@@ -445,22 +472,21 @@ writer_main(void *arg)
 	struct writer *w = st->w;
 	struct store_retention r;
 	struct timespec until;
-	bool do_flush, do_jobs, do_retention, do_summarize;
+	bool do_flush, do_jobs, do_retention, do_summarize, do_sync;
 	int64_t settle_ns, idle_lookback_ns;
-	uint64_t now;
+	uint64_t now, wake;
 
 	pthread_mutex_lock(&st->mu);
 	for (;;) {
 		now = now_monotonic_ns();
 		/* a queued change is stored at once, unless it just failed */
-		while (!w->stop && !w->flush_req && !w->summarize_req &&
-		    !(w->head != NULL && !w->jobs_failed) &&
-		    !(w->have_ret && now >= w->next_retention_ns)) {
-			if (w->have_ret) {
-				uint64_t t = w->next_retention_ns;
-
-				until.tv_sec = (time_t)(t / NSEC_PER_SEC);
-				until.tv_nsec = (long)(t % NSEC_PER_SEC);
+		while (idle(w, now)) {
+			wake = w->sync_next_ns;
+			if (w->have_ret && w->next_retention_ns < wake)
+				wake = w->next_retention_ns;
+			if (wake != UINT64_MAX) {
+				until.tv_sec = (time_t)(wake / NSEC_PER_SEC);
+				until.tv_nsec = (long)(wake % NSEC_PER_SEC);
 				pthread_cond_timedwait(&w->cv, &st->mu, &until);
 			} else
 				pthread_cond_wait(&w->cv, &st->mu);
@@ -468,7 +494,9 @@ writer_main(void *arg)
 		}
 		if (w->stop)
 			break;
-		do_flush = w->flush_req;
+		/* the rows that cover a pending time are in: store them now */
+		do_sync = writer_sync_eval(st, false, &w->sync_next_ns);
+		do_flush = w->flush_req || do_sync;
 		w->flush_req = false;
 		do_jobs = !do_flush && w->head != NULL && !w->jobs_failed;
 		do_retention = !do_flush && !do_jobs && w->have_ret &&
@@ -485,6 +513,7 @@ writer_main(void *arg)
 			check_replaced(st);
 			flush(st);
 			update_size(st);
+			writer_sync_finish(st);
 		} else if (do_jobs)
 			(void)run_jobs(st);
 		else if (do_retention)
@@ -496,6 +525,9 @@ writer_main(void *arg)
 		pthread_mutex_lock(&st->mu);
 	}
 	pthread_mutex_unlock(&st->mu);
+	pthread_mutex_lock(&st->dbmu);
+	finish(st);
+	pthread_mutex_unlock(&st->dbmu);
 	return NULL;
 }
 
@@ -538,10 +570,18 @@ writer_start(struct store *st, const struct writer_ops *ops,
 		return -1;
 	}
 	w->ops = *ops;
+	w->sync_next_ns = UINT64_MAX;
+	if (writer_sync_init(w) == -1) {
+		writer_windows_free(open, nopen);
+		writer_strings_free(unreliable, nunreliable);
+		free(w);
+		return -1;
+	}
 	if (nopen > 0 && (w->open = calloc(nopen, sizeof(*w->open))) == NULL) {
 		log_warn("%s: writer", st->path);
 		writer_windows_free(open, nopen);
 		writer_strings_free(unreliable, nunreliable);
+		writer_sync_free(w);
 		free(w);
 		return -1;
 	}
@@ -575,6 +615,7 @@ writer_start(struct store *st, const struct writer_ops *ops,
 		pthread_mutex_destroy(&st->dbmu);
 		writer_open_free(w->open, w->nopen);
 		writer_strings_free(w->unreliable, w->nunreliable);
+		writer_sync_free(w);
 		free(w);
 		return -1;
 	}
@@ -615,5 +656,6 @@ writer_stop(struct store *st)
 	for (size_t i = 0; i < ENDED_KEPT; i++)
 		free(w->ended[i].tag);
 	writer_strings_free(w->unreliable, w->nunreliable);
+	writer_sync_free(w);
 	free(w);
 }

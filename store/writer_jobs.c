@@ -133,6 +133,8 @@ writer_window_end(struct store *st, int64_t id, int64_t end_ns,
 	e->end_ns = end_ns;
 	e->auto_closed = j->win.auto_closed;
 	queue(st, j);
+	/* complete once the rows that cover the end are stored */
+	(void)writer_sync_add(st, end_ns, id);
 	pthread_mutex_unlock(&st->mu);
 	return 0;
 }

@@ -33,6 +33,22 @@ struct job {
 	struct card card;		/* CARD */
 };
 
+/*
+ * A request for the samples that cover through_ns to be stored
+ * (writer_sync.c): first every live stream must have appended a row
+ * stamped at or after through_ns (or the deadline passes); then the rows
+ * appended until then (seq) must be committed; then, for a window, its
+ * summary and complete_ns.
+ */
+struct sync_req {
+	uint64_t ticket;
+	int64_t through_ns;
+	int64_t window_id;		/* > 0: complete this window too */
+	uint64_t deadline_ns;		/* monotonic: stop waiting for rows then */
+	bool rows_in;			/* every row it needs is appended ... */
+	uint64_t seq;			/* ... among the first seq rows */
+};
+
 /* An open window as stored: what a recreated database must get back. */
 struct open_win {
 	struct store_window win;
@@ -73,6 +89,17 @@ struct writer {
 	struct job **cards;		/* the newest CARD job per bus ID */
 	size_t ncards;
 	struct job *version;		/* the newest SMI_VERSION job, or NULL */
+
+	/* requests to store what covers a time (writer_sync.c), under st->mu */
+	struct sync_req *syncs;
+	size_t nsyncs, syncs_cap;
+	uint64_t next_ticket;
+	bool sync_check;		/* a row reached a request's through_ns */
+	uint64_t sync_next_ns;		/* monotonic: the earliest deadline, or UINT64_MAX */
+	uint64_t taken_seq;		/* rows appended when the last batch was taken */
+	uint64_t committed_seq;		/* rows appended before the last commit */
+	int sync_fd;			/* eventfd: a request was done */
+	int64_t lookback_ns;		/* windows.idle_lookback, for completions */
 };
 
 /* Free n windows' strings and the array; NULL is a no-op. */
@@ -92,5 +119,30 @@ void writer_open_free(struct open_win *o, size_t n);
 
 /* Run job j on the connection (dbmu held); 0, or -1 to retry it later. */
 int writer_job_run(struct store *st, struct job *j);
+
+/* ---- writer_sync.c ---- */
+
+/* Set up and free the requests' state; writer_sync_init -1 logged. */
+int writer_sync_init(struct writer *w);
+void writer_sync_free(struct writer *w);
+
+/* Under st->mu: queue a request (window_id 0 for a span); its ticket. */
+uint64_t writer_sync_add(struct store *st, int64_t through_ns,
+    int64_t window_id);
+
+/*
+ * Under st->mu: mark the requests whose rows are all appended (or whose
+ * deadline passed, or all of them if force); true if any newly is, so a
+ * flush must follow.  *next_ns: the earliest deadline still waited for,
+ * UINT64_MAX if none.
+ */
+bool writer_sync_eval(struct store *st, bool force, uint64_t *next_ns);
+
+/*
+ * After a flush (dbmu held, st->mu not): complete the windows of the
+ * requests whose rows are committed and tell the loop of each request
+ * done.  A completion that fails stays for the next flush.
+ */
+void writer_sync_finish(struct store *st);
 
 #endif

@@ -28,6 +28,7 @@
 #include "merge.h"
 #include "output.h"
 #include "schema.h"
+#include "settle.h"
 #include "steps.h"
 #include "target.h"
 
@@ -36,6 +37,7 @@
 /* One database of the export, and what is read from it. */
 struct source {
 	sqlite3 *db;			/* of the hosts_set, not owned */
+	const char *path;		/* its file */
 	const char *host;		/* the rows' host; NULL with one database */
 	struct db_catalog cat;
 	struct db_devmap map;
@@ -60,6 +62,8 @@ struct span {
 /* The whole export: the databases, the traces and the spans. */
 struct job {
 	const struct options *o;
+	struct client *cl;
+	int settled;			/* CLIENT_EXIT_OK, or _INCOMPLETE (settle.h) */
 	struct hosts_set hs;
 	struct source *src;		/* hs.n of them */
 	size_t nsrc;
@@ -74,10 +78,12 @@ struct job {
 
 /*
  * The windows --window names in src's database, oldest first.  With
- * several databases, a message names the database (path).
+ * several databases, a message names the database (path).  again: the
+ * messages were given already.
  */
 static int
-pick_windows(struct source *src, const char *path, const struct options *o)
+pick_windows(struct source *src, const char *path, const struct options *o,
+    bool again)
 {
 	struct db_window_filter f = { .newest_first = true };
 	struct db_window **ws = &src->ws;
@@ -98,9 +104,11 @@ pick_windows(struct source *src, const char *path, const struct options *o)
 		return CLIENT_EXIT_FAILED;
 	}
 	if (*n > 1 && !o->all) {
-		fprintf(stderr, "spyremon: %stag %s matches %zu windows; "
-		    "exporting the newest (id %" PRId64 "); use --all for all\n",
-		    in, o->window, *n, (*ws)[0].id);
+		if (!again)
+			fprintf(stderr, "spyremon: %stag %s matches %zu "
+			    "windows; exporting the newest (id %" PRId64 "); "
+			    "use --all for all\n", in, o->window, *n,
+			    (*ws)[0].id);
 		for (size_t i = 1; i < *n; i++) {
 			free((*ws)[i].tag);
 			free((*ws)[i].meta);
@@ -141,6 +149,29 @@ map_metrics(const struct job *j, struct source *src, const char *path)
 	return CLIENT_EXIT_OK;
 }
 
+/*
+ * Settle src's windows (settle.h), then read them again: a window the
+ * file showed open or not yet complete may have ended or been stored.
+ */
+static int
+settle_windows(struct job *j, struct source *src, const char *path)
+{
+	int rc;
+
+	for (size_t i = 0; i < src->nws; i++) {
+		rc = settle_window(j->cl, src->db, src->path, src->ws[i].id,
+		    NULL, 0);
+		if (rc == CLIENT_EXIT_INCOMPLETE)
+			j->settled = rc;
+		else if (rc != CLIENT_EXIT_OK)
+			return rc;
+	}
+	db_windows_free(src->ws, src->nws);
+	src->ws = NULL;
+	src->nws = 0;
+	return pick_windows(src, path, j->o, true);
+}
+
 /* Open every database and read its catalog, devices, metrics, windows. */
 static int
 open_sources(struct job *j, const char *const *paths, size_t n)
@@ -161,6 +192,7 @@ open_sources(struct job *j, const char *const *paths, size_t n)
 		const char *path = j->multi ? paths[i] : NULL;
 
 		src->db = j->hs.db[i];
+		src->path = paths[i];
 		if (j->multi)
 			src->host = hosts_name(j->hs.dbs, n, i);
 		if ((rc = db_catalog_load(src->db, &src->cat)) !=
@@ -176,7 +208,10 @@ open_sources(struct job *j, const char *const *paths, size_t n)
 		if (rc != CLIENT_EXIT_OK)
 			return rc;
 		if (o->window != NULL &&
-		    (rc = pick_windows(src, path, o)) != CLIENT_EXIT_OK)
+		    (rc = pick_windows(src, path, o, false)) != CLIENT_EXIT_OK)
+			return rc;
+		if (o->window != NULL &&
+		    (rc = settle_windows(j, src, path)) != CLIENT_EXIT_OK)
 			return rc;
 	}
 	return CLIENT_EXIT_OK;
@@ -387,6 +422,31 @@ make_spans(struct job *j)
 				if (j->which[t] == k)
 					warn_apart(&j->ts[t], sp);
 		}
+	}
+	return CLIENT_EXIT_OK;
+}
+
+/*
+ * Settle the spans of traces and of --from/--to (settle.h; the windows
+ * were settled as they were picked): their end may be later than the
+ * samples stored yet.
+ */
+static int
+settle_spans(struct job *j)
+{
+	int rc;
+
+	for (size_t i = 0; i < j->nspans; i++) {
+		const struct span *sp = &j->spans[i];
+
+		if (sp->win != NULL)
+			continue;
+		rc = settle_span(j->cl, sp->src->db, sp->src->path,
+		    sp->hi_ns + j->o->pad_ns);
+		if (rc == CLIENT_EXIT_INCOMPLETE)
+			j->settled = rc;
+		else if (rc != CLIENT_EXIT_OK)
+			return rc;
 	}
 	return CLIENT_EXIT_OK;
 }
@@ -697,7 +757,7 @@ cmd_export(struct client *cl, int argc, char *argv[])
 {
 	struct options o = { .format = EXPORT_CSV, .steps_format = -1 };
 	struct export_writer w = { .format = EXPORT_CSV };
-	struct job j = { .o = &o };
+	struct job j = { .o = &o, .cl = cl };
 	const char *const *paths;
 	size_t npaths;
 	int rc;
@@ -717,7 +777,8 @@ cmd_export(struct client *cl, int argc, char *argv[])
 		w.format = o.format;
 		w.ncols = j.ncols;
 		w.window_column = o.all;
-		if (o.window != NULL)
+		rc = settle_spans(&j);
+		if (rc == CLIENT_EXIT_OK && o.window != NULL)
 			rc = note_deleted(&j, &partial);
 		if (rc == CLIENT_EXIT_OK &&
 		    (o.merge != NULL || o.merge_dir != NULL || o.steps))
@@ -726,6 +787,8 @@ cmd_export(struct client *cl, int argc, char *argv[])
 			rc = run_samples(&j, &w);
 		if (rc == CLIENT_EXIT_OK && partial)
 			rc = CLIENT_EXIT_PARTIAL;
+		else if (rc == CLIENT_EXIT_OK)
+			rc = j.settled;
 	}
 	free(j.spans);
 	for (size_t i = 0; j.ts != NULL && i < o.ntraces; i++)

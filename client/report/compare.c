@@ -474,17 +474,26 @@ regressed(struct cmp *c, double pct)
 }
 
 int
-compare_load(sqlite3 *db, const char *base, const char *new,
-    const char *trace_base, const char *trace_new, bool align,
-    int64_t lookback, double min_change, struct cmp *c)
+compare_settled(const struct cmp *c)
+{
+	return c->base.settled != CLIENT_EXIT_OK ? c->base.settled :
+	    c->new.settled;
+}
+
+int
+compare_load(sqlite3 *db, const struct winsum_from *from, const char *base,
+    const char *new, const char *trace_base, const char *trace_new,
+    bool align, int64_t lookback, double min_change, struct cmp *c)
 {
 	char ib[32], in[32];
 	int rc;
 
 	memset(c, 0, sizeof(*c));
 	c->min_change = min_change;
-	if ((rc = winsum_load(db, base, lookback, &c->base)) != CLIENT_EXIT_OK ||
-	    (rc = winsum_load(db, new, lookback, &c->new)) != CLIENT_EXIT_OK)
+	if ((rc = winsum_load(db, from, base, lookback, &c->base)) !=
+	    CLIENT_EXIT_OK ||
+	    (rc = winsum_load(db, from, new, lookback, &c->new)) !=
+	    CLIENT_EXIT_OK)
 		return rc;
 	if (trace_base != NULL) {
 		c->traces = true;
@@ -545,6 +554,7 @@ cmd_compare(struct client *cl, int argc, char *argv[])
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *tb = NULL, *tn = NULL, *path;
+	struct winsum_from from;
 	double fail_pct = -1, min_change = DEFAULT_MIN_CHANGE;
 	bool json = false, align = false, ok, reg;
 	struct cmp c;
@@ -598,8 +608,9 @@ cmd_compare(struct client *cl, int argc, char *argv[])
 		return CLIENT_EXIT_FAILED;
 	if ((rc = db_open(path, &db)) != CLIENT_EXIT_OK)
 		return rc;
-	rc = compare_load(db, argv[optind], argv[optind + 1], tb, tn, align,
-	    summary_idle_lookback(cl), min_change, &c);
+	from = (struct winsum_from){ .cl = cl, .path = path };
+	rc = compare_load(db, &from, argv[optind], argv[optind + 1], tb, tn,
+	    align, summary_idle_lookback(cl), min_change, &c);
 	db_close(db);
 	if (rc != CLIENT_EXIT_OK) {
 		compare_free(&c);
@@ -651,6 +662,8 @@ cmd_compare(struct client *cl, int argc, char *argv[])
 	}
 	for (size_t i = 0; i < c.nreg; i++)
 		fprintf(stderr, "spyremon: regression: %s\n", c.regression[i]);
+	rc = compare_settled(&c);
 	compare_free(&c);
-	return reg ? CLIENT_EXIT_REGRESSION : CLIENT_EXIT_OK;
+	/* a regression is the verdict CI waits for: it outranks the rest */
+	return reg ? CLIENT_EXIT_REGRESSION : rc;
 }

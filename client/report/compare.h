@@ -45,9 +45,13 @@ struct cmp {
  * does) and work out the figures.  Free with compare_free, also on
  * failure.
  */
-int compare_load(sqlite3 *db, const char *base, const char *new,
-    const char *trace_base, const char *trace_new, bool align,
-    int64_t lookback, double min_change, struct cmp *c);
+int compare_load(sqlite3 *db, const struct winsum_from *from,
+    const char *base, const char *new, const char *trace_base,
+    const char *trace_new, bool align, int64_t lookback, double min_change,
+    struct cmp *c);
+
+/* CLIENT_EXIT_INCOMPLETE if either window is (winsum.h), else OK. */
+int compare_settled(const struct cmp *c);
 
 void compare_free(struct cmp *c);
 

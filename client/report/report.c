@@ -591,6 +591,7 @@ cmd_report(struct client *cl, int argc, char *argv[])
 	};
 	struct report r = { .cl = cl };
 	struct aiusmi_job job = { .r = &r };
+	struct winsum_from from;
 	const char *window = NULL, *align = NULL, *baseline = NULL, *path;
 	int64_t lookback;
 	char idbuf[32];
@@ -637,7 +638,9 @@ cmd_report(struct client *cl, int argc, char *argv[])
 	lookback = summary_idle_lookback(cl);
 	if ((rc = db_open(path, &r.db)) != CLIENT_EXIT_OK)
 		return rc;
-	if ((rc = winsum_load(r.db, window, lookback, &r.ws)) != CLIENT_EXIT_OK)
+	from = (struct winsum_from){ .cl = cl, .path = path };
+	if ((rc = winsum_load(r.db, &from, window, lookback, &r.ws)) !=
+	    CLIENT_EXIT_OK)
 		goto done;
 	if (r.trace_path != NULL) {
 		if ((rc = runsteps_load(r.db, r.trace_path, align, &r.rs)) !=
@@ -647,7 +650,7 @@ cmd_report(struct client *cl, int argc, char *argv[])
 	}
 	if (baseline != NULL) {
 		snprintf(idbuf, sizeof(idbuf), "%" PRId64, r.ws.w.id);
-		if ((rc = compare_load(r.db, baseline, idbuf, NULL, NULL,
+		if ((rc = compare_load(r.db, &from, baseline, idbuf, NULL, NULL,
 		    false, lookback, 2.0, &r.cmp)) != CLIENT_EXIT_OK)
 			goto done;
 		r.has_base = true;
@@ -674,7 +677,9 @@ cmd_report(struct client *cl, int argc, char *argv[])
 	    (rc = report_write_md(&r)) != CLIENT_EXIT_OK)
 		goto done;
 	rc = publish(&r);
-	if (rc == CLIENT_EXIT_OK)
+	if (rc == CLIENT_EXIT_OK && r.ws.settled != CLIENT_EXIT_OK)
+		rc = r.ws.settled;	/* written, as far as it goes */
+	if (rc == CLIENT_EXIT_OK || rc == CLIENT_EXIT_INCOMPLETE)
 		printf("%s: report.md, aiusmi.csv (%" PRId64 " rows)%s, %zu "
 		    "plots\n", r.dir, r.aiusmi_rows, r.has_trace ?
 		    ", steps.csv" : "", r.nplots);

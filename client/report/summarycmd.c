@@ -517,6 +517,7 @@ cmd_summary(struct client *cl, int argc, char *argv[])
 	struct hosts_set hs;
 	struct winsum *ws;
 	size_t n, nloaded = 0;
+	bool incomplete = false;
 	int ch, rc;
 
 	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS, longopts,
@@ -552,7 +553,9 @@ cmd_summary(struct client *cl, int argc, char *argv[])
 	if ((ws = calloc(n, sizeof(*ws))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	for (size_t i = 0; i < n && rc == CLIENT_EXIT_OK; i++) {
-		if ((rc = winsum_load(hs.db[i], window,
+		struct winsum_from from = { .cl = cl, .path = paths[i] };
+
+		if ((rc = winsum_load(hs.db[i], &from, window,
 		    summary_idle_lookback(cl), &ws[i])) != CLIENT_EXIT_OK &&
 		    n > 1)
 			warnx("%s: no summary of window %s from this database",
@@ -561,8 +564,11 @@ cmd_summary(struct client *cl, int argc, char *argv[])
 	}
 	if (rc == CLIENT_EXIT_OK)
 		write_all(fmt, ws, n, &hs);
-	for (size_t i = 0; i < nloaded; i++)
+	for (size_t i = 0; i < nloaded; i++) {
+		if (rc == CLIENT_EXIT_OK)
+			incomplete = incomplete || ws[i].settled != CLIENT_EXIT_OK;
 		winsum_free(&ws[i]);
+	}
 	free(ws);
 	hosts_close(&hs);
 	if (rc != CLIENT_EXIT_OK)
@@ -571,5 +577,5 @@ cmd_summary(struct client *cl, int argc, char *argv[])
 		warn("stdout");
 		return CLIENT_EXIT_FAILED;
 	}
-	return CLIENT_EXIT_OK;
+	return incomplete ? CLIENT_EXIT_INCOMPLETE : CLIENT_EXIT_OK;
 }

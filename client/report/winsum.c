@@ -12,6 +12,7 @@
 
 #include "client.h"
 #include "format.h"
+#include "settle.h"
 #include "timeparse.h"
 #include "winsum.h"
 
@@ -206,9 +207,10 @@ make_notes(struct winsum *ws)
 }
 
 int
-winsum_load(sqlite3 *db, const char *name, int64_t idle_lookback_ns,
-    struct winsum *out)
+winsum_load(sqlite3 *db, const struct winsum_from *from, const char *name,
+    int64_t idle_lookback_ns, struct winsum *out)
 {
+	char why[256];
 	struct db_window_filter f = { .newest_first = true };
 	struct db_window *w;
 	size_t n;
@@ -227,9 +229,25 @@ winsum_load(sqlite3 *db, const char *name, int64_t idle_lookback_ns,
 	if (n > 1)
 		fprintf(stderr, "spyremon: tag %s matches %zu windows; using "
 		    "the newest (id %" PRId64 ")\n", name, n, w[0].id);
+	/* settled, the window is read again: it may have ended since */
+	out->settled = settle_window(from->cl, db, from->path, w[0].id, why,
+	    sizeof(why));
+	f = (struct db_window_filter){ .by_id = true, .id = w[0].id };
+	db_windows_free(w, n);
+	if (out->settled != CLIENT_EXIT_OK &&
+	    out->settled != CLIENT_EXIT_INCOMPLETE)
+		return out->settled;
+	if ((rc = db_windows(db, &f, &w, &n)) != CLIENT_EXIT_OK)
+		return rc;
+	if (n != 1) {
+		db_windows_free(w, n);
+		return db_error(db, "the window, again");
+	}
 	out->w = w[0];
 	w[0].tag = w[0].meta = NULL;
 	db_windows_free(w, n);
+	if (out->settled == CLIENT_EXIT_INCOMPLETE)
+		note(out, "Not every sample of the window is stored: %s.", why);
 	out->end_ns = out->w.open ? now_realtime_ns() : out->w.end_ns;
 	if ((rc = load_facts(db, out)) != CLIENT_EXIT_OK)
 		return rc;

@@ -34,15 +34,24 @@ struct winsum {
 	char	 why_live[96];		/* why, for a person */
 	char	**notes;		/* data-quality notes, one sentence each */
 	size_t	 nnotes;
+	int	 settled;		/* CLIENT_EXIT_OK, or _INCOMPLETE (settle.h) */
+};
+
+/* Where a window is read from, to settle it first (settle.h). */
+struct winsum_from {
+	struct client *cl;
+	const char *path;	/* the database's file */
 };
 
 /*
  * Load the window name means (an id, or the newest window with that tag,
- * saying so on stderr when several have it) and its summary.
+ * saying so on stderr when several have it) and its summary, after
+ * settling it (settle_window; a window that stays incomplete is loaded as
+ * far as it goes, with a note, and out->settled says so).
  * idle_lookback_ns is used only for a summary computed now.
  */
-int winsum_load(sqlite3 *db, const char *name, int64_t idle_lookback_ns,
-    struct winsum *out);
+int winsum_load(sqlite3 *db, const struct winsum_from *from,
+    const char *name, int64_t idle_lookback_ns, struct winsum *out);
 
 void winsum_free(struct winsum *ws);
 

@@ -501,16 +501,22 @@ test_window_replay(void **state)
 	pace_set_window(p, true, TS(120));
 	assert_int_equal(r->ndeletes, 2);
 
-	/* closed: coarse again, the first aggregate made of 121..130 */
+	/*
+	 * closed at 12.05 s: row 121, the first stamped after the close,
+	 * covers the end and is stored as it is; then coarse again, the
+	 * first aggregate made of 122..131
+	 */
 	pace_set_window(p, false, TS(120) + 50 * MS);
 	feed_range(p, 0, 121, 145);
 	n = rec_device(r, 0, rows, REC_ROWS);
-	assert_int_equal(n, 7 + 50 + 2);
-	assert_int_equal(rows[n - 2]->ts, TS(130));
+	assert_int_equal(n, 7 + 50 + 1 + 2);
+	assert_int_equal(rows[n - 3]->ts, TS(121));
+	assert_int_equal(rows[n - 3]->interval_ms, 100);
+	assert_int_equal(rows[n - 2]->ts, TS(131));
 	assert_int_equal(rows[n - 2]->interval_ms, 1000);
-	assert_value(rows[n - 2], PWR, 126, 1);	/* 125.5 / 10 W, away */
-	assert_value(rows[n - 2], PEAK, 1130, 0);
-	assert_int_equal(rows[n - 1]->ts, TS(140));
+	assert_value(rows[n - 2], PWR, 127, 1);	/* 126.5 / 10 W, away */
+	assert_value(rows[n - 2], PEAK, 1131, 0);
+	assert_int_equal(rows[n - 1]->ts, TS(141));
 	assert_series(r, 0, true);
 	assert_series(r, 1, true);
 
