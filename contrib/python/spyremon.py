@@ -68,7 +68,7 @@ import socket as _socket
 import subprocess
 import sys
 
-__all__ = ["SpyremonError", "begin", "end", "status", "window",
+__all__ = ["SpyremonError", "begin", "end", "sync", "status", "window",
            "on_trace_ready", "request", "collect", "DEFAULT_SOCKET", "RECORD"]
 
 DEFAULT_SOCKET = "/run/spyremond/control.sock"
@@ -285,10 +285,16 @@ def begin(tag, meta=None, same_tag=False, socket=None, until_exit=True,
     return reply["id"]
 
 
-def end(id=None, tag=None, socket=None):
+def end(id=None, tag=None, socket=None, wait=None):
     """Close window id, or the caller's open window tagged tag, or else
     the caller's newest open window.  Returns the reply: id, tag,
-    begin_ns and end_ns."""
+    begin_ns and end_ns.
+
+    With wait (seconds), return only once every sample of the window is
+    stored, as "spyremon mark end --wait" does; SpyremonError "incomplete"
+    if that takes longer.  Without it the window is complete a moment
+    later, and "spyremon export" and the other readers wait for that
+    themselves."""
     if id is not None and tag is not None:
         raise ValueError("end takes id or tag, not both")
     req = {"cmd": "end"}
@@ -296,7 +302,19 @@ def end(id=None, tag=None, socket=None):
         req["id"] = int(id)
     elif tag is not None:
         req["tag"] = tag
-    return request(req, socket=socket)
+    reply = request(req, socket=socket)
+    if wait is not None:
+        sync(reply["id"], wait, socket=socket)
+    return reply
+
+
+def sync(id, wait, socket=None):
+    """Wait at most wait seconds for every sample of ended window id to
+    be stored (the daemon's sync request).  SpyremonError "incomplete",
+    whose message says what is missing, if it is not by then."""
+    request({"cmd": "sync", "window": int(id),
+             "wait_ms": int(max(0, min(wait, 600)) * 1000)},
+            socket=socket, timeout=min(wait, 600) + TIMEOUT)
 
 
 def status(socket=None):
@@ -308,12 +326,13 @@ def status(socket=None):
 
 @contextlib.contextmanager
 def window(tag, meta=None, same_tag=False, socket=None, until_exit=True,
-           record=RECORD, **kw):
+           record=RECORD, wait=None, **kw):
     """A window open while the with-block runs; yields its id.
 
     The window is ended when the block ends, also when it raises; the
     block's exception is raised again, unchanged, even if ending fails.
-    until_exit and record are as for begin.
+    until_exit and record are as for begin; wait as for end (after a
+    block that raised, the window is not waited for).
     """
     wid = begin(tag, meta=meta, same_tag=same_tag, socket=socket,
                 until_exit=until_exit, record=record, **kw)
@@ -325,7 +344,7 @@ def window(tag, meta=None, same_tag=False, socket=None, until_exit=True,
         except SpyremonError:
             pass
         raise
-    end(id=wid, socket=socket)
+    end(id=wid, socket=socket, wait=wait)
 
 
 def on_trace_ready(handler=None, id=None, tag=None, socket=None):

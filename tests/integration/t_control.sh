@@ -18,10 +18,10 @@ fi
 export PYTHONPATH=$ROOT/tests/integration
 SOCK=$T/control.sock
 
-# the database, once the writer has stored what the daemon answered
+# the database, once the daemon has stored what it answered (a sync)
 q() {
 	PYTHONPATH=$ROOT/tests/integration python3 \
-		"$ROOT/tests/integration/settled.py" "$T/control.sock" >&2 || true
+		"$ROOT/tests/integration/sync.py" "$T/control.sock" >&2 || true
 	sqlite3 -readonly "file:$DB?mode=ro" "$1"
 }
 

@@ -15,7 +15,7 @@ ctl() {
 }
 wait_for 20 rows_at_least 20 || fail "no rows stored"
 ctl '{"v":1,"cmd":"begin","tag":"kept"}' >"$T/begin" || fail "begin: $(cat "$T/begin")"
-PYTHONPATH=$ROOT/tests/integration python3 "$ROOT/tests/integration/settled.py" \
+PYTHONPATH=$ROOT/tests/integration python3 "$ROOT/tests/integration/sync.py" \
 	"$T/control.sock" || fail "the window was not stored"
 q() { sqlite3 -readonly "file:$DB?mode=ro" "$1"; }
 # the window outlives a restart: the daemon reads it back at start, and a

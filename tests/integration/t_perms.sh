@@ -56,10 +56,10 @@ daemon_answers() {
 	"$PY" "$ROOT/tests/integration/ctlclient.py" "$SOCK" \
 		'{"v":1,"cmd":"hello"}' >/dev/null 2>&1
 }
-# the database, once the writer has stored what the daemon answered
+# the database, once the daemon has stored what it answered (a sync)
 q() {
 	PYTHONPATH=$ROOT/tests/integration "$PY" \
-		"$ROOT/tests/integration/settled.py" "$SOCK" >&2 || true
+		"$ROOT/tests/integration/sync.py" "$SOCK" >&2 || true
 	sqlite3 -readonly "file:$DB?mode=ro" "$1"
 }
 

@@ -32,24 +32,22 @@ db_path, tmp = sys.argv[1], sys.argv[2]
 
 
 def settled():
-    """Wait until the daemon's writer has stored every window change it
-    answered (status: database.writer.queued_changes is 0)."""
-    deadline = time.monotonic() + 5
-    while True:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(os.environ["SPYREMON_SOCKET"])
-        s.sendall(b'{"v":1,"cmd":"status"}\n')
-        buf = b""
-        while not buf.endswith(b"\n"):
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            buf += chunk
-        s.close()
-        if json.loads(buf)["database"]["writer"]["queued_changes"] == 0:
-            return
-        assert time.monotonic() < deadline, "window changes still queued"
-        time.sleep(0.01)
+    """Ask the daemon to store everything it answered until now: one sync
+    request (spyremond(8)), answered once it is stored."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(20)
+    s.connect(os.environ["SPYREMON_SOCKET"])
+    s.sendall(json.dumps({"v": 1, "cmd": "sync", "through_ns": time.time_ns(),
+                          "wait_ms": 10000}).encode() + b"\n")
+    buf = b""
+    while not buf.endswith(b"\n"):
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+    s.close()
+    r = json.loads(buf)
+    assert r["ok"], r
 
 
 def window_row(wid):
@@ -126,6 +124,16 @@ with spyremon.window("py-ctx", workload="unit") as wid:
     time.sleep(0.3)
 row = window_row(wid)
 assert row[0] == "py-ctx" and row[4] is not None and row[4] - row[3] >= 3 * 10**8
+
+# wait=: the window is complete, its samples and summary stored, on return
+with spyremon.window("py-wait", wait=10) as wid:
+    time.sleep(0.2)
+db = sqlite3.connect("file:%s?mode=ro" % db_path, uri=True)
+done = db.execute("SELECT complete_ns IS NOT NULL, (SELECT count(*) FROM "
+                  "window_summary WHERE window_id = ?1) FROM windows WHERE "
+                  "id = ?1", (wid,)).fetchone()
+db.close()
+assert done[0] == 1 and done[1] > 0, done
 try:
     with spyremon.window("py-raise") as raised:
         raise KeyError("inside")

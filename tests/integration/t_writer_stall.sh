@@ -85,7 +85,7 @@ th.join()
 PY
 read -r LOCK0 LOCK1 <"$T/span"
 # after the lock: the windows reach the database, as answered
-PYTHONPATH=$ROOT/tests/integration python3 "$ROOT/tests/integration/settled.py" \
+PYTHONPATH=$ROOT/tests/integration python3 "$ROOT/tests/integration/sync.py" \
 	"$T/control.sock" || fail "window changes still queued after the lock"
 python3 - "$DB" "$T/marks" <<'PY' || fail "windows after the lock: see above"
 import json, sqlite3, sys
@@ -114,7 +114,7 @@ rc=0
 sleep 1
 kill -CONT "$DPID"
 [ $rc -eq 3 ] || fail "mark begin with the daemon stopped exited $rc: $(cat "$T/ghost")"
-PYTHONPATH=$ROOT/tests/integration python3 "$ROOT/tests/integration/settled.py" \
+PYTHONPATH=$ROOT/tests/integration python3 "$ROOT/tests/integration/sync.py" \
 	"$T/control.sock" || fail "window changes still queued"
 [ "$(sqlite3 -readonly "file:$DB?mode=ro" "SELECT count(*) FROM windows WHERE tag = 'ghost'")" = 0 ] ||
 	fail "a window the client gave up on was created later"

@@ -521,15 +521,15 @@ test_window_replay(void **state)
 	assert_series(r, 1, true);
 
 	/*
-	 * Open again at 14.55 s: 3 s back is 11.55 s.  Rows 116..120 were
-	 * stored one by one, so the replay starts after 120, not 115.
+	 * Open again at 14.55 s: 3 s back is 11.55 s.  Rows 116..121 were
+	 * stored one by one, so the replay starts after 121, not 115.
 	 */
 	pace_set_window(p, true, TS(145) + 50 * MS);
 	assert_int_equal(r->ndeletes, 3);	/* device 1 had nothing after 120 */
 	assert_int_equal(r->del_device[2], 0);
-	assert_int_equal(r->del_after[2], TS(120));
+	assert_int_equal(r->del_after[2], TS(121));
 	n = rec_device(r, 0, rows, REC_ROWS);
-	assert_int_equal(n, 7 + 50 + 25);
+	assert_int_equal(n, 7 + 50 + 1 + 24);
 	for (size_t i = 7; i < n; i++)
 		assert_int_equal(rows[i]->interval_ms, 100);
 	assert_series(r, 0, true);
