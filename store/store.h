@@ -261,9 +261,11 @@ int store_window_summarize(struct store *st, int64_t id,
 
 /*
  * Summarize every window that ended at least settle_ns before now_ns and
- * has no summary yet: those that ended while samples were still due, and
- * those of a database from before summaries.  1 if some were, 0 if none
- * was due, -1 if one failed (the others are still done).
+ * has no summary yet: with a writer thread, those left from before this
+ * start and those of a database from before summaries; without one
+ * (import, tools), whose rows were all written as they came, each is
+ * marked complete too.  1 if some were, 0 if none was due, -1 if one
+ * failed (the others are still done).
  */
 int store_windows_summarize_due(struct store *st, int64_t now_ns,
     int64_t settle_ns, int64_t idle_lookback_ns);

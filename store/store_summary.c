@@ -53,7 +53,8 @@ summarize(struct store *st, int64_t id, int64_t idle_lookback_ns,
 		rc = summary_write(st->db, &sm);
 	if (rc == 0 && complete) {
 		rc = sql_prepare(st, "UPDATE " SCHEMA_T_WINDOWS " SET "
-		    SCHEMA_C_COMPLETE " = ?1 WHERE id = ?2", &s);
+		    SCHEMA_C_COMPLETE " = ?1 WHERE id = ?2 AND "
+		    SCHEMA_C_INCOMPLETE " IS NULL", &s);
 		if (rc == 0) {
 			sqlite3_bind_int64(s, 1, now_ns);
 			sqlite3_bind_int64(s, 2, id);
@@ -150,9 +151,11 @@ store_db_summarize_due(struct store *st, int64_t now_ns, int64_t settle_ns,
 	if (rc != SQLITE_DONE)
 		sql_warn(st, "windows to summarize");
 	sqlite3_finalize(s);
+	/* without a writer thread every row was written as it came: the
+	 * windows are complete; with one, these were left from before */
 	for (size_t i = 0; i < n; i++)
-		if (store_window_summarize(st, ids[i], idle_lookback_ns,
-		    now_ns) == -1)
+		if (summarize(st, ids[i], idle_lookback_ns, now_ns,
+		    st->w == NULL) == -1)
 			failed = 1;
 	free(ids);
 	return rc != SQLITE_DONE || failed ? -1 : (int)(n > 0);

@@ -197,6 +197,7 @@ writer_sync_finish(struct store *st)
 
 	for (;;) {
 		struct sync_req r = { 0 };
+		int64_t lookback;
 		size_t i;
 		bool ok = true;
 
@@ -208,12 +209,13 @@ writer_sync_finish(struct store *st)
 				break;
 		if (i < w->nsyncs)
 			r = w->syncs[i];
+		lookback = w->lookback_ns;
 		pthread_mutex_unlock(&st->mu);
 		if (r.ticket == 0)
 			break;
 		if (r.window_id > 0)
-			ok = w->ops.window_finish(st, r.window_id,
-			    w->lookback_ns, now_realtime_ns()) == 0;
+			ok = w->ops.window_finish(st, r.window_id, lookback,
+			    now_realtime_ns()) == 0;
 		if (!ok)
 			break;		/* the next flush tries again */
 		pthread_mutex_lock(&st->mu);
