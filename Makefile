@@ -60,7 +60,7 @@ DAEMON_SRCS = daemon/source/source.c daemon/source/source_rows.c \
 	daemon/source/source_child.c daemon/source/health.c \
 	daemon/source/direct.c daemon/source/source_direct.c \
 	daemon/pace.c daemon/windows.c daemon/control.c daemon/control_request.c \
-	daemon/control_sync.c
+	daemon/control_reply.c daemon/control_sync.c
 CLIENT_SRCS = client/client.c client/ctl.c client/db.c client/format.c \
 	client/json.c client/output.c client/mark.c client/status.c \
 	client/windows.c client/hosts.c client/settle.c \

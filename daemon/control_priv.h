@@ -1,6 +1,7 @@
 /*
  * control_priv: what the files that answer requests share
- * (control_request.c: parsing, dispatch, begin, end and status;
+ * (control_reply.c, below the others: building replies, reading members;
+ * control_request.c: parsing, dispatch, begin, end and status;
  * control_sync.c: sync).  Not for the rest of the daemon.
  */
 #ifndef SPYREMON_CONTROL_PRIV_H

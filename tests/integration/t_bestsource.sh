@@ -43,13 +43,8 @@ file_rows_at_least() {
 wait_for 30 file_rows_at_least 3 || fail "no file rows of card 0"
 $SPY mark begin --tag best >"$T/begin.out" 2>&1 || fail "mark begin: $(cat "$T/begin.out")"
 sleep 3
-$SPY mark end --tag best >"$T/end.out" 2>&1 || fail "mark end: $(cat "$T/end.out")"
-summarized() {
-	[ "$(sqlite3 -readonly "file:$DB?mode=ro" \
-	    "SELECT count(*) FROM windows WHERE tag = 'best' AND
-	     summarized_ns IS NOT NULL" 2>/dev/null || echo 0)" -ge 1 ]
-}
-wait_for 20 summarized || fail "the window was not summarized"
+# --wait: the window is complete (its summary stored) on return
+$SPY mark end --tag best --wait 10s >"$T/end.out" 2>&1 || fail "mark end: $(cat "$T/end.out")"
 $SPY metrics >"$T/metrics.txt" || fail "metrics failed"
 stop_daemon
 

@@ -56,7 +56,6 @@ clock_after=$(q "$CLOCK")
 	fail "the window's clock at its begin was '$clock_before', is '$clock_after' in the new database"
 echo "the window's clock at its begin, kept: $clock_after"
 ctl '{"v":1,"cmd":"end","tag":"kept"}' >"$T/end" || fail "end: $(cat "$T/end")"
-sleep 1.5
 stop_daemon
 [ "$(q "SELECT count(*) FROM windows WHERE tag = 'kept' AND end_ns IS NOT NULL")" = 1 ] ||
 	fail "the window's end is not in the new database"

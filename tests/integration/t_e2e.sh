@@ -133,7 +133,6 @@ rc=0
 as_nobody $SPY mark end >/dev/null 2>"$T/err" || rc=$?
 [ $rc -eq 1 ] || fail "ending with nothing open exited $rc, not 1"
 grep -q "^spyremon: " "$T/err" || fail "no message for ending nothing"
-sleep 2
 stop_daemon
 
 # ---- what the database recorded ----

@@ -43,11 +43,12 @@ e1=$((b1 + 1234567891))
 b2=$((first + 1500000000 + 5))
 e2=$((b2 + 700000000))
 b3=$((first + 400000000))
-sql "INSERT INTO windows (id, tag, uid, pid, begin_ns, end_ns, meta) VALUES
-	(1, 'alpha', 0, 100, $b1, $e1, '{\"commit\":\"abc123\",\"note\":\"two words\"}'),
-	(2, 'alpha', 65534, 101, $b2, $e2, '{}'),
-	(3, 'open', 0, 102, $b3, NULL, '{}'),
-	(4, 'early', 0, 103, $((first - 10000000000)), $((first - 9000000000)), '{}')"
+# (the daemon stopped: their samples are all there, so they are complete)
+sql "INSERT INTO windows (id, tag, uid, pid, begin_ns, end_ns, meta, complete_ns) VALUES
+	(1, 'alpha', 0, 100, $b1, $e1, '{\"commit\":\"abc123\",\"note\":\"two words\"}', $last),
+	(2, 'alpha', 65534, 101, $b2, $e2, '{}', $last),
+	(3, 'open', 0, 102, $b3, NULL, '{}', NULL),
+	(4, 'early', 0, 103, $((first - 10000000000)), $((first - 9000000000)), '{}', $last)"
 
 # ---- csv by id: exactly the overlapping rows ----
 expect_rc 0 spy export --window 1
@@ -217,7 +218,7 @@ cp "$DB" "$T/copy/pruned.db"
 b5=$((first + 100000000))
 cut=$((first + 2600000000))
 sqlite3 "$T/copy/pruned.db" "INSERT INTO windows (id, tag, uid, pid, begin_ns,
-	end_ns, meta) VALUES (5, 'long', 0, 104, $b5, $last, '{}');
+	end_ns, meta, complete_ns) VALUES (5, 'long', 0, 104, $b5, $last, '{}', $last);
 	DELETE FROM samples WHERE ts_ns < $cut"
 rc=0
 "$CLIENT" --db "$T/copy/pruned.db" export --window 5 >"$T/out" 2>"$T/err" || rc=$?
@@ -230,7 +231,7 @@ $CHECK "$T/copy/pruned.db" csv "$T/out" --span $b5 $last --min-rows 5
 # a window after the cut is whole, and not flagged
 late=$((cut + 300000000))
 sqlite3 "$T/copy/pruned.db" "INSERT INTO windows (id, tag, uid, pid, begin_ns,
-	end_ns, meta) VALUES (6, 'late', 0, 105, $late, $last, '{}')"
+	end_ns, meta, complete_ns) VALUES (6, 'late', 0, 105, $late, $last, '{}', $last)"
 "$CLIENT" --db "$T/copy/pruned.db" export --window 6 >"$T/out" 2>"$T/err" ||
 	fail "export of a whole window: $(cat "$T/err")"
 "$CLIENT" --db "$T/copy/host7.db" export --window 1 >"$T/out" ||

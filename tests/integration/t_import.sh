@@ -192,8 +192,8 @@ b1=$((first + 700000000 + 37123))
 e1=$((b1 + 1234567891))
 b2=$((b1 + 500000000))
 e2=$((b2 + 1500000000))
-sqlite3 "$DB" "INSERT INTO windows (id, tag, uid, pid, begin_ns, end_ns) VALUES
-	(1, 'alpha', 0, 100, $b1, $e1), (2, 'alpha', 0, 100, $b2, $e2)"
+sqlite3 "$DB" "INSERT INTO windows (id, tag, uid, pid, begin_ns, end_ns, complete_ns)
+	VALUES (1, 'alpha', 0, 100, $b1, $e1, $e2), (2, 'alpha', 0, 100, $b2, $e2, $e2)"
 expect_rc 0 spy export --window 1 --device 0,1 --output "$T/w1.csv"
 [ ! -s "$T/err" ] || fail "a window of the daemon's samples is noted: $(cat "$T/err")"
 head -n 1 "$T/w1.csv" | grep -q ',coarse$' && fail "the daemon's csv has a coarse column"

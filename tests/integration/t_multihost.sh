@@ -86,7 +86,6 @@ for h in a b; do
 	"$CLIENT" --socket "$T/$h.sock" mark end --tag job-4711 >/dev/null ||
 		fail "mark end on $h"
 done
-sleep 1.2	# one flush: the windows' ends are stored
 stop_all
 
 # ---- each rank's rows from its own host ----
