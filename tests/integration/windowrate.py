@@ -169,7 +169,16 @@ def check(args):
         f = next((i for i, r in enumerate(rows) if r[1] == fine), len(rows))
         before = rows[:f]
         inside = [r for r in rows[f:] if r[0] <= end]
-        after = [r for r in rows[f:] if r[0] > end][:-1]
+        after = [r for r in rows[f:] if r[0] > end]
+        # the first row stamped after the end covers the end, at the fine
+        # rate; coarse rows follow it (the last may be partial)
+        if after and after[0][1] == fine and \
+                after[0][0] - fine * 1_000_000 <= end:
+            inside.append(after.pop(0))
+        else:
+            errors.append(f"device {dev}: the end is not covered by a "
+                          f"{fine} ms row")
+        after = after[:-1]
         if len(before) < 3 or len(inside) < 20 or len(after) < 2:
             errors.append(f"device {dev}: {len(before)} rows before the "
                           f"fine ones, {len(inside)} fine to the end, "
