@@ -26,7 +26,11 @@ struct dcard {
 	size_t len;			/* mapped = the file's size */
 	dev_t dev;
 	ino_t ino;
+	struct timespec mtime;		/* at the last stat of the path */
 	uint64_t checked_mono_ns;	/* last stat of the path */
+	bool moved;			/* the last stat found it changed */
+	uint64_t looked_mono_ns;	/* last copy of an old-format file */
+	bool look_again;		/* that copy found it being updated */
 	enum mf_order order;
 	bool logged;			/* the state's reason was logged */
 	uint8_t *img, *last;		/* this read's copy, the last sample's */
@@ -187,6 +191,8 @@ set_state(struct dcard *c, enum direct_state s, const char *why)
 	if (!c->logged && s != DIRECT_READING && s != DIRECT_UNKNOWN) {
 		if (s == DIRECT_MISSING)
 			log_info("device %d: %s", c->st.device, why);
+		else if (s == DIRECT_OLD_FORMAT)	/* a state, not a fault */
+			log_notice("device %d: %s", c->st.device, why);
 		else
 			log_warnx("device %d: %s", c->st.device, why);
 		c->logged = true;
@@ -204,6 +210,7 @@ check_file(struct dcard *c, uint64_t mono_ns)
 	int fd;
 
 	c->checked_mono_ns = mono_ns;
+	c->moved = true;
 	if (stat(c->st.path, &sb) == -1) {
 		unmap(c);
 		snprintf(why, sizeof(why), "metric file %s: %s", c->st.path,
@@ -211,8 +218,13 @@ check_file(struct dcard *c, uint64_t mono_ns)
 		return set_state(c, DIRECT_MISSING, why);
 	}
 	if (c->map != NULL && sb.st_ino == c->ino && sb.st_dev == c->dev &&
-	    (size_t)sb.st_size == c->len)
+	    (size_t)sb.st_size == c->len) {
+		c->moved = sb.st_mtim.tv_sec != c->mtime.tv_sec ||
+		    sb.st_mtim.tv_nsec != c->mtime.tv_nsec;
+		c->mtime = sb.st_mtim;
 		return false;
+	}
+	c->mtime = sb.st_mtim;
 	if (c->map != NULL) {
 		c->st.reopened++;
 		log_info("device %d: metric file %s was re-created; reading the "
@@ -309,13 +321,15 @@ bad_file(struct direct *d, struct dcard *c, enum mf_status s, const char *err)
 	char why[1024];
 	unsigned dropped;
 
-	c->st.errors++;
-	switch (s) {
-	case MF_OLD_FORMAT:
+	if (s == MF_OLD_FORMAT) {
+		/* a state of the file, not a failed read: see read_card */
 		snprintf(why, sizeof(why), "metric file %s is in the old format, "
 		    "which only aiu-smi reads; this card stays on aiu-smi",
 		    c->st.path);
 		return set_state(c, DIRECT_OLD_FORMAT, why);
+	}
+	c->st.errors++;
+	switch (s) {
 	case MF_BAD_VERSION:
 		snprintf(why, sizeof(why), "metric file %s: %s; this card stays "
 		    "on aiu-smi", c->st.path, err);
@@ -551,18 +565,36 @@ take_sample(struct direct *d, struct dcard *c)
 	}
 }
 
+/*
+ * An old-format file is looked at again only when the stat of the path
+ * (at most every DIRECT_RESTAT_NS) finds it changed, when the last look
+ * found it being updated, or after DIRECT_OLD_RECHECK_NS.
+ */
+static bool
+old_format_skip(const struct dcard *c, uint64_t mono_ns)
+{
+	return c->st.state == DIRECT_OLD_FORMAT && c->map != NULL &&
+	    !c->moved && !c->look_again &&
+	    mono_ns - c->looked_mono_ns < DIRECT_OLD_RECHECK_NS;
+}
+
 static bool
 read_card(struct direct *d, struct dcard *c, uint64_t mono_ns)
 {
-	bool changed = false;
+	bool changed = false, old = c->st.state == DIRECT_OLD_FORMAT;
 	int r;
 
+	if (old && c->map != NULL && !c->look_again &&
+	    mono_ns - c->checked_mono_ns < DIRECT_RESTAT_NS)
+		return false;
 	if (c->map == NULL || c->st.state != DIRECT_READING ||
 	    mono_ns - c->checked_mono_ns >= DIRECT_RESTAT_NS)
 		changed |= check_file(c, mono_ns);
-	if (c->map == NULL)
+	if (c->map == NULL || old_format_skip(c, mono_ns))
 		return changed;
+	c->looked_mono_ns = mono_ns;
 	r = take_copy(d, c, &changed);
+	c->look_again = r == 0 && c->st.state == DIRECT_OLD_FORMAT;
 	if (r == 1) {
 		changed |= set_state(c, DIRECT_READING, "");
 		take_sample(d, c);
