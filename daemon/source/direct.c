@@ -41,6 +41,7 @@ struct dcard {
 	size_t nsec;			/* sections of the last sample */
 	uint32_t off[SEC_MAX], seq[SEC_MAX];
 	uint64_t ms[SEC_MAX];
+	uint8_t given[MF_TABLE_METRICS / 8];	/* table entries st.metrics names */
 	int ids[MF_MAX_VALUES];
 	struct store_value vals[MF_MAX_VALUES];
 };
@@ -426,21 +427,34 @@ take_copy(struct direct *d, struct dcard *c, bool *changed)
 	return r;
 }
 
+static bool
+is_bytes(const struct mf_metric_type *mt)
+{
+	return mt->vtype == MF_VT_KIB || mt->vtype == MF_VT_MIB ||
+	    mt->vtype == MF_VT_GIB;
+}
+
+/* The key metric type mt is stored under: amounts in bytes get "_bytes". */
+static void
+metric_key(const struct mf_metric_type *mt, char *key, size_t len)
+{
+	snprintf(key, len, "%s%s", mt->name, is_bytes(mt) ? "_bytes" : "");
+}
+
 static int
 metric_id(struct direct *d, const struct mf_metric_type *mt)
 {
 	size_t k = (size_t)(mt - d->table->metrics);
 	char key[MF_NAME_MAX + 8];
 	const char *unit = "";
-	bool bytes = mt->vtype == MF_VT_KIB || mt->vtype == MF_VT_MIB ||
-	    mt->vtype == MF_VT_GIB;
+	bool bytes = is_bytes(mt);
 	int id;
 
 	if (k >= MF_TABLE_METRICS)
 		return -1;
 	if (d->metric_id[k] != -2)
 		return d->metric_id[k];
-	snprintf(key, sizeof(key), "%s%s", mt->name, bytes ? "_bytes" : "");
+	metric_key(mt, key, sizeof(key));
 	if (bytes)
 		unit = "B";
 	else if (strcmp(mt->name, "tempr") == 0)
@@ -450,6 +464,43 @@ metric_id(struct direct *d, const struct mf_metric_type *mt)
 		return -1;	/* asked again next time */
 	d->metric_id[k] = id;
 	return id;
+}
+
+/*
+ * Name in st.metrics the keys that the row of c->f carries (the values
+ * present and stored), when that set differs from the last row's: for status, which
+ * tells from it what the card's file gives (the best-source rule).
+ */
+static void
+note_metrics(struct direct *d, struct dcard *c)
+{
+	const struct mf_file *f = &c->f;
+	uint8_t given[sizeof(c->given)] = { 0 };
+	char key[MF_NAME_MAX + 8];
+	size_t used = 0;
+
+	for (size_t i = 0; i < f->nval; i++) {
+		size_t k = (size_t)(f->val[i].type - d->table->metrics);
+
+		if (f->val[i].present && k < MF_TABLE_METRICS &&
+		    d->metric_id[k] >= 0)
+			given[k / 8] |= (uint8_t)(1U << (k % 8));
+	}
+	if (memcmp(given, c->given, sizeof(given)) == 0 &&
+	    c->st.metrics[0] != '\0')
+		return;
+	memcpy(c->given, given, sizeof(given));
+	c->st.metrics[0] = '\0';
+	for (size_t k = 0; k < MF_TABLE_METRICS; k++) {
+		if (!(given[k / 8] & (1U << (k % 8))))
+			continue;
+		metric_key(&d->table->metrics[k], key, sizeof(key));
+		if (used + strlen(key) + 2 > sizeof(c->st.metrics))
+			break;
+		used += (size_t)snprintf(c->st.metrics + used,
+		    sizeof(c->st.metrics) - used, "%s%s", used > 0 ? " " : "",
+		    key);
+	}
 }
 
 /* Hand on c->f's values as one row stamped by section stamp. */
@@ -495,6 +546,7 @@ emit_row(struct direct *d, struct dcard *c, const struct mf_section *stamp)
 		.values = c->vals,
 	};
 	c->st.interval = stamp->interval;
+	note_metrics(d, c);
 	c->st.rows++;
 	c->st.newest_ts_ns = s.ts_ns;
 	d->sink.row(d->sink.arg, &s);

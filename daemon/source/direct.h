@@ -86,6 +86,7 @@ struct direct_card_stats {
 	uint64_t reopened;	/* files mapped again (re-created) */
 	int64_t newest_ts_ns;	/* newest stamp handed on, 0 if none */
 	uint32_t interval;	/* the file's update interval, as it says */
+	char metrics[512];	/* the keys the newest row carries, space-separated */
 	bool swapped;		/* the file is in the other byte order */
 };
 

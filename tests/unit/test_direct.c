@@ -6,7 +6,8 @@
  * and sections stamped after the file header are dropped as torn, every
  * bad file state gives its state, a re-created file is mapped again and a
  * byte-swapped file is read swapped; an old-format file is a state, not an
- * error, looked at again only when it changes or now and then.
+ * error, looked at again only when it changes or now and then, and the
+ * keys a card's file gives are named.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -165,6 +166,7 @@ test_samples(void **state)
 	assert_int_equal(rec.vals[0].mant, 431);	/* pwr, tenths */
 	assert_int_equal(rec.vals[0].scale, 1);
 	assert_int_equal(rec.vals[1].mant, 7 * 1024);	/* rdmem, bytes */
+	assert_string_equal(direct_card(d, 3)->metrics, "pwr rdmem_bytes");
 
 	/* the same sample again: not handed on */
 	direct_tick(d, mono += 1000);
