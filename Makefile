@@ -61,6 +61,7 @@ DAEMON_SRCS = daemon/source/source.c daemon/source/source_rows.c \
 	daemon/pace.c daemon/windows.c daemon/control.c daemon/control_request.c
 CLIENT_SRCS = client/client.c client/ctl.c client/db.c client/format.c \
 	client/json.c client/output.c client/mark.c client/status.c \
+	client/status_brief.c \
 	client/windows.c client/hosts.c \
 	client/trace/trace.c client/trace/trace_util.c \
 	client/trace/trace_stream.c client/trace/trace_tally.c \
