@@ -63,6 +63,7 @@ DAEMON_SRCS = daemon/source/source.c daemon/source/source_rows.c \
 	daemon/control_reply.c daemon/control_sync.c
 CLIENT_SRCS = client/client.c client/ctl.c client/db.c client/format.c \
 	client/json.c client/output.c client/mark.c client/status.c \
+	client/status_brief.c \
 	client/windows.c client/hosts.c client/settle.c \
 	client/trace/trace.c client/trace/trace_util.c \
 	client/trace/trace_stream.c client/trace/trace_tally.c \

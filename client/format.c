@@ -96,6 +96,27 @@ fmt_span(int64_t ns, char *buf, size_t len)
 }
 
 void
+fmt_age(int64_t ns, char *buf, size_t len)
+{
+	int64_t ds, s, m, h;
+
+	if (ns < 0)
+		ns = 0;
+	ds = ns / (int64_t)(NSEC_PER_SEC / 10);
+	s = ds / 10;
+	m = s / 60;
+	h = m / 60;
+	if (s < 60)
+		snprintf(buf, len, "%" PRId64 ".%" PRId64 "s", s, ds % 10);
+	else if (m < 60)
+		snprintf(buf, len, "%" PRId64 "m%02" PRId64 "s", m, s % 60);
+	else if (h < 24)
+		snprintf(buf, len, "%" PRId64 "h%02" PRId64 "m", h, m % 60);
+	else
+		snprintf(buf, len, "%" PRId64 "d%02" PRId64 "h", h / 24, h % 24);
+}
+
+void
 fmt_size_approx(uint64_t bytes, char *buf, size_t len)
 {
 	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB",

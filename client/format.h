@@ -31,6 +31,12 @@ bool fmt_same_utc_day(int64_t a, int64_t b);
  */
 void fmt_span(int64_t ns, char *buf, size_t len);
 
+/*
+ * An age for a person, short: "0.3s" to "59.9s" to a tenth (truncated),
+ * then "2m05s", "1h02m", "3d04h".  A negative age is written as 0.
+ */
+void fmt_age(int64_t ns, char *buf, size_t len);
+
 /* A size for a person, to about three digits: "812 B", "12.3 MiB". */
 void fmt_size_approx(uint64_t bytes, char *buf, size_t len);
 

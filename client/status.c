@@ -1,12 +1,14 @@
 /*
  * status: the daemon's own account of itself, from the control socket.
  *
- * The reply (proto.h) is printed for a person section by section, or with
- * --json as the reply object, pretty-printed, without its "ok" member
- * (which only says the request worked).  The printer reads every member
+ * The reply (proto.h) is printed for a person: by default as a screen
+ * (status_brief.c), with -v section by section, whole, or with --json as
+ * the reply object, pretty-printed, without its "ok" member (which only
+ * says the request worked).  The -v printer reads every member
  * tolerantly: one it does not expect is still shown, generically, and one
  * that is missing is left out, so daemons older or newer than the client
- * are shown as well as they can be.
+ * are shown as well as they can be.  Ages and spans are in seconds;
+ * configured durations as configured.
  */
 #include <err.h>
 #include <inttypes.h>
@@ -19,6 +21,7 @@
 #include "format.h"
 #include "json.h"
 #include "proto.h"
+#include "status.h"
 #include "timeparse.h"
 
 enum { OPT_JSON = CLIENT_OPT_FIRST_FREE };
@@ -30,10 +33,11 @@ static int
 usage(FILE *fp, int code)
 {
 	fprintf(fp,
-	    "usage: spyremon status [--json]\n"
+	    "usage: spyremon status [-v | --verbose] [--json]\n"
 	    "\n"
-	    "Shows the daemon and its child, the cards, sampling, the database,\n"
-	    "metric-file health, unreliable columns and open windows.\n");
+	    "Shows the daemon, aiu-smi, the database, the open windows and a\n"
+	    "line per card: its newest sample and where its metrics come from.\n"
+	    "-v shows everything the daemon reports; --json its reply as is.\n");
 	return code;
 }
 
@@ -46,8 +50,9 @@ ends_with(const char *s, const char *suffix)
 }
 
 /*
- * A scalar for a person: "_ns" members as a time (with its age) or a span,
- * sizes in IEC units, strings bare, others as JSON.
+ * A scalar for a person: "_ns" members as a time (with its age) or a span
+ * (in seconds, or as configured when a whole number of ms), sizes in IEC
+ * units, strings bare, others as JSON.
  */
 static void
 scalar_text(const char *key, yajl_val v, char *buf, size_t len)
@@ -63,8 +68,11 @@ scalar_text(const char *key, yajl_val v, char *buf, size_t len)
 			fmt_time_ms(i, a, sizeof(a));
 			fmt_span(now_realtime_ns() - i, b, sizeof(b));
 			snprintf(buf, len, "%s (%s ago)", a, b);
-		} else if (i >= 0) {
+		} else if (i >= 0 && i % (int64_t)NSEC_PER_MSEC == 0) {
 			format_duration((uint64_t)i, a, sizeof(a));
+			snprintf(buf, len, "%s", a);
+		} else if (i >= 0) {
+			fmt_span(i, a, sizeof(a));
 			snprintf(buf, len, "%s", a);
 		} else
 			snprintf(buf, len, "%" PRId64, i);
@@ -255,7 +263,8 @@ show_sampling(yajl_val s)
 {
 	static const char *const known[] = { "interval_ns",
 	    "configured_interval_ns", "window_interval_ns", "pre_window_ns",
-	    "child_interval_ns", "newest_ns", "newest_age_ns", NULL };
+	    "child_interval_ns", "newest_ns", "newest_age_ns", "direct", NULL };
+	const char *direct = json_str(s, "direct");
 	char now[FMT_BUFLEN], cfg[FMT_BUFLEN], win[FMT_BUFLEN],
 	    pre[FMT_BUFLEN], child[FMT_BUFLEN], age[FMT_BUFLEN];
 	int64_t a;
@@ -276,6 +285,9 @@ show_sampling(yajl_val s)
 		printf("            newest sample %s ago\n", age);
 	} else
 		printf("            no sample yet\n");
+	if (direct != NULL)
+		printf("            metric files read directly: %s "
+		    "(source.direct)\n", direct);
 	print_rest(s, known, 12);
 }
 
@@ -302,13 +314,129 @@ show_card(yajl_val c)
 	print_rest(c, known, 4);
 }
 
+/* Members of direct that are counters: every integer but these. */
+static bool
+is_counter(const char *key, yajl_val v)
+{
+	static const char *const not[] = { "file_interval", "newest_age_ns",
+	    NULL };
+
+	if (!YAJL_IS_INTEGER(v))
+		return false;
+	for (const char *const *k = not; *k != NULL; k++)
+		if (strcmp(*k, key) == 0)
+			return false;
+	return true;
+}
+
+/* Items joined by ", " on lines of about LINE_WIDTH, continued at indent. */
+#define LINE_WIDTH	78
+struct wrap {
+	int col, indent;
+	size_t n;
+};
+
+static void
+wrap_item(struct wrap *w, const char *item)
+{
+	int len = (int)strlen(item);
+
+	if (w->n > 0 && w->col + 2 + len > LINE_WIDTH)
+		w->col = printf(",\n%*s", w->indent, "") - 2;
+	else if (w->n > 0)
+		w->col += printf(", ");
+	w->col += printf("%s", item);
+	w->n++;
+}
+
+/*
+ * How the card's metric file is read directly: its state and why, what
+ * the file gives, then every counter.  The writer's stamps, its interval
+ * and byte order are said of a file being read only: of another they mean
+ * nothing.
+ */
+static void
+show_direct(yajl_val dir)
+{
+	static const char *const known[] = { "state", "why", "stamps",
+	    "file_interval", "byte_swapped", "newest_age_ns", "file_metrics",
+	    NULL };
+	const char *state = json_str(dir, "state"), *why = json_str(dir, "why");
+	const char *stamps = json_str(dir, "stamps");
+	yajl_val given = json_array(dir, "file_metrics");
+	bool reading = state != NULL && strcmp(state, "reading") == 0;
+	bool swapped = false;
+	char k[FMT_BUFLEN], age[FMT_BUFLEN], item[2 * FMT_BUFLEN];
+	struct wrap w;
+	int64_t v;
+
+	printf("    direct read: %s", state != NULL ? state : "?");
+	if (reading && json_int(dir, "newest_age_ns", &v)) {
+		fmt_span(v, age, sizeof(age));
+		printf(", newest file row %s ago", age);
+	}
+	putchar('\n');
+	if (!reading && why != NULL && why[0] != '\0')
+		printf("      %s\n", why);
+	if (reading) {
+		(void)json_bool(dir, "byte_swapped", &swapped);
+		printf("      stamped by the %s", stamps != NULL ? stamps : "?");
+		if (json_int(dir, "file_interval", &v))
+			printf("; file interval %" PRId64 " (no unit given)", v);
+		printf("; %s byte order\n", swapped ? "swapped" : "host");
+	}
+	if (given != NULL && given->u.array.len > 0) {
+		w = (struct wrap){ printf("      the file gives: "), 8, 0 };
+		for (size_t i = 0; i < given->u.array.len; i++) {
+			yajl_val x = given->u.array.values[i];
+
+			wrap_item(&w, YAJL_IS_STRING(x) ? x->u.string : "?");
+		}
+		putchar('\n');
+	}
+	w = (struct wrap){ printf("      "), 6, 0 };
+	for (size_t i = 0; i < dir->u.object.len; i++) {
+		const char *key = dir->u.object.keys[i];
+		yajl_val x = dir->u.object.values[i];
+
+		if (!is_counter(key, x))
+			continue;
+		key_text(key, k, sizeof(k));
+		snprintf(item, sizeof(item), "%s %" PRId64, k,
+		    (int64_t)x->u.number.i);
+		wrap_item(&w, item);
+	}
+	putchar('\n');
+	for (size_t i = 0; i < dir->u.object.len; i++) {
+		const char *key = dir->u.object.keys[i];
+		const char *const *kn;
+		struct yajl_val_s one;
+
+		if (is_counter(key, dir->u.object.values[i]))
+			continue;
+		for (kn = known; *kn != NULL && strcmp(*kn, key) != 0; kn++)
+			;
+		if (*kn != NULL)
+			continue;
+		one.type = yajl_t_object;
+		one.u.object.keys = &dir->u.object.keys[i];
+		one.u.object.values = &dir->u.object.values[i];
+		one.u.object.len = 1;
+		print_object(&one, 6);
+	}
+}
+
 static void
 show_health(yajl_val h)
 {
 	static const char *const known[] = { "device", "bus_id",
-	    "metric_file", "state", "counters_zero", "text", NULL };
+	    "metric_file", "state", "counters_zero", "text", "source",
+	    "newest_ns", "newest_age_ns", "direct", NULL };
 	const char *text = json_str(h, "text"), *bus = json_str(h, "bus_id");
-	int64_t dev;
+	const char *src = json_str(h, "source");
+	yajl_val dir = json_object(h, "direct");
+	char age[FMT_BUFLEN];
+	int64_t dev, a;
 
 	if (json_int(h, "device", &dev))
 		printf("  device %" PRId64, dev);
@@ -321,6 +449,19 @@ show_health(yajl_val h)
 	else
 		printf(": %s", json_str(h, "state") ? json_str(h, "state") : "?");
 	putchar('\n');
+	if (src != NULL || json_get(h, "newest_age_ns") != NULL) {
+		printf("    ");
+		if (src != NULL)
+			printf("source: %s; ", strcmp(src, "file") == 0 ?
+			    "file (read directly) and aiu-smi" : src);
+		if (json_int(h, "newest_age_ns", &a)) {
+			fmt_span(a, age, sizeof(age));
+			printf("newest sample %s ago\n", age);
+		} else
+			printf("no sample yet\n");
+	}
+	if (dir != NULL)
+		show_direct(dir);
 	print_rest(h, known, 4);
 }
 
@@ -509,21 +650,25 @@ cmd_status(struct client *cl, int argc, char *argv[])
 	static const struct option longopts[] = {
 		CLIENT_LONGOPTS,
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path;
-	bool json = false;
+	bool json = false, verbose = false;
 	yajl_val reply;
 	yajl_gen g;
 	int ch, rc;
 
-	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS, longopts,
+	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS "v", longopts,
 	    NULL)) != -1) {
 		if (client_common_option(cl, ch, optarg))
 			continue;
 		switch (ch) {
 		case OPT_JSON:
 			json = true;
+			break;
+		case 'v':
+			verbose = true;
 			break;
 		case 'h':
 			return usage(stdout, CLIENT_EXIT_OK);
@@ -549,8 +694,14 @@ cmd_status(struct client *cl, int argc, char *argv[])
 		return rc;
 	if (json)
 		rc = print_json(reply);
-	else
+	else if (verbose)
 		print_text(reply);
+	else
+		status_print_brief(reply);
+	if (rc == CLIENT_EXIT_OK && (fflush(stdout) == EOF || ferror(stdout))) {
+		warn("cannot write the status");
+		rc = CLIENT_EXIT_FAILED;
+	}
 	yajl_tree_free(reply);
 	return rc;
 }

@@ -464,6 +464,7 @@ status_sampling(yajl_gen g, const struct control_ctx *ctx,
 	jsonw_put_uint(g, "window_interval_ns", ctx->cfg->source.window_interval_ns);
 	jsonw_put_uint(g, "pre_window_ns", ctx->cfg->source.pre_window_ns);
 	jsonw_put_uint(g, "child_interval_ns", ss->interval_ns);
+	jsonw_put_str(g, "direct", config_direct_name(ctx->cfg->source.direct));
 	if (ss->newest_ts_ns != 0) {
 		jsonw_put_int(g, "newest_ns", ss->newest_ts_ns);
 		jsonw_put_int(g, "newest_age_ns", now_ns - ss->newest_ts_ns);
@@ -519,6 +520,25 @@ file_state(enum health_file f)
 	}
 }
 
+/* "file_metrics": the keys the card's newest file row carries (list). */
+static void
+file_metrics(yajl_gen g, const char *list)
+{
+	const char *p = list;
+
+	jsonw_str(g, "file_metrics");
+	yajl_gen_array_open(g);
+	while (*p != '\0') {
+		size_t n = strcspn(p, " ");
+
+		if (n > 0)
+			yajl_gen_string(g, (const unsigned char *)p, n);
+		p += n;
+		p += strspn(p, " ");
+	}
+	yajl_gen_array_close(g);
+}
+
 /*
  * How a card's metric file is read directly: "file" rows carry the
  * writer's stamps, "aiu-smi" rows arrival stamps; why says why a card is
@@ -551,11 +571,30 @@ status_direct(yajl_gen g, const struct direct_card_stats *dc, int64_t now_ns)
 		jsonw_put_int(g, "newest_age_ns", now_ns - dc->newest_ts_ns);
 	else
 		jsonw_put_null(g, "newest_age_ns");
+	file_metrics(g, dc->metrics);
 	yajl_gen_map_close(g);
 }
 
+/* The card's newest sample from either source, and its age. */
 static void
-status_health(yajl_gen g, const struct control_ctx *ctx)
+card_newest(yajl_gen g, int64_t aiusmi_ns, const struct direct_card_stats *dc,
+    int64_t now_ns)
+{
+	int64_t newest = aiusmi_ns;
+
+	if (dc != NULL && dc->newest_ts_ns > newest)
+		newest = dc->newest_ts_ns;
+	if (newest != 0) {
+		jsonw_put_int(g, "newest_ns", newest);
+		jsonw_put_int(g, "newest_age_ns", now_ns - newest);
+	} else {
+		jsonw_put_null(g, "newest_ns");
+		jsonw_put_null(g, "newest_age_ns");
+	}
+}
+
+static void
+status_health(yajl_gen g, const struct control_ctx *ctx, int64_t now_ns)
 {
 	char text[512];
 
@@ -563,9 +602,11 @@ status_health(yajl_gen g, const struct control_ctx *ctx)
 	yajl_gen_array_open(g);
 	for (int dev = 0; dev < SOURCE_MAX_DEVICES; dev++) {
 		const struct source_device *d = source_device(ctx->src, dev);
+		const struct direct_card_stats *dc;
 
 		if (d == NULL)
 			continue;
+		dc = source_direct_card(ctx->src, dev);
 		health_describe(&d->health, text, sizeof(text));
 		yajl_gen_map_open(g);
 		jsonw_put_int(g, "device", dev);
@@ -574,8 +615,8 @@ status_health(yajl_gen g, const struct control_ctx *ctx)
 		jsonw_put_str(g, "state", file_state(d->health.file));
 		jsonw_put_bool(g, "counters_zero", health_counters_zero(&d->health));
 		jsonw_put_str(g, "text", text);
-		status_direct(g, source_direct_card(ctx->src, dev),
-		    now_realtime_ns());
+		card_newest(g, d->newest_ts_ns, dc, now_ns);
+		status_direct(g, dc, now_ns);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -672,7 +713,7 @@ cmd_status(const struct control_ctx *ctx, int64_t now_ns,
 	status_child(g, &ss);
 	status_sampling(g, ctx, &ss, now_ns);
 	status_cards(g, ctx);
-	status_health(g, ctx);
+	status_health(g, ctx, now_ns);
 	status_store(g, ctx);
 	status_windows(g, ctx);
 	yajl_gen_map_close(g);

@@ -26,7 +26,11 @@ struct dcard {
 	size_t len;			/* mapped = the file's size */
 	dev_t dev;
 	ino_t ino;
+	struct timespec mtime;		/* at the last stat of the path */
 	uint64_t checked_mono_ns;	/* last stat of the path */
+	bool moved;			/* the last stat found it changed */
+	uint64_t looked_mono_ns;	/* last copy of an old-format file */
+	bool look_again;		/* that copy found it being updated */
 	enum mf_order order;
 	bool logged;			/* the state's reason was logged */
 	uint8_t *img, *last;		/* this read's copy, the last sample's */
@@ -37,6 +41,7 @@ struct dcard {
 	size_t nsec;			/* sections of the last sample */
 	uint32_t off[SEC_MAX], seq[SEC_MAX];
 	uint64_t ms[SEC_MAX];
+	uint8_t given[MF_TABLE_METRICS / 8];	/* table entries st.metrics names */
 	int ids[MF_MAX_VALUES];
 	struct store_value vals[MF_MAX_VALUES];
 };
@@ -187,6 +192,8 @@ set_state(struct dcard *c, enum direct_state s, const char *why)
 	if (!c->logged && s != DIRECT_READING && s != DIRECT_UNKNOWN) {
 		if (s == DIRECT_MISSING)
 			log_info("device %d: %s", c->st.device, why);
+		else if (s == DIRECT_OLD_FORMAT)	/* a state, not a fault */
+			log_notice("device %d: %s", c->st.device, why);
 		else
 			log_warnx("device %d: %s", c->st.device, why);
 		c->logged = true;
@@ -204,6 +211,7 @@ check_file(struct dcard *c, uint64_t mono_ns)
 	int fd;
 
 	c->checked_mono_ns = mono_ns;
+	c->moved = true;
 	if (stat(c->st.path, &sb) == -1) {
 		unmap(c);
 		snprintf(why, sizeof(why), "metric file %s: %s", c->st.path,
@@ -211,8 +219,13 @@ check_file(struct dcard *c, uint64_t mono_ns)
 		return set_state(c, DIRECT_MISSING, why);
 	}
 	if (c->map != NULL && sb.st_ino == c->ino && sb.st_dev == c->dev &&
-	    (size_t)sb.st_size == c->len)
+	    (size_t)sb.st_size == c->len) {
+		c->moved = sb.st_mtim.tv_sec != c->mtime.tv_sec ||
+		    sb.st_mtim.tv_nsec != c->mtime.tv_nsec;
+		c->mtime = sb.st_mtim;
 		return false;
+	}
+	c->mtime = sb.st_mtim;
 	if (c->map != NULL) {
 		c->st.reopened++;
 		log_info("device %d: metric file %s was re-created; reading the "
@@ -309,13 +322,15 @@ bad_file(struct direct *d, struct dcard *c, enum mf_status s, const char *err)
 	char why[1024];
 	unsigned dropped;
 
-	c->st.errors++;
-	switch (s) {
-	case MF_OLD_FORMAT:
+	if (s == MF_OLD_FORMAT) {
+		/* a state of the file, not a failed read: see read_card */
 		snprintf(why, sizeof(why), "metric file %s is in the old format, "
 		    "which only aiu-smi reads; this card stays on aiu-smi",
 		    c->st.path);
 		return set_state(c, DIRECT_OLD_FORMAT, why);
+	}
+	c->st.errors++;
+	switch (s) {
 	case MF_BAD_VERSION:
 		snprintf(why, sizeof(why), "metric file %s: %s; this card stays "
 		    "on aiu-smi", c->st.path, err);
@@ -412,21 +427,34 @@ take_copy(struct direct *d, struct dcard *c, bool *changed)
 	return r;
 }
 
+static bool
+is_bytes(const struct mf_metric_type *mt)
+{
+	return mt->vtype == MF_VT_KIB || mt->vtype == MF_VT_MIB ||
+	    mt->vtype == MF_VT_GIB;
+}
+
+/* The key metric type mt is stored under: amounts in bytes get "_bytes". */
+static void
+metric_key(const struct mf_metric_type *mt, char *key, size_t len)
+{
+	snprintf(key, len, "%s%s", mt->name, is_bytes(mt) ? "_bytes" : "");
+}
+
 static int
 metric_id(struct direct *d, const struct mf_metric_type *mt)
 {
 	size_t k = (size_t)(mt - d->table->metrics);
 	char key[MF_NAME_MAX + 8];
 	const char *unit = "";
-	bool bytes = mt->vtype == MF_VT_KIB || mt->vtype == MF_VT_MIB ||
-	    mt->vtype == MF_VT_GIB;
+	bool bytes = is_bytes(mt);
 	int id;
 
 	if (k >= MF_TABLE_METRICS)
 		return -1;
 	if (d->metric_id[k] != -2)
 		return d->metric_id[k];
-	snprintf(key, sizeof(key), "%s%s", mt->name, bytes ? "_bytes" : "");
+	metric_key(mt, key, sizeof(key));
 	if (bytes)
 		unit = "B";
 	else if (strcmp(mt->name, "tempr") == 0)
@@ -436,6 +464,43 @@ metric_id(struct direct *d, const struct mf_metric_type *mt)
 		return -1;	/* asked again next time */
 	d->metric_id[k] = id;
 	return id;
+}
+
+/*
+ * Name in st.metrics the keys that the row of c->f carries (the values
+ * present and stored), when that set differs from the last row's: for status, which
+ * tells from it what the card's file gives (the best-source rule).
+ */
+static void
+note_metrics(struct direct *d, struct dcard *c)
+{
+	const struct mf_file *f = &c->f;
+	uint8_t given[sizeof(c->given)] = { 0 };
+	char key[MF_NAME_MAX + 8];
+	size_t used = 0;
+
+	for (size_t i = 0; i < f->nval; i++) {
+		size_t k = (size_t)(f->val[i].type - d->table->metrics);
+
+		if (f->val[i].present && k < MF_TABLE_METRICS &&
+		    d->metric_id[k] >= 0)
+			given[k / 8] |= (uint8_t)(1U << (k % 8));
+	}
+	if (memcmp(given, c->given, sizeof(given)) == 0 &&
+	    c->st.metrics[0] != '\0')
+		return;
+	memcpy(c->given, given, sizeof(given));
+	c->st.metrics[0] = '\0';
+	for (size_t k = 0; k < MF_TABLE_METRICS; k++) {
+		if (!(given[k / 8] & (1U << (k % 8))))
+			continue;
+		metric_key(&d->table->metrics[k], key, sizeof(key));
+		if (used + strlen(key) + 2 > sizeof(c->st.metrics))
+			break;
+		used += (size_t)snprintf(c->st.metrics + used,
+		    sizeof(c->st.metrics) - used, "%s%s", used > 0 ? " " : "",
+		    key);
+	}
 }
 
 /* Hand on c->f's values as one row stamped by section stamp. */
@@ -481,6 +546,7 @@ emit_row(struct direct *d, struct dcard *c, const struct mf_section *stamp)
 		.values = c->vals,
 	};
 	c->st.interval = stamp->interval;
+	note_metrics(d, c);
 	c->st.rows++;
 	c->st.newest_ts_ns = s.ts_ns;
 	d->sink.row(d->sink.arg, &s);
@@ -551,18 +617,36 @@ take_sample(struct direct *d, struct dcard *c)
 	}
 }
 
+/*
+ * An old-format file is looked at again only when the stat of the path
+ * (at most every DIRECT_RESTAT_NS) finds it changed, when the last look
+ * found it being updated, or after DIRECT_OLD_RECHECK_NS.
+ */
+static bool
+old_format_skip(const struct dcard *c, uint64_t mono_ns)
+{
+	return c->st.state == DIRECT_OLD_FORMAT && c->map != NULL &&
+	    !c->moved && !c->look_again &&
+	    mono_ns - c->looked_mono_ns < DIRECT_OLD_RECHECK_NS;
+}
+
 static bool
 read_card(struct direct *d, struct dcard *c, uint64_t mono_ns)
 {
-	bool changed = false;
+	bool changed = false, old = c->st.state == DIRECT_OLD_FORMAT;
 	int r;
 
+	if (old && c->map != NULL && !c->look_again &&
+	    mono_ns - c->checked_mono_ns < DIRECT_RESTAT_NS)
+		return false;
 	if (c->map == NULL || c->st.state != DIRECT_READING ||
 	    mono_ns - c->checked_mono_ns >= DIRECT_RESTAT_NS)
 		changed |= check_file(c, mono_ns);
-	if (c->map == NULL)
+	if (c->map == NULL || old_format_skip(c, mono_ns))
 		return changed;
+	c->looked_mono_ns = mono_ns;
 	r = take_copy(d, c, &changed);
+	c->look_again = r == 0 && c->st.state == DIRECT_OLD_FORMAT;
 	if (r == 1) {
 		changed |= set_state(c, DIRECT_READING, "");
 		take_sample(d, c);

@@ -36,6 +36,11 @@
  * byte-swapped is read swapped (logged once).  A card whose file is in the
  * old format, of a layout version outside 1.0.x, bad, or missing is not
  * read directly; direct_card says why, and the caller keeps it on aiu-smi.
+ * The old format is a state of the file, not a failed read: it is not
+ * counted in errors, and the file is looked at again (copied and decoded)
+ * only when stat(2), at most every DIRECT_RESTAT_NS, shows another inode,
+ * size or mtime, or after DIRECT_OLD_RECHECK_NS (a file rewritten in place
+ * through a map need not move its mtime), not at every tick.
  * The module does I/O on the files only, and reads CLOCK_REALTIME right
  * after each copy for arrival_ns; no event loop, no store: rows and metric
  * ids go through the sink.
@@ -52,6 +57,7 @@
 
 #define DIRECT_RETRIES		3
 #define DIRECT_RESTAT_NS	(250ULL * 1000000ULL)
+#define DIRECT_OLD_RECHECK_NS	(30ULL * 1000000000ULL)	/* an unchanged old-format file */
 #define DIRECT_FILE_MAX		65536	/* larger files are refused */
 #define DIRECT_MAX_CARDS	256
 
@@ -59,7 +65,7 @@ enum direct_state {
 	DIRECT_UNKNOWN,		/* not read yet */
 	DIRECT_READING,		/* read directly */
 	DIRECT_MISSING,		/* no file at its path */
-	DIRECT_OLD_FORMAT,	/* first four bytes zero: aiu-smi only */
+	DIRECT_OLD_FORMAT,	/* first four bytes zero: aiu-smi only; not an error */
 	DIRECT_VERSION,		/* layout version outside 1.0.x */
 	DIRECT_BAD,		/* truncated, bad size, bad magic or layout */
 };
@@ -76,10 +82,11 @@ struct direct_card_stats {
 	uint64_t retries;	/* reads retried at once: torn during the copy */
 	uint64_t torn;		/* reads dropped: torn, retried next tick */
 	uint64_t updating;	/* reads that found '!' */
-	uint64_t errors;	/* reads of a bad file */
+	uint64_t errors;	/* reads of a bad file (not of an old-format one) */
 	uint64_t reopened;	/* files mapped again (re-created) */
 	int64_t newest_ts_ns;	/* newest stamp handed on, 0 if none */
 	uint32_t interval;	/* the file's update interval, as it says */
+	char metrics[512];	/* the keys the newest row carries, space-separated */
 	bool swapped;		/* the file is in the other byte order */
 };
 

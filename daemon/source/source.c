@@ -186,28 +186,45 @@ source_describe_ring(const struct source *src, size_t n)
 		log_info("fine-rate ring: %zu rows (%ss) per card", rows, secs);
 }
 
+void
+source_check_health(struct source *src, int device, uint64_t now_mono_ns)
+{
+	struct source_device *d = &src->dev[device];
+	const struct direct_card_stats *dc = direct_card(src->direct, device);
+	struct stat sb;
+	int64_t mtime = 0;
+	bool exists;
+	char text[640];
+
+	if (!d->seen || d->health.path[0] == '\0')
+		return;
+	if ((exists = stat(d->health.path, &sb) == 0))
+		mtime = (int64_t)sb.st_mtim.tv_sec * (int64_t)NSEC_PER_SEC +
+		    sb.st_mtim.tv_nsec;
+	/*
+	 * A file read directly is updated when its writer's own stamps move,
+	 * whatever its mtime says: writes through a shared map need not move
+	 * the mtime, and status must not call a file stale that gives new
+	 * samples.
+	 */
+	if (exists && dc != NULL && dc->state == DIRECT_READING &&
+	    dc->newest_ts_ns != 0)
+		mtime = dc->newest_ts_ns;
+	if (health_observe(&d->health, exists, mtime, now_mono_ns,
+	    HEALTH_STALE_NS)) {
+		health_describe(&d->health, text, sizeof(text));
+		log_notice("device %d: %s", device, text);
+	}
+}
+
 static int
 on_health_timer(sd_event_source *s, uint64_t usec, void *arg)
 {
 	struct source *src = arg;
 	uint64_t now = now_monotonic_ns();
 
-	for (int i = 0; i < SOURCE_MAX_DEVICES; i++) {
-		struct source_device *d = &src->dev[i];
-		struct stat sb;
-		bool exists;
-		char text[640];
-
-		if (!d->seen || d->health.path[0] == '\0')
-			continue;
-		exists = stat(d->health.path, &sb) == 0;
-		if (health_observe(&d->health, exists, exists ?
-		    (int64_t)sb.st_mtim.tv_sec * (int64_t)NSEC_PER_SEC +
-		    sb.st_mtim.tv_nsec : 0, now, HEALTH_STALE_NS)) {
-			health_describe(&d->health, text, sizeof(text));
-			log_notice("device %d: %s", i, text);
-		}
-	}
+	for (int i = 0; i < SOURCE_MAX_DEVICES; i++)
+		source_check_health(src, i, now);
 	source_arm_timer(src, &src->health_timer, usec + HEALTH_CHECK_NS / 1000,
 	    on_health_timer);
 	(void)s;

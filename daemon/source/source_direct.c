@@ -108,6 +108,9 @@ on_direct_timer(sd_event_source *s, uint64_t usec, void *arg)
 
 	(void)s;
 	if (direct_tick(src->direct, now)) {
+		/* the files' health at once: status says one thing of a file */
+		for (int i = 0; i < SOURCE_MAX_DEVICES; i++)
+			source_check_health(src, i, now);
 		all = direct_covers_all(src->direct);
 		if (all != src->direct_all || !src->direct_said) {
 			bool changed = all != src->direct_all;

@@ -113,6 +113,13 @@ void source_set_error(struct source *src, const char *fmt, ...) LOG_FMT(2, 3);
 /* ns as seconds with only the digits needed: "0.01", "1", "2.5". */
 void source_format_seconds(uint64_t ns, char *buf, size_t len);
 
+/*
+ * Check device's metric file now (stat: there, and is its mtime moving?),
+ * logging a change of its health; a path first named is checked at once,
+ * so that status never says "not checked yet" of a file being read.
+ */
+void source_check_health(struct source *src, int device, uint64_t now_mono_ns);
+
 /* The pace parameters of direct rows now. */
 struct pace_params source_direct_params(const struct source *src);
 

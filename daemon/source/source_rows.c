@@ -173,6 +173,8 @@ handle_map_entry(struct source *src, int device, const char *path)
 		    bus[0] ? ", bus " : "", bus);
 	}
 	d->seen = true;
+	if (d->health.file == HEALTH_FILE_UNKNOWN)
+		source_check_health(src, device, now_monotonic_ns());
 	snprintf(d->bus_id, sizeof(d->bus_id), "%s", bus);
 	store_device_map(src->st, device, path, bus, src->read_stamp_ns);
 	source_direct_add(src, device, path);

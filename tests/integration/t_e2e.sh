@@ -93,12 +93,18 @@ B=$(cat "$T/id.b")
 # while both are open: status and the Python helper
 $SPY status >"$T/status" || fail "status failed"
 grep -q "^daemon: .*pid $DPID" "$T/status" || fail "status: no daemon pid: $(head -n 1 "$T/status")"
-grep -q "^sampling: *every 100ms now" "$T/status" ||
-	fail "status: the window interval is not in force: $(grep sampling "$T/status")"
-grep -q "^  $A e2e-a by root .*commit=abc123" "$T/status" || fail "status: window $A not shown"
-grep -q "^  $B e2e-b by nobody " "$T/status" || fail "status: window $B not shown"
-grep -q "^  0000:13:00.0 pf, NUMA node 0, link 16.0 GT/s PCIe x16" "$T/status" ||
-	fail "status: card not shown"
+grep -q "^cards: .*rows stored every 100ms now (a window is open)$" "$T/status" ||
+	fail "status: the window interval is not in force: $(grep cards "$T/status")"
+grep -q "^windows:  2 open: e2e-a (id $A), e2e-b (id $B)$" "$T/status" ||
+	fail "status: the open windows are not shown: $(grep windows "$T/status")"
+grep -q "^0 *0000:13:00.0 " "$T/status" || fail "status: card not shown"
+$SPY status -v >"$T/status-v" || fail "status -v failed"
+grep -q "^sampling: *every 100ms now" "$T/status-v" ||
+	fail "status -v: the window interval is not in force: $(grep sampling "$T/status-v")"
+grep -q "^  $A e2e-a by root .*commit=abc123" "$T/status-v" || fail "status -v: window $A not shown"
+grep -q "^  $B e2e-b by nobody " "$T/status-v" || fail "status -v: window $B not shown"
+grep -q "^  0000:13:00.0 pf, NUMA node 0, link 16.0 GT/s PCIe x16" "$T/status-v" ||
+	fail "status -v: card not shown"
 $SPY status --json >"$T/status.json" || fail "status --json failed"
 python3 - "$T/status.json" "$A" "$B" "$DPID" <<'EOF' || fail "status --json is wrong"
 import json, sys

@@ -51,7 +51,7 @@ cat "$T/before.txt"
 
 # ---- aiu-smi's version, asked at the child's start ----
 spy status >"$T/status" || fail "status failed"
-grep -q '^ *aiu-smi -v: aiu-smi-sim version [0-9.]* (simulated aiu-smi)$' "$T/status" ||
+grep -q '^aiu-smi: .* aiu-smi -v: aiu-smi-sim version [0-9.]* (simulated aiu-smi)$' "$T/status" ||
 	fail "status does not show aiu-smi's version: $(cat "$T/status")"
 [ "$(sql "SELECT count(*) FROM smi_versions")" = 1 ] ||
 	fail "smi_versions: $(sql "SELECT * FROM smi_versions")"

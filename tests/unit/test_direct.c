@@ -5,7 +5,9 @@
  * on, jumps count missed updates, words changed under an unchanged header
  * and sections stamped after the file header are dropped as torn, every
  * bad file state gives its state, a re-created file is mapped again and a
- * byte-swapped file is read swapped.
+ * byte-swapped file is read swapped; an old-format file is a state, not an
+ * error, looked at again only when it changes or now and then, and the
+ * keys a card's file gives are named.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -91,6 +95,15 @@ poke(long off, const void *b, size_t n)
 	fclose(f);
 }
 
+/* Set the file's mtime to sec seconds since the epoch. */
+static void
+set_mtime(time_t sec)
+{
+	struct timespec t[2] = { { sec, 0 }, { sec, 0 } };
+
+	assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
 static struct direct *
 reader(void)
 {
@@ -153,6 +166,7 @@ test_samples(void **state)
 	assert_int_equal(rec.vals[0].mant, 431);	/* pwr, tenths */
 	assert_int_equal(rec.vals[0].scale, 1);
 	assert_int_equal(rec.vals[1].mant, 7 * 1024);	/* rdmem, bytes */
+	assert_string_equal(direct_card(d, 3)->metrics, "pwr rdmem_bytes");
 
 	/* the same sample again: not handed on */
 	direct_tick(d, mono += 1000);
@@ -291,6 +305,79 @@ test_recreated_and_swapped(void **state)
 	direct_free(d);
 }
 
+/*
+ * An old-format file: a state, never an error; not copied at every tick,
+ * only when the stat (every DIRECT_RESTAT_NS) finds another inode, size
+ * or mtime, when the last look found it being updated, or every
+ * DIRECT_OLD_RECHECK_NS; read directly once it turns new.
+ */
+static void
+test_old_format(void **state)
+{
+	const struct direct_card_stats *st;
+	struct direct *d;
+	uint64_t reads;
+
+	(void)state;
+	write_file(MF_ORDER_NATIVE, 1, MS0, MS0, 400);
+	poke(0, "\0\0\0\0", 4);
+	set_mtime(1000);
+	d = reader();
+	assert_true(direct_tick(d, mono));
+	st = direct_card(d, 3);
+	assert_int_equal(st->state, DIRECT_OLD_FORMAT);
+	assert_int_equal(st->errors, 0);
+	assert_int_equal(st->reads, 1);
+
+	/* ticks, and stats that find nothing changed: no copy */
+	for (int i = 0; i < 100; i++)
+		assert_false(direct_tick(d, mono += 10000000));
+	assert_int_equal(st->reads, 1);
+	/* mtime moved: looked at once, at the next stat */
+	set_mtime(1001);
+	direct_tick(d, mono += 10000000);
+	direct_tick(d, mono += RESTAT);
+	assert_int_equal(st->reads, 2);
+	direct_tick(d, mono += RESTAT);
+	assert_int_equal(st->reads, 2);
+	/* unchanged for DIRECT_OLD_RECHECK_NS: looked at again */
+	reads = st->reads;
+	for (uint64_t t = 0; t < DIRECT_OLD_RECHECK_NS; t += RESTAT)
+		direct_tick(d, mono += RESTAT);
+	assert_int_equal(st->reads, reads + 1);
+	assert_int_equal(st->state, DIRECT_OLD_FORMAT);
+	assert_int_equal(st->errors, 0);
+
+	/* being updated when looked at: looked at again at the next tick */
+	poke(0, "!", 1);
+	set_mtime(1002);
+	direct_tick(d, mono += RESTAT);
+	assert_int_equal(st->updating, 1);
+	poke(0, "\0", 1);
+	set_mtime(1002);
+	reads = st->reads;
+	direct_tick(d, mono += 10000000);
+	assert_int_equal(st->reads, reads + 1);
+	assert_int_equal(st->state, DIRECT_OLD_FORMAT);
+	assert_int_equal(rec.rows, 0);
+
+	/* turned new in place, with the same mtime: read within the recheck */
+	write_file(MF_ORDER_NATIVE, 2, MS0 + 10, MS0 + 10, 410);
+	set_mtime(1002);
+	direct_tick(d, mono += RESTAT);
+	assert_int_equal(st->state, DIRECT_OLD_FORMAT);
+	for (uint64_t t = 0; t < DIRECT_OLD_RECHECK_NS &&
+	    st->state == DIRECT_OLD_FORMAT; t += RESTAT)
+		direct_tick(d, mono += RESTAT);
+	assert_true(direct_reading(d, 3));
+	assert_int_equal(st->errors, 0);
+	write_file(MF_ORDER_NATIVE, 3, MS0 + 20, MS0 + 20, 420);
+	direct_tick(d, mono += 10000000);
+	assert_int_equal(rec.rows, 1);
+	assert_int_equal(rec.vals[0].mant, 420);
+	direct_free(d);
+}
+
 int
 main(void)
 {
@@ -300,6 +387,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_bad_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recreated_and_swapped,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_old_format, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -160,6 +160,33 @@ test_span(void **state)
 }
 
 static void
+test_age(void **state)
+{
+	static const struct {
+		int64_t ns;
+		const char *want;
+	} cases[] = {
+		{ 0, "0.0s" },
+		{ -5 * SEC, "0.0s" },
+		{ 42000000, "0.0s" },
+		{ 300000000, "0.3s" },
+		{ 12399999999LL, "12.3s" },
+		{ 59999999999LL, "59.9s" },
+		{ 60 * SEC, "1m00s" },
+		{ 125120000000LL, "2m05s" },
+		{ 3725 * SEC, "1h02m" },
+		{ (3 * 86400 + 4 * 3600 + 5 * 60 + 59) * SEC, "3d04h" },
+	};
+	char buf[FMT_BUFLEN];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fmt_age(cases[i].ns, buf, sizeof(buf));
+		assert_string_equal(buf, cases[i].want);
+	}
+}
+
+static void
 test_times(void **state)
 {
 	char buf[FMT_BUFLEN];
@@ -208,6 +235,7 @@ main(void)
 		cmocka_unit_test(test_value_digits),
 		cmocka_unit_test(test_value_refused),
 		cmocka_unit_test(test_span),
+		cmocka_unit_test(test_age),
 		cmocka_unit_test(test_times),
 		cmocka_unit_test(test_size),
 	};
