@@ -12,7 +12,8 @@
 #   - report --trace DIR names both ranks and both files in report.md, and
 #     its steps.csv has a row per rank;
 #   - compare --trace-base DIR --trace-new DIR takes both ranks' steps;
-#   - trace info DIR describes both (--json: an array of two);
+#   - trace info DIR describes both (--json: an array of two), and six
+#     traces in name order;
 #   - an empty folder, and one with no trace in it, fail naming the
 #     folder and the pattern, and leave no output file.
 source "$(dirname "$0")/lib.sh"
@@ -142,6 +143,15 @@ spy trace info "$TB" --json 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 assert [x["rank"] for x in d] == [1, 0], d' || fail "trace info DIR --json"
+# name order, whatever order the directory lists them in: six made in an
+# order that is neither sorted nor reversed
+mkdir "$T/many"
+for w in c a e b f d; do cp "$F0" "$T/many/w$w.1.pt.trace.json"; done
+spy trace info "$T/many" >"$T/info.txt" 2>"$T/err" || fail "trace info of six"
+[ "$(sed -n 's|^file        .*/\(w.\)\.1\.pt\.trace\.json .*|\1|p' "$T/info.txt" | paste -sd ' ')" = \
+    "wa wb wc wd we wf" ] || fail "not in name order: $(grep '^file' "$T/info.txt")"
+grep -q ": 6 traces, read as the ranks of one run: wa.1.pt.trace.json, wb.1.pt.trace.json, wc.1.pt.trace.json, wd.1.pt.trace.json, we.1.pt.trace.json, wf.1.pt.trace.json$" \
+	"$T/err" || fail "the stderr line is not in name order: $(cat "$T/err")"
 echo "ok: trace info DIR"
 
 # ---- a folder without traces ----
