@@ -96,7 +96,8 @@ scan_dir(const char *label, const char *dir, char ***out, size_t *n)
 		return CLIENT_EXIT_FAILED;
 	}
 	closedir(d);
-	qsort(names, *n, sizeof(*names), bytewise);
+	if (*n > 1)
+		qsort(names, *n, sizeof(*names), bytewise);
 	*out = names;
 	return CLIENT_EXIT_OK;
 }
