@@ -212,7 +212,7 @@ def main():
                 rec.end()
                 write_trace(rec, a.out)
     secs = (rec.stop - rec.start) / 1e9
-    print("fake_trace: no torch, window %d (%s), iterations %d..%d "
+    print("fake_trace: without torch, window %d (%s), iterations %d..%d "
           "recorded (Kineto's trace format), %.2f s each, trace %s"
           % (wid, a.tag, active.start, active[-1], secs / a.iterations, a.out))
 
