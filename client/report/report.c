@@ -337,8 +337,9 @@ write_steps(struct report *r)
 	char *host = NULL, *machine = NULL;
 	int rc = CLIENT_EXIT_OK;
 
-	if (rq.tagged && db_host(r->db, &host, &machine) != CLIENT_EXIT_OK)
-		return CLIENT_EXIT_DATABASE;
+	if (rq.tagged && (rc = db_host(r->db, &host, &machine)) !=
+	    CLIENT_EXIT_OK)
+		return rc;
 	rq.host = host != NULL ? host : "";
 	if ((rq.out = create(r, "steps.csv")) == NULL)
 		rc = CLIENT_EXIT_FAILED;
