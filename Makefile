@@ -67,7 +67,7 @@ CLIENT_SRCS = client/client.c client/ctl.c client/db.c client/format.c \
 	client/windows.c client/hosts.c client/settle.c \
 	client/trace/trace.c client/trace/trace_util.c \
 	client/trace/trace_stream.c client/trace/trace_tally.c \
-	client/trace/trace_info.c \
+	client/trace/trace_info.c client/trace/tracelist.c \
 	client/export/export.c client/export/export_opts.c \
 	client/export/export_fmt.c \
 	client/export/target.c client/export/merge.c \

@@ -69,7 +69,7 @@ struct job {
 	size_t nsrc;
 	bool multi;			/* several databases: rows carry a host */
 	size_t ncols;
-	struct trace_target *ts;	/* o->ntraces */
+	struct trace_target *ts;	/* o->traces.n */
 	size_t *which;			/* each trace's source */
 	struct span *spans;
 	size_t nspans;
@@ -296,7 +296,7 @@ write_spans(struct job *j, struct export_writer *w)
 	int64_t rows;
 	int rc = CLIENT_EXIT_OK;
 
-	w->trace.on = o->ntraces > 1 && o->window == NULL;
+	w->trace.on = o->traces.n > 1 && o->window == NULL;
 	for (size_t i = 0; i < j->nspans && rc == CLIENT_EXIT_OK; i++) {
 		const struct span *sp = &j->spans[i];
 
@@ -365,7 +365,7 @@ make_spans(struct job *j)
 {
 	const struct options *o = j->o;
 	int64_t now = now_realtime_ns(), lo, hi;
-	size_t n = o->window == NULL && o->ntraces > 0 ? o->ntraces : 0;
+	size_t n = o->window == NULL && o->traces.n > 0 ? o->traces.n : 0;
 	struct span *sp;
 	int rc;
 
@@ -373,8 +373,8 @@ make_spans(struct job *j)
 		n += o->window != NULL ? j->src[k].nws : 1;
 	if ((j->spans = calloc(n + j->nsrc, sizeof(*j->spans))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
-	if (o->window == NULL && o->ntraces > 0) {
-		for (size_t i = 0; i < o->ntraces; i++) {
+	if (o->window == NULL && o->traces.n > 0) {
+		for (size_t i = 0; i < o->traces.n; i++) {
 			struct source *src = &j->src[j->which[i]];
 
 			if ((rc = trace_target_check_samples(src->db, &j->ts[i],
@@ -418,7 +418,7 @@ make_spans(struct job *j)
 				fprintf(stderr, "spyremon: window %" PRId64
 				    " (%s) is still open; exporting up to "
 				    "now\n", w->id, w->tag);
-			for (size_t t = 0; t < o->ntraces; t++)
+			for (size_t t = 0; t < o->traces.n; t++)
 				if (j->which[t] == k)
 					warn_apart(&j->ts[t], sp);
 		}
@@ -571,13 +571,13 @@ static int
 run_steps(const struct job *j)
 {
 	const struct options *o = j->o;
-	bool tagged = o->ntraces > 1 || j->multi;
+	bool tagged = o->traces.n > 1 || j->multi;
 	FILE *out;
 	int rc = CLIENT_EXIT_OK;
 
 	if ((out = output_open(o->output)) == NULL)
 		return CLIENT_EXIT_FAILED;
-	for (size_t i = 0; i < o->ntraces && rc == CLIENT_EXIT_OK; i++) {
+	for (size_t i = 0; i < o->traces.n && rc == CLIENT_EXIT_OK; i++) {
 		const struct source *src = &j->src[j->which[i]];
 		const struct trace_target *t = &j->ts[i];
 		struct steps_request sr = {
@@ -606,7 +606,7 @@ run_steps(const struct job *j)
 				fprintf(out, "-\n");
 		}
 		rc = steps_report(src->db, &sr);
-		if (tagged && sr.format == STEPS_JSON && i + 1 == o->ntraces)
+		if (tagged && sr.format == STEPS_JSON && i + 1 == o->traces.n)
 			fputs("]\n", out);
 	}
 	return output_close(out, o->output, rc);
@@ -631,26 +631,26 @@ merge_dir_names(const char *dir, const struct options *o, char ***outs)
 		warnx("--merge-dir %s: not a directory", dir);
 		return CLIENT_EXIT_USAGE;
 	}
-	if ((*outs = p = calloc(o->ntraces + 1, sizeof(*p))) == NULL)
+	if ((*outs = p = calloc(o->traces.n + 1, sizeof(*p))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
-	for (size_t i = 0; i < o->ntraces; i++) {
-		const char *slash = strrchr(o->traces[i], '/');
-		const char *name = slash != NULL ? slash + 1 : o->traces[i];
+	for (size_t i = 0; i < o->traces.n; i++) {
+		const char *slash = strrchr(o->traces.paths[i], '/');
+		const char *name = slash != NULL ? slash + 1 : o->traces.paths[i];
 
 		if (asprintf(&p[i], "%s/%s", dir, name) == -1)
 			errx(CLIENT_EXIT_FAILED, "out of memory");
 		for (size_t k = 0; k < i; k++)
 			if (strcmp(p[k], p[i]) == 0) {
 				warnx("--merge-dir: %s and %s would both be "
-				    "written as %s", o->traces[k],
-				    o->traces[i], p[i]);
+				    "written as %s", o->traces.paths[k],
+				    o->traces.paths[i], p[i]);
 				return CLIENT_EXIT_USAGE;
 			}
-		if (stat(p[i], &a) == 0 && stat(o->traces[i], &b) == 0 &&
+		if (stat(p[i], &a) == 0 && stat(o->traces.paths[i], &b) == 0 &&
 		    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
 			warnx("--merge-dir %s: %s would be written over "
 			    "itself: choose another directory", dir,
-			    o->traces[i]);
+			    o->traces.paths[i]);
 			return CLIENT_EXIT_USAGE;
 		}
 	}
@@ -665,9 +665,9 @@ run_combined(const struct job *j)
 	struct merge_rank *r;
 	int rc;
 
-	if ((r = calloc(o->ntraces, sizeof(*r))) == NULL)
+	if ((r = calloc(o->traces.n, sizeof(*r))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
-	for (size_t i = 0; i < o->ntraces; i++) {
+	for (size_t i = 0; i < o->traces.n; i++) {
 		const struct source *src = &j->src[j->which[i]];
 		const struct span *sp = span_of(j, i);
 
@@ -679,7 +679,7 @@ run_combined(const struct job *j)
 		r[i].lo_ns = sp->lo_ns - o->pad_ns;
 		r[i].hi_ns = sp->hi_ns + o->pad_ns;
 	}
-	rc = merge_combined_write(r, o->ntraces, j->ncols, j->device_sql,
+	rc = merge_combined_write(r, o->traces.n, j->ncols, j->device_sql,
 	    o->merge);
 	free(r);
 	return rc;
@@ -695,13 +695,13 @@ run_derived(struct job *j)
 
 	if (o->merge_dir != NULL) {
 		rc = merge_dir_names(o->merge_dir, o, &outs);
-		for (size_t i = 0; i < o->ntraces && rc == CLIENT_EXIT_OK; i++)
+		for (size_t i = 0; i < o->traces.n && rc == CLIENT_EXIT_OK; i++)
 			rc = merge_one(j, i, outs[i], j->multi ?
 			    j->src[j->which[i]].host : NULL);
-		for (size_t i = 0; outs != NULL && i < o->ntraces; i++)
+		for (size_t i = 0; outs != NULL && i < o->traces.n; i++)
 			free(outs[i]);
 		free(outs);
-	} else if (o->merge != NULL && o->ntraces == 1) {
+	} else if (o->merge != NULL && o->traces.n == 1) {
 		rc = merge_one(j, 0, o->merge, j->multi ?
 		    j->src[j->which[0]].host : NULL);
 	} else if (o->merge != NULL) {
@@ -721,50 +721,48 @@ load_traces(struct job *j)
 	struct stat sb;
 	int rc = CLIENT_EXIT_OK;
 
-	if (o->ntraces == 0)
+	if (o->traces.n == 0)
 		return CLIENT_EXIT_OK;
-	for (size_t i = 0; i < o->ntraces; i++)
+	for (size_t i = 0; i < o->traces.n; i++)
 		if ((o->merge != NULL || o->merge_dir != NULL) &&
-		    stat(o->traces[i], &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		    stat(o->traces.paths[i], &sb) == 0 && !S_ISREG(sb.st_mode)) {
 			warnx("%s: --merge reads the trace twice (once for "
 			    "its span, once to copy it), so it must be a file, "
-			    "not a pipe", o->traces[i]);
+			    "not a pipe", o->traces.paths[i]);
 			return CLIENT_EXIT_USAGE;
 		}
-	if ((j->ts = calloc(o->ntraces, sizeof(*j->ts))) == NULL ||
-	    (j->which = calloc(o->ntraces, sizeof(*j->which))) == NULL ||
-	    (ht = calloc(o->ntraces, sizeof(*ht))) == NULL)
+	if ((j->ts = calloc(o->traces.n, sizeof(*j->ts))) == NULL ||
+	    (j->which = calloc(o->traces.n, sizeof(*j->which))) == NULL ||
+	    (ht = calloc(o->traces.n, sizeof(*ht))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
-	for (size_t i = 0; i < o->ntraces && rc == CLIENT_EXIT_OK; i++) {
-		rc = trace_target_read(o->traces[i], &o->clock, &j->ts[i]);
-		ht[i].path = o->traces[i];
+	for (size_t i = 0; i < o->traces.n && rc == CLIENT_EXIT_OK; i++) {
+		rc = trace_target_read(o->traces.paths[i], &o->clock, &j->ts[i]);
+		ht[i].path = o->traces.paths[i];
 		ht[i].host = j->ts[i].host;
 		ht[i].has_rank = j->ts[i].info.has_rank;
 		ht[i].rank = j->ts[i].info.rank;
 	}
-	if (rc == CLIENT_EXIT_OK && hosts_match(ht, o->ntraces, j->hs.dbs,
+	if (rc == CLIENT_EXIT_OK && hosts_match(ht, o->traces.n, j->hs.dbs,
 	    j->nsrc, o->maps, o->nmaps, j->which, stderr) == -1)
 		rc = CLIENT_EXIT_USAGE;
 	free(ht);
-	for (size_t i = 0; i < o->ntraces && rc == CLIENT_EXIT_OK; i++)
+	for (size_t i = 0; i < o->traces.n && rc == CLIENT_EXIT_OK; i++)
 		rc = trace_target_place(j->src[j->which[i]].db, &o->clock,
 		    &j->ts[i]);
 	return rc;
 }
 
-int
-cmd_export(struct client *cl, int argc, char *argv[])
+/* The export that the options o ask for. */
+static int
+run(struct client *cl, const struct options *o)
 {
-	struct options o = { .format = EXPORT_CSV, .steps_format = -1 };
 	struct export_writer w = { .format = EXPORT_CSV };
-	struct job j = { .o = &o, .cl = cl };
+	struct job j = { .o = o, .cl = cl };
 	const char *const *paths;
 	size_t npaths;
 	int rc;
 
-	if ((rc = export_parse_options(cl, argc, argv, &o)) != CLIENT_EXIT_OK)
-		return rc == HELP_SHOWN ? CLIENT_EXIT_OK : rc;
-	if (o.devices != NULL && (rc = export_device_clause(o.devices,
+	if (o->devices != NULL && (rc = export_device_clause(o->devices,
 	    j.device_sql, sizeof(j.device_sql))) != CLIENT_EXIT_OK)
 		return rc;
 	if (client_databases(cl, &paths, &npaths) == -1)
@@ -774,14 +772,14 @@ cmd_export(struct client *cl, int argc, char *argv[])
 	    (rc = make_spans(&j)) == CLIENT_EXIT_OK) {
 		bool partial = false;
 
-		w.format = o.format;
+		w.format = o->format;
 		w.ncols = j.ncols;
-		w.window_column = o.all;
+		w.window_column = o->all;
 		rc = settle_spans(&j);
-		if (rc == CLIENT_EXIT_OK && o.window != NULL)
+		if (rc == CLIENT_EXIT_OK && o->window != NULL)
 			rc = note_deleted(&j, &partial);
 		if (rc == CLIENT_EXIT_OK &&
-		    (o.merge != NULL || o.merge_dir != NULL || o.steps))
+		    (o->merge != NULL || o->merge_dir != NULL || o->steps))
 			rc = run_derived(&j);
 		else if (rc == CLIENT_EXIT_OK)
 			rc = run_samples(&j, &w);
@@ -791,10 +789,24 @@ cmd_export(struct client *cl, int argc, char *argv[])
 			rc = j.settled;
 	}
 	free(j.spans);
-	for (size_t i = 0; j.ts != NULL && i < o.ntraces; i++)
+	for (size_t i = 0; j.ts != NULL && i < o->traces.n; i++)
 		trace_target_free(&j.ts[i]);
 	free(j.ts);
 	free(j.which);
 	close_sources(&j);
+	return rc;
+}
+
+int
+cmd_export(struct client *cl, int argc, char *argv[])
+{
+	struct options o = { .format = EXPORT_CSV, .steps_format = -1 };
+	int rc;
+
+	if ((rc = export_parse_options(cl, argc, argv, &o)) == CLIENT_EXIT_OK)
+		rc = run(cl, &o);
+	else if (rc == HELP_SHOWN)
+		rc = CLIENT_EXIT_OK;
+	trace_list_free(&o.traces);
 	return rc;
 }

@@ -20,8 +20,8 @@ usage(FILE *fp, int code)
 	fprintf(fp,
 	    "usage: spyremon export --window TAG|ID [--all] [options]\n"
 	    "       spyremon export --from TIME [--to TIME] [options]\n"
-	    "       spyremon export --trace FILE [--trace FILE ...] [--window TAG|ID]\n"
-	    "                       [trace options] [options]\n"
+	    "       spyremon export --trace FILE|DIR [--trace FILE|DIR ...]\n"
+	    "                       [--window TAG|ID] [trace options] [options]\n"
 	    "options: [--format csv|aiusmi|jsonl] [--output FILE]\n"
 	    "         [--metrics KEY,...] [--device ID,...] [--pad DURATION]\n"
 	    "trace options: [--trace-start TIME | --align-window TAG|ID]\n"
@@ -39,7 +39,8 @@ usage(FILE *fp, int code)
 	    "Several --db (one per host): each row carries its host, and each\n"
 	    "trace reads the database of its own host, or the one --host-map\n"
 	    "names.  --merge with several traces writes one combined trace,\n"
-	    "--merge-dir one merged trace per trace.\n");
+	    "--merge-dir one merged trace per trace.  A DIR (a TensorBoard log\n"
+	    "directory) gives its *.pt.trace.json[.gz] files, the ranks of one run.\n");
 	return code;
 }
 
@@ -54,7 +55,7 @@ goes_with(const char *opt, const char *with)
 static int
 check_options(const struct options *o)
 {
-	bool traced = o->ntraces > 0, merged = o->merge != NULL ||
+	bool traced = o->traces.n > 0, merged = o->merge != NULL ||
 	    o->merge_dir != NULL, derived = merged || o->steps;
 
 	if (o->from != NULL && (o->window != NULL || traced)) {
@@ -139,7 +140,7 @@ export_parse_options(struct client *cl, int argc, char *argv[], struct options *
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t pad;
-	int ch;
+	int ch, rc;
 
 	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS "w:f:o:m:d:",
 	    longopts, NULL)) != -1) {
@@ -185,11 +186,9 @@ export_parse_options(struct client *cl, int argc, char *argv[], struct options *
 			o->pad_ns = (int64_t)pad;
 			break;
 		case OPT_TRACE:
-			if (o->ntraces == MAX_TRACES) {
-				warnx("--trace: at most %d traces", MAX_TRACES);
-				return CLIENT_EXIT_USAGE;
-			}
-			o->traces[o->ntraces++] = optarg;
+			if ((rc = trace_list_add(&o->traces, "--trace", optarg,
+			    MAX_TRACES, stderr)) != CLIENT_EXIT_OK)
+				return rc;
 			break;
 		case OPT_TRACE_START:
 			o->clock.trace_start = optarg;

@@ -15,9 +15,10 @@
 #include "export.h"
 #include "hosts.h"
 #include "target.h"
+#include "tracelist.h"
 
 #define HELP_SHOWN	(-1)	/* export_parse_options printed --help */
-#define MAX_TRACES	256	/* --trace given more often is refused */
+#define MAX_TRACES	TRACELIST_MAX	/* more traces, or --host-map, are refused */
 
 enum {
 	OPT_ALL = CLIENT_OPT_FIRST_FREE,
@@ -47,8 +48,7 @@ struct options {
 	char *devices;		/* --device, as given */
 	int64_t pad_ns;
 	bool format_given;
-	const char *traces[MAX_TRACES];	/* --trace, in order */
-	size_t ntraces;
+	struct trace_list traces;	/* --trace, in order, directories expanded */
 	struct trace_clock_options clock;
 	struct hosts_map maps[MAX_TRACES];	/* --host-map, in order */
 	size_t nmaps;

@@ -1,6 +1,8 @@
 /*
  * compare: "spyremon compare BASE NEW [--trace-base F --trace-new F]
  * [--align] [--json] [--fail-on-regression PCT] [--min-change PCT]".
+ * Each trace option may name a TensorBoard log directory or be given
+ * again: a run's ranks, whose steps are taken together (runsteps.h).
  *
  * Per card and figure of the two windows' summaries: base, new, change
  * and relative change.  A figure with a spread gets a verdict: mean power
@@ -51,15 +53,17 @@ static int
 usage(FILE *fp, int code)
 {
 	fprintf(fp,
-	    "usage: spyremon compare BASE NEW [--trace-base FILE --trace-new FILE\n"
-	    "                        [--align]] [--json] [--fail-on-regression PCT]\n"
-	    "                        [--min-change PCT]\n"
+	    "usage: spyremon compare BASE NEW [--trace-base FILE|DIR ...\n"
+	    "                        --trace-new FILE|DIR ... [--align]] [--json]\n"
+	    "                        [--fail-on-regression PCT] [--min-change PCT]\n"
 	    "\n"
 	    "Compares two windows (tags or ids): per card and figure the base, new,\n"
 	    "change and relative change, with a verdict (Welch's t-test and at\n"
 	    "least --min-change %%, default 2) for mean power and, with traces, step\n"
 	    "time and energy per step.  --fail-on-regression exits %d when energy\n"
-	    "or step time rose by more than PCT %%.\n", CLIENT_EXIT_REGRESSION);
+	    "or step time rose by more than PCT %%.  Several traces of a run (a\n"
+	    "TensorBoard log DIR, or the option given again) are its ranks: their\n"
+	    "steps are taken together.\n", CLIENT_EXIT_REGRESSION);
 	return code;
 }
 
@@ -283,6 +287,16 @@ row3(FILE *fp, bool markdown, const char *x, const char *y, const char *z)
 		fprintf(fp, "%-16s %-36s %s\n", x, y, z);
 }
 
+/* "6 steps", or for the ranks of one run "12 steps of 2 traces". */
+static void
+trace_steps(const struct runsteps *rs, char *buf, size_t len)
+{
+	if (rs->nt > 1)
+		snprintf(buf, len, "%zu steps of %zu traces", rs->n, rs->nt);
+	else
+		snprintf(buf, len, "%zu steps", rs->n);
+}
+
 void
 compare_write_windows(FILE *fp, const struct cmp *c, bool markdown)
 {
@@ -316,8 +330,8 @@ compare_write_windows(FILE *fp, const struct cmp *c, bool markdown)
 		    metastr(&c->new, keys[i], b, sizeof(b)));
 	}
 	if (c->traces) {
-		snprintf(a, sizeof(a), "%zu steps", c->rb.n);
-		snprintf(b, sizeof(b), "%zu steps", c->rn.n);
+		trace_steps(&c->rb, a, sizeof(a));
+		trace_steps(&c->rn, b, sizeof(b));
 		row3(fp, markdown, "trace", a, b);
 	}
 }
@@ -482,7 +496,8 @@ compare_settled(const struct cmp *c)
 
 int
 compare_load(sqlite3 *db, const struct winsum_from *from, const char *base,
-    const char *new, const char *trace_base, const char *trace_new,
+    const char *new, const struct trace_list *trace_base,
+    const struct trace_list *trace_new,
     bool align, int64_t lookback, double min_change, struct cmp *c)
 {
 	char ib[32], in[32];
@@ -540,67 +555,31 @@ parse_pct(const char *opt, const char *s, bool *ok)
 	return v;
 }
 
-int
-cmd_compare(struct client *cl, int argc, char *argv[])
+/* What cmd_compare's command line asks for. */
+struct compare_args {
+	struct trace_list tb, tn;	/* --trace-base, --trace-new */
+	bool	 json, align;
+	double	 fail_pct;		/* -1: no --fail-on-regression */
+	double	 min_change;
+};
+
+/* Compare windows base and new as r asks. */
+static int
+compare_run(struct client *cl, const char *base, const char *new,
+    const struct compare_args *r)
 {
-	static const struct option longopts[] = {
-		CLIENT_LONGOPTS,
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "trace-base", required_argument, NULL, OPT_TRACE_BASE },
-		{ "trace-new", required_argument, NULL, OPT_TRACE_NEW },
-		{ "fail-on-regression", required_argument, NULL, OPT_FAIL },
-		{ "min-change", required_argument, NULL, OPT_MIN_CHANGE },
-		{ "align", no_argument, NULL, OPT_ALIGN },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *tb = NULL, *tn = NULL, *path;
+	const char *path;
 	struct winsum_from from;
-	double fail_pct = -1, min_change = DEFAULT_MIN_CHANGE;
-	bool json = false, align = false, ok, reg;
+	bool reg;
 	struct cmp c;
 	sqlite3 *db;
-	int ch, rc;
+	int rc;
 
-	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS, longopts,
-	    NULL)) != -1) {
-		if (client_common_option(cl, ch, optarg))
-			continue;
-		switch (ch) {
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_TRACE_BASE:
-			tb = optarg;
-			break;
-		case OPT_TRACE_NEW:
-			tn = optarg;
-			break;
-		case OPT_FAIL:
-			fail_pct = parse_pct("--fail-on-regression", optarg, &ok);
-			if (!ok)
-				return CLIENT_EXIT_USAGE;
-			break;
-		case OPT_ALIGN:
-			align = true;
-			break;
-		case OPT_MIN_CHANGE:
-			min_change = parse_pct("--min-change", optarg, &ok);
-			if (!ok)
-				return CLIENT_EXIT_USAGE;
-			break;
-		case 'h':
-			return usage(stdout, CLIENT_EXIT_OK);
-		default:
-			return usage(stderr, CLIENT_EXIT_USAGE);
-		}
-	}
-	if (argc - optind != 2)
-		return usage(stderr, CLIENT_EXIT_USAGE);
-	if ((tb == NULL) != (tn == NULL)) {
+	if ((r->tb.n == 0) != (r->tn.n == 0)) {
 		warnx("--trace-base and --trace-new go together");
 		return CLIENT_EXIT_USAGE;
 	}
-	if (align && tb == NULL) {
+	if (r->align && r->tb.n == 0) {
 		warnx("--align places --trace-base and --trace-new");
 		return CLIENT_EXIT_USAGE;
 	}
@@ -609,15 +588,16 @@ cmd_compare(struct client *cl, int argc, char *argv[])
 	if ((rc = db_open(path, &db)) != CLIENT_EXIT_OK)
 		return rc;
 	from = (struct winsum_from){ .cl = cl, .path = path };
-	rc = compare_load(db, &from, argv[optind], argv[optind + 1], tb, tn,
-	    align, summary_idle_lookback(cl), min_change, &c);
+	rc = compare_load(db, &from, base, new, r->tb.n > 0 ? &r->tb : NULL,
+	    r->tn.n > 0 ? &r->tn : NULL, r->align, summary_idle_lookback(cl),
+	    r->min_change, &c);
 	db_close(db);
 	if (rc != CLIENT_EXIT_OK) {
 		compare_free(&c);
 		return rc;
 	}
-	reg = fail_pct >= 0 && regressed(&c, fail_pct);
-	if (json) {
+	reg = r->fail_pct >= 0 && regressed(&c, r->fail_pct);
+	if (r->json) {
 		yajl_gen g = json_gen_new(true);
 
 		if (g == NULL)
@@ -628,7 +608,7 @@ cmd_compare(struct client *cl, int argc, char *argv[])
 		jsonw_str(g, "new");
 		summary_gen_json(g, &c.new);
 		jsonw_str(g, "min_change_pct");
-		yajl_gen_double(g, min_change);
+		yajl_gen_double(g, r->min_change);
 		jsonw_str(g, "figures");
 		yajl_gen_array_open(g);
 		for (size_t i = 0; i < c.n; i++)
@@ -650,7 +630,7 @@ cmd_compare(struct client *cl, int argc, char *argv[])
 		printf("\nVerdicts: Welch's t-test at the 5 %% level and a change "
 		    "of at least %g %%; power over the samples, step figures "
 		    "over the active steps (mean ± 95 %% interval).\n",
-		    min_change);
+		    r->min_change);
 		for (int k = 0; k < 2; k++) {
 			const struct winsum *w = k ? &c.new : &c.base;
 
@@ -666,4 +646,76 @@ cmd_compare(struct client *cl, int argc, char *argv[])
 	compare_free(&c);
 	/* a regression is the verdict CI waits for: it outranks the rest */
 	return reg ? CLIENT_EXIT_REGRESSION : rc;
+}
+
+int
+cmd_compare(struct client *cl, int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		CLIENT_LONGOPTS,
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "trace-base", required_argument, NULL, OPT_TRACE_BASE },
+		{ "trace-new", required_argument, NULL, OPT_TRACE_NEW },
+		{ "fail-on-regression", required_argument, NULL, OPT_FAIL },
+		{ "min-change", required_argument, NULL, OPT_MIN_CHANGE },
+		{ "align", no_argument, NULL, OPT_ALIGN },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct compare_args r = { .fail_pct = -1,
+	    .min_change = DEFAULT_MIN_CHANGE };
+	bool ok;
+	int ch, rc = CLIENT_EXIT_OK;
+
+	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS, longopts,
+	    NULL)) != -1) {
+		if (client_common_option(cl, ch, optarg))
+			continue;
+		switch (ch) {
+		case OPT_JSON:
+			r.json = true;
+			break;
+		case OPT_TRACE_BASE:
+			if ((rc = trace_list_add(&r.tb, "--trace-base", optarg,
+			    TRACELIST_MAX, stderr)) != CLIENT_EXIT_OK)
+				goto done;
+			break;
+		case OPT_TRACE_NEW:
+			if ((rc = trace_list_add(&r.tn, "--trace-new", optarg,
+			    TRACELIST_MAX, stderr)) != CLIENT_EXIT_OK)
+				goto done;
+			break;
+		case OPT_FAIL:
+			r.fail_pct = parse_pct("--fail-on-regression", optarg,
+			    &ok);
+			if (!ok) {
+				rc = CLIENT_EXIT_USAGE;
+				goto done;
+			}
+			break;
+		case OPT_ALIGN:
+			r.align = true;
+			break;
+		case OPT_MIN_CHANGE:
+			r.min_change = parse_pct("--min-change", optarg, &ok);
+			if (!ok) {
+				rc = CLIENT_EXIT_USAGE;
+				goto done;
+			}
+			break;
+		case 'h':
+			rc = usage(stdout, CLIENT_EXIT_OK);
+			goto done;
+		default:
+			rc = usage(stderr, CLIENT_EXIT_USAGE);
+			goto done;
+		}
+	}
+	if (argc - optind != 2)
+		rc = usage(stderr, CLIENT_EXIT_USAGE);
+	else
+		rc = compare_run(cl, argv[optind], argv[optind + 1], &r);
+done:
+	trace_list_free(&r.tb);
+	trace_list_free(&r.tn);
+	return rc;
 }

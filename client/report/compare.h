@@ -13,6 +13,7 @@
 #include "proto.h"
 #include "runsteps.h"
 #include "stats.h"
+#include "tracelist.h"
 #include "winsum.h"
 
 struct cmp_fig {
@@ -40,15 +41,16 @@ struct cmp {
 };
 
 /*
- * Load both windows (and with trace_base, both traces; with align, each
- * trace's first event at its window's begin, as export --align-window
- * does) and work out the figures.  Free with compare_free, also on
- * failure.
+ * Load both windows (and with trace_base, the traces of both runs, each
+ * a trace or the ranks' traces of one run, whose steps are taken
+ * together; with align, each trace's first event at its window's begin,
+ * as export --align-window does) and work out the figures.  Free with
+ * compare_free, also on failure.
  */
 int compare_load(sqlite3 *db, const struct winsum_from *from,
-    const char *base, const char *new, const char *trace_base,
-    const char *trace_new, bool align, int64_t lookback, double min_change,
-    struct cmp *c);
+    const char *base, const char *new, const struct trace_list *trace_base,
+    const struct trace_list *trace_new, bool align, int64_t lookback,
+    double min_change, struct cmp *c);
 
 /* CLIENT_EXIT_INCOMPLETE if either window is (winsum.h), else OK. */
 int compare_settled(const struct cmp *c);

@@ -1,7 +1,9 @@
 /*
- * report: "spyremon report --window TAG|ID [--trace FILE [--align-window
- * TAG|ID]] [--baseline TAG|ID] --output DIR": a directory to attach to a
- * GitHub issue as it is.
+ * report: "spyremon report --window TAG|ID [--trace FILE|DIR ...
+ * [--align-window TAG|ID]] [--baseline TAG|ID] --output DIR": a directory
+ * to attach to a GitHub issue as it is.  Several traces (a TensorBoard log
+ * directory, or --trace again) are the ranks of the run: each has its
+ * steps (runsteps.h), in report.md and steps.csv.
  *
  *   report.md        the torch-spyre methodology checklist, each item
  *                    filled from what is known (or a plain blank for a
@@ -55,12 +57,15 @@ static int
 usage(FILE *fp, int code)
 {
 	fprintf(fp,
-	    "usage: spyremon report --window TAG|ID [--trace FILE [--align-window TAG|ID]]\n"
-	    "                       [--baseline TAG|ID] --output DIR\n"
+	    "usage: spyremon report --window TAG|ID [--trace FILE|DIR ...\n"
+	    "                       [--align-window TAG|ID]] [--baseline TAG|ID]\n"
+	    "                       --output DIR\n"
 	    "\n"
 	    "Writes DIR (new, or empty): report.md with the torch-spyre methodology\n"
 	    "checklist filled in, aiusmi.csv, steps.csv (with a trace), and plots of\n"
-	    "power and busy, temperature and bandwidths as PNG and SVG.\n");
+	    "power and busy, temperature and bandwidths as PNG and SVG.  Several\n"
+	    "traces (a TensorBoard log directory, or --trace given again) are the\n"
+	    "ranks of the run.\n");
 	return code;
 }
 
@@ -317,18 +322,36 @@ done:
 	return rc;
 }
 
+/*
+ * steps.csv: export --steps' table of each trace; of several (the ranks
+ * of a run), one table whose rows carry the host and the rank, as export
+ * --steps over several traces writes it.
+ */
 static int
 write_steps(struct report *r)
 {
 	struct steps_request rq = {
-		.t = &r->rs.t, .cat = &r->cat, .device_sql = "",
-		.format = STEPS_CSV, .innermost = true,
+		.cat = &r->cat, .device_sql = "", .format = STEPS_CSV,
+		.innermost = true, .tagged = r->rs.nt > 1,
 	};
-	int rc;
+	char *host = NULL, *machine = NULL;
+	int rc = CLIENT_EXIT_OK;
 
+	if (rq.tagged && (rc = db_host(r->db, &host, &machine)) !=
+	    CLIENT_EXIT_OK)
+		return rc;
+	rq.host = host != NULL ? host : "";
 	if ((rq.out = create(r, "steps.csv")) == NULL)
-		return CLIENT_EXIT_FAILED;
-	rc = steps_report(r->db, &rq);
+		rc = CLIENT_EXIT_FAILED;
+	for (size_t i = 0; i < r->rs.nt && rc == CLIENT_EXIT_OK; i++) {
+		rq.t = &r->rs.t[i];
+		rq.first = i == 0;
+		rc = steps_report(r->db, &rq);
+	}
+	free(host);
+	free(machine);
+	if (rq.out == NULL)
+		return rc;
 	if (rc == CLIENT_EXIT_OK)
 		return finish(rq.out, r, "steps.csv");
 	fclose(rq.out);
@@ -442,17 +465,21 @@ chart(struct report *r, const char *name, const char *title, const int *keys,
 	c.panels = panels;
 	c.npanels = np;
 	if (r->has_trace) {
-		if ((sh0 = calloc(r->rs.n + 1, sizeof(double))) == NULL ||
-		    (sh1 = calloc(r->rs.n + 1, sizeof(double))) == NULL)
+		/* the first trace's steps: the ranks' would overlap */
+		size_t first, ns = runsteps_of(&r->rs, 0, &first);
+
+		if ((sh0 = calloc(ns + 1, sizeof(double))) == NULL ||
+		    (sh1 = calloc(ns + 1, sizeof(double))) == NULL)
 			errx(CLIENT_EXIT_FAILED, "out of memory");
-		for (size_t i = 0; i < r->rs.n; i++) {
-			sh0[i] = (double)(r->rs.s[i].start_ns -
-			    r->ws.w.begin_ns) / 1e9;
-			sh1[i] = sh0[i] + (double)r->rs.s[i].dur_ns / 1e9;
+		for (size_t i = 0; i < ns; i++) {
+			const struct runstep *st = &r->rs.s[first + i];
+
+			sh0[i] = (double)(st->start_ns - r->ws.w.begin_ns) / 1e9;
+			sh1[i] = sh0[i] + (double)st->dur_ns / 1e9;
 		}
 		c.shade0 = sh0;
 		c.shade1 = sh1;
-		c.nshade = r->rs.n;
+		c.nshade = ns;
 	}
 	snprintf(png, sizeof(png), "%s/%s.png", r->tmp, name);
 	snprintf(svg, sizeof(svg), "%s/%s.svg", r->tmp, name);
@@ -606,7 +633,9 @@ cmd_report(struct client *cl, int argc, char *argv[])
 			window = optarg;
 			break;
 		case OPT_TRACE:
-			r.trace_path = optarg;
+			if ((rc = trace_list_add(&r.traces, "--trace", optarg,
+			    TRACELIST_MAX, stderr)) != CLIENT_EXIT_OK)
+				goto done;
 			break;
 		case OPT_ALIGN:
 			align = optarg;
@@ -618,32 +647,38 @@ cmd_report(struct client *cl, int argc, char *argv[])
 			r.dir = optarg;
 			break;
 		case 'h':
-			return usage(stdout, CLIENT_EXIT_OK);
+			rc = usage(stdout, CLIENT_EXIT_OK);
+			goto done;
 		default:
-			return usage(stderr, CLIENT_EXIT_USAGE);
+			rc = usage(stderr, CLIENT_EXIT_USAGE);
+			goto done;
 		}
 	}
 	if (optind != argc || window == NULL || r.dir == NULL) {
 		if (window == NULL || r.dir == NULL)
 			warnx("report needs --window and --output");
-		return usage(stderr, CLIENT_EXIT_USAGE);
+		rc = usage(stderr, CLIENT_EXIT_USAGE);
+		goto done;
 	}
-	if (align != NULL && r.trace_path == NULL) {
+	if (align != NULL && r.traces.n == 0) {
 		warnx("--align-window places a --trace");
-		return CLIENT_EXIT_USAGE;
+		rc = CLIENT_EXIT_USAGE;
+		goto done;
 	}
-	if ((path = client_database(cl)) == NULL)
-		return CLIENT_EXIT_FAILED;
+	if ((path = client_database(cl)) == NULL) {
+		rc = CLIENT_EXIT_FAILED;
+		goto done;
+	}
 	job.path = path;
 	lookback = summary_idle_lookback(cl);
 	if ((rc = db_open(path, &r.db)) != CLIENT_EXIT_OK)
-		return rc;
+		goto done;
 	from = (struct winsum_from){ .cl = cl, .path = path };
 	if ((rc = winsum_load(r.db, &from, window, lookback, &r.ws)) !=
 	    CLIENT_EXIT_OK)
 		goto done;
-	if (r.trace_path != NULL) {
-		if ((rc = runsteps_load(r.db, r.trace_path, align, &r.rs)) !=
+	if (r.traces.n > 0) {
+		if ((rc = runsteps_load(r.db, &r.traces, align, &r.rs)) !=
 		    CLIENT_EXIT_OK)
 			goto done;
 		r.has_trace = true;
@@ -695,5 +730,6 @@ done:
 	runsteps_free(&r.rs);
 	winsum_free(&r.ws);
 	db_close(r.db);
+	trace_list_free(&r.traces);
 	return rc;
 }

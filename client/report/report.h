@@ -16,6 +16,7 @@
 #include "compare.h"
 #include "db.h"
 #include "runsteps.h"
+#include "tracelist.h"
 #include "winsum.h"
 
 enum { S_PWR, S_BUSY, S_GTEMP, S_RDMEM, S_WRMEM, S_RXPCI, S_TXPCI, S_N };
@@ -47,8 +48,8 @@ struct report {
 	char	 tmp[PATH_MAX];		/* the directory being written */
 	struct winsum ws;
 	bool	 has_trace;
-	const char *trace_path;
-	struct runsteps rs;
+	struct trace_list traces;	/* --trace, directories expanded */
+	struct runsteps rs;		/* one trace or the ranks' of the run */
 	bool	 has_base;
 	struct cmp cmp;
 	struct db_catalog cat;

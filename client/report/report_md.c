@@ -81,6 +81,34 @@ md_cards(FILE *fp, const struct report *r)
 	sqlite3_finalize(s);
 }
 
+/* The checklist's iteration count: the active steps of each trace. */
+static void
+md_iterations(FILE *fp, const struct report *r)
+{
+	fprintf(fp, "- [x] **Iteration count:** ");
+	if (r->rs.nt > 1)
+		fprintf(fp, "%zu ranks' traces: ", r->rs.nt);
+	for (size_t i = 0; i < r->rs.nt; i++) {
+		size_t first, n = runsteps_of(&r->rs, i, &first);
+		const struct runstep *a = &r->rs.s[first], *b = &a[n - 1];
+		int64_t lo = a->start_ns, hi = b->start_ns + b->dur_ns;
+		char label[64];
+
+		for (size_t k = 0; k < n; k++)
+			if (a[k].start_ns + a[k].dur_ns > hi)
+				hi = a[k].start_ns + a[k].dur_ns;
+		runsteps_label(&r->rs, i, label, sizeof(label));
+		if (r->rs.nt > 1)
+			fprintf(fp, "%s%s (`%s`): ", i ? "; " : "", label,
+			    r->rs.t[i].path);
+		fprintf(fp, "%zu active steps%s (`%s` ... `%s`), %.3f s from "
+		    "the first step's start to the last one's end", n,
+		    r->rs.nt > 1 ? "" : " in the trace", a->name, b->name,
+		    (double)(hi - lo) / 1e9);
+	}
+	fprintf(fp, ".\n");
+}
+
 static void
 md_checklist(FILE *fp, const struct report *r)
 {
@@ -100,11 +128,7 @@ md_checklist(FILE *fp, const struct report *r)
 		fprintf(fp, " (the profiled run was `%s`)", cmd);
 	fprintf(fp, ".\n");
 	if (r->has_trace)
-		fprintf(fp, "- [x] **Iteration count:** %zu active steps in "
-		    "the trace (`%s` ... `%s`), %.3f s from the first step's "
-		    "start to the last one's end.\n", r->rs.n, r->rs.s[0].name,
-		    r->rs.s[r->rs.n - 1].name,
-		    (double)(r->rs.last_ns - r->rs.first_ns) / 1e9);
+		md_iterations(fp, r);
 	else
 		fprintf(fp, "- [ ] **Iteration count:** " BLANK " no trace "
 		    "given (`--trace spyre_trace.json` counts the active "
@@ -126,11 +150,23 @@ md_checklist(FILE *fp, const struct report *r)
 		    "database for %s (retention deletes them after "
 		    "`retention.windows_max_age`); the summary below was kept.\n",
 		    r->has_trace ? "the active steps' span" : "the window");
-	if (r->has_trace)
+	if (r->has_trace && r->rs.nt == 1)
 		fprintf(fp, "- [x] **spyre_trace.json:** attach `%s` (the "
 		    "trace the steps come from); `steps.csv` has the power and "
-		    "energy of each step.\n", r->trace_path);
-	else
+		    "energy of each step.\n", r->rs.t[0].path);
+	else if (r->has_trace) {
+		fprintf(fp, "- [x] **spyre_trace.json:** attach the %zu traces "
+		    "the steps come from, one per rank:", r->rs.nt);
+		for (size_t i = 0; i < r->rs.nt; i++) {
+			char label[64];
+
+			runsteps_label(&r->rs, i, label, sizeof(label));
+			fprintf(fp, "%s %s `%s`", i ? "," : "", label,
+			    r->rs.t[i].path);
+		}
+		fprintf(fp, "; `steps.csv` has the power and energy of each "
+		    "step of each.\n");
+	} else
 		fprintf(fp, "- [ ] **spyre_trace.json:** " BLANK " attach the "
 		    "profiler's trace (and give it to `--trace`).\n");
 	fprintf(fp, "- [ ] **`prof.key_averages().table(...)` summary:** "
@@ -261,18 +297,16 @@ md_summary(FILE *fp, const struct report *r)
 	fprintf(fp, "\n");
 }
 
+/* The step table of trace i: at most MD_MAX_STEPS rows. */
 static void
-md_steps(FILE *fp, const struct report *r)
+md_step_table(FILE *fp, const struct report *r, size_t i)
 {
-	if (!r->has_trace)
-		return;
-	fprintf(fp, "## Steps\n\n%zu active steps of `%s`%s; every card's "
-	    "energy summed.\n\n", r->rs.n, r->trace_path, r->rs.n >
-	    MD_MAX_STEPS ? " (the first " "50 here, all in `steps.csv`)" : "");
+	size_t first, n = runsteps_of(&r->rs, i, &first);
+
 	fprintf(fp, "| step | start s | time ms | energy J | power W |\n"
 	    "|---|---:|---:|---:|---:|\n");
-	for (size_t i = 0; i < r->rs.n && i < MD_MAX_STEPS; i++) {
-		const struct runstep *s = &r->rs.s[i];
+	for (size_t k = 0; k < n && k < MD_MAX_STEPS; k++) {
+		const struct runstep *s = &r->rs.s[first + k];
 
 		fprintf(fp, "| %s | %.3f | %.3f | ", s->name,
 		    (double)(s->start_ns - r->ws.w.begin_ns) / 1e9,
@@ -286,6 +320,35 @@ md_steps(FILE *fp, const struct report *r)
 }
 
 static void
+md_steps(FILE *fp, const struct report *r)
+{
+	if (!r->has_trace)
+		return;
+	fprintf(fp, "## Steps\n\n");
+	if (r->rs.nt > 1)
+		fprintf(fp, "The active steps of each of the run's %zu ranks, "
+		    "every card's energy summed over each step; the ranks' "
+		    "steps overlap in time, so their energies do not add "
+		    "up.\n\n", r->rs.nt);
+	for (size_t i = 0; i < r->rs.nt; i++) {
+		size_t first, n = runsteps_of(&r->rs, i, &first);
+		char label[64];
+
+		runsteps_label(&r->rs, i, label, sizeof(label));
+		if (r->rs.nt > 1)
+			fprintf(fp, "### %s: `%s`\n\n%zu active steps%s.\n\n",
+			    label, r->rs.t[i].path, n, n > MD_MAX_STEPS ?
+			    " (the first 50 here, all in `steps.csv`)" : "");
+		else
+			fprintf(fp, "%zu active steps of `%s`%s; every card's "
+			    "energy summed.\n\n", n, r->rs.t[i].path,
+			    n > MD_MAX_STEPS ? " (the first 50 here, all in "
+			    "`steps.csv`)" : "");
+		md_step_table(fp, r, i);
+	}
+}
+
+static void
 md_plots(FILE *fp, const struct report *r)
 {
 	static const struct {
@@ -296,9 +359,14 @@ md_plots(FILE *fp, const struct report *r)
 		{ "bandwidth", "Memory and PCIe bandwidths (GiB/s)" },
 	};
 
+	char label[64] = "";
+
+	if (r->has_trace && r->rs.nt > 1)
+		runsteps_label(&r->rs, 0, label, sizeof(label));
 	fprintf(fp, "## Plots\n\nOne colour per card in every plot; the "
-	    "profiler's steps shaded grey; the window's begin and end dashed. "
-	    "SVG versions beside each PNG.\n\n");
+	    "profiler's steps%s%s%s shaded grey; the window's begin and end "
+	    "dashed. SVG versions beside each PNG.\n\n", label[0] ? " (of " :
+	    "", label, label[0] ? ", the first trace)" : "");
 	for (size_t i = 0; i < r->nplots; i++)
 		for (size_t k = 0; k < sizeof(desc) / sizeof(desc[0]); k++)
 			if (strcmp(r->plots[i], desc[k].name) == 0)

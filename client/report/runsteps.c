@@ -1,7 +1,9 @@
 /*
- * runsteps: a trace's active steps with time and energy (runsteps.h).
+ * runsteps: the active steps of a run's traces with time and energy
+ * (runsteps.h).
  */
 #include <err.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,87 +23,148 @@ bystart(const void *a, const void *b)
 	return (x->dur_ns < y->dur_ns) - (x->dur_ns > y->dur_ns);
 }
 
-/* Drop the steps that enclose another (sorted by start, longer first). */
+/*
+ * Drop the steps of s[0..*n) (one trace's, sorted by start, longer first)
+ * that enclose another.
+ */
 static void
-innermost(struct runsteps *rs)
+innermost(struct runstep *s, size_t *n)
 {
 	size_t k = 0;
 
-	for (size_t i = 0; i < rs->n; i++) {
-		const struct runstep *s = &rs->s[i];
+	for (size_t i = 0; i < *n; i++) {
 		bool encloses = false;
 
-		for (size_t j = i + 1; j < rs->n &&
-		    rs->s[j].start_ns < s->start_ns + s->dur_ns; j++)
-			if (rs->s[j].start_ns + rs->s[j].dur_ns <=
-			    s->start_ns + s->dur_ns && (j != i)) {
+		for (size_t j = i + 1; j < *n &&
+		    s[j].start_ns < s[i].start_ns + s[i].dur_ns; j++)
+			if (s[j].start_ns + s[j].dur_ns <=
+			    s[i].start_ns + s[i].dur_ns) {
 				encloses = true;
 				break;
 			}
 		if (!encloses)
-			rs->s[k++] = *s;
+			s[k++] = s[i];
 	}
-	rs->n = k;
+	*n = k;
+}
+
+/* Append the active steps of trace i to out->s. */
+static int
+add_steps(struct runsteps *out, size_t i)
+{
+	const struct trace_target *t = &out->t[i];
+	const struct trace_info *in = &t->info;
+	struct runstep *s;
+	size_t n = in->nsteps;
+
+	if (n == 0) {
+		warnx("%s: no steps: no X event's whole name matches %s",
+		    t->path, TRACE_STEP_PATTERN);
+		return CLIENT_EXIT_FAILED;
+	}
+	if ((out->s = realloc(out->s, (out->n + n) * sizeof(*out->s))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	s = out->s + out->n;
+	memset(s, 0, n * sizeof(*s));
+	for (size_t k = 0; k < n; k++) {
+		s[k].name = in->steps[k].name;
+		s[k].trace = i;
+		s[k].start_ns = in->steps[k].ts_ns + t->shift_ns;
+		s[k].dur_ns = in->steps[k].dur_ns;
+	}
+	qsort(s, n, sizeof(*s), bystart);
+	innermost(s, &n);
+	out->n += n;
+	return CLIENT_EXIT_OK;
+}
+
+/* The energy of all cards over step s. */
+static int
+measure(sqlite3 *db, struct runstep *s)
+{
+	struct summary sm;
+	int64_t covered = 0;
+
+	if (summary_compute(db, 0, s->start_ns, s->start_ns + s->dur_ns, 0, 0,
+	    &sm) == -1)
+		return db_error(db, "the samples of a step");
+	for (size_t c = 0; c < sm.ncards; c++) {
+		if (!sm.cards[c].has_power)
+			continue;
+		s->has_energy = true;
+		s->energy_j += summary_energy(&sm.cards[c]);
+		if (sm.cards[c].covered_ns > covered)
+			covered = sm.cards[c].covered_ns;
+	}
+	if (covered > 0)
+		s->power_w = s->energy_j / ((double)covered / 1e9);
+	summary_free(&sm);
+	return CLIENT_EXIT_OK;
 }
 
 int
-runsteps_load(sqlite3 *db, const char *path, const char *align_window,
-    struct runsteps *out)
+runsteps_load(sqlite3 *db, const struct trace_list *l,
+    const char *align_window, struct runsteps *out)
 {
 	struct trace_clock_options o = { .align_window = align_window };
-	const struct trace_info *in;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = trace_target_load(db, path, &o, &out->t)) != CLIENT_EXIT_OK)
-		return rc;
-	in = &out->t.info;
-	if (in->nsteps == 0) {
-		warnx("%s: no steps: no X event's whole name matches %s",
-		    path, TRACE_STEP_PATTERN);
-		return CLIENT_EXIT_FAILED;
-	}
-	if ((out->s = calloc(in->nsteps, sizeof(*out->s))) == NULL)
+	if ((out->t = calloc(l->n + 1, sizeof(*out->t))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
-	for (size_t i = 0; i < in->nsteps; i++) {
-		out->s[i].name = in->steps[i].name;
-		out->s[i].start_ns = in->steps[i].ts_ns + out->t.shift_ns;
-		out->s[i].dur_ns = in->steps[i].dur_ns;
+	for (size_t i = 0; i < l->n; i++) {
+		out->nt = i + 1;
+		if ((rc = trace_target_load(db, l->paths[i], &o, &out->t[i])) !=
+		    CLIENT_EXIT_OK || (rc = add_steps(out, i)) != CLIENT_EXIT_OK)
+			return rc;
 	}
-	out->n = in->nsteps;
-	qsort(out->s, out->n, sizeof(*out->s), bystart);
-	innermost(out);
+	if (out->n == 0)
+		return CLIENT_EXIT_OK;
 	out->first_ns = out->s[0].start_ns;
 	out->last_ns = out->s[0].start_ns + out->s[0].dur_ns;
 	for (size_t i = 0; i < out->n; i++) {
 		struct runstep *s = &out->s[i];
-		struct summary sm;
-		int64_t covered = 0;
 
+		if (s->start_ns < out->first_ns)
+			out->first_ns = s->start_ns;
 		if (s->start_ns + s->dur_ns > out->last_ns)
 			out->last_ns = s->start_ns + s->dur_ns;
-		if (summary_compute(db, 0, s->start_ns, s->start_ns + s->dur_ns,
-		    0, 0, &sm) == -1)
-			return db_error(db, "the samples of a step");
-		for (size_t c = 0; c < sm.ncards; c++) {
-			if (!sm.cards[c].has_power)
-				continue;
-			s->has_energy = true;
-			s->energy_j += summary_energy(&sm.cards[c]);
-			if (sm.cards[c].covered_ns > covered)
-				covered = sm.cards[c].covered_ns;
-		}
-		if (covered > 0)
-			s->power_w = s->energy_j / ((double)covered / 1e9);
-		summary_free(&sm);
+		if ((rc = measure(db, s)) != CLIENT_EXIT_OK)
+			return rc;
 	}
 	return CLIENT_EXIT_OK;
+}
+
+size_t
+runsteps_of(const struct runsteps *rs, size_t i, size_t *first)
+{
+	size_t k = 0, n = 0;
+
+	while (k < rs->n && rs->s[k].trace < i)
+		k++;
+	*first = k;
+	while (k + n < rs->n && rs->s[k + n].trace == i)
+		n++;
+	return n;
+}
+
+void
+runsteps_label(const struct runsteps *rs, size_t i, char *buf, size_t len)
+{
+	const struct trace_info *in = &rs->t[i].info;
+
+	if (in->has_rank)
+		snprintf(buf, len, "rank %" PRId64, in->rank);
+	else
+		snprintf(buf, len, "trace %zu", i);
 }
 
 void
 runsteps_free(struct runsteps *rs)
 {
 	free(rs->s);
-	trace_target_free(&rs->t);
+	for (size_t i = 0; i < rs->nt; i++)
+		trace_target_free(&rs->t[i]);
+	free(rs->t);
 	memset(rs, 0, sizeof(*rs));
 }

@@ -3,18 +3,21 @@
  * wall-clock span it covers, before it is lined up with samples.
  *
  * A trace without absolute time is still described (exit 0): its events
- * and steps are useful, and the output says how to give it a time.
+ * and steps are useful, and the output says how to give it a time.  A
+ * TensorBoard log directory (tracelist.h) is each of its traces in turn.
  */
 #include <err.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "client.h"
 #include "json.h"
 #include "timeparse.h"
 #include "trace.h"
+#include "tracelist.h"
 
 /* Steps listed in the text output; --json lists them all. */
 #define STEPS_SHOWN	10
@@ -30,12 +33,14 @@ static int
 usage(FILE *fp, int code)
 {
 	fprintf(fp,
-	    "usage: spyremon trace info FILE [--json] [--step-pattern REGEX]\n"
+	    "usage: spyremon trace info FILE|DIR [--json] [--step-pattern REGEX]\n"
 	    "\n"
 	    "Describes a torch.profiler trace (.json, or gzip-compressed):\n"
 	    "its time dialect, its absolute span, its events and steps, its\n"
-	    "rank and devices.  Steps are X events whose whole name matches\n"
-	    "REGEX (POSIX extended), by default %s.\n",
+	    "rank and devices; a DIR (a TensorBoard log directory) each of its\n"
+	    "*.pt.trace.json[.gz] in turn (--json: an array).  Steps are X\n"
+	    "events whose whole name matches REGEX (POSIX extended), by default\n"
+	    "%s.\n",
 	    TRACE_STEP_PATTERN);
 	return code;
 }
@@ -251,15 +256,11 @@ gen_header(yajl_gen g, const char *path, const struct trace_info *in)
 	jsonw_put_int_or_null(g, "base_time_ns", in->has_base, in->base_ns);
 }
 
-static int
-print_json(const char *path, const struct trace_info *in)
+static void
+gen_info(yajl_gen g, const char *path, const struct trace_info *in)
 {
 	char why[512];
-	yajl_gen g;
-	int rc;
 
-	if ((g = json_gen_new(true)) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
 	yajl_gen_map_open(g);
 	gen_header(g, path, in);
 	jsonw_put_int_or_null(g, "start_ns", in->absolute, in->start_ns);
@@ -290,6 +291,24 @@ print_json(const char *path, const struct trace_info *in)
 		yajl_gen_null(g);
 	gen_devices(g, in);
 	yajl_gen_map_close(g);
+}
+
+/* The traces as JSON: an object, or for a directory an array of them. */
+static int
+print_json(const struct trace_list *l, const struct trace_info *in,
+    bool array)
+{
+	yajl_gen g;
+	int rc;
+
+	if ((g = json_gen_new(true)) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	if (array)
+		yajl_gen_array_open(g);
+	for (size_t i = 0; i < l->n; i++)
+		gen_info(g, l->paths[i], &in[i]);
+	if (array)
+		yajl_gen_array_close(g);
 	rc = json_gen_flush(g, stdout) == -1 ? CLIENT_EXIT_FAILED : CLIENT_EXIT_OK;
 	yajl_gen_free(g);
 	return rc;
@@ -305,11 +324,13 @@ trace_info_cmd(struct client *cl, int argc, char *argv[])
 		{ NULL, 0, NULL, 0 },
 	};
 	struct trace_options opts = { .step_pattern = NULL };
-	struct trace_info info;
+	struct trace_info *info = NULL;
 	struct trace_error terr;
+	struct trace_list l = { 0 };
+	struct stat sb;
 	char msg[512];
 	bool json = false;
-	int ch, rc;
+	int ch, rc = CLIENT_EXIT_OK;
 
 	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS, longopts,
 	    NULL)) != -1) {
@@ -330,21 +351,36 @@ trace_info_cmd(struct client *cl, int argc, char *argv[])
 	}
 	if (argc - optind != 1)
 		return usage(stderr, CLIENT_EXIT_USAGE);
-	rc = trace_read(argv[optind], &opts, &info, &terr);
-	if (rc != TRACE_OK) {
-		warnx("%s: %s", argv[optind], trace_strerror(&terr, msg,
-		    sizeof(msg)));
-		trace_info_free(&info);
-		return rc == TRACE_ERR_PATTERN ? CLIENT_EXIT_USAGE :
-		    CLIENT_EXIT_FAILED;
+	if ((rc = trace_list_add(&l, NULL, argv[optind], TRACELIST_MAX,
+	    stderr)) != CLIENT_EXIT_OK)
+		return rc;
+	/* every trace read before any is shown: the whole answer or none */
+	if ((info = calloc(l.n, sizeof(*info))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < l.n && rc == CLIENT_EXIT_OK; i++) {
+		int trc = trace_read(l.paths[i], &opts, &info[i], &terr);
+
+		if (trc != TRACE_OK) {
+			warnx("%s: %s", l.paths[i], trace_strerror(&terr, msg,
+			    sizeof(msg)));
+			rc = trc == TRACE_ERR_PATTERN ? CLIENT_EXIT_USAGE :
+			    CLIENT_EXIT_FAILED;
+		}
 	}
-	if (json)
-		rc = print_json(argv[optind], &info);
-	else {
-		print_text(argv[optind], &info);
-		rc = CLIENT_EXIT_OK;
+	if (rc == CLIENT_EXIT_OK && json)
+		rc = print_json(&l, info, stat(argv[optind], &sb) == 0 &&
+		    S_ISDIR(sb.st_mode));
+	else if (rc == CLIENT_EXIT_OK) {
+		for (size_t i = 0; i < l.n; i++) {
+			if (i > 0)
+				printf("\n");
+			print_text(l.paths[i], &info[i]);
+		}
 	}
-	trace_info_free(&info);
+	for (size_t i = 0; i < l.n; i++)
+		trace_info_free(&info[i]);
+	free(info);
+	trace_list_free(&l);
 	return rc;
 }
 

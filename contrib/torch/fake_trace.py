@@ -1,18 +1,30 @@
 #!/usr/bin/python3
-"""profile_demo.py without torch: the same run and the same kind of trace.
+"""profile_demo.py without torch: the same run and the trace Kineto writes.
 
-For hosts where torch cannot be imported.  It runs the same schedule (one
-wait, one warmup, N active iterations), keeping the CPU busy for about
---step-seconds per iteration, and writes the trace that Debian's torch 1.13
-(built without Kineto) would write for it: a bare JSON array of X events,
-ts and dur in integer microseconds from the moment recording starts, with
-ProfilerStep#<i-1> around iteration_<i> (torch 1.13 names each step after
-the one before it) and aten op events inside.  Every time in it is
-measured, not made up, so the trace's durations are those of the run.
+For hosts where torch cannot be imported.  It runs the same schedule as
+profile_demo.py (one wait, one warmup, N active iterations, then one more
+that the profiler no longer records), keeping the CPU busy for about
+--step-seconds per iteration, and writes the trace that torch.profiler
+with Kineto (any pip wheel of torch 2) writes for the active steps: a JSON
+object with the header members Kineto writes (schemaVersion,
+deviceProperties, distributedInfo as for a job of one rank, record_shapes,
+trace_id) and
+traceEvents, then traceName, displayTimeUnit and baseTimeNanoseconds.
+Every event's ts is its CLOCK_REALTIME time less baseTimeNanoseconds, in
+microseconds with three decimals, as Kineto writes it (its base is the
+start of the current quarter of an average Gregorian year, 7889238 s);
+dur likewise.  ProfilerStep#<i> is around iteration_<i> (record_function,
+cat user_annotation), with aten op events (cat cpu_op) inside, the
+process and thread metadata, the "PyTorch Profiler (0)" span of the
+recording and its start and end instants.  Every time in it is measured,
+not made up, so the trace's durations are those of the run.
 
-The window opens when recording starts and closes when the last active
-iteration ends, as in profile_demo.py, so --align-window lines the trace
-up with the samples.  Standard library only.
+The window opens before the profiler starts and ends after the run, so it
+brackets every profiled step: the trace has absolute time and needs no
+alignment (spyremon export --trace OUT --steps).  The iteration after the
+profiled ones keeps the window open past the last step's end by more than
+a fine sampling interval, so that the samples covering that end are
+fine ones.  Standard library only.
 
 usage: fake_trace.py [--tag TAG] [--out FILE] [--iterations N]
                      [--socket PATH] [--step-seconds S]
@@ -21,7 +33,9 @@ usage: fake_trace.py [--tag TAG] [--out FILE] [--iterations N]
 import gzip
 import json
 import os
+import random
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -31,40 +45,54 @@ from jobargs import parse_args  # noqa: E402
 
 WAIT, WARMUP = 1, 1
 LAYERS = 3              # per iteration: aten::linear (aten::t, aten::addmm), aten::relu
+BASE_PERIOD_NS = 7889238 * 1000000000   # Kineto's base: 365.2425 / 4 days
 
 
 class Recorder:
-    """X events on a clock that starts at zero(), in order of their start."""
+    """Kineto's view of the run: X events with absolute times, only while
+    recording, each with Kineto's External id and Ev Idx."""
 
     def __init__(self):
-        self.t0 = None
+        # one reading of each clock: perf_counter_ns steps, time_ns places
+        self.wall0 = time.time_ns()
+        self.perf0 = time.perf_counter_ns()
+        self.base = self.wall0 // BASE_PERIOD_NS * BASE_PERIOD_NS
+        self.pid = os.getpid()
+        self.tid = threading.get_native_id()
+        self.recording = False
+        self.start = self.stop = None
         self.events = []
 
-    def zero(self):
-        self.t0 = time.perf_counter_ns()
+    def now(self):
+        """CLOCK_REALTIME ns, as Kineto converts its clock to."""
+        return self.wall0 + time.perf_counter_ns() - self.perf0
 
-    def span(self, name):
-        return _Span(self, name)
+    def begin(self):
+        self.recording = True
+        self.start = self.now()
+
+    def end(self):
+        self.recording = False
+        self.stop = self.now()
+
+    def span(self, name, cat):
+        return _Span(self, name, cat)
 
 
 class _Span:
-    def __init__(self, rec, name):
-        self.rec = rec
-        self.ev = None
-        self.name = name
+    def __init__(self, rec, name, cat):
+        self.rec, self.name, self.cat, self.ev = rec, name, cat, None
 
     def __enter__(self):
-        if self.rec.t0 is not None:
-            self.ev = {"name": self.name, "ph": "X",
-                       "ts": (time.perf_counter_ns() - self.rec.t0) // 1000,
-                       "dur": 0, "tid": 1, "pid": "CPU functions", "args": {}}
+        if self.rec.recording:
+            self.ev = {"name": self.name, "cat": self.cat,
+                       "start": self.rec.now(), "end": None}
             self.rec.events.append(self.ev)
         return self
 
     def __exit__(self, *exc):
         if self.ev is not None:
-            end = (time.perf_counter_ns() - self.rec.t0) // 1000
-            self.ev["dur"] = end - self.ev["ts"]
+            self.ev["end"] = self.rec.now()
         return False
 
 
@@ -80,22 +108,89 @@ def spin(seconds):
 
 def iteration(rec, i, seconds):
     share = seconds / LAYERS
-    with rec.span("iteration_%d" % i):
+    with rec.span("iteration_%d" % i, "user_annotation"):
         for _ in range(LAYERS):
-            with rec.span("aten::linear"):
-                with rec.span("aten::t"):
+            with rec.span("aten::linear", "cpu_op"):
+                with rec.span("aten::t", "cpu_op"):
                     spin(share * 0.01)
-                with rec.span("aten::addmm"):
+                with rec.span("aten::addmm", "cpu_op"):
                     spin(share * 0.89)
-            with rec.span("aten::relu"):
+            with rec.span("aten::relu", "cpu_op"):
                 spin(share * 0.1)
 
 
-def write_trace(path, events):
+def us(rec, t_ns):
+    """Kineto's ts: microseconds after the base, three decimals, exact."""
+    rel = t_ns - rec.base
+    return "%d.%03d" % (rel // 1000, rel % 1000)
+
+
+def kineto_json(rec, path):
+    """The trace as Kineto lays it out, with its times written exactly."""
+    lines = []
+
+    def event(fields, ts_ns, dur_ns=None, args=None):
+        head = ", ".join("%s: %s" % (json.dumps(k), json.dumps(v))
+                         for k, v in fields)
+        text = "  {\n    %s, \"ts\": %s" % (head, us(rec, ts_ns))
+        if dur_ns is not None:
+            text += ", \"dur\": %d.%03d" % (dur_ns // 1000, dur_ns % 1000)
+        if args is not None:
+            text += ",\n    \"args\": %s" % json.dumps(args)
+        lines.append(text + "\n  }")
+
+    # Kineto's order: the CPU events by their start, then the metadata
+    for n, e in enumerate(sorted(rec.events, key=lambda e: e["start"])):
+        event([("ph", "X"), ("cat", e["cat"]), ("name", e["name"]),
+               ("pid", rec.pid), ("tid", rec.tid)], e["start"],
+              e["end"] - e["start"],
+              {"External id": n + 1, "Record function id": 0, "Ev Idx": n})
+    for name, args in (("process_name", {"name": "python3"}),
+                       ("process_labels", {"labels": "CPU"}),
+                       ("process_sort_index", {"sort_index": rec.pid})):
+        event([("name", name), ("ph", "M"), ("pid", rec.pid), ("tid", 0)],
+              rec.start, args=args)
+    for name, args in (("thread_name", {"name": "thread %d (python3)" % rec.tid}),
+                       ("thread_sort_index", {"sort_index": rec.tid})):
+        event([("name", name), ("ph", "M"), ("pid", rec.pid),
+               ("tid", rec.tid)], rec.start, args=args)
+    event([("ph", "X"), ("cat", "Trace"), ("pid", "Spans"),
+           ("tid", "PyTorch Profiler"), ("name", "PyTorch Profiler (0)")],
+          rec.start, rec.stop - rec.start, {"Op count": 0})
+    event([("name", "process_sort_index"), ("ph", "M"), ("pid", "Spans"),
+           ("tid", 0)], rec.start, args={"sort_index": 536870912})
+    event([("name", "Iteration Start: PyTorch Profiler"), ("ph", "i"),
+           ("s", "g"), ("pid", "Traces"), ("tid", "Trace PyTorch Profiler")],
+          rec.start)
+    event([("name", "Record Window End"), ("ph", "i"), ("s", "g"),
+           ("pid", ""), ("tid", "")], rec.stop)
+    header = [
+        ("schemaVersion", 1),
+        ("deviceProperties", []),
+        # a job of one rank, as torch.distributed with gloo describes it
+        ("distributedInfo", {"backend": "gloo", "rank": 0, "world_size": 1,
+                             "pg_count": 1, "pg_config": [
+                                 {"pg_name": "0", "pg_desc": "default_pg",
+                                  "backend_config": "cpu:gloo", "pg_size": 1,
+                                  "ranks": [0]}]}),
+        ("record_shapes", 0),
+        ("trace_id", "%032X" % random.getrandbits(128)),
+    ]
+    text = "{\n"
+    text += "".join("  %s: %s,\n" % (json.dumps(k), json.dumps(v))
+                    for k, v in header)
+    text += "  \"traceEvents\": [\n" + ",\n".join(lines) + "\n  ],\n"
+    text += "  \"traceName\": %s,\n" % json.dumps(path)
+    text += "  \"displayTimeUnit\": \"ms\",\n"
+    text += "  \"baseTimeNanoseconds\": %d\n}\n" % rec.base
+    return text
+
+
+def write_trace(rec, path):
     opener = gzip.open if path.endswith(".gz") else open
     tmp = path + ".tmp"
     with opener(tmp, "wt") as f:
-        json.dump(events, f)
+        f.write(kineto_json(rec, path))
     os.replace(tmp, path)
 
 
@@ -103,34 +198,23 @@ def main():
     a = parse_args("A profiled run without torch, "
                    "inside a spyremon window.")
     rec = Recorder()
-    total = WAIT + WARMUP + a.iterations
-    wid = None
-    try:
-        for i in range(WAIT + WARMUP):
-            iteration(rec, i, a.step_seconds)
-        rec.zero()
-        t0 = time.monotonic()
-        for i in range(WAIT + WARMUP, total):
-            with rec.span("ProfilerStep#%d" % (i - 1)):
-                if wid is None:
-                    wid = spyremon.begin(a.tag, socket=a.socket,
-                                         workload="fake-profile-demo",
-                                         iterations=a.iterations)
+    active = range(WAIT + WARMUP, WAIT + WARMUP + a.iterations)
+    total = WAIT + WARMUP + a.iterations + 1
+    with spyremon.window(a.tag, socket=a.socket, workload="fake-profile-demo",
+                         iterations=a.iterations) as wid:
+        for i in range(total):
+            if i == active.start:
+                rec.begin()
+            with rec.span("ProfilerStep#%d" % i, "user_annotation"):
                 iteration(rec, i, a.step_seconds)
-        secs = time.monotonic() - t0
-    except BaseException:
-        # the window never outlives the run, also when it failed
-        if wid is not None:
-            try:
-                spyremon.end(id=wid, socket=a.socket)
-            except spyremon.SpyremonError:
-                pass
-        raise
-    spyremon.end(id=wid, socket=a.socket)
-    write_trace(a.out, rec.events)
-    print("fake_trace: no torch, window %d (%s), iterations %d..%d "
-          "recorded, %.2f s each, trace %s"
-          % (wid, a.tag, WAIT + WARMUP, total - 1, secs / a.iterations, a.out))
+            if i == active[-1]:
+                # the trace is handed over: on_trace_ready writes it
+                rec.end()
+                write_trace(rec, a.out)
+    secs = (rec.stop - rec.start) / 1e9
+    print("fake_trace: without torch, window %d (%s), iterations %d..%d "
+          "recorded (Kineto's trace format), %.2f s each, trace %s"
+          % (wid, a.tag, active.start, active[-1], secs / a.iterations, a.out))
 
 
 if __name__ == "__main__":

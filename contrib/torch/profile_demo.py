@@ -4,21 +4,29 @@
 The profiler pattern of the torch-spyre methodology: a schedule of one
 wait step, one warmup step and N active steps, each iteration wrapped in
 record_function("iteration_<i>"), the Chrome trace written when the
-profiler hands it over (on_trace_ready).  Each iteration is a few matrix
-products sized so that it takes about --step-seconds on this CPU.
+profiler hands it over (on_trace_ready); then one more iteration, which the
+profiler no longer records, as a run goes on past the steps it profiles.
+Each iteration is a few matrix products sized so that it takes about
+--step-seconds on this CPU.
 
-The window spans what the trace records.  Without Kineto (Debian's
-python3-torch 1.13) the trace has no absolute time: its ts are
-microseconds from the moment the profiler starts recording, which is the
-first active step, not the start of the run.  So the window opens right
-after the profiler has started recording, and closes when the trace is
-handed over, before it is written; then
+The window brackets the profiled steps and ends after the last iteration,
+when the profiler has stopped: that iteration keeps it open past the last
+step's end by more than a fine sampling interval, so that the samples
+covering that end are fine ones.  Where it opens depends on the trace:
 
-    spyremon export --trace OUT --align-window TAG --steps
+ - torch with Kineto (any pip wheel of torch 2) writes absolute times
+   (baseTimeNanoseconds): the window opens before the profiler starts, and
+   "spyremon export --trace OUT --steps" places the trace by its own
+   clock;
+ - without Kineto (Debian's python3-torch 1.13) the trace is a bare array
+   whose ts are microseconds from the moment the profiler starts
+   recording, the first active step: the window opens right then, its
+   metadata gathered beforehand so that the begin is one request to the
+   daemon (about a millisecond), and
 
-puts the trace's first event at the window's begin, within the time of
-one request to the daemon (about a millisecond).  The wait and warmup
-steps run before the window.
+       spyremon export --trace OUT --align-window TAG --steps
+
+   puts the trace's first event at the window's begin.
 
 usage: profile_demo.py [--tag TAG] [--out FILE] [--iterations N]
                        [--socket PATH] [--step-seconds S]
@@ -74,6 +82,12 @@ def recording(prof):
                                    ProfilerAction.RECORD_AND_SAVE)
 
 
+def kineto():
+    """Whether this torch's profiler writes Kineto traces (absolute time)."""
+    available = getattr(torch.autograd, "kineto_available", None)
+    return bool(available and available())
+
+
 def main():
     a = parse_args("A torch.profiler job inside a "
                    "spyremon window.")
@@ -82,24 +96,24 @@ def main():
     w1 = torch.randn(SIZE, SIZE) / SIZE ** 0.5
     w2 = torch.randn(SIZE, SIZE) / SIZE ** 0.5
     reps = calibrate(x, w1, w2, a.step_seconds)
-    state = {"id": None, "ended": False, "t_end": None}
+    absolute = kineto()
+    # gathered now: the begin is then one request, not a git subprocess
+    meta = spyremon.collect()
+    meta.update(workload="torch-profile-demo", iterations=a.iterations)
+    wid = None
 
-    def end_window():
-        if state["id"] is not None and not state["ended"]:
-            state["ended"] = True
-            state["t_end"] = time.monotonic()
-            spyremon.end(id=state["id"], socket=a.socket)
+    def open_window():
+        return spyremon.begin(a.tag, meta=meta, socket=a.socket, record=())
 
     def trace_ready(prof):
-        # the trace ends here: end the window, then write the trace
-        try:
-            end_window()
-        finally:
-            prof.export_chrome_trace(a.out)
+        prof.export_chrome_trace(a.out)
 
-    total = WAIT + WARMUP + a.iterations
-    t0 = None
+    active = range(WAIT + WARMUP, WAIT + WARMUP + a.iterations)
+    total = WAIT + WARMUP + a.iterations + 1
+    t0 = t1 = None
     try:
+        if absolute:
+            wid = open_window()
         with profile(activities=[ProfilerActivity.CPU],
                      schedule=schedule(wait=WAIT, warmup=WARMUP,
                                        active=a.iterations, repeat=1),
@@ -109,22 +123,24 @@ def main():
                     for _ in range(reps):
                         layer(x, w1, w2)
                 prof.step()
-                if state["id"] is None and recording(prof):
-                    state["id"] = spyremon.begin(
-                        a.tag, socket=a.socket, workload="torch-profile-demo",
-                        torch=torch.__version__, iterations=a.iterations)
+                if t0 is None and recording(prof):
+                    if wid is None:
+                        wid = open_window()
                     t0 = time.monotonic()
+                if i == active[-1]:
+                    t1 = time.monotonic()
     finally:
         # the window never outlives the run, also when it failed
-        try:
-            end_window()
-        except spyremon.SpyremonError as e:
-            print("profile_demo: %s" % e, file=sys.stderr)
-    secs = state["t_end"] - t0
-    print("profile_demo: torch %s, window %d (%s), iterations %d..%d "
+        if wid is not None:
+            try:
+                spyremon.end(id=wid, socket=a.socket)
+            except spyremon.SpyremonError as e:
+                print("profile_demo: %s" % e, file=sys.stderr)
+    print("profile_demo: torch %s (%s), window %d (%s), iterations %d..%d "
           "recorded, %.2f s each, trace %s"
-          % (torch.__version__, state["id"], a.tag, WAIT + WARMUP, total - 1,
-             secs / a.iterations, a.out))
+          % (torch.__version__, "Kineto: absolute time" if absolute else
+             "no Kineto: no absolute time", wid, a.tag, active.start,
+             active[-1], (t1 - t0) / a.iterations, a.out))
 
 
 if __name__ == "__main__":

@@ -7,8 +7,11 @@
 # --align-window (or the equivalent --trace-start) writes the samples that
 # overlap its span, a per-step table whose energies are those of the
 # stored power, and a merged trace that keeps every original event.
-# contrib/torch/fake_trace.py, the stand-in without torch, goes through
-# the same checks first.
+# contrib/torch/fake_trace.py, the stand-in without torch, goes first: its
+# trace is laid out as the real Kineto trace in tests/data/traces, has
+# absolute time, and goes through the same checks on its own clock, with
+# no alignment.  Either job's window opens before its first profiled step
+# and ends more than a fine interval (100 ms) after its last.
 #
 # Installs python3-torch with apt-get when it is missing and we are root;
 # skips when torch still cannot be imported.
@@ -53,52 +56,72 @@ check_job() {
 	want=$(seq $WAIT_WARMUP $((WAIT_WARMUP + ITER - 1)) | sed 's/^/iteration_/' | paste -sd ' ')
 	got=$(python3 -c '
 import json, re, sys
-print(" ".join(e["name"] for e in json.load(open(sys.argv[1]))
-               if re.fullmatch(r"iteration_[0-9]+", e["name"])))' "$trace")
+d = json.load(open(sys.argv[1]))
+print(" ".join(e["name"] for e in (d if isinstance(d, list) else d["traceEvents"])
+               if re.fullmatch(r"iteration_[0-9]+", e.get("name", ""))))' "$trace")
 	[ "$got" = "$want" ] || fail "$tag: the trace holds '$got', not the active '$want'"
 
-	# trace info: a bare array, no absolute time
+	# trace info: absolute time, or none for a bare array
 	$SPY trace info "$trace" --json >"$T/info.json" || fail "trace info --json failed"
 	$CHECK info "$trace" "$T/info.json"
 
-	# export by the trace: never a guessed clock
-	rc=0
-	$SPY export --trace "$trace" >/dev/null 2>"$T/err" || rc=$?
-	[ $rc -ne 0 ] || fail "export of a trace without absolute time nor alignment succeeded"
-	grep -q -- "--align-window" "$T/err" || fail "not told how to align: $(cat "$T/err")"
+	local align clock
+	if grep -q '"start_ns": null' "$T/info.json"; then
+		# export by the trace: never a guessed clock
+		rc=0
+		$SPY export --trace "$trace" >/dev/null 2>"$T/err" || rc=$?
+		[ $rc -ne 0 ] || fail "export of a trace without absolute time nor alignment succeeded"
+		grep -q -- "--align-window" "$T/err" || fail "not told how to align: $(cat "$T/err")"
 
-	# the samples overlapping the trace, placed at the window's begin
-	read -r first last <<<"$($CHECK span "$trace")"
-	$SPY export --trace "$trace" --align-window "$tag" --format csv \
-		--output "$T/span.csv" || fail "export --trace --align-window failed"
-	$EXPORT_CHECK "$DB" csv "$T/span.csv" --span "$begin" $((begin + last - first)) \
-		--min-rows $((ITER * 2))
+		# the samples overlapping the trace, placed at the window's begin
+		read -r first last <<<"$($CHECK span "$trace")"
+		$SPY export --trace "$trace" --align-window "$tag" --format csv \
+			--output "$T/span.csv" || fail "export --trace --align-window failed"
+		$EXPORT_CHECK "$DB" csv "$T/span.csv" --span "$begin" $((begin + last - first)) \
+			--min-rows $((ITER * 2))
+		align=(--trace "$trace" --align-window "$wid")
+		clock=$wid
+	else
+		# the samples overlapping the trace, on its own clock
+		$CHECK kineto "$trace" "$ROOT/tests/data/traces/kineto-base-relative-amd.json.gz"
+		read -r first last <<<"$($CHECK abs-span "$trace")"
+		$SPY export --trace "$trace" --format csv --output "$T/span.csv" ||
+			fail "export --trace of a trace with absolute time failed"
+		$EXPORT_CHECK "$DB" csv "$T/span.csv" --span "$first" "$last" \
+			--min-rows $((ITER * 2))
+		align=(--trace "$trace")
+		clock=-
+	fi
+	# the window brackets the profiled steps, and stays open past the
+	# last one's end for more than a fine interval
+	$CHECK bracket "$trace" "$DB" "$wid" 100
 
 	# the per-step table: ProfilerStep#N encloses iteration_N, and by
 	# default the inner one is the step: one row per profiled iteration
-	local align=(--trace "$trace" --align-window "$wid")
 	$SPY export "${align[@]}" --steps --json >"$T/it.json" || fail "--steps --json failed"
 	$SPY export "${align[@]}" --steps --csv --output "$T/it.csv" ||
 		fail "--steps --csv failed"
-	$CHECK steps "$trace" "$DB" "$wid" "$T/it.json" "$T/it.csv" 'iteration_[0-9]+'
+	$CHECK steps "$trace" "$DB" "$clock" "$T/it.json" "$T/it.csv" 'iteration_[0-9]+'
 	# a pattern given is taken as it is: both kinds of step
 	local both=(--step-pattern 'ProfilerStep#[0-9]+|iteration_[0-9]+')
 	$SPY export "${align[@]}" "${both[@]}" --steps --json >"$T/all.json" ||
 		fail "--steps --json --step-pattern failed"
 	$SPY export "${align[@]}" "${both[@]}" --steps --csv >"$T/all.csv" ||
 		fail "--steps --csv --step-pattern failed"
-	$CHECK steps "$trace" "$DB" "$wid" "$T/all.json" "$T/all.csv" \
+	$CHECK steps "$trace" "$DB" "$clock" "$T/all.json" "$T/all.csv" \
 		'ProfilerStep#[0-9]+|iteration_[0-9]+'
 	cat "$T/it.csv"
 	n=$(grep -c '^iteration_' "$T/it.csv" || true)
 	[ "$n" -eq $ITER ] || fail "$n iteration rows in the CSV, not $ITER"
 	grep -q '^total,' "$T/it.csv" || fail "no total row in the CSV"
 
-	# --trace-start at the time of ts = 0 places the trace just as well
-	$SPY export --trace "$trace" --trace-start $((begin - first)) \
-		--steps --json >"$T/start.json" || fail "export --trace-start --steps failed"
-	cmp -s "$T/it.json" "$T/start.json" ||
-		fail "--trace-start and --align-window differ: $(diff "$T/it.json" "$T/start.json" | head)"
+	if [ "$clock" != - ]; then
+		# --trace-start at the time of ts = 0 places the trace just as well
+		$SPY export --trace "$trace" --trace-start $((begin - first)) \
+			--steps --json >"$T/start.json" || fail "export --trace-start --steps failed"
+		cmp -s "$T/it.json" "$T/start.json" ||
+			fail "--trace-start and --align-window differ: $(diff "$T/it.json" "$T/start.json" | head)"
+	fi
 
 	# the merged trace, plain and compressed
 	$SPY export "${align[@]}" --merge "$T/merged.json" 2>"$T/err" ||

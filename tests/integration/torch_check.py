@@ -5,16 +5,31 @@ and the database, computed here independently.
 usage: torch_check.py span TRACE
            prints "FIRST_NS LAST_NS": the trace's first ts and latest end,
            in ns on its own clock (M events skipped, X ends at ts + dur)
+       torch_check.py abs-span TRACE
+           the same in absolute ns, for a trace with baseTimeNanoseconds
        torch_check.py steps TRACE DB WINDOW STEPS.json STEPS.csv PATTERN
            the per-step table (--steps --json and --steps --csv, aligned by
-           --align-window WINDOW) has one row per card and per step whose
+           --align-window WINDOW, or with WINDOW "-" on the trace's own
+           absolute time) has one row per card and per step whose
            name matches PATTERN; its energy is the integral of the stored
            power over the step, its mean power within the simulator's range
        torch_check.py info TRACE INFO.json
-           trace info --json: no absolute time, and the trace's steps
+           trace info --json: absolute time exactly when the trace has
+           baseTimeNanoseconds (none for a bare array), and its steps
        torch_check.py merge TRACE MERGED
            the merged trace holds every original event unchanged and in
            order, and power counter tracks within the trace's span
+       torch_check.py bracket TRACE DB WINDOW MARGIN_MS
+           the window (an id) opened before the trace's first step began
+           and ended at least MARGIN_MS after its last step ended (placed
+           as for steps: by the window's begin without absolute time)
+       torch_check.py kineto TRACE REAL
+           TRACE has the layout of the real Kineto trace REAL: its header
+           members and their order, baseTimeNanoseconds a multiple of
+           Kineto's period, ts and dur written with three decimals, and
+           every event with the members of REAL's events of its kind;
+           ProfilerStep#N (user_annotation) around iteration_N, with
+           cpu_op events inside, within the "PyTorch Profiler (0)" span
 
 Exits 1 with a message on the first difference.
 """
@@ -24,9 +39,11 @@ import json
 import re
 import sqlite3
 import sys
+from decimal import Decimal
 
 PWR_MIN, PWR_MAX = 20.0, 75.0   # W: the simulator's bounds (sim/sim.h)
 STEP_RE = r"ProfilerStep#[0-9]+|iteration_[0-9]+"
+KINETO_PERIOD_NS = 7889238 * 10**9   # Kineto's base: 365.2425 / 4 days
 
 
 def fail(msg):
@@ -34,22 +51,44 @@ def fail(msg):
     sys.exit(1)
 
 
-def load(path):
+def text(path):
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
-        doc = json.load(f)
-    return doc
+        return f.read()
+
+
+def load(path):
+    """The trace, its fractional numbers as exact Decimals."""
+    return json.loads(text(path), parse_float=Decimal)
+
+
+def dump(e):
+    return json.dumps(e, default=str)[:200]
 
 
 def events_of(doc):
     return doc if isinstance(doc, list) else doc["traceEvents"]
 
 
+def base_of(doc):
+    """baseTimeNanoseconds, or None: no absolute time of its own."""
+    return doc.get("baseTimeNanoseconds") if isinstance(doc, dict) else None
+
+
+def shift_of(doc, db_path, window):
+    """Absolute ns minus own ns: the trace's base, else its first event at
+    the window's begin (--align-window)."""
+    base = base_of(doc)
+    if base is not None:
+        return base
+    return window_begin(db_path, window) - span(events_of(doc))[0]
+
+
 def span(events):
     """First ts and latest end, ns, of the non-M events."""
     lo = hi = None
     for e in events:
-        if e.get("ph") == "M" or not isinstance(e.get("ts"), (int, float)):
+        if e.get("ph") == "M" or not isinstance(e.get("ts"), (int, Decimal)):
             continue
         ts = round(e["ts"] * 1000)
         end = ts + (round(e.get("dur", 0) * 1000) if e.get("ph") == "X" else 0)
@@ -102,9 +141,10 @@ def window_begin(db_path, window):
 
 
 def check_steps(trace, db_path, window, json_path, csv_path, pattern):
-    events = events_of(load(trace))
+    doc = load(trace)
+    events = events_of(doc)
     first, last = span(events)
-    shift = window_begin(db_path, window) - first
+    shift = shift_of(doc, db_path, window)
     want = steps_of(events, pattern)
     if not want:
         fail("%s has no step matching %s" % (trace, pattern))
@@ -178,10 +218,14 @@ def check_steps(trace, db_path, window, json_path, csv_path, pattern):
 
 
 def check_info(trace, info_path):
-    events = events_of(load(trace))
+    doc = load(trace)
+    events = events_of(doc)
     info = json.load(open(info_path))
-    if "start_ns" not in info or info["start_ns"] is not None:
-        fail("trace info: start_ns is %r, not null" % info.get("start_ns"))
+    base = base_of(doc)
+    want_start = None if base is None else base + span(events)[0]
+    if "start_ns" not in info or info["start_ns"] != want_start:
+        fail("trace info: start_ns is %r, not %r" % (info.get("start_ns"),
+                                                   want_start))
     want = [e["name"] for e in steps_of(events, STEP_RE)]
     got = [s["name"] for s in info.get("steps", [])]
     if got != want:
@@ -202,12 +246,12 @@ def check_merge(trace, merged_path):
             added.append(e)
     if j != len(orig):
         fail("%s: original event %d of %d is missing or changed: %s"
-             % (merged_path, j, len(orig), json.dumps(orig[j])[:200]))
+             % (merged_path, j, len(orig), dump(orig[j])))
     pwr = []
     for e in added:
         if e.get("ph") not in ("C", "M"):
             fail("%s: an added event is neither C nor M: %s"
-                 % (merged_path, json.dumps(e)[:200]))
+                 % (merged_path, dump(e)))
         if e.get("ph") == "C" and str(e.get("name", "")).startswith("pwr"):
             pwr.append(e)
     if not pwr:
@@ -224,9 +268,112 @@ def check_merge(trace, merged_path):
           % (len(orig), len(added), len(pwr)))
 
 
+def check_bracket(trace, db_path, window, margin_ms):
+    doc = load(trace)
+    shift = shift_of(doc, db_path, window)
+    steps = steps_of(events_of(doc), STEP_RE)
+    if not steps:
+        fail("%s has no steps" % trace)
+    first = min(round(e["ts"] * 1000) for e in steps) + shift
+    last = max(round((e["ts"] + e["dur"]) * 1000) for e in steps) + shift
+    db = sqlite3.connect("file:%s?mode=ro" % db_path, uri=True)
+    begin, end = db.execute("SELECT begin_ns, end_ns FROM windows WHERE "
+                            "id = ?", (int(window),)).fetchone()
+    db.close()
+    if end is None:
+        fail("window %s is still open" % window)
+    if begin > first:
+        fail("the window begins %.3f ms after the first step"
+             % ((begin - first) / 1e6))
+    if end - last < int(margin_ms) * 10**6:
+        fail("the window ends %.3f ms after the last step, not %s ms or more"
+             % ((end - last) / 1e6, margin_ms))
+    print("bracket: the window opens %.3f ms before the first step, ends "
+          "%.3f ms after the last" % ((first - begin) / 1e6,
+                                      (end - last) / 1e6))
+
+
+def members(e):
+    return tuple(sorted(e))
+
+
+def check_kineto(trace, real_path):
+    raw = text(trace)
+    doc = json.loads(raw, parse_float=Decimal)
+    real = load(real_path)
+    if not isinstance(doc, dict):
+        fail("%s is not a JSON object" % trace)
+    # Kineto's order: the header, traceEvents, then these three
+    head = ["schemaVersion", "deviceProperties", "distributedInfo",
+            "record_shapes", "trace_id"]
+    tail = ["traceEvents", "traceName", "displayTimeUnit",
+            "baseTimeNanoseconds"]
+    if list(doc) != head + tail:
+        fail("%s: members %s, not %s" % (trace, list(doc), head + tail))
+    for k in ("schemaVersion", "deviceProperties", "displayTimeUnit",
+              "baseTimeNanoseconds", "traceEvents", "traceName"):
+        if k not in real or type(real[k]) is not type(doc[k]):
+            fail("%s: %s is a %s; the real trace's a %s" % (
+                trace, k, type(doc[k]).__name__, type(real.get(k)).__name__))
+    info = doc["distributedInfo"]
+    if info.get("rank") != 0 or info.get("world_size") != 1:
+        fail("%s: distributedInfo %s" % (trace, info))
+    if not re.fullmatch(r"[0-9A-F]{32}", doc["trace_id"]):
+        fail("%s: trace_id %r" % (trace, doc["trace_id"]))
+    base = doc["baseTimeNanoseconds"]
+    if not isinstance(base, int) or base % KINETO_PERIOD_NS != 0:
+        fail("%s: baseTimeNanoseconds %r is not a multiple of Kineto's "
+             "period" % (trace, base))
+    nums = re.findall(r'"(?:ts|dur)": ([0-9.eE+-]+)', raw)
+    bad = [n for n in nums if not re.fullmatch(r"[0-9]+\.[0-9]{3}", n)]
+    if not nums or bad:
+        fail("%s: ts and dur not as Kineto writes them: %s" % (trace, bad[:3]))
+    kinds = {}
+    for e in events_of(real):
+        kinds.setdefault((e.get("ph"), e.get("cat")), set()).add(members(e))
+    events = events_of(doc)
+    for e in events:
+        k = (e.get("ph"), e.get("cat"))
+        if members(e) not in kinds.get(k, ()):
+            fail("%s: event %s has members %s; the real trace's %s events "
+                 "have %s" % (trace, dump(e), members(e), k,
+                             sorted(kinds.get(k, ()))))
+    xs = [e for e in events if e.get("ph") == "X"]
+    spans = [e for e in xs if e.get("cat") == "Trace"]
+    if len(spans) != 1 or spans[0]["name"] != "PyTorch Profiler (0)":
+        fail("%s: the Trace spans %s" % (trace, [dump(e) for e in spans]))
+    lo, hi = spans[0]["ts"], spans[0]["ts"] + spans[0]["dur"]
+    for e in xs:
+        if not lo <= e["ts"] <= e["ts"] + e["dur"] <= hi:
+            fail("%s: %s lies outside the profiler's span" % (trace, dump(e)))
+    steps = [e for e in xs if re.fullmatch(r"ProfilerStep#[0-9]+", e["name"])]
+    if not steps:
+        fail("%s: no ProfilerStep#N" % trace)
+    for st in steps:
+        n = st["name"].split("#")[1]
+        inner = [e for e in xs if e is not st and st["ts"] <= e["ts"] and
+                 e["ts"] + e["dur"] <= st["ts"] + st["dur"]]
+        names = {e["name"] for e in inner}
+        cats = {e["cat"] for e in inner}
+        if (st["cat"] != "user_annotation" or "iteration_" + n not in names
+                or "cpu_op" not in cats):
+            fail("%s: %s (cat %s) holds %s" % (trace, st["name"], st["cat"],
+                                              sorted(names)))
+    print("kineto: %d events laid out as in %s, %d ProfilerStep#N, base %d"
+          % (len(events), real_path.rsplit("/", 1)[-1], len(steps), base))
+
+
 def main(argv):
     if len(argv) == 3 and argv[1] == "span":
         print("%d %d" % span(events_of(load(argv[2]))))
+    elif len(argv) == 3 and argv[1] == "abs-span":
+        doc = load(argv[2])
+        first, last = span(events_of(doc))
+        print("%d %d" % (base_of(doc) + first, base_of(doc) + last))
+    elif len(argv) == 6 and argv[1] == "bracket":
+        check_bracket(*argv[2:])
+    elif len(argv) == 4 and argv[1] == "kineto":
+        check_kineto(argv[2], argv[3])
     elif len(argv) == 8 and argv[1] == "steps":
         check_steps(*argv[2:])
     elif len(argv) == 4 and argv[1] == "info":
