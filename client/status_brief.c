@@ -297,6 +297,8 @@ why_not_direct(const char *state)
 		{ "unsupported version", "metric file of another layout version" },
 		{ "missing", "no metric file" },
 		{ "bad file", "metric file unreadable; status -v says why" },
+		{ "not a file", "a FIFO or a device at the metric file's path; "
+		    "status -v says which" },
 		{ "unknown", "metric file not read yet" },
 	};
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "regfile.h"
 #include "schema.h"
 #include "timeparse.h"
 
@@ -103,6 +104,7 @@ direct_state_name(enum direct_state s)
 	case DIRECT_OLD_FORMAT:	return "old format";
 	case DIRECT_VERSION:	return "unsupported version";
 	case DIRECT_BAD:	return "bad file";
+	case DIRECT_NOT_FILE:	return "not a file";
 	}
 	return "?";
 }
@@ -201,12 +203,30 @@ set_state(struct dcard *c, enum direct_state s, const char *why)
 	return changed;
 }
 
-/* Map the file at its path again if it is new, re-created or resized. */
+/* The path holds something that is not a regular file (mode's type). */
+static bool
+not_a_file(struct dcard *c, mode_t mode)
+{
+	char why[1024];
+
+	unmap(c);
+	snprintf(why, sizeof(why), "metric file %s is %s, not a regular file; "
+	    "nothing read from it, this card stays on aiu-smi", c->st.path,
+	    regfile_kind(mode));
+	return set_state(c, DIRECT_NOT_FILE, why);
+}
+
+/*
+ * Map the file at its path again if it is new, re-created or resized.
+ * Anyone may put a FIFO or a device at the path (the default folder is
+ * /tmp): it is never opened blocking nor read (regfile.h).
+ */
 static bool
 check_file(struct dcard *c, uint64_t mono_ns)
 {
 	struct stat sb;
-	char why[1024];
+	char why[1024], what[256];
+	mode_t kind;
 	void *m;
 	int fd;
 
@@ -218,6 +238,8 @@ check_file(struct dcard *c, uint64_t mono_ns)
 		    strerror(errno));
 		return set_state(c, DIRECT_MISSING, why);
 	}
+	if (!S_ISREG(sb.st_mode))
+		return not_a_file(c, sb.st_mode);
 	if (c->map != NULL && sb.st_ino == c->ino && sb.st_dev == c->dev &&
 	    (size_t)sb.st_size == c->len) {
 		c->moved = sb.st_mtim.tv_sec != c->mtime.tv_sec ||
@@ -225,28 +247,34 @@ check_file(struct dcard *c, uint64_t mono_ns)
 		c->mtime = sb.st_mtim;
 		return false;
 	}
-	c->mtime = sb.st_mtim;
 	if (c->map != NULL) {
 		c->st.reopened++;
 		log_info("device %d: metric file %s was re-created; reading the "
 		    "new one", c->st.device, c->st.path);
 	}
 	unmap(c);
+	/* what is open is what counts from here: the path may change again */
+	if ((fd = regfile_open(c->st.path, false, &sb, &kind, what,
+	    sizeof(what))) == -1) {
+		if (kind != 0)
+			return not_a_file(c, kind);
+		snprintf(why, sizeof(why), "metric file %s: %s", c->st.path,
+		    what);
+		return set_state(c, DIRECT_MISSING, why);
+	}
+	c->mtime = sb.st_mtim;
 	if (sb.st_size == 0) {
+		close(fd);
 		snprintf(why, sizeof(why), "metric file %s is empty: the writer "
 		    "has not written it yet", c->st.path);
 		return set_state(c, DIRECT_MISSING, why);
 	}
 	if (sb.st_size < MF_MIN_SIZE || sb.st_size > DIRECT_FILE_MAX) {
+		close(fd);
 		snprintf(why, sizeof(why), "metric file %s: %lld bytes, not a "
 		    "new-format file of at most %d bytes", c->st.path,
 		    (long long)sb.st_size, DIRECT_FILE_MAX);
 		return set_state(c, DIRECT_BAD, why);
-	}
-	if ((fd = open(c->st.path, O_RDONLY | O_CLOEXEC)) == -1) {
-		snprintf(why, sizeof(why), "metric file %s: %s", c->st.path,
-		    strerror(errno));
-		return set_state(c, DIRECT_MISSING, why);
 	}
 	m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
 	c->img = malloc((size_t)sb.st_size);

@@ -29,7 +29,11 @@
  * int as is.
  *
  * Files are found by stat(2) at most every DIRECT_RESTAT_NS (and after
- * any failure): a file whose inode or size changed is mapped again.  A
+ * any failure): a file whose inode or size changed is mapped again.  Any
+ * user may create the path before the workload does: it is opened only
+ * without blocking and kept only if the descriptor is a regular file
+ * (regfile.h); a FIFO, a device, a socket or a folder there is the state
+ * DIRECT_NOT_FILE, whose reason names what it is, and is never read.  A
  * file cut short under the map (SIGBUS, caught around the copy only) is a
  * failed read, and the file is mapped again.  The
  * file is in the host's byte order; one whose size field only matches
@@ -68,6 +72,7 @@ enum direct_state {
 	DIRECT_OLD_FORMAT,	/* first four bytes zero: aiu-smi only; not an error */
 	DIRECT_VERSION,		/* layout version outside 1.0.x */
 	DIRECT_BAD,		/* truncated, bad size, bad magic or layout */
+	DIRECT_NOT_FILE,	/* a FIFO, device, socket or folder at the path */
 };
 
 struct direct_card_stats {

@@ -7,7 +7,8 @@
  * bad file state gives its state, a re-created file is mapped again and a
  * byte-swapped file is read swapped; an old-format file is a state, not an
  * error, looked at again only when it changes or now and then, and the
- * keys a card's file gives are named.
+ * keys a card's file gives are named.  A FIFO or a device at the path is
+ * a state of its own, named as such, and never opened blocking.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -223,6 +224,61 @@ test_torn(void **state)
 	direct_free(d);
 }
 
+/* Lay out both sections in memory, runtime (avgmem) and perf_counter (pwr). */
+static void
+write_two(uint32_t rt_seq, uint64_t rt_ms, uint64_t avgmem, uint32_t pc_seq,
+    uint64_t pc_ms, uint64_t pwr, uint64_t file_ms)
+{
+	uint64_t a[] = { avgmem }, p[] = { pwr };
+	struct mf_wmetric rt[] = { { 0x81, 1, a } }, pc[] = { { 0x10, 1, p } };
+	struct mf_wsection sec[] = { { 0x10, rt_seq, rt_ms, 10, 1, rt },
+	    { 0x20, pc_seq, pc_ms, 10, 1, pc } };
+	uint8_t buf[512];
+	size_t n = mf_write(buf, sizeof(buf), MF_ORDER_NATIVE, file_ms, sec, 2,
+	    NULL);
+	FILE *f = fopen(path, "wb");
+
+	assert_true(n > 0);
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, n, f), n);
+	fclose(f);
+}
+
+/*
+ * The writer caught between two sections: perf_counter already carries a
+ * new sample, runtime's words are new but its header is not yet.  Taken
+ * as it is, the row would mix two samples; it is dropped as torn (not a
+ * duplicate) and the whole sample is handed on at the next read.
+ */
+static void
+test_torn_between_sections(void **state)
+{
+	struct direct *d;
+	const struct direct_card_stats *st;
+
+	(void)state;
+	write_two(1, MS0, 100, 1, MS0, 400, MS0);
+	d = reader();
+	direct_tick(d, mono);			/* the baseline */
+	assert_true(direct_reading(d, 3));
+	st = direct_card(d, 3);
+
+	write_two(1, MS0, 200, 2, MS0 + 10, 410, MS0 + 10);
+	direct_tick(d, mono += 1000);
+	assert_int_equal(rec.rows, 0);
+	assert_int_equal(st->torn, 1);
+	assert_int_equal(st->duplicates, 0);
+
+	write_two(2, MS0 + 10, 200, 2, MS0 + 10, 410, MS0 + 10);
+	direct_tick(d, mono += 1000);
+	assert_int_equal(rec.rows, 1);
+	assert_int_equal(rec.last.seq, 2);
+	assert_int_equal(rec.last.nvalues, 2);
+	assert_int_equal(rec.vals[0].mant, 200 * 1024 * 1024);	/* avgmem */
+	assert_int_equal(rec.vals[1].mant, 410);		/* pwr */
+	direct_free(d);
+}
+
 static void
 expect_state(enum direct_state want, const char *why)
 {
@@ -262,6 +318,47 @@ test_bad_files(void **state)
 	fputs("xx", f);		/* size not a multiple of 8 */
 	fclose(f);
 	expect_state(DIRECT_BAD, "not a multiple of 8");
+}
+
+/*
+ * A FIFO or a device where the file should be: the state "not a file",
+ * whose reason says what it is, never "empty"; a regular file put back is
+ * read again.  A FIFO with no writer would block a plain open for good.
+ */
+static void
+test_not_a_file(void **state)
+{
+	struct direct *d;
+	const struct direct_card_stats *st;
+
+	(void)state;
+	assert_int_equal(mkfifo(path, 0600), 0);
+	expect_state(DIRECT_NOT_FILE, "is a FIFO, not a regular file");
+	assert_string_equal(direct_state_name(DIRECT_NOT_FILE), "not a file");
+	unlink(path);
+	assert_int_equal(symlink("/dev/null", path), 0);
+	expect_state(DIRECT_NOT_FILE, "is a character device");
+	unlink(path);
+	assert_int_equal(mkdir(path, 0700), 0);
+	expect_state(DIRECT_NOT_FILE, "is a directory");
+	rmdir(path);
+
+	/* read, swapped for a FIFO, then a file again */
+	write_file(MF_ORDER_NATIVE, 1, MS0, MS0, 400);
+	d = reader();
+	direct_tick(d, mono);
+	assert_true(direct_reading(d, 3));
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_true(direct_tick(d, mono += RESTAT));
+	st = direct_card(d, 3);
+	assert_int_equal(st->state, DIRECT_NOT_FILE);
+	assert_non_null(strstr(st->why, "is a FIFO"));
+	unlink(path);
+	write_file(MF_ORDER_NATIVE, 2, MS0 + 10, MS0 + 10, 410);
+	assert_true(direct_tick(d, mono += RESTAT));
+	assert_true(direct_reading(d, 3));
+	direct_free(d);
 }
 
 static void
@@ -384,7 +481,11 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_torn_between_sections,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_a_file, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_recreated_and_swapped,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_old_format, setup,
