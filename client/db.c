@@ -12,6 +12,7 @@
 
 #include "bestsrc.h"
 #include "client.h"
+#include "regfile.h"
 #include "schema.h"
 #include "sql.h"
 
@@ -163,19 +164,25 @@ db_open(const char *path, sqlite3 **out)
 {
 	struct stat sb;
 	sqlite3 *db = NULL;
-	int rc, version = 0;
+	char why[256];
+	mode_t kind;
+	int fd, rc, version = 0;
 
 	*out = NULL;
-	/* SQLite says only "unable to open database file"; errno says why */
-	if (stat(path, &sb) == -1 || access(path, R_OK) == -1) {
-		if (errno == EACCES)
+	/*
+	 * SQLite says only "unable to open database file", and its own open
+	 * of a FIFO blocks for good: open it here first, without blocking,
+	 * and go on only with a regular file (regfile.h).
+	 */
+	if ((fd = regfile_open(path, false, &sb, &kind, why, sizeof(why))) == -1) {
+		if (kind == 0 && errno == EACCES)
 			warnx("cannot open the database %s: %s: are you in "
-			    "group spyremon?", path, strerror(errno));
+			    "group spyremon?", path, why);
 		else
-			warnx("cannot open the database %s: %s", path,
-			    strerror(errno));
+			warnx("cannot open the database %s: %s", path, why);
 		return CLIENT_EXIT_DATABASE;
 	}
+	close(fd);
 	rc = try_open(path, "mode=ro", &db, &version);
 	/*
 	 * Reading a WAL database needs its -wal and -shm files; a reader

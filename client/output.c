@@ -2,6 +2,8 @@
  * output: a file written whole or not at all (output.h).
  */
 #include <err.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 
 #include "client.h"
 #include "output.h"
+#include "regfile.h"
 
 /* The temporary file, for the signal handler to remove. */
 static char tmp_path[PATH_MAX];
@@ -64,6 +67,52 @@ keeps_owner(const char *path, const struct stat *sb)
 	return true;
 }
 
+/*
+ * Open path, which is not a regular file, to write in place: a character
+ * device (/dev/null, a terminal) or a FIFO that someone reads (a shell's
+ * >(...)).  Opened without blocking, so a FIFO that no one reads is an
+ * error rather than an open that waits for good, and checked on the
+ * descriptor (the path may have changed since the stat, sb).  Anything
+ * else is an error that says what the path is.
+ */
+static FILE *
+open_in_place(const char *path, const struct stat *sb)
+{
+	struct stat fsb;
+	FILE *fp;
+	int fd, flags;
+
+	if (!S_ISCHR(sb->st_mode) && !S_ISFIFO(sb->st_mode)) {
+		warnx("%s: is %s; name a file to write", path,
+		    regfile_kind(sb->st_mode));
+		return NULL;
+	}
+	if ((fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) ==
+	    -1) {
+		if (errno == ENXIO && S_ISFIFO(sb->st_mode))
+			warnx("%s: is a FIFO that no one is reading; nothing "
+			    "written", path);
+		else
+			warn("%s", path);
+		return NULL;
+	}
+	if (fstat(fd, &fsb) == -1 || (!S_ISCHR(fsb.st_mode) &&
+	    !S_ISFIFO(fsb.st_mode))) {
+		warnx("%s: changed while being opened (now %s); nothing written",
+		    path, regfile_kind(fsb.st_mode));
+		close(fd);
+		return NULL;
+	}
+	/* the writes themselves may wait for the reader, as it asked */
+	if ((flags = fcntl(fd, F_GETFL)) != -1)
+		(void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	if ((fp = fdopen(fd, "w")) == NULL) {
+		warn("%s", path);
+		close(fd);
+	}
+	return fp;
+}
+
 FILE *
 output_open(const char *path)
 {
@@ -81,11 +130,8 @@ output_open(const char *path)
 		warnx("%s: is a symbolic link; name the file itself", path);
 		return NULL;
 	}
-	if ((exists = stat(path, &sb) == 0) && !S_ISREG(sb.st_mode)) {
-		if ((fp = fopen(path, "w")) == NULL)
-			warn("%s", path);
-		return fp;
-	}
+	if ((exists = stat(path, &sb) == 0) && !S_ISREG(sb.st_mode))
+		return open_in_place(path, &sb);
 	if (exists && !keeps_owner(path, &sb))
 		return NULL;
 	if ((size_t)snprintf(tmp_path, sizeof(tmp_path), "%s.XXXXXX", path) >=

@@ -4,9 +4,12 @@
  *
  * A path is written as a temporary file beside it, renamed over it only
  * once complete; the temporary file is removed on failure and on SIGINT,
- * SIGTERM or SIGHUP.  NULL or "-" means stdout.  A path that exists and is
- * not a regular file (/dev/null, a FIFO) is written in place: renaming
- * over it would replace it.  One output is open at a time per process.
+ * SIGTERM or SIGHUP.  NULL or "-" means stdout.  A character device
+ * (/dev/null, a terminal) or a FIFO is written in place: renaming over it
+ * would replace it.  It is opened without blocking: a FIFO that no one is
+ * reading is an error, not a wait.  Any other kind of file there (a
+ * directory, a socket, a block device) is an error naming what it is.
+ * One output is open at a time per process.
  */
 #ifndef SPYREMON_OUTPUT_H
 #define SPYREMON_OUTPUT_H

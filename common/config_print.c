@@ -15,8 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "regfile.h"
 #include "timeparse.h"
 
 #define MSEC			NSEC_PER_MSEC
@@ -238,12 +240,15 @@ config_read_file(const char *path, size_t limit, char **out, size_t *outlen,
     struct config_errors *errs)
 {
 	size_t cap = 0, len = 0;
-	char *buf = NULL, *grown;
+	char *buf = NULL, *grown, why[256];
+	struct stat sb;
+	mode_t kind;
 	ssize_t n;
 	int fd, saved;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		config_errors_addf(errs, "%s: cannot open: %s", path, strerror(errno));
+	/* a reload must not hang on a FIFO put in the file's place */
+	if ((fd = regfile_open(path, false, &sb, &kind, why, sizeof(why))) == -1) {
+		config_errors_addf(errs, "%s: cannot open: %s", path, why);
 		return -1;
 	}
 	while (len <= limit) {

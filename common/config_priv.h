@@ -34,8 +34,10 @@ void config_describe_node(const yaml_node_t *node, char *buf, size_t len);
 
 /*
  * Read path whole into a malloc'd *out, but no more than limit + 1 bytes,
- * so the caller can tell a file over the limit.  -1 with one error naming
- * the file and errno added to errs.
+ * so the caller can tell a file over the limit.  Only a regular file is
+ * read, and its open never blocks (regfile.h): a FIFO or a device is an
+ * error that says what it is.  -1 with one error naming the file and why
+ * added to errs.
  */
 int config_read_file(const char *path, size_t limit, char **out, size_t *outlen,
     struct config_errors *errs);

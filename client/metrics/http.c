@@ -72,7 +72,8 @@ parse_request_line(const char *p, size_t n, struct http_request *req)
 	    sp2[6] < '0' || sp2[6] > '9' || sp2[7] != '.' ||
 	    sp2[8] < '0' || sp2[8] > '9')
 		return 400;
-	if (sp2[6] != '1')
+	/* HTTP/1.0 and HTTP/1.1 only: a reply must not claim another version */
+	if (sp2[6] != '1' || sp2[8] > '1')
 		return 505;
 	req->minor = sp2[8] - '0';
 	if (mlen == 3 && memcmp(p, "GET", 3) == 0)

@@ -33,8 +33,9 @@ struct http_request {
  * Parse the head in buf[0..len).  Returns 0 once the head is complete and
  * valid (*req filled), -1 if more bytes are needed, or the HTTP status to
  * refuse it with: 400 malformed, 405 a method but GET and HEAD, 414 a
- * request line too long, 431 headers too large or too many, 505 a
- * version but HTTP/1.x.  A head over the limits is refused as soon as the
+ * request line too long, 431 headers too large or too many, 505 any
+ * version but HTTP/1.0 and HTTP/1.1 (HTTP/1.9 too: the answer, given as
+ * HTTP/1.<minor>, must not claim a version it does not speak).  A head over the limits is refused as soon as the
  * bytes show it, complete or not.
  */
 int http_parse(const char *buf, size_t len, struct http_request *req);

@@ -141,7 +141,7 @@ why_refused(int status)
 	case 405: return "only GET and HEAD are served";
 	case 414: return "request line too long";
 	case 431: return "request headers too large";
-	case 505: return "only HTTP/1.x is served";
+	case 505: return "only HTTP/1.0 and HTTP/1.1 are served";
 	default: return "malformed request";
 	}
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -741,8 +742,28 @@ test_load_failures(void **state)
 
 	assert_int_equal(config_load("/", &cfg, &errs), -1);
 	assert_int_equal(errs.n, 1);
-	snprintf(want, sizeof(want), "/: cannot read: %s", strerror(EISDIR));
-	assert_string_equal(errs.msgs[0], want);
+	assert_string_equal(errs.msgs[0],
+	    "/: cannot open: is a directory, not a regular file");
+	config_errors_free(&errs);
+
+	/* a FIFO with no writer: an error at once, not an open that blocks */
+	assert_true(asprintf(&path, "%s/spyremond.fifo.%d", getenv("TMPDIR") ?
+	    getenv("TMPDIR") : "/tmp", (int)getpid()) > 0);
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(config_load(path, &cfg, &errs), -1);
+	assert_null(cfg);
+	assert_int_equal(errs.n, 1);
+	assert_non_null(strstr(errs.msgs[0], ": cannot open: is a FIFO, not a "
+	    "regular file"));
+	config_errors_free(&errs);
+	unlink(path);
+	free(path);
+
+	/* nor a device */
+	assert_int_equal(config_load("/dev/zero", &cfg, &errs), -1);
+	assert_string_equal(errs.msgs[0], "/dev/zero: cannot open: is a "
+	    "character device, not a regular file");
 	config_errors_free(&errs);
 
 	/* just over 1 MiB of comment: valid YAML, refused for its size */

@@ -224,6 +224,14 @@ test_http_bad(void **state)
 	(void)state;
 	assert_int_equal(parse("POST /metrics HTTP/1.1\r\n\r\n", &r), 405);
 	assert_int_equal(parse("GET /metrics HTTP/2.0\r\n\r\n", &r), 505);
+	/* only 1.0 and 1.1 are answered as such */
+	assert_int_equal(parse("GET /metrics HTTP/1.9\r\n\r\n", &r), 505);
+	assert_int_equal(parse("GET /metrics HTTP/1.2\r\n\r\n", &r), 505);
+	assert_int_equal(parse("GET /metrics HTTP/0.9\r\n\r\n", &r), 505);
+	assert_int_equal(parse("GET /metrics HTTP/1.0\r\n\r\n", &r), 0);
+	assert_int_equal(r.minor, 0);
+	assert_int_equal(parse("GET /metrics HTTP/1.1\r\n\r\n", &r), 0);
+	assert_int_equal(r.minor, 1);
 	assert_int_equal(parse("GET /metrics\r\n\r\n", &r), 400);
 	assert_int_equal(parse("GET metrics HTTP/1.1\r\n\r\n", &r), 400);
 	assert_int_equal(parse("GET /metrics HTTP/1.1 x\r\n\r\n", &r), 400);
