@@ -157,6 +157,8 @@ status() { http "$1" 2>/dev/null | head -1 | tr -d '\r'; }
 [ "$(status 'POST /metrics HTTP/1.1\r\n\r\n')" = "HTTP/1.1 405 Method Not Allowed" ] || fail "no 405"
 [ "$(status 'garbage\r\n\r\n')" = "HTTP/1.1 400 Bad Request" ] || fail "no 400"
 [ "$(status 'GET /metrics HTTP/3.0\r\n\r\n')" = "HTTP/1.1 505 HTTP Version Not Supported" ] || fail "no 505"
+[ "$(status 'GET /metrics HTTP/1.9\r\n\r\n')" = "HTTP/1.1 505 HTTP Version Not Supported" ] ||
+	fail "HTTP/1.9 is not refused with 505"
 [ "$(status "GET /$(head -c 3000 /dev/zero | tr '\0' a) HTTP/1.1\r\n\r\n")" = "HTTP/1.1 414 URI Too Long" ] ||
 	fail "no 414"
 [ "$(status "GET /metrics HTTP/1.1\r\nX: $(head -c 9000 /dev/zero | tr '\0' a)\r\n\r\n")" = \
