@@ -22,5 +22,5 @@ for ((r = 1; r <= runs; r++)); do
 		echo "$out"
 		exit 1
 	}
-	echo "run $r: $(echo "$out" | tr '\n' ' ')"
+	echo "run $r: $(echo "$out" | tr '\n' ' ') load $(cut -d' ' -f1 /proc/loadavg)"
 done
