@@ -409,6 +409,7 @@ static void
 health_notes(yajl_val health)
 {
 	struct devs missing = { .n = 0 }, stale = { .n = 0 }, zero = { .n = 0 };
+	struct devs other = { .n = 0 };
 	char list[512];
 
 	for (size_t i = 0; health != NULL && i < health->u.array.len; i++) {
@@ -423,6 +424,8 @@ health_notes(yajl_val health)
 			devs_add(&missing, dev);
 		else if (state != NULL && strcmp(state, "stale") == 0)
 			devs_add(&stale, dev);
+		else if (state != NULL && strcmp(state, "not a file") == 0)
+			devs_add(&other, dev);
 		if (json_bool(h, "counters_zero", &z) && z)
 			devs_add(&zero, dev);
 	}
@@ -430,6 +433,11 @@ health_notes(yajl_val health)
 		devs_text(&missing, list, sizeof(list));
 		printf("note: no metric file for %s: is the workload running "
 		    "with SENLIB_DEVEL_CONFIG_FILE set?\n", list);
+	}
+	if (other.n > 0) {
+		devs_text(&other, list, sizeof(list));
+		printf("note: the metric file path of %s holds a FIFO, a device "
+		    "or a folder, not a file: status -v says which\n", list);
 	}
 	if (stale.n > 0) {
 		devs_text(&stale, list, sizeof(list));

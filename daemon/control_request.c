@@ -514,6 +514,8 @@ file_state(enum health_file f)
 		return "stale";
 	case HEALTH_FILE_FRESH:
 		return "fresh";
+	case HEALTH_FILE_NOT_FILE:
+		return "not a file";
 	case HEALTH_FILE_UNKNOWN:
 	default:
 		return "unknown";

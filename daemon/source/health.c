@@ -4,6 +4,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include "regfile.h"
 
 #define NSEC_PER_SEC	1000000000ULL
 
@@ -21,8 +24,8 @@ health_init(struct health *h, const char *path)
 }
 
 /*
- * A file that appears, whether at the first check or after being missing,
- * counts as changed now: its mtime alone cannot say whether it is still
+ * A file that appears, whether at the first check or after being missing
+ * (or something else being there), counts as changed now: its mtime alone cannot say whether it is still
  * being written, and calling it STALE at once would blame a workload that
  * only just started.
  */
@@ -36,7 +39,8 @@ health_observe(struct health *h, bool exists, int64_t mtime_ns,
 	if (!exists)
 		h->file = HEALTH_FILE_MISSING;
 	else if (h->file == HEALTH_FILE_UNKNOWN ||
-	    h->file == HEALTH_FILE_MISSING || mtime_ns != h->mtime_ns) {
+	    h->file == HEALTH_FILE_MISSING || h->file == HEALTH_FILE_NOT_FILE ||
+	    mtime_ns != h->mtime_ns) {
 		h->file = HEALTH_FILE_FRESH;
 		h->mtime_ns = mtime_ns;
 		h->changed_mono_ns = now_mono_ns;
@@ -44,6 +48,18 @@ health_observe(struct health *h, bool exists, int64_t mtime_ns,
 	    now_mono_ns - h->changed_mono_ns >= stale_after_ns)
 		h->file = HEALTH_FILE_STALE;
 	return h->file != before;
+}
+
+bool
+health_observe_not_file(struct health *h, mode_t type, uint64_t now_mono_ns)
+{
+	bool changed = h->file != HEALTH_FILE_NOT_FILE ||
+	    h->type != (type & S_IFMT);
+
+	h->checked_mono_ns = now_mono_ns;
+	h->file = HEALTH_FILE_NOT_FILE;
+	h->type = type & S_IFMT;
+	return changed;
 }
 
 void
@@ -105,6 +121,11 @@ health_describe(const struct health *h, char *buf, size_t len)
 		break;
 	case HEALTH_FILE_FRESH:
 		appendf(buf, len, &used, "fresh");
+		break;
+	case HEALTH_FILE_NOT_FILE:
+		appendf(buf, len, &used, "is %s, not a regular file: no "
+		    "reader can use it (who put it there?)",
+		    regfile_kind(h->type));
 		break;
 	}
 	if (health_counters_zero(h))

@@ -10,12 +10,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 enum health_file {
 	HEALTH_FILE_UNKNOWN,	/* not checked yet */
 	HEALTH_FILE_MISSING,	/* no such file */
 	HEALTH_FILE_STALE,	/* exists, mtime not advancing */
 	HEALTH_FILE_FRESH,	/* exists, mtime advancing */
+	HEALTH_FILE_NOT_FILE,	/* a FIFO, device, socket or folder at the path */
 };
 
 struct health {
@@ -26,6 +28,7 @@ struct health {
 	uint64_t checked_mono_ns;	/* monotonic time of the last check */
 	uint64_t zero_rows;		/* consecutive rows whose counters were all 0 */
 	uint64_t rows;			/* rows seen */
+	mode_t type;			/* NOT_FILE: what is there (S_IFMT bits) */
 };
 
 /* Number of consecutive all-zero rows after which counters count as zero. */
@@ -43,6 +46,14 @@ void health_init(struct health *h, const char *path);
  */
 bool health_observe(struct health *h, bool exists, int64_t mtime_ns,
     uint64_t now_mono_ns, uint64_t stale_after_ns);
+
+/*
+ * Record one check that found something other than a regular file at the
+ * path (type: its S_IFMT bits, from stat): NOT_FILE, which no reader can
+ * use.  Returns true if the file state changed.
+ */
+bool health_observe_not_file(struct health *h, mode_t type,
+    uint64_t now_mono_ns);
 
 /* Record one data row of this card: all_zero if every counter read 0. */
 void health_note_row(struct health *h, bool all_zero);

@@ -201,6 +201,15 @@ source_check_health(struct source *src, int device, uint64_t now_mono_ns)
 	if ((exists = stat(d->health.path, &sb) == 0))
 		mtime = (int64_t)sb.st_mtim.tv_sec * (int64_t)NSEC_PER_SEC +
 		    sb.st_mtim.tv_nsec;
+	/* a FIFO or a device there is never opened here: named, that is all */
+	if (exists && !S_ISREG(sb.st_mode)) {
+		if (health_observe_not_file(&d->health, sb.st_mode,
+		    now_mono_ns)) {
+			health_describe(&d->health, text, sizeof(text));
+			log_notice("device %d: %s", device, text);
+		}
+		return;
+	}
 	/*
 	 * A file read directly is updated when its writer's own stamps move,
 	 * whatever its mtime says: writes through a shared map need not move

@@ -9,7 +9,7 @@
 # that is above 1: on a host shared with other work the reply waits for
 # its share of a CPU, flips or not; bench/fifoflip.sh gives the figures
 # with the load), a FIFO left at a path is the card's
-# state "not a file" in status, a reload whose config path is now a FIFO
+# state "not a file" in status (the reader's and the file's), a reload whose config path is now a FIFO
 # is refused with the running config kept, and SIGTERM stops the daemon
 # within 2 s.  Then, with the daemon stopped: spyremon --db FIFO, --db
 # /dev/null and --output to a FIFO that no one reads each fail at once
@@ -76,13 +76,18 @@ fifo_named() {
 	"$CLIENT" -c "$T/spyremond.yaml" status --json 2>/dev/null |
 	    "$PY" -c 'import json, sys
 st = json.load(sys.stdin)
-d = {h["device"]: h.get("direct") or {} for h in st["health"]}
+h = {h["device"]: h for h in st["health"]}
+d = {i: h[i].get("direct") or {} for i in h}
 sys.exit(0 if all(d.get(i, {}).get("state") == "not a file" and
-    "is a FIFO" in (d[i].get("why") or "") for i in (0, 1)) else 1)'
+    "is a FIFO" in (d[i].get("why") or "") and
+    h[i].get("state") == "not a file" and
+    "is a FIFO, not a regular file" in h[i].get("text", "")
+    for i in (0, 1)) else 1)'
 }
 wait_for 10 fifo_named || fail "status does not name the FIFOs"
 "$CLIENT" -c "$T/spyremond.yaml" status >"$T/status.txt" || fail "status failed"
-grep -q "FIFO or a device" "$T/status.txt" ||
+grep -q "FIFO or a device" "$T/status.txt" &&
+	grep -q "^note: the metric file path of .* holds a FIFO" "$T/status.txt" ||
 	fail "status does not say a FIFO is there: $(cat "$T/status.txt")"
 
 # a reload whose config path is now a FIFO: refused, the loop answers

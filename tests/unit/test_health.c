@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -221,6 +222,28 @@ test_describe_zero(void **state)
 	    "running with SENLIB_DEVEL_CONFIG_FILE set?");
 }
 
+/* A FIFO or a device at the path: named as such, and a file again after. */
+static void
+test_not_a_file(void **state)
+{
+	struct health h;
+
+	(void)state;
+	health_init(&h, PATH);
+	assert_true(observe(&h, true, 100, 1 * SEC));
+	assert_true(health_observe_not_file(&h, S_IFIFO | 0644, 2 * SEC));
+	assert_int_equal(h.file, HEALTH_FILE_NOT_FILE);
+	assert_describes(&h, "metric file " PATH " is a FIFO, not a regular "
+	    "file: no reader can use it (who put it there?)");
+	assert_false(health_observe_not_file(&h, S_IFIFO, 3 * SEC));
+	assert_true(health_observe_not_file(&h, S_IFCHR, 4 * SEC));
+	assert_describes(&h, "metric file " PATH " is a character device, not "
+	    "a regular file: no reader can use it (who put it there?)");
+	/* a file put back: fresh, as one that appears */
+	assert_true(observe(&h, true, 100, 5 * SEC));
+	assert_int_equal(h.file, HEALTH_FILE_FRESH);
+}
+
 static void
 test_describe_short_buffer(void **state)
 {
@@ -257,6 +280,7 @@ main(void)
 		cmocka_unit_test(test_zero_rows),
 		cmocka_unit_test(test_describe_zero),
 		cmocka_unit_test(test_describe_short_buffer),
+		cmocka_unit_test(test_not_a_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
