@@ -96,8 +96,12 @@ open_in_place(const char *path, const struct stat *sb)
 			warn("%s", path);
 		return NULL;
 	}
-	if (fstat(fd, &fsb) == -1 || (!S_ISCHR(fsb.st_mode) &&
-	    !S_ISFIFO(fsb.st_mode))) {
+	if (fstat(fd, &fsb) == -1) {
+		warn("%s", path);
+		close(fd);
+		return NULL;
+	}
+	if (!S_ISCHR(fsb.st_mode) && !S_ISFIFO(fsb.st_mode)) {
 		warnx("%s: changed while being opened (now %s); nothing written",
 		    path, regfile_kind(fsb.st_mode));
 		close(fd);
