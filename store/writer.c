@@ -20,9 +20,11 @@
  * flushes, so neither a checkpoint nor a long DELETE is ever on the loop.
  *
  * Before every flush the file is checked: deleted (its path gone) or
- * replaced (another inode), the database is created again at the path,
- * with the open windows, the device map, the cards, aiu-smi's version and
- * every pending row.
+ * replaced (another inode), the old connection is finished against its
+ * own file first; then the database is created again at the path, or the
+ * spyremon database found there is used, with the open windows, the device
+ * map, the cards, aiu-smi's version and every pending row.  Any other file
+ * there is left alone and nothing is written until it is gone.
  *
  * What touches the connection comes from store.c, store_windows.c and
  * retention.c through struct writer_ops, so this file calls none of them
@@ -55,6 +57,7 @@
 static void
 note_busy(struct store *st)
 {
+	st->err_code = 0;	/* what this write fails with, if it does */
 	pthread_mutex_lock(&st->mu);
 	st->w->busy_since_ns = now_monotonic_ns();
 	pthread_mutex_unlock(&st->mu);
@@ -64,7 +67,11 @@ static void
 note_outcome(struct store *st, bool ok, const char *what)
 {
 	struct writer *w = st->w;
-	int code = sqlite3_extended_errcode(st->db) & 0xff;
+	/* what the failing call recorded, before a ROLLBACK cleared it */
+	int code = (st->err_code != 0 ? st->err_code :
+	    sqlite3_extended_errcode(st->db)) & 0xff;
+	const char *msg = st->err_code != 0 ? st->err_msg :
+	    sqlite3_errmsg(st->db);
 	const char *kind;
 
 	pthread_mutex_lock(&st->mu);
@@ -77,8 +84,7 @@ note_outcome(struct store *st, bool ok, const char *what)
 		kind = code == SQLITE_BUSY || code == SQLITE_LOCKED ? "locked" :
 		    code == SQLITE_FULL ? "disk full" :
 		    code == SQLITE_IOERR ? "I/O error" : "error";
-		snprintf(w->why, sizeof(w->why), "%s: %s: %s", kind, what,
-		    sqlite3_errmsg(st->db));
+		snprintf(w->why, sizeof(w->why), "%s: %s: %s", kind, what, msg);
 	}
 	pthread_mutex_unlock(&st->mu);
 }
@@ -314,36 +320,80 @@ restore(struct store *st)
 		    w->version->ns);
 }
 
-/*
- * If the file at st->path is gone or another one, log it and create the
- * database again (dbmu held).  The pending rows stay and go into the new
- * file with the next flush.
- */
+/* Under st->mu: writes stop for a reason that is not SQLite's. */
 static void
+note_stopped(struct writer *w, const char *why)
+{
+	w->busy_since_ns = 0;
+	if (w->failing_since_ns == 0)
+		w->failing_since_ns = now_monotonic_ns();
+	snprintf(w->why, sizeof(w->why), "%s", why);
+}
+
+/*
+ * If the file at st->path is gone or another one, or st->db is closed
+ * because it was, finish the old connection against its own file and open
+ * what the path holds now (dbmu held): a new database if nothing, the
+ * spyremon database there with all its contents, or nothing if it is
+ * anything else: that file is left untouched and writes stop (the log says
+ * so once per reason, status always) until the path holds nothing or a
+ * spyremon database.  The pending rows stay and go into the file opened
+ * with the next flush.  True if st->db is there to write.
+ */
+static bool
 check_replaced(struct store *st)
 {
 	struct writer *w = st->w;
 	struct stat sb;
+	char why[96], msg[sizeof(w->why)];
+	int64_t max_id = 0;
 	bool gone;
+	int rc;
 
 	gone = stat(st->path, &sb) == -1;
-	if (!gone && sb.st_dev == st->dev && sb.st_ino == st->ino)
-		return;
 	if (gone && errno != ENOENT)
-		return;		/* unreadable for a moment: not proof */
-	log_warnx("%s: the database file was %s under the daemon; creating "
-	    "it again, with the open windows and the rows not yet written",
-	    st->path, gone ? "deleted" : "replaced");
-	pthread_mutex_lock(&st->mu);
-	if (w->ops.reopen(st) == -1) {
-		pthread_mutex_unlock(&st->mu);
-		note_outcome(st, false, "create the database again");
-		return;
+		return st->db != NULL;	/* unreadable for a moment: not proof */
+	if (st->db != NULL) {
+		if (!gone && sb.st_dev == st->dev && sb.st_ino == st->ino)
+			return true;
+		log_warnx("%s: the database file was %s under the daemon",
+		    st->path, gone ? "deleted" : "replaced");
 	}
-	w->recreated++;
+	why[0] = '\0';
+	pthread_mutex_lock(&st->mu);
+	rc = w->ops.reopen(st, why, sizeof(why));
+	if (rc == 1) {
+		snprintf(msg, sizeof(msg), "refused: the path now holds %s; "
+		    "it is left untouched and nothing is written", why);
+		note_stopped(w, msg);
+	} else if (rc == -1)
+		note_stopped(w, "cannot open the database again (see the log)");
+	else {
+		w->recreated++;
+		w->refused[0] = '\0';
+		/* a restored database may hold later windows: no id given twice */
+		if (w->ops.max_window_id(st, &max_id) == 0 &&
+		    max_id > w->next_window_id)
+			w->next_window_id = max_id;
+	}
 	pthread_mutex_unlock(&st->mu);
+	if (rc == 1) {
+		if (strcmp(w->refused, why) != 0)
+			log_warnx("%s: now holds %s, not a spyremon database: "
+			    "left untouched; samples are buffered (then dropped "
+			    "and counted) until it is moved away", st->path, why);
+		snprintf(w->refused, sizeof(w->refused), "%s", why);
+		return false;
+	}
+	if (rc == -1)
+		return false;
 	restore(st);
-	log_notice("%s: created again", st->path);
+	if (gone)
+		log_notice("%s: created again", st->path);
+	else
+		log_notice("%s: the spyremon database now at the path is "
+		    "used, with all its contents", st->path);
+	return true;
 }
 
 /* ---- the thread ---- */
@@ -441,10 +491,16 @@ update_size(struct store *st)
 	}
 }
 
-/* Under st->mu: the thread has nothing to do before its next deadline. */
+/*
+ * Under st->mu: the thread has nothing to do before its next deadline.
+ * Without a connection (the path holds another file) only a flush, to
+ * look at the path again, or the stop is work.
+ */
 static bool
-idle(const struct writer *w, uint64_t now)
+idle(const struct store *st, const struct writer *w, uint64_t now)
 {
+	if (st->db == NULL)
+		return !w->stop && !w->flush_req;
 	return !w->stop && !w->flush_req && !w->summarize_req &&
 	    !w->sync_check && !(w->head != NULL && !w->jobs_failed) &&
 	    !(w->have_ret && now >= w->next_retention_ns) &&
@@ -458,6 +514,8 @@ idle(const struct writer *w, uint64_t now)
 static void
 finish(struct store *st)
 {
+	if (st->db == NULL)
+		return;
 	pthread_mutex_lock(&st->mu);
 	(void)writer_sync_eval(st, true, &st->w->sync_next_ns);
 	pthread_mutex_unlock(&st->mu);
@@ -480,9 +538,10 @@ writer_main(void *arg)
 	for (;;) {
 		now = now_monotonic_ns();
 		/* a queued change is stored at once, unless it just failed */
-		while (idle(w, now)) {
-			wake = w->sync_next_ns;
-			if (w->have_ret && w->next_retention_ns < wake)
+		while (idle(st, w, now)) {
+			wake = st->db == NULL ? UINT64_MAX : w->sync_next_ns;
+			if (st->db != NULL && w->have_ret &&
+			    w->next_retention_ns < wake)
 				wake = w->next_retention_ns;
 			if (wake != UINT64_MAX) {
 				until.tv_sec = (time_t)(wake / NSEC_PER_SEC);
@@ -510,16 +569,19 @@ writer_main(void *arg)
 
 		pthread_mutex_lock(&st->dbmu);
 		if (do_flush) {
-			check_replaced(st);
-			flush(st);
-			update_size(st);
-			writer_sync_finish(st);
-		} else if (do_jobs)
+			if (check_replaced(st)) {
+				flush(st);
+				update_size(st);
+				writer_sync_finish(st);
+			}
+		} else if (st->db == NULL)
+			;		/* nothing to write to */
+		else if (do_jobs)
 			(void)run_jobs(st);
 		else if (do_retention)
 			retention_step(st, &r);
 		/* after the flush: the rows up to a window's end are in */
-		if (do_summarize)
+		if (do_summarize && st->db != NULL)
 			summarize_step(st, settle_ns, idle_lookback_ns);
 		pthread_mutex_unlock(&st->dbmu);
 		pthread_mutex_lock(&st->mu);
@@ -633,7 +695,8 @@ writer_stop(struct store *st)
 	pthread_mutex_unlock(&st->mu);
 	pthread_join(w->th, NULL);
 	/* what is still queued is written now, in this thread */
-	(void)run_jobs(st);
+	if (st->db != NULL)
+		(void)run_jobs(st);
 	for (struct job *j = w->head, *next; j != NULL; j = next) {
 		next = j->next;
 		log_warnx("%s: a window or inventory change could not be "
