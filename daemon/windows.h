@@ -52,7 +52,7 @@ struct windows;
  * is refused with busy until the writer has caught up, so that one caller
  * cannot queue work for the writer without bound.
  */
-#define WINDOWS_MAX_STORING_PER_UID	16
+#define WINDOWS_MAX_STORING_PER_UID	64
 /* An auto-close the store refused is tried again after this long. */
 #define WINDOWS_RETRY_NS	(5ULL * 1000000000ULL)
 

@@ -46,6 +46,7 @@
 
 /* A write still running after this long is a stall: status says so. */
 #define STALL_NS		(1 * NSEC_PER_SEC)
+#define WHAT_ROWS		"write rows"
 #define RETENTION_EVERY_NS	(60 * NSEC_PER_SEC)
 #define RETENTION_BUDGET_NS	(20 * NSEC_PER_MSEC)
 /* More retention work: the next step after this pause, if nothing else is due. */
@@ -55,11 +56,21 @@
 
 /* Record the start (busy) or the outcome of a write, under st->mu. */
 static void
-note_busy(struct store *st)
+note_busy(struct store *st, const char *what)
 {
 	st->err_code = 0;	/* what this write fails with, if it does */
 	pthread_mutex_lock(&st->mu);
 	st->w->busy_since_ns = now_monotonic_ns();
+	st->w->busy_what = what;
+	pthread_mutex_unlock(&st->mu);
+}
+
+/* The end of a run of work that keeps no failure of its own (completions). */
+static void
+note_idle(struct store *st)
+{
+	pthread_mutex_lock(&st->mu);
+	st->w->busy_since_ns = 0;
 	pthread_mutex_unlock(&st->mu);
 }
 
@@ -105,8 +116,13 @@ writer_stats(struct store *st, struct store_stats *out)
 	} else if (w->busy_since_ns != 0 && now - w->busy_since_ns > STALL_NS) {
 		out->stalled = true;
 		out->stalled_ns = now - w->busy_since_ns;
-		snprintf(out->why, sizeof(out->why), "a write has not returned "
-		    "(slow disk, or a long checkpoint)");
+		if (w->busy_what == NULL || strcmp(w->busy_what, WHAT_ROWS) == 0)
+			snprintf(out->why, sizeof(out->why), "a write has not "
+			    "returned (slow disk, or a long checkpoint)");
+		else
+			snprintf(out->why, sizeof(out->why), "busy: %s (%zu "
+			    "window completions and %zu changes waiting)",
+			    w->busy_what, w->nsyncs, w->njobs);
 	}
 }
 
@@ -280,9 +296,9 @@ flush(struct store *st)
 		pthread_mutex_unlock(&st->mu);
 		return;
 	}
-	note_busy(st);
+	note_busy(st, WHAT_ROWS);
 	ok = w->ops.rows_write(st, &batch, &skipped) == 0;
-	note_outcome(st, ok, "write rows");
+	note_outcome(st, ok, WHAT_ROWS);
 	pthread_mutex_lock(&st->mu);
 	st->inflight = 0;
 	if (ok) {
@@ -412,7 +428,7 @@ run_jobs(struct store *st)
 		pthread_mutex_unlock(&st->mu);
 		if (j == NULL)
 			break;
-		note_busy(st);
+		note_busy(st, "store a window or inventory change");
 		ok = writer_job_run(st, j) == 0;
 		note_outcome(st, ok, "store a window or inventory change");
 		pthread_mutex_lock(&st->mu);
@@ -445,7 +461,7 @@ retention_step(struct store *st, const struct store_retention *r)
 {
 	int more;
 
-	note_busy(st);
+	note_busy(st, "retention");
 	more = st->w->ops.retention_step(st, r, now_realtime_ns(),
 	    RETENTION_BUDGET_NS);
 	note_outcome(st, more != -1, "retention");
@@ -472,7 +488,7 @@ summarize_step(struct store *st, int64_t settle_ns, int64_t idle_lookback_ns)
 	pthread_mutex_unlock(&st->mu);
 	if (!healthy)
 		return;
-	note_busy(st);
+	note_busy(st, "summarize the windows left from before");
 	rc = w->ops.summarize_due(st, now_realtime_ns(), settle_ns,
 	    idle_lookback_ns);
 	note_outcome(st, rc != -1, "summarize windows");
@@ -572,7 +588,10 @@ writer_main(void *arg)
 			if (check_replaced(st)) {
 				flush(st);
 				update_size(st);
+				note_busy(st, "complete ended windows (their "
+				    "summaries)");
 				writer_sync_finish(st);
+				note_idle(st);
 			}
 		} else if (st->db == NULL)
 			;		/* nothing to write to */
