@@ -50,7 +50,7 @@ COMMON_SRCS = common/log.c common/timeparse.c common/metrics.c common/proto.c \
 	common/inventory.c common/rowring.c common/jsonw.c \
 	common/energy.c common/clocksync.c common/metricfile.c \
 	common/metricfile_json.c common/regfile.c
-STORE_SRCS = store/sql.c store/catalog.c store/store.c store/retention.c \
+STORE_SRCS = store/sql.c store/catalog.c store/store.c store/dbfile.c store/retention.c \
 	store/store_windows.c store/store_import.c store/counters.c \
 	store/summary.c store/summary_rw.c store/store_summary.c \
 	store/bestsrc.c \
@@ -90,7 +90,7 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_store test_pace test_health test_control test_windows \
 	test_format test_trace test_import test_merge test_energy \
 	test_rowring test_stats test_expo test_metricfile test_direct \
-	test_hosts test_bestsrc test_sync
+	test_hosts test_bestsrc test_sync test_writer
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 

@@ -42,6 +42,13 @@ struct windows {
 	struct window *open;	/* n in use, cap allocated */
 	size_t n, cap;
 
+	/* windows ended and not complete yet, by uid (WINDOWS_MAX_STORING_PER_UID) */
+	struct storing {
+		uint32_t uid;
+		int64_t id;
+	} *storing;
+	size_t nstoring, storing_cap;
+
 	sd_event_source *timer;	/* NULL without an event loop */
 	bool expire_failed;	/* the store refused an auto-close: retry later */
 };
@@ -282,6 +289,42 @@ fail(struct windows_result *res, const char *error, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Remember that window id of uid ended and is being stored (best effort). */
+static void
+storing_add(struct windows *w, uint32_t uid, int64_t id)
+{
+	struct storing *s;
+	size_t cap;
+
+	if (w->nstoring == w->storing_cap) {
+		cap = w->storing_cap > 0 ? 2 * w->storing_cap : 64;
+		if ((s = reallocarray(w->storing, cap, sizeof(*s))) == NULL)
+			return;
+		w->storing = s;
+		w->storing_cap = cap;
+	}
+	w->storing[w->nstoring].uid = uid;
+	w->storing[w->nstoring++].id = id;
+}
+
+/* uid's ended windows not complete yet, forgetting those that are now. */
+static size_t
+storing_count(struct windows *w, uint32_t uid)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < w->nstoring;) {
+		if (store_sync_window(w->st, w->storing[i].id) == 0) {
+			w->storing[i] = w->storing[--w->nstoring];
+			continue;
+		}
+		if (w->storing[i].uid == uid)
+			n++;
+		i++;
+	}
+	return n;
+}
+
 static void
 succeed(struct windows_result *res, const struct window *win, int64_t end_ns)
 {
@@ -297,7 +340,7 @@ succeed(struct windows_result *res, const struct window *win, int64_t end_ns)
 
 /* Apply begin's rules to req; true if it may go ahead, else res says why. */
 static bool
-begin_allowed(const struct windows *w, const struct windows_begin_req *req,
+begin_allowed(struct windows *w, const struct windows_begin_req *req,
     struct windows_result *res)
 {
 	const char *why;
@@ -342,6 +385,11 @@ begin_allowed(const struct windows *w, const struct windows_begin_req *req,
 		fail(res, PROTO_E_TOO_MANY, "%s windows are open already; end "
 		    "some first", mine >= WINDOWS_MAX_PER_UID ? "too many of your" :
 		    "too many");
+		return false;
+	}
+	if ((mine = storing_count(w, req->uid)) >= WINDOWS_MAX_STORING_PER_UID) {
+		fail(res, PROTO_E_BUSY, "%zu of your ended windows are still "
+		    "being stored; begin again once they are", mine);
 		return false;
 	}
 	return true;
@@ -513,6 +561,7 @@ close_window(struct windows *w, size_t i, int64_t end_ns,
 	clocksync_read(&clock);
 	if (store_window_end(w->st, win->id, end_ns, by, &clock) == -1)
 		return -1;
+	storing_add(w, win->uid, win->id);
 	if (win->restarts_known && w->restarts != NULL)
 		(void)store_window_set_restarts(w->st, win->id,
 		    w->restarts(w->restarts_arg) - win->restarts_at_begin);
@@ -748,6 +797,7 @@ windows_free(struct windows *w)
 	for (size_t i = 0; i < w->n; i++)
 		window_clear(&w->open[i]);
 	free(w->open);
+	free(w->storing);
 	free(w);
 }
 

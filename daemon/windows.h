@@ -46,6 +46,13 @@ struct windows;
 
 #define WINDOWS_MAX_PER_UID	256
 #define WINDOWS_MAX_OPEN	4096
+/*
+ * Windows of one uid that have ended and are not complete yet (their rows,
+ * summary and complete_ns still to be stored): past this, that uid's begin
+ * is refused with busy until the writer has caught up, so that one caller
+ * cannot queue work for the writer without bound.
+ */
+#define WINDOWS_MAX_STORING_PER_UID	64
 /* An auto-close the store refused is tried again after this long. */
 #define WINDOWS_RETRY_NS	(5ULL * 1000000000ULL)
 

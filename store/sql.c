@@ -8,22 +8,55 @@
 #include "sql.h"
 
 #include <stdio.h>
+#include <string.h>
+
+#include "timeparse.h"
+
+/* Keep code and msg as the last failure, and log it under the rate limit. */
+static void
+warn(struct store *st, const char *what, int code, const char *msg)
+{
+	char line[sizeof(st->err_last)];
+	unsigned suppressed = 0;
+
+	st->err_code = code != SQLITE_OK ? code : SQLITE_ERROR;
+	snprintf(st->err_msg, sizeof(st->err_msg), "%s", msg);
+	snprintf(line, sizeof(line), "%s: %s", what, msg);
+	if (strcmp(line, st->err_last) == 0 &&
+	    !ratelimit_pass(&st->rl_sql, now_monotonic_ns(), &suppressed))
+		return;
+	if (strcmp(line, st->err_last) != 0) {
+		/* another message: the run of the last one ends, a new begins */
+		if (st->rl_sql.dropped > 0)
+			log_warnx("%s: %s: %u more times, not logged", st->path,
+			    st->err_last, st->rl_sql.dropped);
+		st->rl_sql.begin_ns = 0;
+		(void)ratelimit_pass(&st->rl_sql, now_monotonic_ns(), NULL);
+		snprintf(st->err_last, sizeof(st->err_last), "%s", line);
+	}
+	if (suppressed > 0)
+		log_warnx("%s: %s (%u more like it not logged)", st->path, line,
+		    suppressed);
+	else
+		log_warnx("%s: %s", st->path, line);
+}
 
 void
 sql_warn(struct store *st, const char *what)
 {
-	log_warnx("%s: %s: %s", st->path, what, sqlite3_errmsg(st->db));
+	warn(st, what, sqlite3_extended_errcode(st->db), sqlite3_errmsg(st->db));
 }
 
 int
 sql_exec(struct store *st, const char *what, const char *sql)
 {
 	char *err = NULL;
+	int rc;
 
-	if (sqlite3_exec(st->db, sql, NULL, NULL, &err) == SQLITE_OK)
+	if ((rc = sqlite3_exec(st->db, sql, NULL, NULL, &err)) == SQLITE_OK)
 		return 0;
-	log_warnx("%s: %s: %s", st->path, what, err != NULL ? err :
-	    sqlite3_errmsg(st->db));
+	warn(st, what, sqlite3_extended_errcode(st->db), err != NULL ? err :
+	    sqlite3_errstr(rc));
 	sqlite3_free(err);
 	return -1;
 }

@@ -11,10 +11,19 @@
 
 struct store;
 
-/* Run sql (one or more statements); on failure log it naming what and return -1. */
+/*
+ * Run sql (one or more statements); on failure log it naming what
+ * (sql_warn's rate limit and record) and return -1.
+ */
 int sql_exec(struct store *st, const char *what, const char *sql);
 
-/* Log the connection's last SQLite error as "path: what: message". */
+/*
+ * Log the connection's last SQLite error as "path: what: message", and
+ * keep its code and message in st->err_code and st->err_msg (a ROLLBACK
+ * after it clears SQLite's own).  The same line again is logged at most
+ * as often as st->rl_sql lets it (3 a minute); the next line logged says
+ * how many were left out.
+ */
 void sql_warn(struct store *st, const char *what);
 
 /* Prepare sql into *out; on failure log it, set *out to NULL and return -1. */

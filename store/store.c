@@ -89,7 +89,7 @@ store_new(const char *path, size_t max_pending)
 		return NULL;
 	}
 	st->max_pending = max_pending > 0 ? max_pending : 1;
-	st->rl_flush = st->rl_drop = st->rl_retention = rl;
+	st->rl_flush = st->rl_drop = st->rl_retention = st->rl_sql = rl;
 	st->ret.phase = RET_AGE;
 	st->ret.cursor = INT64_MIN;
 	st->ret.chunk = RETENTION_CHUNK_INITIAL;
@@ -153,27 +153,25 @@ store_open(const char *path, size_t max_pending, struct store **out)
 }
 
 /*
- * Close the connection and open the database at st->path again, created
- * anew if it is gone, with every metric of the catalog in use (a key
+ * Finish the old connection and open the database at st->path again,
+ * created anew if it is gone, adopted if it is a spyremon database, left
+ * alone otherwise; with every metric of the catalog in use (a key
  * metric_defs lacks is catalogued again as it was, its unit aside).  The
  * buffered rows stay unless the new catalog's columns differ, when they
  * are dropped and counted.  Called with st->mu and st->dbmu held.
  */
 int
-store_db_reopen(struct store *st)
+store_db_reopen(struct store *st, char *why, size_t len)
 {
 	struct store_catalog old = st->cat, cat = { 0 };
 	bool same;
 	int rc = -1;
 
-	sqlite3_finalize(st->insert);
-	sqlite3_finalize(st->begin);
-	sqlite3_finalize(st->commit);
-	sqlite3_finalize(st->rollback);
-	st->insert = st->begin = st->commit = st->rollback = NULL;
+	if (store_db_retire(st) == -1)
+		return -1;
+	if (store_path_check(st->path, why, len) == 1)
+		return 1;
 	memset(&st->cat, 0, sizeof(st->cat));
-	(void)sqlite3_close(st->db);
-	st->db = NULL;
 	if (store_db_open(st, SCHEMA_VERSION) == -1 ||
 	    store_catalog_load(st, &cat) == -1)
 		goto out;
@@ -206,10 +204,21 @@ store_db_reopen(struct store *st)
 		rowring_clear(&st->pool);
 	}
 	note_file(st);
-	rc = 0;
-out:
-	store_catalog_free(&cat);
 	store_catalog_free(&old);
+	return 0;
+out:
+	/* nothing half-open stays: the next flush tries again from the
+	 * catalog as it was */
+	store_catalog_free(&cat);
+	sqlite3_finalize(st->insert);
+	sqlite3_finalize(st->begin);
+	sqlite3_finalize(st->commit);
+	sqlite3_finalize(st->rollback);
+	st->insert = st->begin = st->commit = st->rollback = NULL;
+	(void)sqlite3_close(st->db);
+	st->db = NULL;
+	store_catalog_free(&st->cat);
+	st->cat = old;
 	return rc;
 }
 
@@ -229,6 +238,7 @@ store_writer_start(struct store *st)
 		.summarize_due = store_db_summarize_due,
 		.window_finish = store_db_window_finish,
 		.reopen = store_db_reopen,
+		.max_window_id = store_db_max_window_id,
 		.retention_step = store_retention_step,
 	};
 	struct store_window *open;
@@ -609,6 +619,9 @@ store_db_rows_write(struct store *st, const struct rowring *ring,
 	}
 	store_counters_abandoned(st);
 	snprintf(err, sizeof(err), "%s", sqlite3_errmsg(st->db));
+	/* for status: the ROLLBACK clears SQLite's own record of it */
+	st->err_code = sqlite3_extended_errcode(st->db);
+	snprintf(st->err_msg, sizeof(st->err_msg), "%.80s", err);
 	tx_rollback(st);
 	if (ratelimit_pass(&st->rl_flush, now_monotonic_ns(), &suppressed))
 		log_warnx("%s: cannot write %zu rows, keeping them for the next "
@@ -983,6 +996,14 @@ store_close(struct store *st)
 		return;
 	if (st->w != NULL)
 		writer_stop(st);
+	if (st->db == NULL) {
+		/* the path held another file: nothing is written into it */
+		if (st->pool.n > 0)
+			log_warnx("%s: %zu buffered rows are lost", st->path,
+			    st->pool.n);
+		store_free(st);
+		return;
+	}
 	store_tx_rollback(st);
 	if (store_flush(st) == -1)
 		log_warnx("%s: %zu buffered rows are lost", st->path, st->pool.n);

@@ -151,6 +151,13 @@ struct store {
 	struct store_counters ctr;
 	struct retention_state ret;
 	struct ratelimit rl_flush, rl_drop, rl_retention;
+	/* sql.c's record of the connection's last failure (dbmu): its code
+	 * and message, kept past the ROLLBACK that clears SQLite's own, and
+	 * the last line logged, for the rate limit of repeated ones */
+	int err_code;
+	char err_msg[96];
+	char err_last[160];
+	struct ratelimit rl_sql;
 
 	/*
 	 * With a writer thread (writer.c), NULL without.  Then mu guards
@@ -243,8 +250,29 @@ int store_db_max_window_id(struct store *st, int64_t *id);
  * and unknown where absent); -1 logged. */
 int store_db_window_begin_state(struct store *st, int64_t id,
     struct clocksync *clock, unsigned *restarts);
-/* Reopen st->path, creating it if gone (st->mu and st->dbmu held). */
-int store_db_reopen(struct store *st);
+/*
+ * After st->path was deleted or replaced (st->mu and st->dbmu held): finish
+ * the old connection (store_db_retire), then create the database if the
+ * path is gone or adopt the spyremon database there; 0 done, -1 failed
+ * (logged; try again), 1 refused: the path holds something else, why says
+ * what, nothing opened it and st->db is NULL until a later call succeeds.
+ */
+int store_db_reopen(struct store *st, char *why, size_t len);
+
+/* ---- dbfile.c ---- */
+/*
+ * Checkpoint the WAL of st->db into the file it has open, close it and
+ * remove the emptied -wal and -shm at st->path, so that no later
+ * connection applies them to another file; st->db NULL after.  -1 (logged,
+ * connection kept) if the log cannot be finished yet.  NULL db: 0.
+ */
+int store_db_retire(struct store *st);
+/*
+ * What path holds, read without following or blocking and without
+ * writing: 0 nothing, 2 a spyremon database this build can use, 1
+ * anything else (why names it, e.g. "not an SQLite database").
+ */
+int store_path_check(const char *path, char *why, size_t len);
 
 /* ---- writer.c ----
  * The connection's side reaches the writer only through these pointers,
@@ -265,7 +293,8 @@ struct writer_ops {
 	    unsigned *);
 	int (*summarize_due)(struct store *, int64_t, int64_t, int64_t);
 	int (*window_finish)(struct store *, int64_t, int64_t, int64_t);
-	int (*reopen)(struct store *);
+	int (*reopen)(struct store *, char *, size_t);
+	int (*max_window_id)(struct store *, int64_t *);
 	int (*retention_step)(struct store *, const struct store_retention *,
 	    int64_t, uint64_t);
 };

@@ -20,9 +20,11 @@
  * flushes, so neither a checkpoint nor a long DELETE is ever on the loop.
  *
  * Before every flush the file is checked: deleted (its path gone) or
- * replaced (another inode), the database is created again at the path,
- * with the open windows, the device map, the cards, aiu-smi's version and
- * every pending row.
+ * replaced (another inode), the old connection is finished against its
+ * own file first; then the database is created again at the path, or the
+ * spyremon database found there is used, with the open windows, the device
+ * map, the cards, aiu-smi's version and every pending row.  Any other file
+ * there is left alone and nothing is written until it is gone.
  *
  * What touches the connection comes from store.c, store_windows.c and
  * retention.c through struct writer_ops, so this file calls none of them
@@ -44,6 +46,7 @@
 
 /* A write still running after this long is a stall: status says so. */
 #define STALL_NS		(1 * NSEC_PER_SEC)
+#define WHAT_ROWS		"write rows"
 #define RETENTION_EVERY_NS	(60 * NSEC_PER_SEC)
 #define RETENTION_BUDGET_NS	(20 * NSEC_PER_MSEC)
 /* More retention work: the next step after this pause, if nothing else is due. */
@@ -53,10 +56,21 @@
 
 /* Record the start (busy) or the outcome of a write, under st->mu. */
 static void
-note_busy(struct store *st)
+note_busy(struct store *st, const char *what)
 {
+	st->err_code = 0;	/* what this write fails with, if it does */
 	pthread_mutex_lock(&st->mu);
 	st->w->busy_since_ns = now_monotonic_ns();
+	st->w->busy_what = what;
+	pthread_mutex_unlock(&st->mu);
+}
+
+/* The end of a run of work that keeps no failure of its own (completions). */
+static void
+note_idle(struct store *st)
+{
+	pthread_mutex_lock(&st->mu);
+	st->w->busy_since_ns = 0;
 	pthread_mutex_unlock(&st->mu);
 }
 
@@ -64,7 +78,11 @@ static void
 note_outcome(struct store *st, bool ok, const char *what)
 {
 	struct writer *w = st->w;
-	int code = sqlite3_extended_errcode(st->db) & 0xff;
+	/* what the failing call recorded, before a ROLLBACK cleared it */
+	int code = (st->err_code != 0 ? st->err_code :
+	    sqlite3_extended_errcode(st->db)) & 0xff;
+	const char *msg = st->err_code != 0 ? st->err_msg :
+	    sqlite3_errmsg(st->db);
 	const char *kind;
 
 	pthread_mutex_lock(&st->mu);
@@ -77,8 +95,7 @@ note_outcome(struct store *st, bool ok, const char *what)
 		kind = code == SQLITE_BUSY || code == SQLITE_LOCKED ? "locked" :
 		    code == SQLITE_FULL ? "disk full" :
 		    code == SQLITE_IOERR ? "I/O error" : "error";
-		snprintf(w->why, sizeof(w->why), "%s: %s: %s", kind, what,
-		    sqlite3_errmsg(st->db));
+		snprintf(w->why, sizeof(w->why), "%s: %s: %s", kind, what, msg);
 	}
 	pthread_mutex_unlock(&st->mu);
 }
@@ -99,8 +116,13 @@ writer_stats(struct store *st, struct store_stats *out)
 	} else if (w->busy_since_ns != 0 && now - w->busy_since_ns > STALL_NS) {
 		out->stalled = true;
 		out->stalled_ns = now - w->busy_since_ns;
-		snprintf(out->why, sizeof(out->why), "a write has not returned "
-		    "(slow disk, or a long checkpoint)");
+		if (w->busy_what == NULL || strcmp(w->busy_what, WHAT_ROWS) == 0)
+			snprintf(out->why, sizeof(out->why), "a write has not "
+			    "returned (slow disk, or a long checkpoint)");
+		else
+			snprintf(out->why, sizeof(out->why), "busy: %s (%zu "
+			    "window completions and %zu changes waiting)",
+			    w->busy_what, w->nsyncs, w->njobs);
 	}
 }
 
@@ -274,9 +296,9 @@ flush(struct store *st)
 		pthread_mutex_unlock(&st->mu);
 		return;
 	}
-	note_busy(st);
+	note_busy(st, WHAT_ROWS);
 	ok = w->ops.rows_write(st, &batch, &skipped) == 0;
-	note_outcome(st, ok, "write rows");
+	note_outcome(st, ok, WHAT_ROWS);
 	pthread_mutex_lock(&st->mu);
 	st->inflight = 0;
 	if (ok) {
@@ -314,36 +336,80 @@ restore(struct store *st)
 		    w->version->ns);
 }
 
-/*
- * If the file at st->path is gone or another one, log it and create the
- * database again (dbmu held).  The pending rows stay and go into the new
- * file with the next flush.
- */
+/* Under st->mu: writes stop for a reason that is not SQLite's. */
 static void
+note_stopped(struct writer *w, const char *why)
+{
+	w->busy_since_ns = 0;
+	if (w->failing_since_ns == 0)
+		w->failing_since_ns = now_monotonic_ns();
+	snprintf(w->why, sizeof(w->why), "%s", why);
+}
+
+/*
+ * If the file at st->path is gone or another one, or st->db is closed
+ * because it was, finish the old connection against its own file and open
+ * what the path holds now (dbmu held): a new database if nothing, the
+ * spyremon database there with all its contents, or nothing if it is
+ * anything else: that file is left untouched and writes stop (the log says
+ * so once per reason, status always) until the path holds nothing or a
+ * spyremon database.  The pending rows stay and go into the file opened
+ * with the next flush.  True if st->db is there to write.
+ */
+static bool
 check_replaced(struct store *st)
 {
 	struct writer *w = st->w;
 	struct stat sb;
+	char why[96], msg[sizeof(w->why)];
+	int64_t max_id = 0;
 	bool gone;
+	int rc;
 
 	gone = stat(st->path, &sb) == -1;
-	if (!gone && sb.st_dev == st->dev && sb.st_ino == st->ino)
-		return;
 	if (gone && errno != ENOENT)
-		return;		/* unreadable for a moment: not proof */
-	log_warnx("%s: the database file was %s under the daemon; creating "
-	    "it again, with the open windows and the rows not yet written",
-	    st->path, gone ? "deleted" : "replaced");
-	pthread_mutex_lock(&st->mu);
-	if (w->ops.reopen(st) == -1) {
-		pthread_mutex_unlock(&st->mu);
-		note_outcome(st, false, "create the database again");
-		return;
+		return st->db != NULL;	/* unreadable for a moment: not proof */
+	if (st->db != NULL) {
+		if (!gone && sb.st_dev == st->dev && sb.st_ino == st->ino)
+			return true;
+		log_warnx("%s: the database file was %s under the daemon",
+		    st->path, gone ? "deleted" : "replaced");
 	}
-	w->recreated++;
+	why[0] = '\0';
+	pthread_mutex_lock(&st->mu);
+	rc = w->ops.reopen(st, why, sizeof(why));
+	if (rc == 1) {
+		snprintf(msg, sizeof(msg), "refused: the path now holds %s; "
+		    "it is left untouched and nothing is written", why);
+		note_stopped(w, msg);
+	} else if (rc == -1)
+		note_stopped(w, "cannot open the database again (see the log)");
+	else {
+		w->recreated++;
+		w->refused[0] = '\0';
+		/* a restored database may hold later windows: no id given twice */
+		if (w->ops.max_window_id(st, &max_id) == 0 &&
+		    max_id > w->next_window_id)
+			w->next_window_id = max_id;
+	}
 	pthread_mutex_unlock(&st->mu);
+	if (rc == 1) {
+		if (strcmp(w->refused, why) != 0)
+			log_warnx("%s: now holds %s, not a spyremon database: "
+			    "left untouched; samples are buffered (then dropped "
+			    "and counted) until it is moved away", st->path, why);
+		snprintf(w->refused, sizeof(w->refused), "%s", why);
+		return false;
+	}
+	if (rc == -1)
+		return false;
 	restore(st);
-	log_notice("%s: created again", st->path);
+	if (gone)
+		log_notice("%s: created again", st->path);
+	else
+		log_notice("%s: the spyremon database now at the path is "
+		    "used, with all its contents", st->path);
+	return true;
 }
 
 /* ---- the thread ---- */
@@ -362,7 +428,7 @@ run_jobs(struct store *st)
 		pthread_mutex_unlock(&st->mu);
 		if (j == NULL)
 			break;
-		note_busy(st);
+		note_busy(st, "store a window or inventory change");
 		ok = writer_job_run(st, j) == 0;
 		note_outcome(st, ok, "store a window or inventory change");
 		pthread_mutex_lock(&st->mu);
@@ -395,7 +461,7 @@ retention_step(struct store *st, const struct store_retention *r)
 {
 	int more;
 
-	note_busy(st);
+	note_busy(st, "retention");
 	more = st->w->ops.retention_step(st, r, now_realtime_ns(),
 	    RETENTION_BUDGET_NS);
 	note_outcome(st, more != -1, "retention");
@@ -422,7 +488,7 @@ summarize_step(struct store *st, int64_t settle_ns, int64_t idle_lookback_ns)
 	pthread_mutex_unlock(&st->mu);
 	if (!healthy)
 		return;
-	note_busy(st);
+	note_busy(st, "summarize the windows left from before");
 	rc = w->ops.summarize_due(st, now_realtime_ns(), settle_ns,
 	    idle_lookback_ns);
 	note_outcome(st, rc != -1, "summarize windows");
@@ -441,10 +507,16 @@ update_size(struct store *st)
 	}
 }
 
-/* Under st->mu: the thread has nothing to do before its next deadline. */
+/*
+ * Under st->mu: the thread has nothing to do before its next deadline.
+ * Without a connection (the path holds another file) only a flush, to
+ * look at the path again, or the stop is work.
+ */
 static bool
-idle(const struct writer *w, uint64_t now)
+idle(const struct store *st, const struct writer *w, uint64_t now)
 {
+	if (st->db == NULL)
+		return !w->stop && !w->flush_req;
 	return !w->stop && !w->flush_req && !w->summarize_req &&
 	    !w->sync_check && !(w->head != NULL && !w->jobs_failed) &&
 	    !(w->have_ret && now >= w->next_retention_ns) &&
@@ -458,6 +530,8 @@ idle(const struct writer *w, uint64_t now)
 static void
 finish(struct store *st)
 {
+	if (st->db == NULL)
+		return;
 	pthread_mutex_lock(&st->mu);
 	(void)writer_sync_eval(st, true, &st->w->sync_next_ns);
 	pthread_mutex_unlock(&st->mu);
@@ -480,9 +554,10 @@ writer_main(void *arg)
 	for (;;) {
 		now = now_monotonic_ns();
 		/* a queued change is stored at once, unless it just failed */
-		while (idle(w, now)) {
-			wake = w->sync_next_ns;
-			if (w->have_ret && w->next_retention_ns < wake)
+		while (idle(st, w, now)) {
+			wake = st->db == NULL ? UINT64_MAX : w->sync_next_ns;
+			if (st->db != NULL && w->have_ret &&
+			    w->next_retention_ns < wake)
 				wake = w->next_retention_ns;
 			if (wake != UINT64_MAX) {
 				until.tv_sec = (time_t)(wake / NSEC_PER_SEC);
@@ -510,16 +585,22 @@ writer_main(void *arg)
 
 		pthread_mutex_lock(&st->dbmu);
 		if (do_flush) {
-			check_replaced(st);
-			flush(st);
-			update_size(st);
-			writer_sync_finish(st);
-		} else if (do_jobs)
+			if (check_replaced(st)) {
+				flush(st);
+				update_size(st);
+				note_busy(st, "complete ended windows (their "
+				    "summaries)");
+				writer_sync_finish(st);
+				note_idle(st);
+			}
+		} else if (st->db == NULL)
+			;		/* nothing to write to */
+		else if (do_jobs)
 			(void)run_jobs(st);
 		else if (do_retention)
 			retention_step(st, &r);
 		/* after the flush: the rows up to a window's end are in */
-		if (do_summarize)
+		if (do_summarize && st->db != NULL)
 			summarize_step(st, settle_ns, idle_lookback_ns);
 		pthread_mutex_unlock(&st->dbmu);
 		pthread_mutex_lock(&st->mu);
@@ -633,7 +714,8 @@ writer_stop(struct store *st)
 	pthread_mutex_unlock(&st->mu);
 	pthread_join(w->th, NULL);
 	/* what is still queued is written now, in this thread */
-	(void)run_jobs(st);
+	if (st->db != NULL)
+		(void)run_jobs(st);
 	for (struct job *j = w->head, *next; j != NULL; j = next) {
 		next = j->next;
 		log_warnx("%s: a window or inventory change could not be "

@@ -72,8 +72,10 @@ struct writer {
 
 	/* under st->mu, for status */
 	uint64_t busy_since_ns;		/* monotonic start of the running write, 0 idle */
+	const char *busy_what;		/* what it is, for status */
 	uint64_t failing_since_ns;	/* first failure of the current run of them, 0 none */
-	char why[128];			/* the last failure */
+	char why[160];			/* the last failure */
+	char refused[96];		/* the thread's own: what the path held, last logged */
 	uint64_t recreated;
 	int64_t next_window_id;
 	char **unreliable;

@@ -1,0 +1,129 @@
+/*
+ * dbfile: the database file under the daemon's feet (contracts in
+ * store_priv.h).  When the path holds another file, or none, the old
+ * connection is finished against the file it has open before anything
+ * opens the path again: SQLite leaves the WAL of a database that moved
+ * where it was, and the next connection at the path would apply those
+ * frames to whatever file is there now.  What is at the path is then read
+ * only through a descriptor (never followed, never blocked on) and only
+ * a spyremon database is taken.
+ */
+#include "store_priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "schema.h"
+
+#define SQLITE_MAGIC		"SQLite format 3"	/* and its NUL: 16 bytes */
+#define HEADER_BYTES		100
+#define USER_VERSION_AT		60	/* big-endian, 4 bytes */
+
+/* The size of path's side file suffix ("-wal", "-shm"); -1 if none. */
+static off_t
+side_size(const char *path, const char *suffix)
+{
+	char p[4096];
+	struct stat sb;
+
+	if ((size_t)snprintf(p, sizeof(p), "%s%s", path, suffix) >= sizeof(p) ||
+	    lstat(p, &sb) == -1 || !S_ISREG(sb.st_mode))
+		return -1;
+	return sb.st_size;
+}
+
+static void
+side_unlink(const char *path, const char *suffix)
+{
+	char p[4096];
+
+	if ((size_t)snprintf(p, sizeof(p), "%s%s", path, suffix) < sizeof(p) &&
+	    unlink(p) == -1 && errno != ENOENT)
+		log_warn("%s", p);
+}
+
+int
+store_db_retire(struct store *st)
+{
+	off_t wal;
+	int rc;
+
+	if (st->db == NULL)
+		return 0;
+	/* every frame into the old file, through its descriptor; the WAL
+	 * truncated to nothing */
+	rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE,
+	    NULL, NULL);
+	if (rc != SQLITE_OK) {
+		log_warnx("%s: cannot finish the old database's log yet: %s",
+		    st->path, sqlite3_errmsg(st->db));
+		return -1;
+	}
+	wal = side_size(st->path, "-wal");
+	sqlite3_finalize(st->insert);
+	sqlite3_finalize(st->begin);
+	sqlite3_finalize(st->commit);
+	sqlite3_finalize(st->rollback);
+	st->insert = st->begin = st->commit = st->rollback = NULL;
+	if ((rc = sqlite3_close(st->db)) != SQLITE_OK)
+		log_warnx("%s: close: %s", st->path, sqlite3_errstr(rc));
+	st->db = NULL;
+	/* an empty WAL is the old one, finished: remove it and its index so
+	 * that the file now at the path starts clean.  One with frames came
+	 * with that file and is its own. */
+	if (wal <= 0) {
+		side_unlink(st->path, "-wal");
+		side_unlink(st->path, "-shm");
+	}
+	return 0;
+}
+
+int
+store_path_check(const char *path, char *why, size_t len)
+{
+	unsigned char h[HEADER_BYTES];
+	struct stat sb;
+	uint32_t version;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY |
+	    O_CLOEXEC);
+	if (fd == -1) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(why, len, "%s", errno == ELOOP ?
+		    "a symbolic link" : strerror(errno));
+		return 1;
+	}
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		snprintf(why, len, "not a regular file");
+		return 1;
+	}
+	n = pread(fd, h, sizeof(h), 0);
+	close(fd);
+	if (n != (ssize_t)sizeof(h) ||
+	    memcmp(h, SQLITE_MAGIC, sizeof(SQLITE_MAGIC)) != 0) {
+		snprintf(why, len, "not an SQLite database");
+		return 1;
+	}
+	version = (uint32_t)h[USER_VERSION_AT] << 24 |
+	    (uint32_t)h[USER_VERSION_AT + 1] << 16 |
+	    (uint32_t)h[USER_VERSION_AT + 2] << 8 | h[USER_VERSION_AT + 3];
+	if (version == 0) {
+		snprintf(why, len, "an SQLite database that is not spyremon's");
+		return 1;
+	}
+	if (version > SCHEMA_VERSION) {
+		snprintf(why, len, "a spyremon database of a newer build "
+		    "(schema version %u)", version);
+		return 1;
+	}
+	return 2;
+}
