@@ -138,7 +138,7 @@ test_complete_when_covered(void **state)
 	uint64_t ticket;
 	int64_t id;
 
-	/* 5 s rows: the deadline (11 s) is far beyond what the test takes */
+	/* 5 s rows: the deadline (15 s) is far beyond what the test takes */
 	f->interval_ms = 5000;
 	id = run_window(f, T0 + 1050 * MSEC);
 	ticket = store_sync_window(f->st, id);
@@ -172,7 +172,7 @@ test_stopped_card_not_waited_for(void **state)
 	uint64_t ticket;
 	int64_t id = run_window(f, T0 + 1050 * MSEC);
 
-	/* card 1 says nothing more: the deadline, about 1.2 s, completes it */
+	/* card 1 says nothing more: the deadline, about 5.2 s, completes it */
 	ticket = store_sync_window(f->st, id);
 	assert_true(ticket != 0);
 	row(f, 0, T0 + 1100 * MSEC);
