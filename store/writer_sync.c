@@ -39,9 +39,10 @@
 /*
  * How long past two of its intervals a silent stream still counts as live,
  * and how long past two of the longest live interval rows are waited for:
- * long enough for aiu-smi or the loop held up by a loaded host (seen: a
- * covering row 1.2 s late at a load of 9 on 2 cores), short enough that a
- * card that stopped delays a window's completion by seconds, not more.
+ * long enough for aiu-smi or the loop held up by a loaded host (with 1 s
+ * of grace, a read right after mark end once missed one row per card at a
+ * load of 9 on 2 cores: the covering rows came after the deadline), short
+ * enough that a card that stopped delays a completion by seconds only.
  */
 #define SYNC_SLACK_NS		(10 * NSEC_PER_SEC)
 #define SYNC_GRACE_NS		(5 * NSEC_PER_SEC)
