@@ -360,7 +360,7 @@ show_direct(yajl_val dir)
 {
 	static const char *const known[] = { "state", "why", "stamps",
 	    "file_interval", "byte_swapped", "newest_age_ns", "file_metrics",
-	    NULL };
+	    "clock_why", NULL };
 	const char *state = json_str(dir, "state"), *why = json_str(dir, "why");
 	const char *stamps = json_str(dir, "stamps");
 	yajl_val given = json_array(dir, "file_metrics");
@@ -378,6 +378,8 @@ show_direct(yajl_val dir)
 	putchar('\n');
 	if (!reading && why != NULL && why[0] != '\0')
 		printf("      %s\n", why);
+	if ((why = json_str(dir, "clock_why")) != NULL && why[0] != '\0')
+		printf("      writer's clock: last stamp dropped: %s\n", why);
 	if (reading) {
 		(void)json_bool(dir, "byte_swapped", &swapped);
 		printf("      stamped by the %s", stamps != NULL ? stamps : "?");

@@ -565,6 +565,8 @@ status_direct(yajl_gen g, const struct direct_card_stats *dc, int64_t now_ns)
 	jsonw_put_uint(g, "updating", dc->updating);
 	jsonw_put_uint(g, "errors", dc->errors);
 	jsonw_put_uint(g, "reopened", dc->reopened);
+	jsonw_put_uint(g, "clock_dropped", dc->clock_dropped);
+	jsonw_put_str_or_null(g, "clock_why", dc->clock_why);
 	jsonw_put_uint(g, "file_interval", dc->interval);
 	jsonw_put_bool(g, "byte_swapped", dc->swapped);
 	if (dc->newest_ts_ns != 0)
