@@ -28,7 +28,9 @@
  *
  * A child that exits is restarted after a back-off (1 s doubling to 60 s,
  * reset after a healthy minute); one that stays silent for 10 intervals
- * (never less than SOURCE_SILENCE_MIN) is killed and restarted.
+ * (never less than SOURCE_SILENCE_MIN) of the daemon's own running time
+ * (a stop of the daemon is not the child's silence) is killed and
+ * restarted.
  */
 #ifndef SPYREMON_SOURCE_H
 #define SPYREMON_SOURCE_H

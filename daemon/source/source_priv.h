@@ -49,6 +49,7 @@ struct source {
 	uint64_t child_interval_ns;
 	uint64_t spawned_mono_ns;
 	uint64_t last_row_mono_ns;	/* 0 until the child's first row */
+	uint64_t resumed_mono_ns;	/* the loop last ran again after being held */
 	uint64_t backoff_ns;
 	bool stopping;			/* no more restarts */
 	bool restart_at_once;		/* we killed it on purpose */
