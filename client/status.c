@@ -472,7 +472,7 @@ show_database(yajl_val d)
 {
 	static const char *const known[] = { "path", "file_bytes",
 	    "rows_written", "pending", "flushes_failed", "rows_dropped",
-	    "recreated", "writer", NULL };
+	    "recreated", "writer", "path_after_restart", NULL };
 	const char *path = json_str(d, "path"), *state, *why;
 	char size[FMT_BUFLEN];
 	yajl_val w;
@@ -486,6 +486,9 @@ show_database(yajl_val d)
 	if (json_int(d, "rows_written", &v))
 		printf(", %" PRId64 " rows written since start", v);
 	putchar('\n');
+	if ((state = json_str(d, "path_after_restart")) != NULL)
+		printf("            the configuration now names %s: it is "
+		    "written only after a restart\n", state);
 	if (json_int(d, "pending", &v) && v > 0)
 		printf("            %" PRId64 " rows waiting to be written\n", v);
 	if (json_int(d, "flushes_failed", &v) && v > 0)

@@ -635,7 +635,9 @@ status_store(yajl_gen g, const struct control_ctx *ctx)
 	store_get_stats(ctx->st, &st);
 	jsonw_str(g, "database");
 	yajl_gen_map_open(g);
+	/* the file it writes: a reload cannot move it, only a restart */
 	jsonw_put_str(g, "path", cfg->database);
+	jsonw_put_str_or_null(g, "path_after_restart", ctx->database_next);
 	/* where it was created: databases gathered from many hosts say so */
 	if (store_host(ctx->st, host, mid, sizeof(host)) == 0) {
 		jsonw_put_str(g, "hostname", host);
