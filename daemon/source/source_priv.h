@@ -82,6 +82,8 @@ struct source {
 	uint64_t direct_next_usec;	/* the timer's next scheduled time */
 	bool direct_all;		/* every known card is read directly */
 	bool direct_said;		/* direct_all has been logged once */
+	uint64_t direct_seen_mono_ns;	/* the coverage first differed, or 0 */
+	uint64_t direct_switched_mono_ns; /* direct_all last changed, or 0 */
 	struct source_dstamp dring[SOURCE_MAX_DEVICES][SOURCE_DRING];
 	unsigned dring_head[SOURCE_MAX_DEVICES];
 
