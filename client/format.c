@@ -1,6 +1,7 @@
 /* format: times, spans, users and values for output (contract in format.h). */
 #include "format.h"
 
+#include <err.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pwd.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "client.h"
 #include "metrics.h"
 #include "timeparse.h"
 
@@ -249,4 +251,27 @@ fmt_value_exact(double stored, int decimals, char *buf, size_t len)
 			break;
 	}
 	return written(n, len);
+}
+
+char *
+fmt_controls(const char *s, bool json)
+{
+	size_t n = 0;
+	char *out, *o;
+
+	for (const char *p = s; *p != '\0'; p++)
+		n += (unsigned char)*p < 0x20 || *p == 0x7f ? 6 : 1;
+	if ((out = malloc(n + 1)) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	o = out;
+	for (const char *p = s; *p != '\0'; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c >= 0x20 && c != 0x7f)
+			*o++ = (char)c;
+		else
+			o += sprintf(o, json ? "\\u%04x" : "\\x%02x", c);
+	}
+	*o = '\0';
+	return out;
 }

@@ -61,4 +61,13 @@ void fmt_user(uint32_t uid, char *buf, size_t len);
 size_t fmt_value_fixed(double stored, int decimals, char *buf, size_t len);
 size_t fmt_value_exact(double stored, int decimals, char *buf, size_t len);
 
+/*
+ * A copy of s (from a database: a tag, metadata) with every control
+ * character (C0 and DEL) written out visibly, "\\x1b" as text, or as
+ * "\\u001b" for JSON text (valid inside a JSON string, and still shown
+ * visibly), so that nothing written to a terminal or a report moves the
+ * cursor or rings the bell.  Never NULL (exits on no memory).
+ */
+char *fmt_controls(const char *s, bool json);
+
 #endif

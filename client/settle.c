@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -160,12 +161,13 @@ static void
 say_missing(sqlite3 *db, int64_t id, const struct state *st, int64_t end_ns,
     const char *why)
 {
-	char end[64], last[64], span[32];
+	char end[64], last[64], span[32], *tag = fmt_controls(st->tag, false);
 	sqlite3_stmt *s;
 	bool any = false;
 
 	fmt_time_ms(end_ns, end, sizeof(end));
-	warnx("window %" PRId64 " '%s' is incomplete: %s", id, st->tag, why);
+	warnx("window %" PRId64 " '%s' is incomplete: %s", id, tag, why);
+	free(tag);
 	if (sqlite3_prepare_v2(db, "SELECT device, max(ts_ns) FROM "
 	    SCHEMA_T_SAMPLES " WHERE ts_ns > ?1 AND ts_ns < ?3 GROUP BY device "
 	    "ORDER BY device", -1, &s, NULL) != SQLITE_OK)

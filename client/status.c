@@ -360,7 +360,7 @@ show_direct(yajl_val dir)
 {
 	static const char *const known[] = { "state", "why", "stamps",
 	    "file_interval", "byte_swapped", "newest_age_ns", "file_metrics",
-	    NULL };
+	    "clock_why", NULL };
 	const char *state = json_str(dir, "state"), *why = json_str(dir, "why");
 	const char *stamps = json_str(dir, "stamps");
 	yajl_val given = json_array(dir, "file_metrics");
@@ -378,6 +378,8 @@ show_direct(yajl_val dir)
 	putchar('\n');
 	if (!reading && why != NULL && why[0] != '\0')
 		printf("      %s\n", why);
+	if ((why = json_str(dir, "clock_why")) != NULL && why[0] != '\0')
+		printf("      writer's clock: last stamp dropped: %s\n", why);
 	if (reading) {
 		(void)json_bool(dir, "byte_swapped", &swapped);
 		printf("      stamped by the %s", stamps != NULL ? stamps : "?");
@@ -470,7 +472,7 @@ show_database(yajl_val d)
 {
 	static const char *const known[] = { "path", "file_bytes",
 	    "rows_written", "pending", "flushes_failed", "rows_dropped",
-	    "recreated", "writer", NULL };
+	    "recreated", "writer", "path_after_restart", NULL };
 	const char *path = json_str(d, "path"), *state, *why;
 	char size[FMT_BUFLEN];
 	yajl_val w;
@@ -484,6 +486,9 @@ show_database(yajl_val d)
 	if (json_int(d, "rows_written", &v))
 		printf(", %" PRId64 " rows written since start", v);
 	putchar('\n');
+	if ((state = json_str(d, "path_after_restart")) != NULL)
+		printf("            the configuration now names %s: it is "
+		    "written only after a restart\n", state);
 	if (json_int(d, "pending", &v) && v > 0)
 		printf("            %" PRId64 " rows waiting to be written\n", v);
 	if (json_int(d, "flushes_failed", &v) && v > 0)

@@ -217,6 +217,9 @@ line_database(yajl_val d)
 		printf(" rows and %" PRId64 " change%s", changes,
 		    changes == 1 ? "" : "s");
 	printf(" queued\n");
+	if ((path = json_str(d, "path_after_restart")) != NULL)
+		printf("  the configuration now names %s: a restart is needed "
+		    "to write it\n", path);
 }
 
 /* How many windows are open, and their tags (with IDs) as far as fit. */

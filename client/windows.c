@@ -139,11 +139,11 @@ static void
 row_fill(struct row *r, const struct db_window *w, int64_t end_ns,
     int64_t samples, bool have_energy, double energy)
 {
-	char buf[FMT_BUFLEN + 16], t[FMT_BUFLEN];
+	char buf[FMT_BUFLEN + 16], t[FMT_BUFLEN], *words;
 
 	snprintf(buf, sizeof(buf), "%" PRId64, w->id);
 	r->cell[0] = xstrdup(buf);
-	r->cell[1] = xstrdup(w->tag);
+	r->cell[1] = fmt_controls(w->tag, false);	/* shown, not obeyed */
 	fmt_user(w->uid, buf, sizeof(buf));
 	r->cell[2] = xstrdup(buf);
 	fmt_time_ms(w->begin_ns, buf, sizeof(buf));
@@ -165,7 +165,9 @@ row_fill(struct row *r, const struct db_window *w, int64_t end_ns,
 	else
 		snprintf(buf, sizeof(buf), "-");
 	r->cell[7] = xstrdup(buf);
-	r->cell[8] = meta_words(w->meta);
+	words = meta_words(w->meta);
+	r->cell[8] = fmt_controls(words, false);
+	free(words);
 }
 
 static void
@@ -221,7 +223,7 @@ gen_window(yajl_gen g, const struct db_window *w, int64_t end_ns,
 	jsonw_put_str_or_null(g, "machine_id", h->machine_id);
 	jsonw_str(g, "energy_j");
 	if (have_energy)
-		yajl_gen_double(g, energy);
+		(void)jsonw_double(g, energy);
 	else
 		yajl_gen_null(g);
 	jsonw_str(g, "meta");

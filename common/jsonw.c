@@ -1,7 +1,9 @@
 /*
  * jsonw: JSON members over yajl (contract in jsonw.h).
  */
+#include <ctype.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +62,61 @@ jsonw_put_int_or_null(yajl_gen g, const char *key, bool has, int64_t value)
 		yajl_gen_integer(g, value);
 	else
 		yajl_gen_null(g);
+}
+
+bool
+jsonw_double(yajl_gen g, double v)
+{
+	if (!isfinite(v)) {
+		yajl_gen_null(g);
+		return true;
+	}
+	yajl_gen_double(g, v);
+	return false;
+}
+
+/* True if num is JSON's number grammar and strtod reads it as finite. */
+static bool
+json_finite_number(const char *num)
+{
+	const char *p = num;
+
+	if (*p == '-')
+		p++;
+	if (!isdigit((unsigned char)*p))
+		return false;
+	if (*p == '0')
+		p++;
+	else
+		while (isdigit((unsigned char)*p))
+			p++;
+	if (*p == '.') {
+		if (!isdigit((unsigned char)*++p))
+			return false;
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (!isdigit((unsigned char)*p))
+			return false;
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	return *p == '\0' && isfinite(strtod(num, NULL));
+}
+
+bool
+jsonw_number(yajl_gen g, const char *num)
+{
+	if (num == NULL || !json_finite_number(num)) {
+		yajl_gen_null(g);
+		return true;
+	}
+	yajl_gen_number(g, num, strlen(num));
+	return false;
 }
 
 /* JSON numbers have no range, but yajl_gen_integer is signed. */

@@ -26,6 +26,15 @@ void jsonw_put_null(yajl_gen g, const char *key);
 /* value, or null when it is NULL or empty: "unknown" rather than "". */
 void jsonw_put_str_or_null(yajl_gen g, const char *key, const char *value);
 
+/*
+ * A number value (not a member): v, or null when it is NaN or infinite,
+ * which JSON cannot hold; jsonw_number writes the decimal text num, or
+ * null when it is not a finite JSON number ("nan", "inf", "1e999").
+ * Both return true when they wrote null, for a caller that flags it.
+ */
+bool jsonw_double(yajl_gen g, double v);
+bool jsonw_number(yajl_gen g, const char *num);
+
 /* value if has, else null. */
 void jsonw_put_int_or_null(yajl_gen g, const char *key, bool has,
     int64_t value);

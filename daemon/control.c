@@ -664,6 +664,14 @@ control_set_config(struct control *ctl, const struct config *cfg)
 	ctl->ctx.cfg = cfg;
 }
 
+void
+control_set_pending(struct control *ctl, const char *database,
+    const char *socket)
+{
+	ctl->ctx.database_next = database;
+	ctl->ctx.socket_next = socket;
+}
+
 size_t
 control_clients(const struct control *ctl)
 {

@@ -43,6 +43,8 @@ struct control_ctx {
 	struct source *src;
 	struct windows *win;
 	int64_t started_ns;		/* the daemon's start, CLOCK_REALTIME */
+	const char *database_next;	/* the config's new database path, */
+	const char *socket_next;	/* socket: a restart is needed; or NULL */
 };
 
 /* Who is asking: from SO_PEERCRED. */
@@ -80,6 +82,13 @@ int control_start(struct control *ctl, const struct control_ctx *ctx);
 
 /* Answer from cfg from now on (after a reload); the socket path stays. */
 void control_set_config(struct control *ctl, const struct config *cfg);
+
+/*
+ * The paths a reloaded config names that only a restart opens (kept by
+ * pointer; NULL: the running one): status says a restart is needed.
+ */
+void control_set_pending(struct control *ctl, const char *database,
+    const char *socket);
 
 /* The clients connected now. */
 size_t control_clients(const struct control *ctl);

@@ -567,6 +567,8 @@ status_direct(yajl_gen g, const struct direct_card_stats *dc, int64_t now_ns)
 	jsonw_put_uint(g, "updating", dc->updating);
 	jsonw_put_uint(g, "errors", dc->errors);
 	jsonw_put_uint(g, "reopened", dc->reopened);
+	jsonw_put_uint(g, "clock_dropped", dc->clock_dropped);
+	jsonw_put_str_or_null(g, "clock_why", dc->clock_why);
 	jsonw_put_uint(g, "file_interval", dc->interval);
 	jsonw_put_bool(g, "byte_swapped", dc->swapped);
 	if (dc->newest_ts_ns != 0)
@@ -635,7 +637,9 @@ status_store(yajl_gen g, const struct control_ctx *ctx)
 	store_get_stats(ctx->st, &st);
 	jsonw_str(g, "database");
 	yajl_gen_map_open(g);
+	/* the file it writes: a reload cannot move it, only a restart */
 	jsonw_put_str(g, "path", cfg->database);
+	jsonw_put_str_or_null(g, "path_after_restart", ctx->database_next);
 	/* where it was created: databases gathered from many hosts say so */
 	if (store_host(ctx->st, host, mid, sizeof(host)) == 0) {
 		jsonw_put_str(g, "hostname", host);

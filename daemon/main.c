@@ -48,6 +48,8 @@ struct daemon {
 	sd_event_source *flush_timer, *status_timer, *sync_done;
 	unsigned pushed_restarts;	/* source counts already in the store */
 	uint64_t pushed_bad_lines;
+	char *database_next;		/* a reloaded config's new path, or NULL */
+	char *socket_next;
 };
 
 static _Noreturn void
@@ -233,6 +235,30 @@ on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, void *arg)
 	return 0;
 }
 
+/*
+ * A reloaded config's path (*path) of what only a restart opens: the
+ * running one stays in the config (status and the next reload compare with
+ * what the daemon really uses), and the new one is kept in *next (NULL
+ * when the config names the running one again).
+ */
+static void
+keep_path(char **path, const char *running, char **next, const char *key,
+    const char *doing)
+{
+	char *keep;
+
+	free(*next);
+	*next = NULL;
+	if (strcmp(*path, running) == 0)
+		return;
+	if ((keep = strdup(running)) == NULL || (*next = strdup(*path)) == NULL)
+		fatalx(EXIT_EVENTLOOP, "out of memory");
+	log_warnx("%s: the new path %s takes effect only on restart; %s %s",
+	    key, *path, doing, running);
+	free(*path);
+	*path = keep;
+}
+
 static int
 on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *arg)
 {
@@ -248,12 +274,11 @@ on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *arg)
 	if ((cfg = load_config(d->config_path)) == NULL) {
 		log_warnx("reload failed; keeping the running config");
 	} else {
-		if (strcmp(cfg->database, d->cfg->database) != 0)
-			log_warnx("database: a new path takes effect only on "
-			    "restart; still writing %s", d->cfg->database);
-		if (strcmp(cfg->socket, d->cfg->socket) != 0)
-			log_warnx("socket: a new path takes effect only on "
-			    "restart; still listening on %s", d->cfg->socket);
+		keep_path(&cfg->database, d->cfg->database, &d->database_next,
+		    "database", "still writing");
+		keep_path(&cfg->socket, d->cfg->socket, &d->socket_next,
+		    "socket", "still listening on");
+		control_set_pending(d->ctl, d->database_next, d->socket_next);
 		source_reconfigure(d->src, cfg);
 		source_set_interval(d->src, cfg->source.interval_ns);
 		control_set_config(d->ctl, cfg);
@@ -415,6 +440,8 @@ main(int argc, char *argv[])
 	control_free(d.ctl);
 	sd_event_unref(d.ev);
 	config_free(d.cfg);
+	free(d.database_next);
+	free(d.socket_next);
 	log_notice("stopped");
 	return code;
 }

@@ -68,13 +68,20 @@ bestsrc_with(sqlite3_str *q, const struct bestsrc *b, const char *span_sql)
 	    SCHEMA_C_TS " = bts AND " SCHEMA_C_DEVICE " = bdev) ");
 }
 
+/* The SQL condition that column col holds a finite number. */
+#define FINITE_SQL(col) "typeof(\"%w\") IN ('integer', 'real') AND \"%w\" " \
+	"BETWEEN -1e308 AND 1e308"
+
 void
 bestsrc_col(sqlite3_str *q, const struct bestsrc *b, size_t i)
 {
-	if (b->cols[i] == NULL)
+	const char *c = b->cols[i];
+
+	if (c == NULL)
 		sqlite3_str_appendall(q, "NULL");
 	else if (!b->on)
-		sqlite3_str_appendf(q, "\"%w\"", b->cols[i]);
+		sqlite3_str_appendf(q, "CASE WHEN " FINITE_SQL(c) " THEN \"%w\" "
+		    "END", c, c, c);
 	else
 		/*
 		 * One stream per metric: the file rows' values where the
@@ -82,7 +89,20 @@ bestsrc_col(sqlite3_str *q, const struct bestsrc *b, size_t i)
 		 * it does not (or the card has no file row).
 		 */
 		sqlite3_str_appendf(q, "CASE WHEN (" SCHEMA_C_SRC " IS NOT NULL) "
-		    "= (m%d IS 1) THEN \"%w\" END", (int)i, b->cols[i]);
+		    "= (m%d IS 1) AND " FINITE_SQL(c) " THEN \"%w\" END", (int)i,
+		    c, c, c);
+}
+
+void
+bestsrc_bad(sqlite3_str *q, const struct bestsrc *b)
+{
+	sqlite3_str_appendall(q, "(0");
+	for (size_t i = 0; i < b->ncols; i++)
+		if (b->cols[i] != NULL)
+			sqlite3_str_appendf(q, " + CASE WHEN \"%w\" IS NULL OR ("
+			    FINITE_SQL(c) ") THEN 0 ELSE 1 END", b->cols[i],
+			    b->cols[i], b->cols[i]);
+	sqlite3_str_appendall(q, ")");
 }
 
 void

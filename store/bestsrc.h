@@ -29,7 +29,8 @@
  *   bestsrc_from()                       " FROM samples LEFT JOIN best ..."
  *   " WHERE " DB_OVERLAPS_SQL ...
  *
- * The plain pieces (bestsrc_on false) give today's statement exactly.
+ * The plain pieces (bestsrc_on false) give the plain statement, each
+ * value guarded to be a finite number.
  */
 #ifndef SPYREMON_BESTSRC_H
 #define SPYREMON_BESTSRC_H
@@ -55,7 +56,7 @@ struct bestsrc {
  * Set *b for db and the columns cols[0..ncols).  on is false before
  * schema version 6 (no src column) and, from version 7 on, when the
  * database holds no file row at all (one probe of the index), so that
- * such a database is read with today's statements exactly and at their
+ * such a database is read with the plain statements and at their
  * cost; a version 6 database (no index) is always on.  0, or -1 if the
  * schema cannot be read (error in db).
  */
@@ -80,9 +81,18 @@ void bestsrc_with(sqlite3_str *q, const struct bestsrc *b,
 
 /*
  * Append the value of b->cols[i] (column col) as the rule selects it: the
- * plain column, or NULL where the other stream is the metric's source.
+ * plain column, or NULL where the other stream is the metric's source,
+ * and NULL where it is not a finite number (text, a blob, an infinity).
  */
 void bestsrc_col(sqlite3_str *q, const struct bestsrc *b, size_t i);
+
+/*
+ * Append the number of the row's values among b's columns that are
+ * neither NULL nor a finite number (text, a blob, an infinity: from a
+ * database written elsewhere), whatever stream the rule takes: what
+ * bestsrc_col leaves out as NULL.
+ */
+void bestsrc_bad(sqlite3_str *q, const struct bestsrc *b);
 
 /*
  * Append an expression true (1) when the row is of its card's row source,

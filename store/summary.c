@@ -291,7 +291,8 @@ rule_columns(struct ctx *x)
 /*
  * The window's samples: ts, device, interval, the K_N values and whether
  * each unreliable column holds one, as the rule selects them, then
- * whether the row is of its card's row source.  Idle (the look-back
+ * whether the row is of its card's row source, then how many of its
+ * values are not finite numbers (bestsrc_bad).  Idle (the look-back
  * span, ?1 < ts <= ?2): ts, device, interval, pwr; with the rule also
  * the row's source, and file rows whatever aiu-smi's busy, by device and
  * time, since an aiu-smi row's busy tells whether the file rows its
@@ -341,6 +342,8 @@ select_samples(struct ctx *x, bool idle)
 		}
 		sqlite3_str_appendall(q, ", ");
 		bestsrc_row(q, &x->b);
+		sqlite3_str_appendall(q, ", ");
+		bestsrc_bad(q, &x->b);
 		bestsrc_from(q, &x->b);
 		/* the samples whose interval overlaps (?1, ?2) */
 		sqlite3_str_appendf(q, " WHERE %s", win_span);
@@ -353,13 +356,31 @@ select_samples(struct ctx *x, bool idle)
 	return s;
 }
 
+/*
+ * The row's interval in ns into *ival_ns: false unless both its stamp
+ * and its interval are integers and the interval is within [0,
+ * MAX_INTERVAL_NS] (a database written elsewhere may hold anything).
+ */
+static bool
+row_interval(sqlite3_stmt *s, int64_t *ival_ns)
+{
+	int64_t ival = sqlite3_column_int64(s, 2);
+
+	if (sqlite3_column_type(s, 0) != SQLITE_INTEGER ||
+	    sqlite3_column_type(s, 2) != SQLITE_INTEGER || ival < 0 ||
+	    ival > MAX_INTERVAL_NS / 1000000)
+		return false;
+	*ival_ns = ival * 1000000;
+	return true;
+}
+
 /* One sample row of select_samples(x, false). */
 static int
 add_row(struct ctx *x, sqlite3_stmt *s)
 {
 	int64_t b = x->s->begin_ns, e = x->s->end_ns;
 	int64_t ts = sqlite3_column_int64(s, 0);
-	int64_t ival = sqlite3_column_int64(s, 2);
+	int64_t ival;
 	struct acc *a;
 	struct summary_card *c;
 	int64_t mant, busy_mant = 0;
@@ -369,8 +390,12 @@ add_row(struct ctx *x, sqlite3_stmt *s)
 	if ((a = card_of(x, sqlite3_column_int(s, 1))) == NULL)
 		return nomem(x->db);
 	c = a->c;
-	ival = ival < 0 ? 0 : ival > MAX_INTERVAL_NS / 1000000 ?
-	    MAX_INTERVAL_NS : ival * 1000000;
+	/* values that are not finite numbers: left out (NULL), counted */
+	c->bad_values += sqlite3_column_int64(s, 4 + K_N + (int)x->nunrel);
+	if (!row_interval(s, &ival)) {
+		c->bad_values++;	/* no time it covers: the whole row */
+		return 0;
+	}
 	/* row figures: the card's row source only (bestsrc.h) */
 	if (sqlite3_column_int(s, 3 + K_N + (int)x->nunrel) != 0) {
 		c->samples++;
@@ -517,10 +542,12 @@ static int
 note_idle(struct ctx *x, struct acc *a, sqlite3_stmt *s)
 {
 	int64_t ts = sqlite3_column_int64(s, 0);
-	int64_t ival = sqlite3_column_int64(s, 2) * 1000000;
+	int64_t ival;
 	int64_t mant;
 	int scale;
 
+	if (!row_interval(s, &ival))
+		return 0;
 	if (sqlite3_column_int(s, 4) == 0)
 		return push_span(&a->ispan, &a->nispan, &a->iscap,
 		    (struct span){ ts - ival, ts, 0 }) ? 0 : -1;
@@ -612,6 +639,9 @@ finish(struct ctx *x)
 
 		if (a->last_ts != 0)
 			gap(c, a->last_ts, x->s->end_ns, a->last_ival);
+		/* intervals that overlap (rows from elsewhere) cover it once */
+		if (c->covered_ns > x->s->end_ns - x->s->begin_ns)
+			c->covered_ns = x->s->end_ns - x->s->begin_ns;
 		if (c->has_power) {
 			size_t r;
 

@@ -80,6 +80,10 @@ struct summary_card {
 	double	 net_energy_j;
 	char	 zero_while_busy[64];	/* "rdmem,wrmem", "" if none */
 	char	 unreliable[64];	/* "rsvmem,pt_act", "" if none */
+	int64_t	 bad_values;	/* values not finite numbers, left out; rows
+				   whose stamp or interval is not an integer
+				   in range count once, whole (not stored: 0
+				   in a summary read from the database) */
 };
 
 struct summary {

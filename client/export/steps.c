@@ -302,7 +302,7 @@ json_row(yajl_gen g, const struct row *w)
 		else if (columns[i].kind == K_BOOL)
 			yajl_gen_bool(g, strcmp(v, "true") == 0);
 		else
-			yajl_gen_number(g, v, strlen(v));
+			(void)jsonw_number(g, v);
 	}
 	yajl_gen_map_close(g);
 }

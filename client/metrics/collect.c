@@ -128,7 +128,8 @@ cmp_card(const void *a, const void *b)
 }
 
 /*
- * The statement reading samples newest first from ?1 on: ts_ns, device,
+ * The statement reading samples newest first from ?1 on, up to ?2 (now:
+ * a row stamped in the future is never published): ts_ns, device,
  * interval_ms, then one column per collect_values entry (NULL for a column
  * absent or unreliable, or where the rule of bestsrc.h takes the card's
  * metric from its other stream over the rows from ?1 on), then the row's
@@ -153,7 +154,7 @@ newest_stmt(sqlite3 *db, const struct db_catalog *cat)
 		sqlite3_free(sqlite3_str_finish(q));
 		return NULL;
 	}
-	bestsrc_with(q, &b, SCHEMA_C_TS " > ?1");
+	bestsrc_with(q, &b, SCHEMA_C_TS " > ?1 AND " SCHEMA_C_TS " <= ?2");
 	sqlite3_str_appendall(q, "SELECT " SCHEMA_C_TS ", " SCHEMA_C_DEVICE
 	    ", " SCHEMA_C_INTERVAL);
 	for (size_t i = 0; i < collect_nvalues; i++) {
@@ -173,8 +174,8 @@ newest_stmt(sqlite3 *db, const struct db_catalog *cat)
 	sqlite3_str_appendall(q, ", ");
 	bestsrc_src(q, &b);
 	bestsrc_from(q, &b);
-	sqlite3_str_appendall(q, " WHERE " SCHEMA_C_TS " > ?1 ORDER BY "
-	    SCHEMA_C_TS " DESC");
+	sqlite3_str_appendall(q, " WHERE " SCHEMA_C_TS " > ?1 AND " SCHEMA_C_TS
+	    " <= ?2 ORDER BY " SCHEMA_C_TS " DESC");
 	if ((sql = sqlite3_str_finish(q)) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
@@ -237,6 +238,7 @@ read_cards(sqlite3 *db, struct collect *c)
 	}
 	sqlite3_bind_int64(s, 1, c->now_ns - c->flush_ns -
 	    COLLECT_STALE_INTERVALS * DB_MAX_INTERVAL_NS);
+	sqlite3_bind_int64(s, 2, c->now_ns);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t ts = sqlite3_column_int64(s, 0);
 		int dev = sqlite3_column_int(s, 1);
@@ -342,6 +344,8 @@ read_counters(sqlite3 *db, struct collect *c)
 			cd->have_energy = true;
 			cd->energy_j = v;
 			cd->energy_ts_ns = sqlite3_column_int64(s, 3);
+			if (cd->energy_ts_ns > c->now_ns)	/* never the future */
+				cd->energy_ts_ns = c->now_ns;
 		}
 	}
 	sqlite3_finalize(s);
@@ -354,9 +358,12 @@ read_newest(sqlite3 *db, struct collect *c)
 {
 	sqlite3_stmt *s;
 
+	/* a row stamped in the future is not the newest sample: never published */
 	if (sqlite3_prepare_v2(db, "SELECT max(" SCHEMA_C_TS ") FROM "
-	    SCHEMA_T_SAMPLES, -1, &s, NULL) != SQLITE_OK)
+	    SCHEMA_T_SAMPLES " WHERE " SCHEMA_C_TS " <= ?1", -1, &s, NULL) !=
+	    SQLITE_OK)
 		return db_error(db, "samples");
+	sqlite3_bind_int64(s, 1, c->now_ns);
 	if (sqlite3_step(s) == SQLITE_ROW)
 		c->newest_ts_ns = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);

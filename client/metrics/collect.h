@@ -69,7 +69,7 @@ struct collect {
 	char *hostname, *machine_id;	/* NULL before schema version 5 */
 	struct collect_card *cards;	/* fresh cards, by device */
 	size_t ncards, nstale;
-	int64_t newest_ts_ns;		/* of any sample, 0 if none */
+	int64_t newest_ts_ns;		/* of any sample up to now_ns, 0 if none */
 	bool have_counters;		/* schema version 5 on */
 	double samples_total, child_restarts, rejected_lines;
 	int64_t database_bytes;		/* the file plus its -wal */

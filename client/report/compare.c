@@ -425,34 +425,34 @@ gen_fig(yajl_gen g, const struct cmp_fig *f)
 	else
 		yajl_gen_null(g);
 	jsonw_str(g, "base");
-	yajl_gen_double(g, f->base);
+	(void)jsonw_double(g, f->base);
 	jsonw_str(g, "new");
-	yajl_gen_double(g, f->new);
+	(void)jsonw_double(g, f->new);
 	jsonw_str(g, "change");
-	yajl_gen_double(g, f->new - f->base);
+	(void)jsonw_double(g, f->new - f->base);
 	jsonw_str(g, "rel_change_pct");
 	if (isnan(rel(f)))
 		yajl_gen_null(g);
 	else
-		yajl_gen_double(g, rel(f));
+		(void)jsonw_double(g, rel(f));
 	jsonw_str(g, "verdict");
 	jsonw_str(g, f->verdict);
 	if (f->tested) {
 		jsonw_str(g, "base_ci95");
-		yajl_gen_double(g, stats_ci95(&f->sb));
+		(void)jsonw_double(g, stats_ci95(&f->sb));
 		jsonw_str(g, "new_ci95");
-		yajl_gen_double(g, stats_ci95(&f->sn));
+		(void)jsonw_double(g, stats_ci95(&f->sn));
 		jsonw_str(g, "base_n");
 		yajl_gen_integer(g, (long long)f->sb.n);
 		jsonw_str(g, "new_n");
 		yajl_gen_integer(g, (long long)f->sn.n);
 		if (f->w.valid) {
 			jsonw_str(g, "welch_t");
-			yajl_gen_double(g, f->w.t);
+			(void)jsonw_double(g, f->w.t);
 			jsonw_str(g, "welch_df");
-			yajl_gen_double(g, f->w.df);
+			(void)jsonw_double(g, f->w.df);
 			jsonw_str(g, "p");
-			yajl_gen_double(g, f->w.p);
+			(void)jsonw_double(g, f->w.p);
 		}
 	}
 	yajl_gen_map_close(g);
@@ -608,7 +608,7 @@ compare_run(struct client *cl, const char *base, const char *new,
 		jsonw_str(g, "new");
 		summary_gen_json(g, &c.new);
 		jsonw_str(g, "min_change_pct");
-		yajl_gen_double(g, r->min_change);
+		(void)jsonw_double(g, r->min_change);
 		jsonw_str(g, "figures");
 		yajl_gen_array_open(g);
 		for (size_t i = 0; i < c.n; i++)

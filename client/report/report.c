@@ -146,9 +146,17 @@ series_load(sqlite3 *db, const struct db_catalog *cat, int64_t lo, int64_t hi,
 	sqlite3_bind_int64(s, 3, hi + DB_MAX_INTERVAL_NS);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t ts = sqlite3_column_int64(s, 0);
-		int64_t iv = sqlite3_column_int64(s, 2) * 1000000;
+		int64_t iv = sqlite3_column_int64(s, 2);
 		int card = sqlite3_column_int(s, 1);
 		double v[S_N];
+
+		/* a stamp or interval that is not an integer in range (a
+		 * database from elsewhere): no time to draw it at */
+		if (sqlite3_column_type(s, 0) != SQLITE_INTEGER ||
+		    sqlite3_column_type(s, 2) != SQLITE_INTEGER || iv < 0 ||
+		    iv > DB_MAX_INTERVAL_NS / 1000000)
+			continue;
+		iv *= 1000000;
 
 		/* one sqlite3_column_value per cell: each call is a lookup */
 		for (int k = 0; k < S_N; k++) {

@@ -213,7 +213,7 @@ gen_num(yajl_gen g, const char *key, bool has, double v)
 {
 	jsonw_str(g, key);
 	if (has)
-		yajl_gen_double(g, v);
+		(void)jsonw_double(g, v);
 	else
 		yajl_gen_null(g);
 }
@@ -256,7 +256,7 @@ gen_card(yajl_gen g, const struct winsum *ws, const struct summary_card *c)
 	gen_int(g, "max_interval_ms", c->max_interval_ms);
 	jsonw_str(g, "energy_j");
 	if (c->has_power)
-		yajl_gen_number(g, c->energy_j, strlen(c->energy_j));
+		(void)jsonw_number(g, c->energy_j);
 	else
 		yajl_gen_null(g);
 	gen_num(g, "net_energy_j", c->has_idle, c->net_energy_j);
@@ -289,6 +289,7 @@ gen_card(yajl_gen g, const struct winsum *ws, const struct summary_card *c)
 	jsonw_str(g, c->zero_while_busy);
 	jsonw_str(g, "unreliable");
 	jsonw_str(g, c->unreliable);
+	gen_int(g, "bad_values", c->bad_values);
 	yajl_gen_map_close(g);
 }
 

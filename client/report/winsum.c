@@ -176,6 +176,14 @@ make_notes(struct winsum *ws)
 	for (size_t i = 0; i < s->ncards; i++) {
 		const struct summary_card *c = &s->cards[i];
 
+		if (c->bad_values > 0)
+			note(ws, "Card %d: %" PRId64 " value%s that %s not a "
+			    "finite number (text, a blob, an infinity: a "
+			    "database written elsewhere) left out of every "
+			    "figure; a row whose stamp or interval is not one "
+			    "is left out whole.", c->device, c->bad_values,
+			    c->bad_values == 1 ? "" : "s",
+			    c->bad_values == 1 ? "is" : "are");
 		if (c->coarse_samples > 0)
 			note(ws, "Card %d: %" PRId64 " of %" PRId64 " samples "
 			    "were imported from an aiu-smi log: whole-second "
@@ -244,7 +252,9 @@ winsum_load(sqlite3 *db, const struct winsum_from *from, const char *name,
 		return db_error(db, "the window, again");
 	}
 	out->w = w[0];
-	w[0].tag = w[0].meta = NULL;
+	/* a database from elsewhere may hold control characters: shown */
+	out->w.tag = w[0].tag != NULL ? fmt_controls(w[0].tag, false) : NULL;
+	out->w.meta = w[0].meta != NULL ? fmt_controls(w[0].meta, true) : NULL;
 	db_windows_free(w, n);
 	if (out->settled == CLIENT_EXIT_INCOMPLETE)
 		note(out, "Not every sample of the window is stored: %s.", why);
@@ -292,7 +302,10 @@ winsum_meta(const struct winsum *ws, const char *key, char *buf, size_t len)
 	if (v == NULL)
 		return NULL;
 	if ((x = yajl_tree_get(v, path, yajl_t_string)) != NULL) {
-		snprintf(buf, len, "%s", YAJL_GET_STRING(x));
+		char *shown = fmt_controls(YAJL_GET_STRING(x), false);
+
+		snprintf(buf, len, "%s", shown);
+		free(shown);
 		r = buf;
 	}
 	yajl_tree_free(v);

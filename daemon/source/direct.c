@@ -2,6 +2,7 @@
 #include "direct.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -37,6 +38,7 @@ struct dcard {
 	uint8_t *img, *last;		/* this read's copy, the last sample's */
 	bool have_last;
 	uint64_t file_ms;		/* the file header's last update, last read */
+	uint64_t good_ms;		/* the previous good stamp; 0 if none */
 	bool file_ms_moves;		/* the writer updates it */
 	struct mf_file f;		/* this read, decoded */
 	size_t nsec;			/* sections of the last sample */
@@ -136,6 +138,7 @@ unmap(struct dcard *c)
 	c->fd = -1;
 	c->len = 0;
 	c->file_ms = 0;
+	c->good_ms = 0;
 	free(c->img);
 	free(c->last);
 	c->img = c->last = NULL;
@@ -531,26 +534,76 @@ note_metrics(struct direct *d, struct dcard *c)
 	}
 }
 
+/*
+ * Why stamp ms (the writer's clock), read at realtime now_ns, cannot be
+ * the card's time, or NULL if it can (see direct.h); good_ms is the
+ * previous good stamp, 0 if none.
+ */
+static const char *
+stamp_fault(uint64_t ms, uint64_t good_ms, int64_t now_ns)
+{
+	int64_t ns;
+
+	if (ms == 0 || ms > (uint64_t)INT64_MAX / NSEC_PER_MSEC)
+		return "out of range (zero or overflowed)";
+	ns = (int64_t)(ms * NSEC_PER_MSEC);
+	if (ns > now_ns && ns - now_ns > DIRECT_CLOCK_AHEAD_NS)
+		return "ahead of the host clock";
+	if (ns < now_ns && now_ns - ns > DIRECT_CLOCK_BEHIND_NS)
+		return "behind the host clock";
+	if (good_ms != 0 && ms < good_ms)
+		return "behind the previous stamp";
+	if (good_ms != 0 && ms - good_ms > DIRECT_SPAN_MAX_MS)
+		return "too long after the previous stamp (interval out of range)";
+	return NULL;
+}
+
+/*
+ * True if stamp ms may be the card's time; else count and log why.  A
+ * stamp that agrees with the host clock becomes the previous one either
+ * way (a stepped writer clock loses one row).
+ */
+static bool
+check_stamp(struct direct *d, struct dcard *c, uint64_t ms)
+{
+	const char *fault = stamp_fault(ms, c->good_ms, c->copied_ns);
+	unsigned dropped;
+
+	if (fault == NULL) {
+		c->good_ms = ms;
+		return true;
+	}
+	if (stamp_fault(ms, 0, c->copied_ns) == NULL)
+		c->good_ms = ms;
+	c->st.clock_dropped++;
+	snprintf(c->st.clock_why, sizeof(c->st.clock_why), "stamp %" PRIu64
+	    " ms %s; read at %" PRId64 " ms", ms, fault,
+	    c->copied_ns / (int64_t)NSEC_PER_MSEC);
+	if (ratelimit_pass(&d->rl, now_monotonic_ns(), &dropped))
+		log_warnx("device %d: metric file %s: %s: sample not stored",
+		    c->st.device, c->st.path, c->st.clock_why);
+	return false;
+}
+
 /* Hand on c->f's values as one row stamped by section stamp. */
 static void
 emit_row(struct direct *d, struct dcard *c, const struct mf_section *stamp)
 {
 	const struct mf_file *f = &c->f;
 	struct store_sample s;
-	uint64_t prev = 0, span;
+	uint64_t prev = c->good_ms, span;
 	size_t n = 0;
 
 	/*
-	 * The row covers the writer's time since the sample before (the
+	 * The row covers the writer's time since the good sample before (the
 	 * baseline at least): the file's own interval field has no documented
 	 * unit, so it is only shown in status.
 	 */
-	for (size_t i = 0; i < c->nsec; i++)
-		if (c->ms[i] > prev)
-			prev = c->ms[i];
-	span = stamp->updated_ms > prev ? stamp->updated_ms - prev : 1;
-	if (span > UINT32_MAX)
-		span = UINT32_MAX;
+	c->st.interval = stamp->interval;
+	if (!check_stamp(d, c, stamp->updated_ms))
+		return;
+	span = prev != 0 && stamp->updated_ms > prev ?
+	    stamp->updated_ms - prev : 1;
 	for (size_t i = 0; i < f->nval; i++) {
 		int id = metric_id(d, f->val[i].type);
 
@@ -573,11 +626,19 @@ emit_row(struct direct *d, struct dcard *c, const struct mf_section *stamp)
 		.metric = c->ids,
 		.values = c->vals,
 	};
-	c->st.interval = stamp->interval;
 	note_metrics(d, c);
 	c->st.rows++;
 	c->st.newest_ts_ns = s.ts_ns;
 	d->sink.row(d->sink.arg, &s);
+}
+
+/* True if baseline stamp ms overflows or is ahead of the host clock. */
+static bool
+baseline_off(uint64_t ms, int64_t now_ns)
+{
+	return ms > (uint64_t)INT64_MAX / NSEC_PER_MSEC ||
+	    ((int64_t)(ms * NSEC_PER_MSEC) > now_ns &&
+	    (int64_t)(ms * NSEC_PER_MSEC) - now_ns > DIRECT_CLOCK_AHEAD_NS);
 }
 
 /* Hand on the sample in c->img/c->f if it is new and whole. */
@@ -626,6 +687,10 @@ take_sample(struct direct *d, struct dcard *c)
 	}
 	if (!c->have_last) {
 		/* the first read of a mapping: only the baseline */
+		for (size_t i = 0; i < f->nsec; i++)
+			if (f->sec[i].updated_ms > c->good_ms &&
+			    !baseline_off(f->sec[i].updated_ms, c->copied_ns))
+				c->good_ms = f->sec[i].updated_ms;
 		stamp = NULL;
 	} else if (!any_new || stamp == NULL) {
 		c->st.duplicates++;

@@ -24,7 +24,20 @@
  * one row, stamped with the newest changed section's last-update time (the
  * writer's clock, whole ms), with that section's sequence number and the
  * read time (arrival_ns); its interval is the writer's time since the
- * sample before (the file's interval field has no documented unit).  Values are stored as the file gives them:
+ * sample before (the file's interval field has no documented unit).
+ *
+ * The writer's clock is checked before a stamp is taken as the card's
+ * time: a new sample whose stamp overflows nanoseconds, is more than
+ * DIRECT_CLOCK_AHEAD_NS ahead of the host clock or more than
+ * DIRECT_CLOCK_BEHIND_NS behind it at the read, is behind the card's
+ * previous good stamp, or lies more than DIRECT_SPAN_MAX_MS after it, is
+ * dropped and counted (clock_dropped, with the reason in clock_why and
+ * logged, rate-limited); it becomes the baseline of the next read all the
+ * same.  A stamp that is only behind the previous one, or only too far
+ * after it, but agrees with the host clock becomes the new previous stamp,
+ * so a writer whose clock was stepped loses one row, not all of them.  The
+ * baseline read's stamp counts as the previous one unless it overflows or
+ * is ahead of the host clock.  Values are stored as the file gives them:
  * KiB, MiB and GiB amounts in bytes under "<name>_bytes", fdec1 in units,
  * int as is.
  *
@@ -64,6 +77,9 @@
 #define DIRECT_OLD_RECHECK_NS	(30ULL * 1000000000ULL)	/* an unchanged old-format file */
 #define DIRECT_FILE_MAX		65536	/* larger files are refused */
 #define DIRECT_MAX_CARDS	256
+#define DIRECT_CLOCK_AHEAD_NS	(2LL * 1000000000LL)	/* stamp ahead of the host clock */
+#define DIRECT_CLOCK_BEHIND_NS	(60LL * 1000000000LL)	/* stamp behind it at the read */
+#define DIRECT_SPAN_MAX_MS	(600ULL * 1000ULL)	/* stamp after the previous one */
 
 enum direct_state {
 	DIRECT_UNKNOWN,		/* not read yet */
@@ -89,6 +105,8 @@ struct direct_card_stats {
 	uint64_t updating;	/* reads that found '!' */
 	uint64_t errors;	/* reads of a bad file (not of an old-format one) */
 	uint64_t reopened;	/* files mapped again (re-created) */
+	uint64_t clock_dropped;	/* new samples dropped: the writer's stamp is off */
+	char clock_why[256];	/* the last such stamp, why; "" if none */
 	int64_t newest_ts_ns;	/* newest stamp handed on, 0 if none */
 	uint32_t interval;	/* the file's update interval, as it says */
 	char metrics[512];	/* the keys the newest row carries, space-separated */

@@ -28,7 +28,9 @@
  *
  * A child that exits is restarted after a back-off (1 s doubling to 60 s,
  * reset after a healthy minute); one that stays silent for 10 intervals
- * (never less than SOURCE_SILENCE_MIN) is killed and restarted.
+ * (never less than SOURCE_SILENCE_MIN) of the daemon's own running time
+ * (a stop of the daemon is not the child's silence) is killed and
+ * restarted.
  */
 #ifndef SPYREMON_SOURCE_H
 #define SPYREMON_SOURCE_H
@@ -52,6 +54,15 @@ struct store;
 #define SOURCE_HEALTHY_NS	(60ULL * 1000000000ULL)	/* resets the back-off */
 #define SOURCE_SILENCE_INTERVALS 10
 #define SOURCE_SILENCE_MIN_NS	(5ULL * 1000000000ULL)	/* aiu-smi may print at most 1/s */
+/*
+ * Switching aiu-smi's rate when every card's file becomes read directly,
+ * or stops being: the new coverage must hold SOURCE_SWITCH_SETTLE_NS (a
+ * workload re-creating its files is not a switch), and aiu-smi's rate
+ * changes at most once per SOURCE_SWITCH_HOLD_NS (a file flipping between
+ * formats restarts it once a minute at most).
+ */
+#define SOURCE_SWITCH_SETTLE_NS	(2ULL * 1000000000ULL)
+#define SOURCE_SWITCH_HOLD_NS	(60ULL * 1000000000ULL)
 #define SOURCE_STARTUP_GRACE_NS	(30ULL * 1000000000ULL)	/* Python start-up before the first line */
 #define SOURCE_KILL_GRACE_NS	(2ULL * 1000000000ULL)	/* SIGTERM to SIGKILL */
 #define SOURCE_MAX_DEVICES	256

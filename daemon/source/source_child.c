@@ -536,15 +536,28 @@ silence_limit_ns(const struct source *src)
 	return limit > SOURCE_SILENCE_MIN_NS ? limit : SOURCE_SILENCE_MIN_NS;
 }
 
+/*
+ * The child's silence is measured in the daemon's own running time: a
+ * check that comes more than a period late means the daemon itself did
+ * not run (SIGSTOP, a held loop), and the child's output may be waiting
+ * in the pipe, unread; its silence is then counted again from now.
+ */
 static int
 on_silence_timer(sd_event_source *s, uint64_t usec, void *arg)
 {
 	struct source *src = arg;
 	uint64_t now = now_monotonic_ns(), since;
+	uint64_t due = usec * 1000;
 
 	(void)s;
+	if (now > due && now - due > SILENCE_CHECK_NS) {
+		src->resumed_mono_ns = now;
+		usec = now / 1000;	/* no catching up on the missed checks */
+	}
 	since = src->last_row_mono_ns ? src->last_row_mono_ns :
 	    src->spawned_mono_ns;
+	if (src->resumed_mono_ns > since)
+		since = src->resumed_mono_ns;
 	if (src->pid != 0 && src->kill_timer == NULL &&
 	    now - since > silence_limit_ns(src)) {
 		source_set_error(src, "aiu-smi (pid %d) printed no row for %llus",

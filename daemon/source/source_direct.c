@@ -99,43 +99,67 @@ direct_metric(void *arg, const char *key, const char *unit, bool max, int *id)
 	return 0;
 }
 
+/*
+ * True if coverage all, differing from the applied one, may be applied
+ * now: it has held SOURCE_SWITCH_SETTLE_NS, and the last switch is
+ * SOURCE_SWITCH_HOLD_NS past (see source.h).
+ */
+static bool
+switch_due(struct source *src, bool all, uint64_t now)
+{
+	if (all == src->direct_all) {
+		src->direct_seen_mono_ns = 0;
+		return false;
+	}
+	if (src->direct_seen_mono_ns == 0)
+		src->direct_seen_mono_ns = now;
+	if (now - src->direct_seen_mono_ns < SOURCE_SWITCH_SETTLE_NS)
+		return false;
+	return src->direct_switched_mono_ns == 0 ||
+	    now - src->direct_switched_mono_ns >= SOURCE_SWITCH_HOLD_NS;
+}
+
 static int
 on_direct_timer(sd_event_source *s, uint64_t usec, void *arg)
 {
 	struct source *src = arg;
 	uint64_t now = now_monotonic_ns(), period = src->direct_period_ns / 1000;
-	bool all;
+	bool all, ticked, changed;
 
 	(void)s;
-	if (direct_tick(src->direct, now)) {
+	if ((ticked = direct_tick(src->direct, now)))
 		/* the files' health at once: status says one thing of a file */
 		for (int i = 0; i < SOURCE_MAX_DEVICES; i++)
 			source_check_health(src, i, now);
-		all = direct_covers_all(src->direct);
-		if (all != src->direct_all || !src->direct_said) {
-			bool changed = all != src->direct_all;
-
-			src->direct_all = all;
-			src->direct_said = true;
-			if (all)
-				log_info("every card's metric file is read "
-				    "directly; aiu-smi runs at source.interval");
-			else if (src->cfg->source.direct == CONFIG_DIRECT_ON)
-				/* on asks for direct reads: missing them is
-				 * worth a warning, not a note */
-				log_warnx("source.direct is on, but not every "
-				    "card's metric file can be read directly "
-				    "(spyremon status says why); aiu-smi runs "
-				    "as without direct reads");
-			else
-				log_info("not every card's metric file can be "
-				    "read directly; aiu-smi runs as without "
-				    "direct reads");
-			if (changed)
-				source_apply_rates(src, all ?
-				    "every card is read directly" :
-				    "a card is no longer read directly");
+	all = direct_covers_all(src->direct);
+	/* the first state is said at once; a switch once due (source.h) */
+	if (switch_due(src, all, now) || (ticked && !src->direct_said &&
+	    all == src->direct_all)) {
+		changed = all != src->direct_all;
+		if (changed) {
+			src->direct_switched_mono_ns = now;
+			src->direct_seen_mono_ns = 0;
 		}
+		src->direct_all = all;
+		src->direct_said = true;
+		if (all)
+			log_info("every card's metric file is read "
+			    "directly; aiu-smi runs at source.interval");
+		else if (src->cfg->source.direct == CONFIG_DIRECT_ON)
+			/* on asks for direct reads: missing them is
+			 * worth a warning, not a note */
+			log_warnx("source.direct is on, but not every "
+			    "card's metric file can be read directly "
+			    "(spyremon status says why); aiu-smi runs "
+			    "as without direct reads");
+		else
+			log_info("not every card's metric file can be "
+			    "read directly; aiu-smi runs as without "
+			    "direct reads");
+		if (changed)
+			source_apply_rates(src, all ?
+			    "every card is read directly" :
+			    "a card is no longer read directly");
 	}
 	/* from the scheduled time; skip ticks already past */
 	usec += period;

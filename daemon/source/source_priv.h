@@ -49,6 +49,7 @@ struct source {
 	uint64_t child_interval_ns;
 	uint64_t spawned_mono_ns;
 	uint64_t last_row_mono_ns;	/* 0 until the child's first row */
+	uint64_t resumed_mono_ns;	/* the loop last ran again after being held */
 	uint64_t backoff_ns;
 	bool stopping;			/* no more restarts */
 	bool restart_at_once;		/* we killed it on purpose */
@@ -81,6 +82,8 @@ struct source {
 	uint64_t direct_next_usec;	/* the timer's next scheduled time */
 	bool direct_all;		/* every known card is read directly */
 	bool direct_said;		/* direct_all has been logged once */
+	uint64_t direct_seen_mono_ns;	/* the coverage first differed, or 0 */
+	uint64_t direct_switched_mono_ns; /* direct_all last changed, or 0 */
 	struct source_dstamp dring[SOURCE_MAX_DEVICES][SOURCE_DRING];
 	unsigned dring_head[SOURCE_MAX_DEVICES];
 

@@ -3,7 +3,8 @@
 # with HELP/TYPE/UNIT, IBM's names and labels, values equal to the
 # database's newest row with its stamp; a window's series only while it is
 # open; energy and samples keep growing across a daemon restart; a stale
-# card is left out; --output writes the textfile format (no timestamps)
+# card is left out, and so is a row stamped in the future;
+# --output writes the textfile format (no timestamps)
 # whole; --http answers GET and HEAD /metrics by the Accept header, 404,
 # 405, 400, 414, 431 and 408 (read timeout), and a request over a real
 # socket; a version 3 database (no host, no counters) is read without
@@ -204,6 +205,31 @@ $SPY metrics >"$T/stale.txt"
 grep -q '^spyre_power_watts{' "$T/stale.txt" && fail "a stale card is still exposed"
 grep -q '^spyremon_last_sample_timestamp_seconds ' "$T/stale.txt" ||
 	fail "no last-sample stamp once the cards are stale"
+
+# ---- a row stamped a day ahead (a writer's clock off) is never published ----
+cp "$DB" "$T/future.db"
+python3 - "$T/future.db" <<'PY' || fail "cannot add a row from the future"
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1])
+cols = [r[1] for r in db.execute("PRAGMA table_info(samples)")]
+row = list(db.execute("SELECT * FROM samples WHERE device = 0 ORDER BY ts_ns DESC LIMIT 1").fetchone())
+row[cols.index("ts_ns")] = time.time_ns() + 86400 * 10**9
+row[cols.index("pwr")] = 99999
+db.execute("INSERT INTO samples VALUES (%s)" % ",".join("?" * len(row)), row)
+db.commit()
+PY
+$CLIENT --db "$T/future.db" metrics >"$T/future.txt" || fail "metrics on a database with a future row failed"
+python3 - "$T/future.txt" <<'PY' || fail "a sample from the future was published: $(grep -E '^spyremon_last_sample|^spyre_power' "$T/future.txt")"
+import sys, time
+now = time.time()
+for ln in open(sys.argv[1]):
+    if ln.startswith("spyremon_last_sample_timestamp_seconds "):
+        assert float(ln.split()[1]) <= now, ln
+    assert not ln.startswith("spyre_power_watts{"), ln
+    parts = ln.split()
+    if not ln.startswith("#") and len(parts) == 3:
+        assert float(parts[2]) <= now, ln
+PY
 
 # ---- a database of schema version 3 (before host and counters) ----
 cp "$DB" "$T/v3.db"

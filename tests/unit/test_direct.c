@@ -8,7 +8,10 @@
  * byte-swapped file is read swapped; an old-format file is a state, not an
  * error, looked at again only when it changes or now and then, and the
  * keys a card's file gives are named.  A FIFO or a device at the path is
- * a state of its own, named as such, and never opened blocking.
+ * a state of its own, named as such, and never opened blocking.  The
+ * writer's clock is checked: stamps of 1970, 2100, overflowed or of
+ * tomorrow, or a row covering 90,000,009 ms, are dropped and counted, and
+ * a stepped clock costs one row.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,8 +29,11 @@
 #include "direct.h"
 #include "metricfile.h"
 #include "schema.h"
+#include "timeparse.h"
 
-#define MS0	1796238131000ULL
+/* the writer's stamps start a second before now: the reader checks them */
+static uint64_t ms0;
+#define MS0	ms0
 #define RESTAT	(DIRECT_RESTAT_NS + 1)
 
 struct rec {
@@ -127,6 +133,7 @@ setup(void **state)
 	unlink(path);
 	memset(&rec, 0, sizeof(rec));
 	mono = 1000000000ULL;
+	ms0 = (uint64_t)now_realtime_ns() / 1000000ULL - 1000;
 	return 0;
 }
 
@@ -475,6 +482,83 @@ test_old_format(void **state)
 	direct_free(d);
 }
 
+/* Write sample seq stamped ms; expect it dropped for a reason naming why. */
+static void
+expect_dropped(struct direct *d, uint32_t seq, uint64_t ms, const char *why)
+{
+	const struct direct_card_stats *st = direct_card(d, 3);
+	uint64_t dropped = st->clock_dropped;
+	size_t rows = rec.rows;
+
+	write_file(MF_ORDER_NATIVE, seq, ms, ms, 400 + seq);
+	direct_tick(d, mono += 1000);
+	assert_int_equal(rec.rows, rows);
+	assert_int_equal(st->clock_dropped, dropped + 1);
+	if (strstr(st->clock_why, why) == NULL)
+		fail_msg("clock_why: %s", st->clock_why);
+	assert_true(direct_reading(d, 3));
+	assert_true(st->newest_ts_ns <= now_realtime_ns() + DIRECT_CLOCK_AHEAD_NS);
+}
+
+/* Write sample seq stamped ms; expect it handed on, covering span ms. */
+static void
+expect_row(struct direct *d, uint32_t seq, uint64_t ms, uint32_t span)
+{
+	size_t rows = rec.rows;
+
+	write_file(MF_ORDER_NATIVE, seq, ms, ms, 400 + seq);
+	direct_tick(d, mono += 1000);
+	assert_int_equal(rec.rows, rows + 1);
+	assert_int_equal(rec.last.ts_ns, (int64_t)ms * 1000000);
+	assert_int_equal(rec.last.interval_ms, span);
+	assert_int_equal(rec.vals[0].mant, 400 + seq);
+}
+
+/*
+ * The writer's clock: 1970, 2100, an overflowed stamp and tomorrow are
+ * not the card's time; nor is a row after a 90,000,009 ms gap; a stamp
+ * behind the previous one is dropped once, then taken as the new previous.
+ */
+static void
+test_writer_clock(void **state)
+{
+	struct direct *d;
+
+	(void)state;
+	write_file(MF_ORDER_NATIVE, 1, MS0, MS0, 400);
+	d = reader();
+	direct_tick(d, mono);			/* the baseline */
+	expect_dropped(d, 2, 1000, "behind the host clock");		/* 1970 */
+	expect_dropped(d, 3, 4102444800000ULL, "ahead of the host clock");
+	expect_dropped(d, 4, UINT64_MAX - 7, "overflowed");
+	expect_dropped(d, 5, MS0 + 86400000ULL, "ahead of the host clock");
+	expect_row(d, 6, MS0 + 10, 10);	/* the good stamp before: the baseline */
+	expect_dropped(d, 7, MS0 + 5, "behind the previous stamp");
+	expect_row(d, 8, MS0 + 20, 15);
+	assert_int_equal(direct_card(d, 3)->clock_dropped, 5);
+	assert_int_equal(direct_card(d, 3)->newest_ts_ns,
+	    (int64_t)(MS0 + 20) * 1000000);
+	direct_free(d);
+
+	/* a baseline 90,000,009 ms before the next stamp */
+	unlink(path);
+	write_file(MF_ORDER_NATIVE, 1, MS0 - 90000009ULL + 30, MS0 - 90000009ULL + 30,
+	    400);
+	d = reader();
+	direct_tick(d, mono += RESTAT);
+	expect_dropped(d, 2, MS0 + 30, "interval out of range");
+	expect_row(d, 3, MS0 + 40, 10);
+	direct_free(d);
+
+	/* a baseline stamped in 2100 is no previous stamp */
+	unlink(path);
+	write_file(MF_ORDER_NATIVE, 1, 4102444800000ULL, 4102444800000ULL, 400);
+	d = reader();
+	direct_tick(d, mono += RESTAT);
+	expect_row(d, 2, MS0 + 50, 1);
+	direct_free(d);
+}
+
 int
 main(void)
 {
@@ -483,6 +567,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_torn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn_between_sections,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_writer_clock, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_bad_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_a_file, setup,
 		    teardown),
