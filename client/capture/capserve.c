@@ -1,0 +1,174 @@
+/* capserve: who gets the trace request and what polls say (capserve.h). */
+#include "capserve.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define MS	1000000LL
+
+struct capproc *
+capserve_find(struct capserve *c, int32_t pid)
+{
+	for (size_t i = 0; i < c->nprocs; i++)
+		if (c->procs[i].pid == pid)
+			return &c->procs[i];
+	return NULL;
+}
+
+void
+capserve_plan(struct capserve *c, int64_t now)
+{
+	int64_t start;
+
+	if (c->start_ns != 0)
+		return;
+	if (c->by_iterations) {
+		/* nothing to plan: each process starts at its next step */
+		c->start_ns = now;
+		c->serve_until_ns = now + c->extra_ns;
+		return;
+	}
+	start = now + c->extra_ns + c->warmup_ns + CAPSERVE_TICK_NS +
+	    CAPSERVE_MARGIN_NS;
+	/* PROFILE_START_TIME is in whole ms: round up */
+	c->start_ns = (start + MS - 1) / MS * MS;
+	c->end_ns = c->start_ns + c->duration_ns;
+	/* a later process must still see one tick before start - warm-up */
+	c->serve_until_ns = c->start_ns - c->warmup_ns - CAPSERVE_TICK_NS -
+	    CAPSERVE_MARGIN_NS / 2;
+}
+
+struct capproc *
+capserve_add(struct capserve *c, int32_t pid, int64_t now)
+{
+	struct capproc *p;
+
+	if (c->nprocs == CAPSERVE_MAX_PROCS)
+		return NULL;
+	p = &c->procs[c->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->served_ns = now;
+	p->last_poll_ns = now;
+	p->state = CAPPROC_SERVED;
+	return p;
+}
+
+bool
+capserve_closed(const struct capserve *c, int64_t now)
+{
+	return c->start_ns != 0 && now > c->serve_until_ns;
+}
+
+/* A served process polled; what it says of its trace, which is not there. */
+static void
+served_poll(struct capserve *c, struct capproc *p, int32_t type, int64_t now)
+{
+	if (!(type & KIPC_ACTIVITIES)) {
+		p->busy_seen = true;
+		return;
+	}
+	if (c->by_iterations ? !p->busy_seen :
+	    now < c->start_ns + CAPSERVE_MARGIN_NS)
+		return;		/* the request may still be waiting */
+	if (p->busy_seen) {
+		p->state = CAPPROC_NO_TRACE;
+		snprintf(p->why, sizeof(p->why), "traced, but wrote no trace "
+		    "where it was asked to");
+	} else {
+		p->state = CAPPROC_REFUSED;
+		snprintf(p->why, sizeof(p->why), "was idle after the planned "
+		    "start: it did not start the trace");
+	}
+}
+
+enum capserve_answer
+capserve_poll(struct capserve *c, int32_t pid, uid_t uid,
+    const struct kipc_request *r, int64_t now, bool trace_there)
+{
+	struct capproc *p;
+
+	if (!kipc_request_has(r, c->target) || r->npids == 0 ||
+	    r->pids[0] != pid || (!c->any_uid && uid != c->uid)) {
+		c->other_polls++;
+		c->other_pid = pid;
+		return CAPSERVE_NOTHING;
+	}
+	if ((p = capserve_find(c, pid)) != NULL) {
+		p->last_poll_ns = now;
+		if (p->state == CAPPROC_SERVED) {
+			if (trace_there)
+				capserve_found(c, pid);
+			else
+				served_poll(c, p, r->type, now);
+		}
+		return CAPSERVE_NOTHING;
+	}
+	if (!(r->type & KIPC_ACTIVITIES)) {
+		if (c->busy_polls++ == 0)
+			c->first_busy_pid = pid;
+		return CAPSERVE_NOTHING;
+	}
+	if (capserve_closed(c, now) || c->nprocs >= c->max_procs) {
+		c->late_polls++;
+		return CAPSERVE_NOTHING;
+	}
+	capserve_plan(c, now);
+	if (capserve_add(c, pid, now) == NULL)
+		return CAPSERVE_NOTHING;
+	return CAPSERVE_REQUEST;
+}
+
+void
+capserve_found(struct capserve *c, int32_t pid)
+{
+	struct capproc *p = capserve_find(c, pid);
+
+	if (p != NULL && p->state == CAPPROC_SERVED)
+		p->state = CAPPROC_DONE;
+}
+
+void
+capserve_tick(struct capserve *c, int64_t now, bool (*alive)(int32_t pid))
+{
+	for (size_t i = 0; i < c->nprocs; i++) {
+		struct capproc *p = &c->procs[i];
+		int64_t since;
+
+		if (p->state != CAPPROC_SERVED)
+			continue;
+		if (!alive(p->pid)) {
+			p->state = CAPPROC_NO_TRACE;
+			snprintf(p->why, sizeof(p->why), "exited before its "
+			    "trace was written");
+			continue;
+		}
+		if (c->by_iterations && !p->busy_seen &&
+		    now - p->served_ns > c->pending_ns) {
+			p->state = CAPPROC_REFUSED;
+			snprintf(p->why, sizeof(p->why), "did not start the "
+			    "trace within %.0fs: a trace by iterations starts "
+			    "at the job's next step, and this job counts none",
+			    (double)c->pending_ns / 1e9);
+			continue;
+		}
+		since = p->last_poll_ns > c->end_ns ? p->last_poll_ns :
+		    c->end_ns;
+		if (!c->by_iterations && c->quiet_ns > 0 &&
+		    now - since > c->quiet_ns) {
+			p->state = CAPPROC_NO_TRACE;
+			snprintf(p->why, sizeof(p->why), "wrote no trace and "
+			    "stopped polling %.0fs after the trace's end",
+			    (double)(now - c->end_ns) / 1e9);
+		}
+	}
+}
+
+bool
+capserve_settled(const struct capserve *c)
+{
+	for (size_t i = 0; i < c->nprocs; i++)
+		if (c->procs[i].state == CAPPROC_SERVED)
+			return false;
+	return true;
+}
