@@ -26,9 +26,10 @@ against libkineto itself (bench/README.md, "Capture"):
   name, this stand-in's shortcut), counted from the start of the last
   poll.  A send that finds no daemon is retried 10 times after 10 ms
   doubling (10.23 s in all) when the name is abstract (ECONNREFUSED);
-  a missing socket file fails at once.  After sending it reads a reply
-  for 9 x 10 ms (--reply-window-ms); a reply that comes later stays
-  queued and is read at the next poll, as the reply to that one.
+  a missing socket file fails at once.  After sending it tries to read a
+  reply 9 times, 10 ms apart, the first at once; a reply that comes later
+  stays queued and is read at the next poll that reaches the daemon, as
+  the reply to that one.
 - The reply: "req" with the config text, KEY=VALUE lines; size 0 is
   nothing to do.  ACTIVITIES_LOG_FILE is taken only under
   KINETO_ONDEMAND_TRACE_DIR (default /tmp/) and without "..", else the
@@ -62,7 +63,8 @@ Options: --children N runs a launcher that starts N profiled children
 length of a step; --seconds, how long to run; --own-trace AT:DUR, a trace
 of the process's own (torch.profiler) from AT s for DUR s, during which
 it polls busy; --ondemand-dir DIR sets KINETO_ONDEMAND_TRACE_DIR from
-inside the process, as a job's own code may.  It prints "pid N" for
+inside the process, as a job's own code may; --log-tag, ignored, marks
+the command line for a test to find it by.  It prints "pid N" for
 itself and each child, and logs what Kineto logs to stderr.
 """
 
@@ -457,9 +459,8 @@ class Profiler:
 class ConfigClient:
     """IpcFabricConfigClient and the ConfigLoader's poll thread."""
 
-    def __init__(self, profiler, reply_window_ms):
+    def __init__(self, profiler):
         self.profiler = profiler
-        self.windows = max(0, reply_window_ms // 10)
         self.dir = os.environ.get("KINETO_IPC_SOCKET_DIR") or None
         self.name = "dynoconfigclient" + str(uuid.uuid4())
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -516,7 +517,8 @@ class ConfigClient:
         msg = HEADER.pack(len(payload), b"req") + payload
         if not self.sync_send(msg):
             return
-        for _ in range(self.windows):
+        # poll_recv(9, 10 ms): a read at once, then one every 10 ms
+        for _ in range(9):
             text = self.recv()
             if text is not None:
                 if text:
@@ -545,7 +547,7 @@ def profiled(args):
     if args.ondemand_dir:
         os.environ["KINETO_ONDEMAND_TRACE_DIR"] = args.ondemand_dir
     if os.environ.get("KINETO_USE_DAEMON") is not None:
-        client = ConfigClient(prof, args.reply_window_ms)
+        client = ConfigClient(prof)
         threading.Thread(target=client.loop, daemon=True).start()
     own = None
     if args.own_trace:
@@ -569,9 +571,10 @@ def main():
     ap.add_argument("--children", type=int, default=0)
     ap.add_argument("--step-ms", type=int, default=100)
     ap.add_argument("--seconds", type=float, default=600)
-    ap.add_argument("--reply-window-ms", type=int, default=90)
     ap.add_argument("--own-trace", default=None)
     ap.add_argument("--ondemand-dir", default=None)
+    ap.add_argument("--log-tag", default=None,
+                    help="ignored: a mark for finding the process")
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     print("pid %d" % os.getpid(), flush=True)
