@@ -260,7 +260,7 @@ static int
 no_poll(struct capture *c)
 {
 	const struct capserve *s = &c->serve;
-	char wait[FMT_BUFLEN];
+	char wait[FMT_BUFLEN], what[160];
 
 	fmt_span(c->wait_ns, wait, sizeof(wait));
 	if (s->busy_polls > 0) {
@@ -269,15 +269,20 @@ no_poll(struct capture *c)
 		    wait);
 		return CAPTURE_EXIT_REFUSED;
 	}
-	if (c->expected == 0)
-		warnx("process %d did not poll for a trace request within %s: "
-		    "neither it nor a process it started runs with "
-		    "KINETO_USE_DAEMON set; start the job with "
-		    "KINETO_USE_DAEMON=1 in its environment", (int)c->pid, wait);
+	if (c->via_dynolog)
+		snprintf(what, sizeof(what), "dynolog has had no poll for "
+		    "trace requests from process %d or a process it started",
+		    (int)c->pid);
 	else
-		warnx("process %d did not poll for a trace request within %s, "
-		    "though KINETO_USE_DAEMON is set: it polls once PyTorch's "
-		    "profiler is loaded (import torch)%s%s", (int)c->pid, wait,
+		snprintf(what, sizeof(what), "process %d did not poll for a "
+		    "trace request within %s", (int)c->pid, wait);
+	if (c->expected == 0)
+		warnx("%s: neither it nor a process it started runs with "
+		    "KINETO_USE_DAEMON set; start the job with "
+		    "KINETO_USE_DAEMON=1 in its environment", what);
+	else
+		warnx("%s, though KINETO_USE_DAEMON is set: it polls once "
+		    "PyTorch's profiler is loaded (import torch)%s%s", what,
 		    c->socket_dir != NULL ? ", in KINETO_IPC_SOCKET_DIR=" : "",
 		    c->socket_dir != NULL ? c->socket_dir : "");
 	if (s->other_polls > 0)

@@ -73,12 +73,12 @@ served_poll(struct capserve *c, struct capproc *p, int32_t type, int64_t now)
 		return;		/* the request may still be waiting */
 	if (p->busy_seen) {
 		p->state = CAPPROC_NO_TRACE;
-		snprintf(p->why, sizeof(p->why), "traced, but wrote no trace "
-		    "where it was asked to");
+		snprintf(p->why, sizeof(p->why), "traced (it polled busy), but "
+		    "wrote no trace");
 	} else {
 		p->state = CAPPROC_REFUSED;
-		snprintf(p->why, sizeof(p->why), "was idle after the planned "
-		    "start: it did not start the trace");
+		snprintf(p->why, sizeof(p->why), "did not start the trace: it "
+		    "was idle after the planned start");
 	}
 }
 
@@ -157,8 +157,8 @@ capserve_tick(struct capserve *c, int64_t now, bool (*alive)(int32_t pid))
 		if (!c->by_iterations && c->quiet_ns > 0 &&
 		    now - since > c->quiet_ns) {
 			p->state = CAPPROC_NO_TRACE;
-			snprintf(p->why, sizeof(p->why), "wrote no trace and "
-			    "stopped polling %.0fs after the trace's end",
+			snprintf(p->why, sizeof(p->why), "wrote no trace, and "
+			    "has not polled since %.0fs after the trace's end",
 			    (double)(now - c->end_ns) / 1e9);
 		}
 	}

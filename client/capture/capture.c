@@ -401,14 +401,13 @@ report_procs(const struct capture *c)
 		if (p->state == CAPPROC_DONE)
 			continue;
 		if (p->state == CAPPROC_REFUSED) {
-			warnx("process %d %s (Kineto logs why on its "
-			    "stderr)", (int)p->pid, p->why);
+			warnx("process %d took the request but %s (Kineto says "
+			    "why on the job's stderr)", (int)p->pid, p->why);
 			if (rc == CLIENT_EXIT_OK)
 				rc = CAPTURE_EXIT_REFUSED;
 		} else {
-			warnx("process %d took the request but %s; no trace "
-			    "appeared at %s", (int)p->pid, p->why,
-			    c->traces[i].asked);
+			warnx("process %d took the request but %s (asked for "
+			    "%s)", (int)p->pid, p->why, c->traces[i].asked);
 			rc = CAPTURE_EXIT_NO_TRACE;
 		}
 	}
