@@ -91,7 +91,7 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_store test_pace test_health test_control test_windows \
 	test_format test_trace test_import test_merge test_energy \
 	test_rowring test_stats test_expo test_metricfile test_direct \
-	test_hosts test_bestsrc
+	test_hosts test_bestsrc test_capture
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 
