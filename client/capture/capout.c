@@ -14,7 +14,8 @@
  * The merged traces, steps.csv and the report are written by the export
  * and report commands themselves (cmd_export, cmd_report), called on the
  * window just ended, so that they say and check exactly what those
- * commands do.
+ * commands do.  The report comes last, into the directory already in
+ * place, so that report.md names the trace where it stays.
  */
 #include <dirent.h>
 #include <err.h>
@@ -159,11 +160,11 @@ merged_name(const struct captrace *t, char *buf, size_t len)
 }
 
 /*
- * Move the files report wrote into sub into c->tmp, but steps.csv, which
- * export wrote already for every trace.
+ * Move the files report wrote into sub into the output, but steps.csv,
+ * which export wrote already for every trace.
  */
 static int
-adopt_report(struct capture *c, const char *sub)
+adopt_report(const struct capture *c, const char *sub)
 {
 	char from[PATH_MAX + NAME_MAX + 2], to[PATH_MAX + NAME_MAX + 2];
 	struct dirent *e;
@@ -179,7 +180,7 @@ adopt_report(struct capture *c, const char *sub)
 			continue;
 		if ((size_t)snprintf(from, sizeof(from), "%s/%s", sub,
 		    e->d_name) >= sizeof(from) || (size_t)snprintf(to,
-		    sizeof(to), "%s/%s", c->tmp, e->d_name) >= sizeof(to))
+		    sizeof(to), "%s/%s", c->output, e->d_name) >= sizeof(to))
 			continue;
 		if (strcmp(e->d_name, "steps.csv") == 0)
 			(void)unlink(from);
@@ -226,7 +227,7 @@ capout_telemetry(struct capture *c)
 	char id[32], merged[PATH_MAX + NAME_MAX + 2], steps[PATH_MAX + 16];
 	const char *argv[8 + 2 * CAPSERVE_MAX_PROCS];
 	char (*paths)[PATH_MAX + NAME_MAX + 2];
-	char sub[PATH_MAX + 16], mname[NAME_MAX + 1];
+	char mname[NAME_MAX + 1];
 	size_t n = 0, k;
 	int rc = CLIENT_EXIT_OK, r;
 
@@ -270,34 +271,47 @@ capout_telemetry(struct capture *c)
 	if ((r = run(c, cmd_export, argv)) != CLIENT_EXIT_OK &&
 	    rc == CLIENT_EXIT_OK)
 		rc = r;
-	if (!c->report) {
-		free(paths);
-		return rc;
-	}
-	capture_progress(c, "writing the report");
-	/* report takes one trace: the first process's */
-	snprintf(sub, sizeof(sub), "%s/report", c->tmp);
-	r = run_report(c, (const char *[]){ "report", "--window", id,
-	    "--trace", paths[0], "--output", sub, NULL });
-	if (r == CLIENT_EXIT_OK)
-		r = adopt_report(c, sub);
-	if (r != CLIENT_EXIT_OK && rc == CLIENT_EXIT_OK)
-		rc = r;
 	free(paths);
 	return rc;
 }
 
 int
+capout_report(struct capture *c)
+{
+	char id[32], trace[PATH_MAX + NAME_MAX + 2], sub[PATH_MAX + 16];
+	const struct captrace *t = NULL;
+	int r;
+
+	for (size_t i = 0; i < c->ntraces && t == NULL; i++)
+		if (c->traces[i].name[0] != '\0' && c->traces[i].has_span)
+			t = &c->traces[i];
+	if (t == NULL)
+		return CLIENT_EXIT_OK;
+	capture_progress(c, "writing the report");
+	snprintf(id, sizeof(id), "%" PRId64, c->window_id);
+	/* report takes one trace: the first process's, named where it stays */
+	snprintf(trace, sizeof(trace), "%s/%s", c->output, t->name);
+	snprintf(sub, sizeof(sub), "%s/.report", c->output);
+	r = run_report(c, (const char *[]){ "report", "--window", id,
+	    "--trace", trace, "--output", sub, NULL });
+	if (r == CLIENT_EXIT_OK)
+		r = adopt_report(c, sub);
+	return r;
+}
+
+int
 capout_publish(struct capture *c)
+{
+	return output_dir_publish(c->output, c->tmp);
+}
+
+void
+capout_list(const struct capture *c)
 {
 	char b[FMT_BUFLEN], e[FMT_BUFLEN], span[FMT_BUFLEN];
 	char mname[NAME_MAX + 1], path[PATH_MAX + NAME_MAX + 2];
 	struct stat sb;
-	bool any_report;
-	int rc;
 
-	if ((rc = output_dir_publish(c->output, c->tmp)) != CLIENT_EXIT_OK)
-		return rc;
 	if (c->window_id != 0) {
 		fmt_time_ms(c->window_begin_ns, b, sizeof(b));
 		if (fmt_same_utc_day(c->window_begin_ns, c->window_end_ns))
@@ -330,8 +344,6 @@ capout_publish(struct capture *c)
 	if (stat(path, &sb) == 0)
 		printf("%s\n", path);
 	snprintf(path, sizeof(path), "%s/report.md", c->output);
-	any_report = stat(path, &sb) == 0;
-	if (any_report)
+	if (stat(path, &sb) == 0)
 		printf("%s, with aiusmi.csv and the plots\n", path);
-	return CLIENT_EXIT_OK;
 }

@@ -458,8 +458,15 @@ finish(struct capture *c)
 	if (c->window_id != 0 && (r = capout_telemetry(c)) != CLIENT_EXIT_OK &&
 	    rc == CLIENT_EXIT_OK)
 		rc = r;
-	if ((r = capout_publish(c)) != CLIENT_EXIT_OK)
+	if ((r = capout_publish(c)) != CLIENT_EXIT_OK) {
+		/* a trace cannot be taken again: it stays where it is */
+		warnx("the output is left in %s", c->tmp);
+		return r;
+	}
+	if (c->report && c->window_id != 0 && (r = capout_report(c)) !=
+	    CLIENT_EXIT_OK && rc == CLIENT_EXIT_OK)
 		rc = r;
+	capout_list(c);
 	return rc;
 }
 

@@ -118,11 +118,15 @@ void capture_progress(const struct capture *c, const char *fmt, ...)
 
 /*
  * The output: copy each found trace into c->tmp (capout_add_trace, its
- * span read), then with a window the merged traces, steps.csv and with
- * --report the report (capout_telemetry), and publish it to --output.
+ * span read), then with a window the merged traces and steps.csv
+ * (capout_telemetry), rename it to --output (capout_publish), then with
+ * --report write the report into it (capout_report); capout_list prints
+ * what is there.  Each returns an exit status after saying why.
  */
 int capout_add_trace(struct capture *c, struct captrace *t);
 int capout_telemetry(struct capture *c);
 int capout_publish(struct capture *c);
+int capout_report(struct capture *c);
+void capout_list(const struct capture *c);
 
 #endif

@@ -83,6 +83,8 @@ grep -q "^window $WID (capture-$P): " "$T/cap.out" || fail "capture does not nam
 python3 "$CHECK" merged "$TRACE" "$MERGED" 2 || fail "the merged trace"
 python3 "$CHECK" steps "$T/out/steps.csv" 2 "$T/info.json" || fail "steps.csv"
 grep -q "capture-$P" "$T/out/report.md" || fail "report.md does not name the window"
+grep -q "attach \`$TRACE\`" "$T/out/report.md" || fail "report.md does not name the trace where it is"
+grep -q '\.tmp-' "$T/out/report.md" && fail "report.md names a temporary directory"
 
 # the bystander polled the same socket and was given nothing
 grep -q "Received config" "$T/bystander.log" && fail "the bystander was given a request"
