@@ -195,9 +195,12 @@ answer(struct capture *c, const struct kipc_msg *m, int64_t now)
 	there = t != NULL && look(c, t);
 	if (capserve_poll(&c->serve, m->pid, m->uid, &r, now, there) ==
 	    CAPSERVE_REQUEST) {
-		if ((t = new_trace(c, m->pid, m->uid, NULL)) != NULL)
-			len = capture_config(c, t->request, config,
-			    sizeof(config));
+		if ((t = new_trace(c, m->pid, m->uid, NULL)) != NULL &&
+		    (len = capture_config(c, t->request, config,
+		    sizeof(config))) == 0)
+			c->ntraces--;
+		if (len == 0)
+			c->serve.nprocs--;	/* not served after all */
 	}
 	if (kipc_reply(&c->sock, m, config, len) == -1 && len > 0)
 		warn("cannot send the request to process %d", (int)m->pid);
@@ -292,6 +295,20 @@ no_poll(struct capture *c)
 	return CAPTURE_EXIT_NO_POLL;
 }
 
+/* SIGINT or SIGTERM: say what the processes asked will still do. */
+static int
+interrupted(const struct capture *c)
+{
+	warnx("interrupted");
+	for (size_t i = 0; i < c->ntraces; i++)
+		if (c->serve.procs[i].state == CAPPROC_SERVED &&
+		    c->traces[i].fd == -1)
+			fprintf(stderr, "spyremon: process %d took the request and "
+			    "may still write its trace to %s\n",
+			    (int)c->traces[i].pid, c->traces[i].asked);
+	return CLIENT_EXIT_FAILED;
+}
+
 /* The direct path: the socket is ours. */
 static int
 serve(struct capture *c)
@@ -310,10 +327,8 @@ serve(struct capture *c)
 			warn("poll");
 			return CLIENT_EXIT_FAILED;
 		}
-		if (capture_interrupted) {
-			warnx("interrupted");
-			return CLIENT_EXIT_FAILED;
-		}
+		if (capture_interrupted)
+			return interrupted(c);
 		while ((r = kipc_recv(&c->sock, buf, sizeof(buf), &m)) == 1)
 			answer(c, &m, now_realtime_ns());
 		if (r == -1) {
@@ -375,10 +390,8 @@ via_dynolog(struct capture *c)
 	for (;;) {
 		show_progress(c, now_realtime_ns());
 		(void)poll(NULL, 0, CAPLOOP_LOOK_MS);
-		if (capture_interrupted) {
-			warnx("interrupted");
-			return CLIENT_EXIT_FAILED;
-		}
+		if (capture_interrupted)
+			return interrupted(c);
 		if (look_all(c, now_realtime_ns()))
 			return CLIENT_EXIT_OK;
 	}
@@ -398,7 +411,9 @@ caploop_run(struct capture *c)
 	/* several processes to serve: give them all time to poll */
 	s->extra_ns = c->expected > 1 ? c->interval_ns : 0;
 	s->quiet_ns = c->wait_ns + CAPSERVE_TICK_NS;
-	s->pending_ns = c->wait_ns;
+	/* a step may take longer than a poll interval */
+	s->pending_ns = c->wait_given || c->wait_ns > CAPTURE_STEP_WAIT_NS ?
+	    c->wait_ns : CAPTURE_STEP_WAIT_NS;
 	s->max_procs = (size_t)c->max_procs;
 	return c->via_dynolog ? via_dynolog(c) : serve(c);
 }

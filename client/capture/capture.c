@@ -164,6 +164,7 @@ parse_options(struct capture *c, int argc, char *argv[])
 				return bad_option("--wait", optarg,
 				    "give a duration from 1s to 1h");
 			c->wait_ns = (int64_t)ns;
+			c->wait_given = true;
 			break;
 		case OPT_WARMUP:
 			/* ACTIVITIES_WARMUP_PERIOD_SECS is whole seconds */
@@ -284,9 +285,10 @@ learn(struct capture *c)
 		if (c->interval_ns == 0)
 			c->interval_ns = poll_interval(p);
 		if (!have_dir && procinfo_getenv(p, "KINETO_IPC_SOCKET_DIR",
-		    val, sizeof(val)) == 1 && val[0] != '\0') {
+		    c->socket_dir_buf, sizeof(c->socket_dir_buf)) == 1 &&
+		    c->socket_dir_buf[0] != '\0') {
 			/* the folder its processes talk in, spelled as they do */
-			c->socket_dir = strdup(val);
+			c->socket_dir = c->socket_dir_buf;
 			have_dir = true;
 		}
 		if (c->jobid == 0 && procinfo_getenv(p, "SLURM_JOB_ID", val,

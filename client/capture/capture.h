@@ -35,6 +35,8 @@
 #define CAPTURE_DEFAULT_DURATION_NS	(2LL * 1000000000LL)
 #define CAPTURE_DEFAULT_MAX_PROCS	32
 #define CAPTURE_KINETO_INTERVAL_S	5	/* Kineto's default poll interval */
+/* By iterations, how long a request may wait for a step, unless --wait. */
+#define CAPTURE_STEP_WAIT_NS		(60LL * 1000000000LL)
 #define CAPTURE_META_MAX		8	/* pairs capture records */
 
 /* A trace asked of one process, and where it was found. */
@@ -64,8 +66,10 @@ struct capture {
 	const char *output;
 	bool	 report;
 	int64_t	 wait_ns;
+	bool	 wait_given;
 	int64_t	 warmup_ns;
 	const char *socket_dir;		/* NULL: abstract */
+	char	 socket_dir_buf[PATH_MAX];	/* the job's, when socket_dir points here */
 	int	 max_procs;
 	int	 dynolog_port;
 	/* what is known of the process */
