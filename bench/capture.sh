@@ -81,7 +81,8 @@ for i in $(seq "$runs"); do
 	t0=$(date +%s%N)
 	"$BIN/spyremon" -c "$T/conf.yaml" capture --pid "$ppid" --duration "$duration" \
 		${REPORT:+--report} --output "$T/out-$i" >"$T/cap-$i.out" 2>"$T/cap-$i.err" ||
-		{ echo "run $i failed:"; cat "$T/cap-$i.err"; exit 1; }
+		{ echo "run $i failed:"; cat "$T/cap-$i.err"; echo "the job's log:";
+		  grep -v "^ " "$T/job.log" | tail -n 12; exit 1; }
 	t1=$(date +%s%N)
 	start=$(sed -n 's/.*took the request: [0-9.]*s from \(.*\)$/\1/p' "$T/cap-$i.err")
 	trace=$(ls "$T"/out-"$i"/*.pt.trace.json)

@@ -169,15 +169,32 @@ open_window(struct capture *c)
 	c->window_begin_ns = begin != 0 ? begin : now_realtime_ns();
 }
 
+/*
+ * End the window of a plan given up (the process refused it) at its
+ * begin: it spans nothing, and a new one is opened for the new plan.
+ */
+static void
+close_window(struct capture *c)
+{
+	int64_t b, e;
+
+	if (c->window_id == 0)
+		return;
+	if (capwin_end(c->cl, c->window_id, c->window_begin_ns, &b, &e) !=
+	    CLIENT_EXIT_OK)
+		(void)capwin_end(c->cl, c->window_id, 0, &b, &e);
+	c->window_id = 0;
+}
+
 /* Answer one datagram. */
 static void
 answer(struct capture *c, const struct kipc_msg *m, int64_t now)
 {
 	struct kipc_request r;
-	char config[CAPLOOP_CONFIG_MAX];
+	char config[CAPLOOP_CONFIG_MAX], when[FMT_BUFLEN];
 	struct captrace *t;
 	size_t len = 0;
-	bool there;
+	bool there, again = false;
 
 	if (m->truncated)
 		return;
@@ -193,33 +210,40 @@ answer(struct capture *c, const struct kipc_msg *m, int64_t now)
 	}
 	t = trace_of(c, m->pid);
 	there = t != NULL && look(c, t);
-	if (capserve_poll(&c->serve, m->pid, m->uid, &r, now, there) ==
-	    CAPSERVE_REQUEST) {
+	switch (capserve_poll(&c->serve, m->pid, m->uid, &r, now, there)) {
+	case CAPSERVE_REQUEST:
 		if ((t = new_trace(c, m->pid, m->uid, NULL)) != NULL &&
 		    (len = capture_config(c, t->request, config,
 		    sizeof(config))) == 0)
 			c->ntraces--;
 		if (len == 0)
 			c->serve.nprocs--;	/* not served after all */
+		break;
+	case CAPSERVE_AGAIN:
+		again = true;
+		len = capture_config(c, t->request, config, sizeof(config));
+		break;
+	case CAPSERVE_NOTHING:
+		break;
 	}
 	if (kipc_reply(&c->sock, m, config, len) == -1 && len > 0)
 		warn("cannot send the request to process %d", (int)m->pid);
-	if (len > 0) {
-		char when[FMT_BUFLEN];
-
-		fmt_time_ms(c->serve.start_ns, when, sizeof(when));
-		if (c->by_iterations)
-			fprintf(stderr, "%sspyremon: capture: process %d took "
-			    "the request: %ld steps from its next one\n",
-			    c->tty ? "\r\033[K" : "", (int)m->pid,
-			    c->iterations);
-		else
-			fprintf(stderr, "%sspyremon: capture: process %d took "
-			    "the request: %.3fs from %s\n", c->tty ?
-			    "\r\033[K" : "", (int)m->pid,
-			    (double)c->duration_ns / 1e9, when);
-		open_window(c);
-	}
+	if (len == 0)
+		return;
+	fmt_time_ms(c->serve.start_ns, when, sizeof(when));
+	if (c->by_iterations)
+		fprintf(stderr, "%sspyremon: capture: process %d took the "
+		    "request: %ld steps from its next one\n", c->tty ?
+		    "\r\033[K" : "", (int)m->pid, c->iterations);
+	else
+		fprintf(stderr, "%sspyremon: capture: process %d %s: %.3fs "
+		    "from %s\n", c->tty ? "\r\033[K" : "", (int)m->pid,
+		    again ? "did not start the trace (its profiler looked at "
+		    "the request too late); asking again" : "took the request",
+		    (double)c->duration_ns / 1e9, when);
+	if (again)
+		close_window(c);
+	open_window(c);
 }
 
 static void
@@ -279,7 +303,11 @@ no_poll(struct capture *c)
 	else
 		snprintf(what, sizeof(what), "process %d did not poll for a "
 		    "trace request within %s", (int)c->pid, wait);
-	if (c->expected == 0)
+	if (c->expected == 0 && c->env_unread > 0)
+		warnx("%s: is KINETO_USE_DAEMON=1 in the job's environment? "
+		    "(it cannot be read here) Without it Kineto never polls",
+		    what);
+	else if (c->expected == 0)
 		warnx("%s: neither it nor a process it started runs with "
 		    "KINETO_USE_DAEMON set; start the job with "
 		    "KINETO_USE_DAEMON=1 in its environment", what);
@@ -415,5 +443,6 @@ caploop_run(struct capture *c)
 	s->pending_ns = c->wait_given || c->wait_ns > CAPTURE_STEP_WAIT_NS ?
 	    c->wait_ns : CAPTURE_STEP_WAIT_NS;
 	s->max_procs = (size_t)c->max_procs;
+	s->retries = 1;
 	return c->via_dynolog ? via_dynolog(c) : serve(c);
 }

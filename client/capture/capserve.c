@@ -60,26 +60,37 @@ capserve_closed(const struct capserve *c, int64_t now)
 	return c->start_ns != 0 && now > c->serve_until_ns;
 }
 
-/* A served process polled; what it says of its trace, which is not there. */
-static void
+/*
+ * A served process polled; what it says of its trace, which is not there:
+ * CAPSERVE_AGAIN if it refused and is asked again.
+ */
+static enum capserve_answer
 served_poll(struct capserve *c, struct capproc *p, int32_t type, int64_t now)
 {
 	if (!(type & KIPC_ACTIVITIES)) {
 		p->busy_seen = true;
-		return;
+		return CAPSERVE_NOTHING;
 	}
 	if (c->by_iterations ? !p->busy_seen :
 	    now < c->start_ns + CAPSERVE_MARGIN_NS)
-		return;		/* the request may still be waiting */
+		return CAPSERVE_NOTHING;	/* the request may still be waiting */
 	if (p->busy_seen) {
 		p->state = CAPPROC_NO_TRACE;
 		snprintf(p->why, sizeof(p->why), "traced (it polled busy), but "
 		    "wrote no trace");
-	} else {
-		p->state = CAPPROC_REFUSED;
-		snprintf(p->why, sizeof(p->why), "did not start the trace: it "
-		    "was idle after the planned start");
+		return CAPSERVE_NOTHING;
 	}
+	if (!c->by_iterations && c->nprocs == 1 && c->retried < c->retries) {
+		c->retried++;
+		c->start_ns = 0;
+		capserve_plan(c, now);
+		p->served_ns = now;
+		return CAPSERVE_AGAIN;
+	}
+	p->state = CAPPROC_REFUSED;
+	snprintf(p->why, sizeof(p->why), "did not start the trace: it was "
+	    "idle after the planned start%s", c->retried > 0 ? ", twice" : "");
+	return CAPSERVE_NOTHING;
 }
 
 enum capserve_answer
@@ -96,13 +107,13 @@ capserve_poll(struct capserve *c, int32_t pid, uid_t uid,
 	}
 	if ((p = capserve_find(c, pid)) != NULL) {
 		p->last_poll_ns = now;
-		if (p->state == CAPPROC_SERVED) {
-			if (trace_there)
-				capserve_found(c, pid);
-			else
-				served_poll(c, p, r->type, now);
+		if (p->state != CAPPROC_SERVED)
+			return CAPSERVE_NOTHING;
+		if (trace_there) {
+			capserve_found(c, pid);
+			return CAPSERVE_NOTHING;
 		}
-		return CAPSERVE_NOTHING;
+		return served_poll(c, p, r->type, now);
 	}
 	if (!(r->type & KIPC_ACTIVITIES)) {
 		if (c->busy_polls++ == 0)

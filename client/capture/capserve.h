@@ -22,6 +22,13 @@
  * process whose trace is not there yet, a poll with the bit after the
  * planned start means it never took the request (refused), or took it
  * and wrote nothing where asked (it was seen busy).
+ *
+ * Asking again.  Of the profiler thread's looks, the one that takes a
+ * timed request is the last before start minus warm-up, up to a tick
+ * before it: a thread that has run before looks at a phase of its own, so
+ * that look may come any time in that last second, and a host so loaded
+ * that the thread wakes later than that makes it refuse.  A lone process
+ * that refused is asked once more (retries), with a new plan.
  */
 #ifndef SPYREMON_CAPSERVE_H
 #define SPYREMON_CAPSERVE_H
@@ -65,6 +72,7 @@ struct capserve {
 	int64_t	 quiet_ns;	/* a served process silent this long is given up */
 	int64_t	 pending_ns;	/* by iterations: a request not started this long is refused */
 	size_t	 max_procs;
+	unsigned retries;	/* a lone process that refused is asked again */
 	/* the plan, set at the first serve */
 	int64_t	 start_ns, end_ns, serve_until_ns;
 	/* what happened */
@@ -75,17 +83,20 @@ struct capserve {
 	size_t	 other_polls;	/* not ours: answered with nothing */
 	int32_t	 other_pid;	/* the last of those */
 	int32_t	 first_busy_pid;
+	unsigned retried;
 };
 
 enum capserve_answer {
 	CAPSERVE_NOTHING,	/* reply with an empty config */
 	CAPSERVE_REQUEST,	/* reply with the trace request */
+	CAPSERVE_AGAIN,		/* the lone process refused: the request, newly planned */
 };
 
 /*
  * A poll r from pid (the kernel's word) of uid at now; trace_there says
  * whether that process's trace file exists already.  Returns what to
- * answer; the plan is made at the first CAPSERVE_REQUEST.
+ * answer; the plan is made at the first CAPSERVE_REQUEST, and made anew at
+ * CAPSERVE_AGAIN (the process stays the one served).
  */
 enum capserve_answer capserve_poll(struct capserve *c, int32_t pid, uid_t uid,
     const struct kipc_request *r, int64_t now, bool trace_there);

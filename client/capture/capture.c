@@ -278,9 +278,14 @@ learn(struct capture *c)
 	for (size_t i = 0; i <= nkids; i++) {
 		pid_t p = i == 0 ? c->pid : kids[i - 1];
 
-		if (procinfo_getenv(p, "KINETO_USE_DAEMON", val,
-		    sizeof(val)) != 1)
+		switch (procinfo_getenv(p, "KINETO_USE_DAEMON", val,
+		    sizeof(val))) {
+		case -1:
+			c->env_unread++;
 			continue;
+		case 0:
+			continue;
+		}
 		c->expected++;
 		if (c->interval_ns == 0)
 			c->interval_ns = poll_interval(p);

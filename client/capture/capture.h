@@ -76,6 +76,7 @@ struct capture {
 	uid_t	 uid;
 	int64_t	 interval_ns;		/* how often it polls */
 	size_t	 expected;		/* processes with KINETO_USE_DAEMON set */
+	size_t	 env_unread;		/* processes whose environment is unreadable */
 	int64_t	 jobid;
 	char	 trace_id[40];
 	char	 base[64];		/* the trace file's name, before _PID */

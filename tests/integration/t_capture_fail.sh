@@ -5,7 +5,8 @@
 # user who is not root (9); a process that never polls, not started with
 # KINETO_USE_DAEMON (10, naming the variable); a process whose profiler
 # stays busy with a trace of its own (11); one stopped until after the
-# planned start, which refuses it (11); one that traces but cannot write its
+# planned start, twice, which refuses it and then the request asked again
+# (11); one that traces but cannot write its
 # trace (12); one killed while tracing (12).
 source "$(dirname "$0")/lib.sh"
 
@@ -75,23 +76,34 @@ start_standin busy "${KENV[@]}" -- --own-trace 0:600
 expect 11 "busy with a trace of its own" busy --pid "$PID_busy" --wait 3s
 
 # refused: the process is stopped from just after it takes the request
-# until after the planned start, so that the profiler's first look at the
-# request finds the start in the past (as on a host that swaps)
+# until after the planned start, so that the profiler's look at the
+# request finds the start in the past (as on a host that swaps); capture
+# asks once more, and the same again is a refusal
 start_standin late "${KENV[@]}"
 spy capture --pid "$PID_late" --duration 2s --output "$T/out-late" \
 	>"$T/late-cap.out" 2>"$T/late.err" &
 CAP=$!
-wait_for 20 grep -q "Received config" "$T/late.log" || fail "late: no request received"
-kill -STOP "$PID_late"
-START=$(sed -n 's/.*took the request: [0-9.]*s from \(.*\)$/\1/p' "$T/late.err")
-[ -n "$START" ] || fail "late: capture did not say the planned start"
-sleep "$(python3 -c 'import sys, datetime; t = datetime.datetime.fromisoformat(sys.argv[1].replace("Z", "+00:00")).timestamp(); import time; print(max(0, t - time.time() + 0.3))' "$START")"
-kill -CONT "$PID_late"
+# stop_past N: after the Nth request, stop the job until past its start
+stop_past() {
+	local start
+	configs() { [ "$(grep -c "Received config" "$T/late.log")" -ge "$1" ]; }
+	wait_for 20 configs "$1" || fail "late: no request $1"
+	kill -STOP "$PID_late"
+	start=$(sed -n 's/.*: [0-9.]*s from \(.*\)$/\1/p' "$T/late.err" | sed -n "$1p")
+	[ -n "$start" ] || fail "late: capture did not say planned start $1"
+	sleep "$(python3 -c 'import sys, time, datetime; t = datetime.datetime.fromisoformat(sys.argv[1].replace("Z", "+00:00")).timestamp(); print(max(0, t - time.time() + 0.3))' "$start")"
+	kill -CONT "$PID_late"
+}
+stop_past 1
+stop_past 2
 rc=0
 wait "$CAP" || rc=$?
 cat "$T/late.err"
 [ "$rc" -eq 11 ] || fail "late: exit status $rc, not 11"
-grep -q "took the request but did not start the trace" "$T/late.err" || fail "late: $(cat "$T/late.err")"
+grep -q "did not start the trace (its profiler looked at the request too late); asking again" \
+	"$T/late.err" || fail "late: capture did not ask again"
+grep -q "took the request but did not start the trace: it was idle after the planned start, twice" \
+	"$T/late.err" || fail "late: $(cat "$T/late.err")"
 wait_for 5 grep -q "Not starting tracing - start timestamp is in the past" "$T/late.log" ||
 	fail "refused: the stand-in did not refuse"
 [ -e "$T/out-late" ] && fail "late: an output directory was left"

@@ -364,6 +364,40 @@ test_what_polls_say(void **state)
 	assert_int_equal(p->state, CAPPROC_REFUSED);
 	assert_true(capserve_settled(&c));
 
+	/* a lone process that refused is asked once more, with a new plan */
+	serve_setup(&c);
+	c.retries = 1;
+	capserve_poll(&c, 101, 1000, &idle, T0, false);
+	p = capserve_find(&c, 101);
+	{
+		int64_t first = c.start_ns, again = c.start_ns +
+		    CAPSERVE_MARGIN_NS;
+
+		assert_int_equal(capserve_poll(&c, 101, 1000, &idle, again,
+		    false), CAPSERVE_AGAIN);
+		assert_int_equal(p->state, CAPPROC_SERVED);
+		assert_true(c.start_ns >= again + CAPSERVE_TICK_NS +
+		    CAPSERVE_MARGIN_NS);
+		assert_true(c.start_ns > first);
+		assert_int_equal(c.end_ns, c.start_ns + c.duration_ns);
+		assert_int_equal(capserve_poll(&c, 101, 1000, &idle,
+		    c.start_ns + CAPSERVE_MARGIN_NS, false), CAPSERVE_NOTHING);
+		assert_int_equal(p->state, CAPPROC_REFUSED);
+		assert_non_null(strstr(p->why, "twice"));
+	}
+	/* not one of several: they trace one span */
+	serve_setup(&c);
+	c.retries = 1;
+	capserve_poll(&c, 101, 1000, &idle, T0, false);
+	{
+		struct kipc_request other = poll_of(KIPC_ACTIVITIES, 102, 100);
+
+		capserve_poll(&c, 102, 1000, &other, T0 + MS, false);
+	}
+	assert_int_equal(capserve_poll(&c, 101, 1000, &idle, c.start_ns +
+	    CAPSERVE_MARGIN_NS, false), CAPSERVE_NOTHING);
+	assert_int_equal(capserve_find(&c, 101)->state, CAPPROC_REFUSED);
+
 	/* busy, then idle without a trace: it traced and wrote nothing */
 	serve_setup(&c);
 	capserve_poll(&c, 101, 1000, &idle, T0, false);
