@@ -381,6 +381,7 @@ via_dynolog(struct capture *c)
 
 	/* each process takes the request at its next poll */
 	c->serve.extra_ns = c->interval_ns;
+	c->serve.unseen = true;
 	capserve_plan(&c->serve, now);
 	trace_dir((int32_t)c->pid, dir, sizeof(dir));
 	if ((size_t)snprintf(request, sizeof(request), "%s%s.pt.trace.json",

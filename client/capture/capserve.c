@@ -168,9 +168,16 @@ capserve_tick(struct capserve *c, int64_t now, bool (*alive)(int32_t pid))
 		if (!c->by_iterations && c->quiet_ns > 0 &&
 		    now - since > c->quiet_ns) {
 			p->state = CAPPROC_NO_TRACE;
-			snprintf(p->why, sizeof(p->why), "wrote no trace, and "
-			    "has not polled since %.0fs after the trace's end",
-			    (double)(now - c->end_ns) / 1e9);
+			if (c->unseen)
+				snprintf(p->why, sizeof(p->why), "wrote no trace "
+				    "within %.0fs of the trace's end (its polls go "
+				    "to dynolog: whether it refused the start or is "
+				    "still writing cannot be told)",
+				    (double)(now - c->end_ns) / 1e9);
+			else
+				snprintf(p->why, sizeof(p->why), "wrote no trace, "
+				    "and has not polled since %.0fs after the "
+				    "trace's end", (double)(now - c->end_ns) / 1e9);
 		}
 	}
 }

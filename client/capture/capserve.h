@@ -73,6 +73,7 @@ struct capserve {
 	int64_t	 pending_ns;	/* by iterations: a request not started this long is refused */
 	size_t	 max_procs;
 	unsigned retries;	/* a lone process that refused is asked again */
+	bool	 unseen;	/* dynolog answers the polls: capserve sees none */
 	/* the plan, set at the first serve */
 	int64_t	 start_ns, end_ns, serve_until_ns;
 	/* what happened */
