@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # spyremon capture --pid LAUNCHER: a launcher (which does not poll) with 4
-# profiled children, as torchrun starts ranks: every child is asked, all
-# trace the same planned span, and the output has one trace and one merged
+# profiled children, started 300 ms apart as torchrun starts ranks, so that
+# they poll at points of the interval of their own: every child is asked,
+# all trace the same planned span, and the output has one trace and one merged
 # trace per rank, steps.csv with every rank's steps, and one window over
 # the four spans.  --max-processes 2 asks two of them only.
 source "$(dirname "$0")/lib.sh"
@@ -18,7 +19,7 @@ wait_for 20 rows_at_least 2 || fail "no row stored within 20s"
 mkdir -p "$T/kipc"
 env KINETO_USE_DAEMON=1 "KINETO_IPC_SOCKET_DIR=$T/kipc" \
 	ON_DEMAND_CONFIG_UPDATE_INTERVAL_SECS=1 python3 "$STANDIN" --children 4 \
-	--log-tag "$T/launcher" >"$T/launcher.out" 2>"$T/launcher.log" &
+	--stagger-ms 300 --log-tag "$T/launcher" >"$T/launcher.out" 2>"$T/launcher.log" &
 started() { [ "$(grep -c '^pid ' "$T/launcher.out")" -eq 5 ]; }
 wait_for 30 started || fail "the launcher did not start 4 children"
 L=$(sed -n '1s/^pid //p' "$T/launcher.out")

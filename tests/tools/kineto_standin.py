@@ -59,7 +59,8 @@ against libkineto itself (bench/README.md, "Capture"):
   "Record Window End"; written to FILE.tmp, then renamed to FILE.
 
 Options: --children N runs a launcher that starts N profiled children
-(with RANK and WORLD_SIZE) and does not poll itself; --step-ms, the
+(with RANK and WORLD_SIZE), --stagger-ms apart (so that they poll at
+different points of the interval), and does not poll itself; --step-ms, the
 length of a step; --seconds, how long to run; --own-trace AT:DUR, a trace
 of the process's own (torch.profiler) from AT s for DUR s, during which
 it polls busy; --ondemand-dir DIR sets KINETO_ONDEMAND_TRACE_DIR from
@@ -569,6 +570,7 @@ def profiled(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--children", type=int, default=0)
+    ap.add_argument("--stagger-ms", type=int, default=0)
     ap.add_argument("--step-ms", type=int, default=100)
     ap.add_argument("--seconds", type=float, default=600)
     ap.add_argument("--own-trace", default=None)
@@ -583,6 +585,8 @@ def main():
         return
     kids = []
     for rank in range(args.children):
+        if rank > 0:
+            time.sleep(args.stagger_ms / 1000.0)
         pid = os.fork()
         if pid == 0:
             os.environ["RANK"] = str(rank)
