@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "capterm.h"
 #include "capwin.h"
 #include "dynoreq.h"
 #include "format.h"
@@ -30,6 +32,15 @@
 
 #define CAPLOOP_LOOK_MS		100
 #define CAPLOOP_CONFIG_MAX	2048
+
+/* Set by SIGINT and SIGTERM while the loop runs. */
+static volatile sig_atomic_t interrupted_by;
+
+static void
+on_signal(int sig)
+{
+	interrupted_by = sig;
+}
 
 /*
  * The folder process pid may be asked to write a trace in, with a trailing
@@ -122,11 +133,11 @@ look(struct capture *c, struct captrace *t)
 	/* Kineto refused the path (KINETO_ONDEMAND_TRACE_DIR) and used its own */
 	if (try_open(t, t->fallback)) {
 		t->at_fallback = true;
-		fprintf(stderr, "%sspyremon: capture: process %d wrote its trace "
+		capterm_clear(c->tty);
+		fprintf(stderr, "spyremon: capture: process %d wrote its trace "
 		    "to %s, Kineto's default, not to %s: its "
 		    "KINETO_ONDEMAND_TRACE_DIR does not allow that folder\n",
-		    c->tty ? "\r\033[K" : "", (int)t->pid, t->fallback,
-		    t->asked);
+		    (int)t->pid, t->fallback, t->asked);
 		return true;
 	}
 	return false;
@@ -213,15 +224,16 @@ answer(struct capture *c, const struct kipc_msg *m, int64_t now)
 	switch (capserve_poll(&c->serve, m->pid, m->uid, &r, now, there)) {
 	case CAPSERVE_REQUEST:
 		if ((t = new_trace(c, m->pid, m->uid, NULL)) != NULL &&
-		    (len = capture_config(c, t->request, config,
-		    sizeof(config))) == 0)
+		    (len = capserve_config(&c->serve, t->request, c->iterations,
+		    c->trace_id, config, sizeof(config))) == 0)
 			c->ntraces--;
 		if (len == 0)
 			c->serve.nprocs--;	/* not served after all */
 		break;
 	case CAPSERVE_AGAIN:
 		again = true;
-		len = capture_config(c, t->request, config, sizeof(config));
+		len = capserve_config(&c->serve, t->request, c->iterations,
+		    c->trace_id, config, sizeof(config));
 		break;
 	case CAPSERVE_NOTHING:
 		break;
@@ -231,16 +243,17 @@ answer(struct capture *c, const struct kipc_msg *m, int64_t now)
 	if (len == 0)
 		return;
 	fmt_time_ms(c->serve.start_ns, when, sizeof(when));
+	capterm_clear(c->tty);
 	if (c->by_iterations)
-		fprintf(stderr, "%sspyremon: capture: process %d took the "
-		    "request: %ld steps from its next one\n", c->tty ?
-		    "\r\033[K" : "", (int)m->pid, c->iterations);
+		fprintf(stderr, "spyremon: capture: process %d took the "
+		    "request: %ld steps from its next one\n", (int)m->pid,
+		    c->iterations);
 	else
-		fprintf(stderr, "%sspyremon: capture: process %d %s: %.3fs "
-		    "from %s\n", c->tty ? "\r\033[K" : "", (int)m->pid,
-		    again ? "did not start the trace (its profiler looked at "
-		    "the request too late); asking again" : "took the request",
-		    (double)c->duration_ns / 1e9, when);
+		fprintf(stderr, "spyremon: capture: process %d %s: %.3fs "
+		    "from %s\n", (int)m->pid, again ? "did not start the trace "
+		    "(its profiler looked at the request too late); asking "
+		    "again" : "took the request", (double)c->duration_ns / 1e9,
+		    when);
 	if (again)
 		close_window(c);
 	open_window(c);
@@ -254,19 +267,19 @@ show_progress(const struct capture *c, int64_t now)
 	if (!c->tty)
 		return;
 	if (s->start_ns == 0)
-		capture_progress(c, "waiting for process %d to poll (every "
+		capterm_progress(c->tty, "waiting for process %d to poll (every "
 		    "%.0fs)", (int)c->pid, (double)c->interval_ns / 1e9);
 	else if (c->by_iterations)
-		capture_progress(c, "tracing %ld steps", c->iterations);
+		capterm_progress(c->tty, "tracing %ld steps", c->iterations);
 	else if (now < s->start_ns)
-		capture_progress(c, "trace starts in %.1fs",
+		capterm_progress(c->tty, "trace starts in %.1fs",
 		    (double)(s->start_ns - now) / 1e9);
 	else if (now < s->end_ns)
-		capture_progress(c, "tracing: %.1fs of %.1fs",
+		capterm_progress(c->tty, "tracing: %.1fs of %.1fs",
 		    (double)(now - s->start_ns) / 1e9,
 		    (double)c->duration_ns / 1e9);
 	else
-		capture_progress(c, "waiting for the profiler to write its "
+		capterm_progress(c->tty, "waiting for the profiler to write its "
 		    "trace (%.1fs)", (double)(now - s->end_ns) / 1e9);
 }
 
@@ -355,7 +368,7 @@ serve(struct capture *c)
 			warn("poll");
 			return CLIENT_EXIT_FAILED;
 		}
-		if (capture_interrupted)
+		if (interrupted_by != 0)
 			return interrupted(c);
 		while ((r = kipc_recv(&c->sock, buf, sizeof(buf), &m)) == 1)
 			answer(c, &m, now_realtime_ns());
@@ -386,7 +399,8 @@ via_dynolog(struct capture *c)
 	trace_dir((int32_t)c->pid, dir, sizeof(dir));
 	if ((size_t)snprintf(request, sizeof(request), "%s%s.pt.trace.json",
 	    dir, c->base) >= sizeof(request) ||
-	    capture_config(c, request, config, sizeof(config)) == 0) {
+	    capserve_config(&c->serve, request, c->iterations,
+		    c->trace_id, config, sizeof(config)) == 0) {
 		warnx("KINETO_ONDEMAND_TRACE_DIR=%s is too long a name", dir);
 		return CLIENT_EXIT_FAILED;
 	}
@@ -419,7 +433,7 @@ via_dynolog(struct capture *c)
 	for (;;) {
 		show_progress(c, now_realtime_ns());
 		(void)poll(NULL, 0, CAPLOOP_LOOK_MS);
-		if (capture_interrupted)
+		if (interrupted_by != 0)
 			return interrupted(c);
 		if (look_all(c, now_realtime_ns()))
 			return CLIENT_EXIT_OK;
@@ -429,7 +443,9 @@ via_dynolog(struct capture *c)
 int
 caploop_run(struct capture *c)
 {
+	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
 	struct capserve *s = &c->serve;
+	int rc;
 
 	s->target = (int32_t)c->pid;
 	s->uid = c->uid;
@@ -445,5 +461,11 @@ caploop_run(struct capture *c)
 	    c->wait_ns : CAPTURE_STEP_WAIT_NS;
 	s->max_procs = (size_t)c->max_procs;
 	s->retries = 1;
-	return c->via_dynolog ? via_dynolog(c) : serve(c);
+	interrupted_by = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	rc = c->via_dynolog ? via_dynolog(c) : serve(c);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	return rc;
 }

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "capterm.h"
 #include "capture.h"
 #include "format.h"
 #include "output.h"
@@ -242,7 +243,7 @@ capout_telemetry(struct capture *c)
 		snprintf(paths[n], sizeof(paths[n]), "%s/%s", c->tmp, t->name);
 		merged_name(t, mname, sizeof(mname));
 		snprintf(merged, sizeof(merged), "%s/%s", c->tmp, mname);
-		capture_progress(c, "writing %s", mname);
+		capterm_progress(c->tty, "writing %s", mname);
 		r = run(c, cmd_export, (const char *[]){ "export", "--window",
 		    id, "--trace", paths[n], "--merge", merged, NULL });
 		if (r != CLIENT_EXIT_OK && rc == CLIENT_EXIT_OK)
@@ -253,7 +254,7 @@ capout_telemetry(struct capture *c)
 		free(paths);
 		return rc;
 	}
-	capture_progress(c, "writing steps.csv");
+	capterm_progress(c->tty, "writing steps.csv");
 	snprintf(steps, sizeof(steps), "%s/steps.csv", c->tmp);
 	k = 0;
 	argv[k++] = "export";
@@ -287,7 +288,7 @@ capout_report(struct capture *c)
 			t = &c->traces[i];
 	if (t == NULL)
 		return CLIENT_EXIT_OK;
-	capture_progress(c, "writing the report");
+	capterm_progress(c->tty, "writing the report");
 	snprintf(id, sizeof(id), "%" PRId64, c->window_id);
 	/* report takes one trace: the first process's, named where it stays */
 	snprintf(trace, sizeof(trace), "%s/%s", c->output, t->name);

@@ -1,6 +1,7 @@
 /* capserve: who gets the trace request and what polls say (capserve.h). */
 #include "capserve.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -189,4 +190,27 @@ capserve_settled(const struct capserve *c)
 		if (c->procs[i].state == CAPPROC_SERVED)
 			return false;
 	return true;
+}
+
+size_t
+capserve_config(const struct capserve *c, const char *file, long n,
+    const char *trace_id, char *buf, size_t len)
+{
+	int k;
+
+	if (c->by_iterations)
+		k = snprintf(buf, len, "ACTIVITIES_LOG_FILE=%s\n"
+		    "PROFILE_START_ITERATION=0\n"
+		    "PROFILE_START_ITERATION_ROUNDUP=1\n"
+		    "ACTIVITIES_ITERATIONS=%ld\n"
+		    "REQUEST_TRACE_ID=%s", file, n, trace_id);
+	else
+		k = snprintf(buf, len, "ACTIVITIES_LOG_FILE=%s\n"
+		    "PROFILE_START_TIME=%" PRId64 "\n"
+		    "ACTIVITIES_DURATION_MSECS=%" PRId64 "\n"
+		    "ACTIVITIES_WARMUP_PERIOD_SECS=%" PRId64 "\n"
+		    "REQUEST_TRACE_ID=%s", file, (int64_t)(c->start_ns / MS),
+		    (int64_t)(c->duration_ns / MS),
+		    (int64_t)(c->warmup_ns / (1000 * MS)), trace_id);
+	return k > 0 && (size_t)k < len ? (size_t)k : 0;
 }

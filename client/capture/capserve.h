@@ -120,6 +120,16 @@ void capserve_found(struct capserve *c, int32_t pid);
 void capserve_tick(struct capserve *c, int64_t now,
     bool (*alive)(int32_t pid));
 
+/*
+ * The request's config text for the plan, into buf (len bytes), asking
+ * for a trace to file (ACTIVITIES_LOG_FILE) with trace_id: by iterations
+ * (n steps from the next) or timed (PROFILE_START_TIME,
+ * ACTIVITIES_DURATION_MSECS, ACTIVITIES_WARMUP_PERIOD_SECS).  Its length,
+ * 0 if it does not fit.
+ */
+size_t capserve_config(const struct capserve *c, const char *file, long n,
+    const char *trace_id, char *buf, size_t len);
+
 /* The process served as pid, or NULL. */
 struct capproc *capserve_find(struct capserve *c, int32_t pid);
 

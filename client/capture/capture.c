@@ -10,8 +10,6 @@
 #include <err.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +18,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "capterm.h"
 #include "capwin.h"
 #include "dynoreq.h"
 #include "format.h"
@@ -33,8 +32,6 @@ enum {
 	OPT_OUTPUT, OPT_REPORT, OPT_WAIT, OPT_WARMUP, OPT_SOCKET_DIR,
 	OPT_MAX_PROCS, OPT_DYNOLOG_PORT,
 };
-
-volatile int capture_interrupted;
 
 static int
 usage(FILE *fp, int code)
@@ -52,27 +49,6 @@ usage(FILE *fp, int code)
 	    "gets each trace, each trace with the cards' counters merged in,\n"
 	    "steps.csv and with --report the report.  See spyremon(1).\n");
 	return code;
-}
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	capture_interrupted = 1;
-}
-
-void
-capture_progress(const struct capture *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!c->tty)
-		return;
-	fputs("\r\033[K", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fflush(stderr);
 }
 
 /* A whole positive number no larger than max; false if s is not one. */
@@ -310,30 +286,6 @@ learn(struct capture *c)
 		c->wait_ns = c->interval_ns + 6 * (int64_t)NSEC_PER_SEC;
 }
 
-size_t
-capture_config(const struct capture *c, const char *file, char *buf,
-    size_t len)
-{
-	int n;
-
-	if (c->by_iterations)
-		n = snprintf(buf, len, "ACTIVITIES_LOG_FILE=%s\n"
-		    "PROFILE_START_ITERATION=0\n"
-		    "PROFILE_START_ITERATION_ROUNDUP=1\n"
-		    "ACTIVITIES_ITERATIONS=%ld\n"
-		    "REQUEST_TRACE_ID=%s", file, c->iterations, c->trace_id);
-	else
-		n = snprintf(buf, len, "ACTIVITIES_LOG_FILE=%s\n"
-		    "PROFILE_START_TIME=%" PRId64 "\n"
-		    "ACTIVITIES_DURATION_MSECS=%" PRId64 "\n"
-		    "ACTIVITIES_WARMUP_PERIOD_SECS=%" PRId64 "\n"
-		    "REQUEST_TRACE_ID=%s", file,
-		    c->serve.start_ns / (int64_t)NSEC_PER_MSEC,
-		    c->duration_ns / (int64_t)NSEC_PER_MSEC,
-		    c->warmup_ns / (int64_t)NSEC_PER_SEC, c->trace_id);
-	return n > 0 && (size_t)n < len ? (size_t)n : 0;
-}
-
 /* The metadata the window records: what can be read of the process. */
 static void
 collect_meta(struct capture *c)
@@ -483,7 +435,6 @@ cmd_capture(struct client *cl, int argc, char *argv[])
 	struct capture c = { .cl = cl, .duration_ns = CAPTURE_DEFAULT_DURATION_NS,
 	    .max_procs = CAPTURE_DEFAULT_MAX_PROCS,
 	    .dynolog_port = DYNOREQ_PORT, .sock = { .fd = -1 } };
-	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
 	static char tagbuf[32], outbuf[PATH_MAX];
 	char stamp[32], r6[13];
 	time_t now;
@@ -537,24 +488,18 @@ cmd_capture(struct client *cl, int argc, char *argv[])
 		return rc;
 	}
 	collect_meta(&c);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
 	rc = caploop_run(&c);
 	/* the processes find no daemon from here on, and back off */
 	kipc_close(&c.sock);
-	if (c.tty)
-		fputs("\r\033[K", stderr);
+	capterm_clear(c.tty);
 	procs_rc = report_procs(&c);
 	if (c.serve.nprocs > 0) {
-		capture_progress(&c, "writing %s", c.output);
+		capterm_progress(c.tty, "writing %s", c.output);
 		out_rc = finish(&c);
-		if (c.tty)
-			fputs("\r\033[K", stderr);
+		capterm_clear(c.tty);
 	} else {
 		output_dir_remove(c.tmp);
 	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
 	for (size_t i = 0; i < c.ntraces; i++)
 		if (c.traces[i].fd != -1)
 			close(c.traces[i].fd);

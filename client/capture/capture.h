@@ -104,22 +104,10 @@ struct capture {
  * a process took the request (the traces' fate is in c->serve), else
  * CAPTURE_EXIT_NO_POLL, CAPTURE_EXIT_REFUSED or another status, after
  * saying why.  Opens the window (c->window_id) at the first request.
+ * SIGINT and SIGTERM end it (CLIENT_EXIT_FAILED, after naming the traces
+ * the processes may still write).
  */
 int caploop_run(struct capture *c);
-
-/* Set by SIGINT and SIGTERM while a capture runs. */
-extern volatile int capture_interrupted;
-
-/*
- * The request's config text for a trace to file (ACTIVITIES_LOG_FILE)
- * into buf (len bytes): its length, 0 if it does not fit.
- */
-size_t capture_config(const struct capture *c, const char *file, char *buf,
-    size_t len);
-
-/* Progress on a terminal: one line, rewritten. */
-void capture_progress(const struct capture *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 
 /*
  * The output: copy each found trace into c->tmp (capout_add_trace, its
