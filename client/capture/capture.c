@@ -330,8 +330,11 @@ take_socket(struct capture *c)
 {
 	int r = kipc_bind(c->socket_dir, &c->sock);
 
-	if (r == KIPC_BOUND)
+	if (r == KIPC_BOUND) {
+		fprintf(stderr, "spyremon: capture: answering the profiler's "
+		    "polls on %s\n", kipc_name(&c->sock));
 		return CLIENT_EXIT_OK;
+	}
 	if (r == -1) {
 		if (c->socket_dir != NULL)
 			warn("cannot take the profiler's daemon socket in %s",

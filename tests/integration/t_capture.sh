@@ -80,6 +80,8 @@ spy trace info --json "$TRACE" >"$T/info.json" || fail "trace info"
 python3 "$CHECK" span "$T/win.json" "$T/info.json" --slack $INTERVAL_NS ||
 	fail "the window does not span the trace"
 grep -q "^window $WID (capture-$P): " "$T/cap.out" || fail "capture does not name its window"
+grep -q "answering the profiler's polls on $T/kipc/dynolog" "$T/cap.err" ||
+	fail "capture does not say which socket it answers on"
 
 # the merged trace: every original event unchanged, a counter set per card
 python3 "$CHECK" merged "$TRACE" "$MERGED" 2 || fail "the merged trace"
@@ -110,7 +112,8 @@ if unshare -n true 2>/dev/null; then
 		--pid "$A" --duration 1s --output "$T/abs-out" >"$T/abs-cap.out" \
 		2>"$T/abs-cap.err" || fail "capture over the abstract name failed: $(cat "$T/abs-cap.err")"
 	ls "$T"/abs-out/*_"$A".*.merged.json >/dev/null || fail "no merged trace over the abstract name"
-	grep -q 'abstract\|@dynolog@' "$T/abs-cap.err" && fail "capture fell back: $(cat "$T/abs-cap.err")"
+	grep -q "answering the profiler's polls on @dynolog@ (abstract)" "$T/abs-cap.err" ||
+		fail "capture does not say it answers on the abstract name: $(cat "$T/abs-cap.err")"
 	kill "$A"
 else
 	echo "no network namespaces here: the abstract name is not tried"
