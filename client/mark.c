@@ -20,7 +20,6 @@
 #include "json.h"
 #include "jsonw.h"
 #include "proto.h"
-#include "timeparse.h"
 
 enum {
 	OPT_SAME_TAG = CLIENT_OPT_FIRST_FREE,
