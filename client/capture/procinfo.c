@@ -207,10 +207,15 @@ procinfo_torch_version(pid_t pid, char *buf, size_t len)
 	    line = strtok_r(NULL, "\n", &save)) {
 		char *cut;
 
+		/*
+		 * torch's own files: .../torch/lib/libtorch_cpu.so of a wheel,
+		 * .../torch/_C.cpython-*.so everywhere (Debian's libtorch is in
+		 * /usr/lib): .../torch/version.py is beside them
+		 */
 		if ((lib = strchr(line, '/')) == NULL ||
-		    (cut = strstr(lib, "/torch/lib/libtorch")) == NULL)
+		    ((cut = strstr(lib, "/torch/lib/libtorch")) == NULL &&
+		    (cut = strstr(lib, "/torch/_C.")) == NULL))
 			continue;
-		/* .../site-packages/torch/lib/libtorch_cpu.so -> .../torch/version.py */
 		if ((size_t)snprintf(vpath, sizeof(vpath), "%.*s/torch/version.py",
 		    (int)(cut - lib), lib) >= sizeof(vpath) ||
 		    !procinfo_path(pid, vpath, text, sizeof(text)) ||

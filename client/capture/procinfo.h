@@ -44,8 +44,9 @@ int procinfo_getenv(pid_t pid, const char *name, char *buf, size_t len);
 bool procinfo_cmdline(pid_t pid, char *buf, size_t len);
 
 /*
- * The torch version pid runs: from the torch/version.py beside the
- * libtorch it has mapped ("2.5.1+cpu"), false if none or unreadable.
+ * The torch version pid runs: from the torch/version.py beside the files
+ * of torch it has mapped (its libtorch, or its _C extension), such as
+ * "2.5.1+cpu"; false if none or unreadable.
  */
 bool procinfo_torch_version(pid_t pid, char *buf, size_t len);
 

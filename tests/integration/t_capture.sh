@@ -5,8 +5,9 @@
 # in D the trace, the trace with a counter track set per card and every
 # original event unchanged, steps.csv and report.md, exit 0; the window
 # spans the trace to within one sampling interval and records the pid,
-# the trace id (the trace's own), the command and the host; the trace is
-# moved out of /tmp.  A second process on the same socket that was not
+# the trace id (the trace's own), the command and the host (and the torch
+# the job has loaded, where a python here has torch); the trace is moved
+# out of /tmp.  A second process on the same socket that was not
 # asked for gets empty replies and traces nothing.  The same by iterations,
 # through the abstract name "\0dynolog\0" (in a network namespace of its
 # own, so that no other test or daemon shares the name), and a process
@@ -131,6 +132,27 @@ grep -q "wrote its trace to /tmp/libkineto_activities_$S.json" "$T/strict.err" |
 	fail "capture does not say where the trace was: $(cat "$T/strict.err")"
 ls "$T"/strict/*_"$S".*.pt.trace.json >/dev/null || fail "the strict job's trace is not in the output"
 [ -e "/tmp/libkineto_activities_$S.json" ] && fail "the default-path trace was left in /tmp"
+
+# the window records the torch the job has loaded, where a python has one
+TPY=
+for py in python3 /usr/bin/python3; do
+	if "$py" -c 'import torch' 2>/dev/null; then TPY=$py; break; fi
+done
+if [ -n "$TPY" ]; then
+	TV=$("$TPY" -c 'import torch; print(torch.__version__)')
+	env "${KENV[@]}" "$TPY" "$STANDIN" --import-torch --log-tag "$T/torch" \
+		>"$T/torch.out" 2>"$T/torch.log" &
+	wait_for 60 grep -q '^pid ' "$T/torch.out" || fail "the torch job did not start"
+	TP=$(sed -n '1s/^pid //p' "$T/torch.out")
+	spy capture --pid "$TP" --duration 1s --tag with-torch --output "$T/torch-out" \
+		>/dev/null 2>"$T/torch-cap.err" || fail "capture of the torch job: $(cat "$T/torch-cap.err")"
+	got=$(spy windows --tag with-torch --json | python3 -c 'import json,sys; print([w for w in json.load(sys.stdin) if w["end_ns"] != w["begin_ns"]][0]["meta"].get("torch", ""))')
+	[ "$got" = "$TV" ] || fail "window meta torch is '$got', not '$TV'"
+	echo "the window records torch $got"
+	kill "$TP"
+else
+	echo "no python here has torch: the torch metadata is not tried"
+fi
 
 kill "$PID_job" "$PID_bystander" "$S"
 stop_daemon

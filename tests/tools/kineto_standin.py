@@ -65,7 +65,8 @@ length of a step; --seconds, how long to run; --own-trace AT:DUR, a trace
 of the process's own (torch.profiler) from AT s for DUR s, during which
 it polls busy; --ondemand-dir DIR sets KINETO_ONDEMAND_TRACE_DIR from
 inside the process, as a job's own code may; --log-tag, ignored, marks
-the command line for a test to find it by.  It prints "pid N" for
+the command line for a test to find it by; --import-torch imports torch
+(where the python running it has it), as a job has it mapped.  It prints "pid N" for
 itself and each child, and logs what Kineto logs to stderr.
 """
 
@@ -577,7 +578,10 @@ def main():
     ap.add_argument("--ondemand-dir", default=None)
     ap.add_argument("--log-tag", default=None,
                     help="ignored: a mark for finding the process")
+    ap.add_argument("--import-torch", action="store_true")
     args = ap.parse_args()
+    if args.import_torch:
+        import torch  # noqa: F401  (mapped, as a real job has it)
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     print("pid %d" % os.getpid(), flush=True)
     if args.children == 0:
