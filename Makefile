@@ -79,7 +79,11 @@ CLIENT_SRCS = client/client.c client/ctl.c client/db.c client/format.c \
 	client/metrics/render.c client/metrics/expo.c client/metrics/http.c \
 	client/report/winsum.c client/report/summarycmd.c \
 	client/report/stats.c client/report/runsteps.c client/report/compare.c \
-	client/report/report.c client/report/report_md.c client/report/plot.c
+	client/report/report.c client/report/report_md.c client/report/plot.c \
+	client/capture/capture.c client/capture/caploop.c \
+	client/capture/capserve.c client/capture/capout.c \
+	client/capture/capwin.c client/capture/capterm.c client/capture/kipc.c \
+	client/capture/dynoreq.c client/capture/procinfo.c
 SIM_SRCS = sim/aiu-smi-sim.c sim/simopts.c sim/cardmodel.c sim/layout.c \
 	sim/metricwriter.c
 # what the simulator takes from common/: no database, no config
@@ -90,7 +94,7 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_store test_pace test_health test_control test_windows \
 	test_format test_trace test_import test_merge test_energy \
 	test_rowring test_stats test_expo test_metricfile test_direct \
-	test_hosts test_bestsrc test_sync test_writer
+	test_hosts test_bestsrc test_sync test_writer test_capture
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 
@@ -98,10 +102,10 @@ INC_COMMON = -Icommon
 INC_STORE  = $(INC_COMMON) -Istore
 INC_DAEMON = $(INC_STORE) -Idaemon -Idaemon/source
 INC_CLIENT = $(INC_STORE) -Iclient -Iclient/trace -Iclient/export -Iclient/import \
-	     -Iclient/metrics -Iclient/report
+	     -Iclient/metrics -Iclient/report -Iclient/capture
 INC_SIM    = $(INC_COMMON) -Isim
 INC_TEST   = $(INC_DAEMON) -Iclient -Iclient/trace -Iclient/export -Iclient/import \
-	     -Iclient/metrics -Iclient/report -Itests/unit
+	     -Iclient/metrics -Iclient/report -Iclient/capture -Itests/unit
 
 $(B)/common/%.o: INC = $(INC_COMMON)
 $(B)/common/%.o: PKGS = $(LIB_PKGS)

@@ -115,5 +115,6 @@ int cmd_metrics(struct client *cl, int argc, char *argv[]);
 int cmd_summary(struct client *cl, int argc, char *argv[]);
 int cmd_compare(struct client *cl, int argc, char *argv[]);
 int cmd_report(struct client *cl, int argc, char *argv[]);
+int cmd_capture(struct client *cl, int argc, char *argv[]);
 
 #endif

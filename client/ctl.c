@@ -16,6 +16,7 @@
 
 #include "client.h"
 #include "json.h"
+#include "jsonw.h"
 #include "proto.h"
 #include "timeparse.h"
 
@@ -286,4 +287,37 @@ ctl_ask(const char *path, yajl_gen g, int timeout_ms, char *why,
 	if (whylen > 0)
 		why[0] = '\0';
 	return call(&c, g, true, reply);
+}
+
+yajl_gen
+ctl_request_new(const char *cmd)
+{
+	yajl_gen g = json_gen_new(false);
+
+	if (g == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	yajl_gen_map_open(g);
+	jsonw_str(g, "v");
+	yajl_gen_integer(g, PROTO_VERSION);
+	jsonw_str(g, "cmd");
+	jsonw_str(g, cmd);
+	jsonw_str(g, "expires_ns");
+	yajl_gen_integer(g, now_realtime_ns() + CTL_TIMEOUT_MS *
+	    (int64_t)NSEC_PER_MSEC);
+	return g;
+}
+
+int
+ctl_request_send(struct client *cl, yajl_gen g, yajl_val *reply)
+{
+	const char *path;
+	int rc;
+
+	yajl_gen_map_close(g);
+	if ((path = client_socket(cl)) == NULL)
+		rc = CLIENT_EXIT_FAILED;
+	else
+		rc = ctl_call(path, g, reply);
+	yajl_gen_free(g);
+	return rc;
 }

@@ -38,4 +38,19 @@ int ctl_call(const char *path, yajl_gen g, yajl_val *reply);
 int ctl_ask(const char *path, yajl_gen g, int timeout_ms, char *why,
     size_t whylen, yajl_val *reply);
 
+struct client;
+
+/*
+ * A new request for cmd: an open JSON object with "v", "cmd" and
+ * "expires_ns" (now plus CTL_TIMEOUT_MS: past it the daemon must not act
+ * on the request), for the caller to add members to.
+ */
+yajl_gen ctl_request_new(const char *cmd);
+
+/*
+ * Close the object g holds, send it to the socket cl names (client.h),
+ * free g, and give the reply as ctl_call does.
+ */
+int ctl_request_send(struct client *cl, yajl_gen g, yajl_val *reply);
+
 #endif

@@ -35,6 +35,7 @@ static const struct command commands[] = {
 	{ "summary", cmd_summary },
 	{ "compare", cmd_compare },
 	{ "report", cmd_report },
+	{ "capture", cmd_capture },
 	{ NULL, NULL },
 };
 
@@ -67,6 +68,8 @@ usage(FILE *fp, int code)
 	    "          [--json] [--fail-on-regression PCT] [--min-change PCT]\n"
 	    "  report --window TAG|ID [--trace FILE [--align-window TAG|ID]]\n"
 	    "         [--baseline TAG|ID] --output DIR\n"
+	    "  capture --pid PID [--duration D | --iterations N] [--tag TAG]\n"
+	    "          [--output DIR] [--report] [--wait D]\n"
 	    "\n"
 	    "-c names the daemon's config (default %s), which gives the\n"
 	    "socket and the database; --socket and --db override it.  export and\n"

@@ -21,7 +21,6 @@
 #include "json.h"
 #include "jsonw.h"
 #include "proto.h"
-#include "timeparse.h"
 
 enum {
 	OPT_SAME_TAG = CLIENT_OPT_FIRST_FREE,
@@ -88,41 +87,6 @@ meta_add(struct meta *m, const char *arg)
 	m->key[m->n] = key;
 	m->value[m->n++] = eq + 1;
 	return true;
-}
-
-static yajl_gen
-request_new(const char *cmd)
-{
-	yajl_gen g = json_gen_new(false);
-
-	if (g == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
-	yajl_gen_map_open(g);
-	jsonw_str(g, "v");
-	yajl_gen_integer(g, PROTO_VERSION);
-	jsonw_str(g, "cmd");
-	jsonw_str(g, cmd);
-	/* past the wait, the daemon must not act on it */
-	jsonw_str(g, "expires_ns");
-	yajl_gen_integer(g, now_realtime_ns() + CTL_TIMEOUT_MS *
-	    (int64_t)NSEC_PER_MSEC);
-	return g;
-}
-
-/* Send the request g holds, then free g; the reply as ctl_call gives it. */
-static int
-request_send(struct client *cl, yajl_gen g, yajl_val *reply)
-{
-	const char *path;
-	int rc;
-
-	yajl_gen_map_close(g);
-	if ((path = client_socket(cl)) == NULL)
-		rc = CLIENT_EXIT_FAILED;
-	else
-		rc = ctl_call(path, g, reply);
-	yajl_gen_free(g);
-	return rc;
 }
 
 static int
@@ -194,7 +158,7 @@ mark_begin(struct client *cl, int argc, char *argv[])
 		return CLIENT_EXIT_USAGE;
 	}
 
-	g = request_new("begin");
+	g = ctl_request_new("begin");
 	jsonw_str(g, "tag");
 	jsonw_str(g, tag);
 	jsonw_str(g, "meta");
@@ -211,7 +175,7 @@ mark_begin(struct client *cl, int argc, char *argv[])
 		yajl_gen_integer(g, until_pid);
 	}
 	meta_free(&meta);
-	if ((rc = request_send(cl, g, &reply)) != CLIENT_EXIT_OK)
+	if ((rc = ctl_request_send(cl, g, &reply)) != CLIENT_EXIT_OK)
 		return rc;
 	if (!json_int(reply, "id", &id)) {
 		warnx("the daemon's reply has no window id");
@@ -311,7 +275,7 @@ mark_end(struct client *cl, int argc, char *argv[])
 		return CLIENT_EXIT_USAGE;
 	}
 
-	g = request_new("end");
+	g = ctl_request_new("end");
 	if (tag != NULL) {
 		jsonw_str(g, "tag");
 		jsonw_str(g, tag);
@@ -319,7 +283,7 @@ mark_end(struct client *cl, int argc, char *argv[])
 		jsonw_str(g, "id");
 		yajl_gen_integer(g, id);
 	}
-	if ((rc = request_send(cl, g, &reply)) != CLIENT_EXIT_OK)
+	if ((rc = ctl_request_send(cl, g, &reply)) != CLIENT_EXIT_OK)
 		return rc;
 	print_ended(reply);
 	/* --wait: return once every sample of the window is stored */

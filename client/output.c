@@ -1,6 +1,7 @@
 /*
  * output: a file written whole or not at all (output.h).
  */
+#include <dirent.h>
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -204,4 +205,81 @@ output_close(FILE *fp, const char *path, int rc)
 		unlink(tmp_path);
 	have_tmp = 0;
 	return rc;
+}
+
+int
+output_dir_open(const char *dir, char *tmp, size_t len)
+{
+	struct stat sb;
+
+	tmp[0] = '\0';
+	if (stat(dir, &sb) == 0) {
+		DIR *d;
+		struct dirent *e;
+		bool empty = true;
+
+		if (!S_ISDIR(sb.st_mode) || (d = opendir(dir)) == NULL) {
+			warnx("--output %s: exists and is not a directory "
+			    "spyremon can use", dir);
+			return CLIENT_EXIT_FAILED;
+		}
+		while ((e = readdir(d)) != NULL)
+			if (strcmp(e->d_name, ".") != 0 &&
+			    strcmp(e->d_name, "..") != 0)
+				empty = false;
+		closedir(d);
+		if (!empty) {
+			warnx("--output %s: the directory is not empty; name a "
+			    "new one", dir);
+			return CLIENT_EXIT_FAILED;
+		}
+	} else if (errno != ENOENT) {
+		warn("--output %s", dir);
+		return CLIENT_EXIT_FAILED;
+	}
+	if ((size_t)snprintf(tmp, len, "%s.tmp-XXXXXX", dir) >= len ||
+	    mkdtemp(tmp) == NULL) {
+		warn("--output %s: cannot make a directory beside it", dir);
+		tmp[0] = '\0';
+		return CLIENT_EXIT_FAILED;
+	}
+	return CLIENT_EXIT_OK;
+}
+
+int
+output_dir_publish(const char *dir, char *tmp)
+{
+	struct stat sb;
+
+	/* an empty DIR is replaced; rename(2) refuses a non-empty one */
+	if (stat(dir, &sb) == 0 && rmdir(dir) == -1) {
+		warn("--output %s", dir);
+		return CLIENT_EXIT_FAILED;
+	}
+	if (rename(tmp, dir) == -1) {
+		warn("--output %s: rename from %s", dir, tmp);
+		return CLIENT_EXIT_FAILED;
+	}
+	tmp[0] = '\0';
+	return CLIENT_EXIT_OK;
+}
+
+void
+output_dir_remove(char *tmp)
+{
+	DIR *d;
+	struct dirent *e;
+	char path[PATH_MAX + 300];
+
+	if (tmp[0] == '\0' || (d = opendir(tmp)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", tmp, e->d_name);
+		(void)unlink(path);
+	}
+	closedir(d);
+	(void)rmdir(tmp);
+	tmp[0] = '\0';
 }

@@ -40,4 +40,18 @@ const char *output_tmp_path(void);
 /* A name for path in messages: "stdout" for NULL or "-". */
 const char *output_name(const char *path);
 
+/*
+ * A directory written whole (--output DIR of report and capture): its
+ * files are written into a new directory beside dir, whose name
+ * output_dir_open puts in tmp (len bytes), and output_dir_publish renames
+ * that to dir once they are complete.  dir must not exist, or be an empty
+ * directory, which is replaced.  Both return CLIENT_EXIT_OK, or
+ * CLIENT_EXIT_FAILED after saying why ("--output DIR: ...").  On success
+ * publish empties tmp; output_dir_remove removes tmp and its files, if
+ * tmp is not empty, and empties it.
+ */
+int output_dir_open(const char *dir, char *tmp, size_t len);
+int output_dir_publish(const char *dir, char *tmp);
+void output_dir_remove(char *tmp);
+
 #endif

@@ -21,10 +21,16 @@
  *     "same_tag": true opens a window even if the caller has one open with
  *     this tag; such windows are then ended by id.  "until_pid": PID ends
  *     the window when process PID exits (spyremon mark begin --until-exit).
+ *     "begin_ns": T begins the window at T instead of the arrival, for a
+ *     span planned ahead (spyremon capture): T from the arrival to an hour
+ *     after it, else "bad_time".
  *   {"v":1,"cmd":"end"}                  the caller's newest open window
  *   {"v":1,"cmd":"end","tag":"llama-bs4"}  the caller's open window with tag
  *   {"v":1,"cmd":"end","id":12}          window 12 (its owner, or root)
  *     -> {"ok":true,"id":12,"tag":"llama-bs4","begin_ns":...,"end_ns":...}
+ *     "end_ns": T ends it at T instead of the arrival: T from the window's
+ *     begin to the arrival (a trace's end, read once written), else
+ *     "bad_time".
  *   {"v":1,"cmd":"status"}
  *     -> {"ok":true, "daemon":{...}, "child":{...}, "sampling":{...},
  *         "cards":[...], "health":[...], "database":{...},
@@ -86,6 +92,7 @@
 #define PROTO_E_EXPIRED		"expired"	/* read after its expires_ns: not done */
 #define PROTO_E_INCOMPLETE	"incomplete"	/* sync: not all stored within wait_ms */
 #define PROTO_E_OTHER_DB	"other_database"	/* sync: "db" is not the daemon's */
+#define PROTO_E_BAD_TIME	"bad_time"	/* begin_ns or end_ns out of range */
 
 /*
  * True if tag is acceptable: 1..PROTO_TAG_MAX bytes of printable ASCII

@@ -361,7 +361,7 @@ cmd_begin(const struct control_ctx *ctx, yajl_val req,
     const struct control_peer *peer, int64_t now_ns, struct control_reply *out)
 {
 	yajl_val tag = control_member(req, "tag"), same = control_member(req, "same_tag");
-	yajl_val until = control_member(req, "until_pid");
+	yajl_val until = control_member(req, "until_pid"), at = control_member(req, "begin_ns");
 	struct windows_begin_req wr = { .uid = peer->uid, .pid = peer->pid,
 	    .now_ns = now_ns };
 	struct windows_result res;
@@ -381,6 +381,11 @@ cmd_begin(const struct control_ctx *ctx, yajl_val req,
 		    "a process ID, a positive integer", true, out);
 	if (until != NULL)
 		wr.until_pid = (int32_t)YAJL_GET_INTEGER(until);
+	if (at != NULL && (!YAJL_IS_INTEGER(at) || YAJL_GET_INTEGER(at) <= 0))
+		return control_reply_error(PROTO_E_BAD_REQUEST, "\"begin_ns\" must be "
+		    "a positive integer, ns since the epoch", true, out);
+	if (at != NULL)
+		wr.at_ns = YAJL_GET_INTEGER(at);
 	if (meta_pairs(control_member(req, "meta"), &pairs, &wr.nmeta, &bad) == -1)
 		return control_reply_error(bad.code, bad.message,
 		    strcmp(bad.code, PROTO_E_BAD_REQUEST) == 0, out);
@@ -398,9 +403,16 @@ cmd_end(const struct control_ctx *ctx, yajl_val req,
     const struct control_peer *peer, int64_t now_ns, struct control_reply *out)
 {
 	yajl_val tag = control_member(req, "tag"), id = control_member(req, "id");
+	yajl_val at = control_member(req, "end_ns");
 	struct windows_end_req er = { .by = WINDOWS_END_NEWEST, .uid = peer->uid,
 	    .pid = peer->pid, .now_ns = now_ns };
 	struct windows_result res;
+
+	if (at != NULL && (!YAJL_IS_INTEGER(at) || YAJL_GET_INTEGER(at) <= 0))
+		return control_reply_error(PROTO_E_BAD_REQUEST, "\"end_ns\" must be "
+		    "a positive integer, ns since the epoch", true, out);
+	if (at != NULL)
+		er.at_ns = YAJL_GET_INTEGER(at);
 
 	if (tag != NULL && id != NULL)
 		return control_reply_error(PROTO_E_BAD_REQUEST, "end takes \"tag\" or "

@@ -392,6 +392,15 @@ begin_allowed(struct windows *w, const struct windows_begin_req *req,
 		    "being stored; begin again once they are", mine);
 		return false;
 	}
+	if (req->at_ns > 0 && (req->at_ns < req->now_ns ||
+	    req->at_ns - req->now_ns > WINDOWS_BEGIN_AHEAD_NS)) {
+		fail(res, PROTO_E_BAD_TIME, "begin_ns is %.3fs %s the request's "
+		    "arrival; a window may begin from then to %llds after",
+		    (double)llabs(req->at_ns - req->now_ns) / 1e9,
+		    req->at_ns < req->now_ns ? "before" : "after",
+		    (long long)(WINDOWS_BEGIN_AHEAD_NS / 1000000000LL));
+		return false;
+	}
 	return true;
 }
 
@@ -402,7 +411,7 @@ windows_begin(struct windows *w, const struct windows_begin_req *req,
 	struct window win = { 0 };
 	struct clocksync clock;
 	char *json, what[80];
-	int64_t id;
+	int64_t id, begin_ns;
 	int rc;
 
 	if (!begin_allowed(w, req, res))
@@ -426,9 +435,10 @@ windows_begin(struct windows *w, const struct windows_begin_req *req,
 		}
 		return;
 	}
+	begin_ns = req->at_ns > 0 ? req->at_ns : req->now_ns;
 	clocksync_read(&clock);
 	rc = store_window_begin(w->st, req->tag, req->uid, req->pid,
-	    req->now_ns, json, &clock, req->until_pid, &id);
+	    begin_ns, json, &clock, req->until_pid, &id);
 	free(json);
 	if (rc == -1) {
 		window_clear(&win);
@@ -436,7 +446,7 @@ windows_begin(struct windows *w, const struct windows_begin_req *req,
 		    "see the daemon's log");
 		return;
 	}
-	set_window_fields(&win, id, req->tag, req->uid, req->pid, req->now_ns);
+	set_window_fields(&win, id, req->tag, req->uid, req->pid, begin_ns);
 	if (w->restarts != NULL) {
 		win.restarts_known = true;
 		win.restarts_at_begin = w->restarts(w->restarts_arg);
@@ -606,8 +616,21 @@ windows_end(struct windows *w, const struct windows_end_req *req,
 	}
 	if (i == -1)
 		return;
-	if (close_window(w, (size_t)i, req->now_ns, STORE_ENDED_MARK, req->uid,
-	    req->pid, res) == -1) {
+	if (req->at_ns > 0 && req->at_ns > req->now_ns) {
+		fail(res, PROTO_E_BAD_TIME, "end_ns is %.3fs after the request's "
+		    "arrival; a window may end from its begin to then",
+		    (double)(req->at_ns - req->now_ns) / 1e9);
+		return;
+	}
+	if (req->at_ns > 0 && req->at_ns < w->open[i].begin_ns) {
+		fail(res, PROTO_E_BAD_TIME, "end_ns is %.3fs before window %"
+		    PRId64 " begins; a window may end from its begin to the "
+		    "request's arrival", (double)(w->open[i].begin_ns -
+		    req->at_ns) / 1e9, w->open[i].id);
+		return;
+	}
+	if (close_window(w, (size_t)i, req->at_ns > 0 ? req->at_ns :
+	    req->now_ns, STORE_ENDED_MARK, req->uid, req->pid, res) == -1) {
 		fail(res, PROTO_E_INTERNAL, "the database refused to end the "
 		    "window; see the daemon's log");
 		return;

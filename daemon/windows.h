@@ -15,6 +15,11 @@
  *          if several); by id: that window if the caller owns it or is
  *          root (not_owner otherwise).  not_open when there is nothing to
  *          close, also for a window that has already ended.
+ *   at     a begin may name its time (at_ns) instead of the request's
+ *          arrival: not before it, and at most WINDOWS_BEGIN_AHEAD_NS after
+ *          (a trace planned to start then); an end may name a time from
+ *          the window's begin to the arrival (the end of a trace already
+ *          written).  Other times are refused (bad_time).
  * Windows of different users, and nested or overlapping ones, are
  * independent.  A window open for max_open is closed by the daemon with
  * end_ns = begin_ns + max_open and auto_closed set.
@@ -27,8 +32,8 @@
  * clock's sync state (clocksync.h).
  *
  * Times are CLOCK_REALTIME ns, the clock of the samples, passed in by the
- * caller: the request's arrival for begin and end, the current time for
- * windows_start and windows_expire.
+ * caller: the request's arrival for begin and end (and the times they
+ * name), the current time for windows_start and windows_expire.
  */
 #ifndef SPYREMON_WINDOWS_H
 #define SPYREMON_WINDOWS_H
@@ -55,6 +60,8 @@ struct windows;
 #define WINDOWS_MAX_STORING_PER_UID	64
 /* An auto-close the store refused is tried again after this long. */
 #define WINDOWS_RETRY_NS	(5ULL * 1000000000ULL)
+/* How far after its request a window may be asked to begin (begin_ns). */
+#define WINDOWS_BEGIN_AHEAD_NS	(3600LL * 1000000000LL)
 
 struct window {
 	int64_t id;
@@ -84,6 +91,7 @@ struct windows_begin_req {
 	uint32_t uid;
 	int32_t pid;
 	int64_t now_ns;
+	int64_t at_ns;			/* > 0: the begin asked for ("begin_ns") */
 	int32_t until_pid;		/* > 0: end when this process exits */
 };
 
@@ -96,6 +104,7 @@ struct windows_end_req {
 	uint32_t uid;
 	int32_t pid;
 	int64_t now_ns;
+	int64_t at_ns;			/* > 0: the end asked for ("end_ns") */
 };
 
 /* What a begin or end did: error is NULL on success, else a PROTO_E_* code. */

@@ -18,9 +18,7 @@
  * when all are complete: a failure leaves nothing behind.  DIR must not
  * exist, or be an empty directory.
  */
-#include <dirent.h>
 #include <err.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -28,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -36,6 +33,7 @@
 #include "db.h"
 #include "export.h"
 #include "format.h"
+#include "output.h"
 #include "plot.h"
 #include "report.h"
 #include "runsteps.h"
@@ -535,83 +533,6 @@ write_plots(struct report *r)
 	return chart(r, "bandwidth", title, bk, bt, bu, 4);
 }
 
-/* Remove the directory being written and what is in it. */
-static void
-remove_tmp(struct report *r)
-{
-	DIR *d;
-	struct dirent *e;
-	char path[PATH_MAX + 300];
-
-	if (r->tmp[0] == '\0' || (d = opendir(r->tmp)) == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", r->tmp, e->d_name);
-		(void)unlink(path);
-	}
-	closedir(d);
-	(void)rmdir(r->tmp);
-}
-
-/* A new directory beside r->dir; DIR itself must be absent or empty. */
-static int
-make_tmp(struct report *r)
-{
-	struct stat sb;
-
-	if (stat(r->dir, &sb) == 0) {
-		DIR *d;
-		struct dirent *e;
-		bool empty = true;
-
-		if (!S_ISDIR(sb.st_mode) || (d = opendir(r->dir)) == NULL) {
-			warnx("--output %s: exists and is not a directory "
-			    "spyremon can use", r->dir);
-			return CLIENT_EXIT_FAILED;
-		}
-		while ((e = readdir(d)) != NULL)
-			if (strcmp(e->d_name, ".") != 0 &&
-			    strcmp(e->d_name, "..") != 0)
-				empty = false;
-		closedir(d);
-		if (!empty) {
-			warnx("--output %s: the directory is not empty; name a "
-			    "new one", r->dir);
-			return CLIENT_EXIT_FAILED;
-		}
-	} else if (errno != ENOENT) {
-		warn("--output %s", r->dir);
-		return CLIENT_EXIT_FAILED;
-	}
-	if ((size_t)snprintf(r->tmp, sizeof(r->tmp), "%s.tmp-XXXXXX", r->dir) >=
-	    sizeof(r->tmp) || mkdtemp(r->tmp) == NULL) {
-		warn("--output %s: cannot make a directory beside it", r->dir);
-		r->tmp[0] = '\0';
-		return CLIENT_EXIT_FAILED;
-	}
-	return CLIENT_EXIT_OK;
-}
-
-static int
-publish(struct report *r)
-{
-	struct stat sb;
-
-	/* an empty DIR is replaced; rename(2) refuses a non-empty one */
-	if (stat(r->dir, &sb) == 0 && rmdir(r->dir) == -1) {
-		warn("--output %s", r->dir);
-		return CLIENT_EXIT_FAILED;
-	}
-	if (rename(r->tmp, r->dir) == -1) {
-		warn("--output %s: rename from %s", r->dir, r->tmp);
-		return CLIENT_EXIT_FAILED;
-	}
-	r->tmp[0] = '\0';
-	return CLIENT_EXIT_OK;
-}
-
 int
 cmd_report(struct client *cl, int argc, char *argv[])
 {
@@ -702,7 +623,8 @@ cmd_report(struct client *cl, int argc, char *argv[])
 		goto done;
 	r.lo = r.has_trace ? r.rs.first_ns : r.ws.w.begin_ns;
 	r.hi = r.has_trace ? r.rs.last_ns : r.ws.end_ns;
-	if ((rc = make_tmp(&r)) != CLIENT_EXIT_OK)
+	if ((rc = output_dir_open(r.dir, r.tmp, sizeof(r.tmp))) !=
+	    CLIENT_EXIT_OK)
 		goto done;
 	aiusmi_start(&job);
 	{
@@ -719,7 +641,7 @@ cmd_report(struct client *cl, int argc, char *argv[])
 	    (rc = aiusmi_wait(&job)) != CLIENT_EXIT_OK ||
 	    (rc = report_write_md(&r)) != CLIENT_EXIT_OK)
 		goto done;
-	rc = publish(&r);
+	rc = output_dir_publish(r.dir, r.tmp);
 	if (rc == CLIENT_EXIT_OK && r.ws.settled != CLIENT_EXIT_OK)
 		rc = r.ws.settled;	/* written, as far as it goes */
 	if (rc == CLIENT_EXIT_OK || rc == CLIENT_EXIT_INCOMPLETE)
@@ -730,7 +652,7 @@ done:
 	(void)aiusmi_wait(&job);
 	if (r.nplots > 0)
 		plot_done();
-	remove_tmp(&r);
+	output_dir_remove(r.tmp);
 	series_free(&r.ser);
 	db_catalog_free(&r.cat);
 	if (r.has_base)

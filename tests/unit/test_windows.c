@@ -549,6 +549,73 @@ test_end_before_begin(void **state)
 	    T0 + 10 * SEC);
 }
 
+/*
+ * begin_ns and end_ns: a window planned ahead (spyremon capture) begins at
+ * the time asked, from the arrival to WINDOWS_BEGIN_AHEAD_NS after it,
+ * and ends at a time from its begin to the arrival; anything else is
+ * bad_time and changes nothing.
+ */
+static void
+test_begin_end_at(void **state)
+{
+	struct fx *f = *state;
+	struct windows_begin_req breq = { .tag = "planned", .uid = ALICE,
+	    .pid = 9, .now_ns = T0 };
+	struct windows_end_req ereq = { .by = WINDOWS_END_NEWEST, .uid = ALICE,
+	    .pid = 9 };
+	struct windows_result r;
+	int64_t id;
+
+	fx_start(f, MAX_OPEN, T0);
+
+	/* before the arrival, and too far after it: refused, nothing opened */
+	breq.at_ns = T0 - 1;
+	windows_begin(f->w, &breq, &r);
+	assert_error(r, PROTO_E_BAD_TIME, "before the request's arrival");
+	breq.at_ns = T0 + WINDOWS_BEGIN_AHEAD_NS + 1;
+	windows_begin(f->w, &breq, &r);
+	assert_error(r, PROTO_E_BAD_TIME, "after the request's arrival");
+	assert_int_equal(count_windows(f), 0);
+	assert_int_equal(f->opened, 0);
+
+	/* 2.5 s ahead: that is its begin, in memory and in the store */
+	breq.at_ns = T0 + 2500 * 1000000LL;
+	windows_begin(f->w, &breq, &r);
+	assert_null(r.error);
+	id = r.id;
+	assert_int_equal(r.begin_ns, breq.at_ns);
+	assert_int_equal(sql_int(f, "SELECT begin_ns FROM windows WHERE id = %"
+	    PRId64, id), breq.at_ns);
+	assert_int_equal(f->opened, 1);
+
+	/* an end before the begin, or after the arrival: refused, still open */
+	ereq.now_ns = T0 + 10 * SEC;
+	ereq.at_ns = breq.at_ns - 1;
+	windows_end(f->w, &ereq, &r);
+	assert_error(r, PROTO_E_BAD_TIME, "before window");
+	ereq.at_ns = ereq.now_ns + 1;
+	windows_end(f->w, &ereq, &r);
+	assert_error(r, PROTO_E_BAD_TIME, "after the request's arrival");
+	assert_true(is_open(f, id));
+
+	/* the end of a trace written since: that is its end */
+	ereq.at_ns = T0 + 4500 * 1000000LL;
+	windows_end(f->w, &ereq, &r);
+	assert_ended(f, r, id, ereq.at_ns);
+	assert_int_equal(sql_int(f, "SELECT begin_ns FROM windows WHERE id = %"
+	    PRId64, id), breq.at_ns);
+
+	/* begin_ns equal to the arrival, end_ns equal to the begin: allowed */
+	breq.at_ns = T0 + 20 * SEC;
+	breq.now_ns = T0 + 20 * SEC;
+	windows_begin(f->w, &breq, &r);
+	assert_null(r.error);
+	ereq.now_ns = T0 + 21 * SEC;
+	ereq.at_ns = T0 + 20 * SEC;
+	windows_end(f->w, &ereq, &r);
+	assert_ended(f, r, r.id, T0 + 20 * SEC);
+}
+
 static void
 test_notifications(void **state)
 {
@@ -747,6 +814,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_end_newest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_end_by_tag_and_id, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_end_before_begin, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_begin_end_at, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_notifications, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limit_per_user, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_keeps_open_windows, setup, teardown),

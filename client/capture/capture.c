@@ -1,0 +1,523 @@
+/*
+ * capture: the command line of "spyremon capture" and its outcome
+ * (capture.h).  The order of the work: check the process, learn what its
+ * environment says (KINETO_USE_DAEMON, the socket folder, the folder it
+ * may write traces to), ask spyremond whether it runs, take the daemon's
+ * side of the socket (or find dynolog on it), serve the polls and wait
+ * for the traces (caploop.c), end the window at the traces' end, and
+ * write the output directory (capout.c).
+ */
+#include <err.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "capterm.h"
+#include "capwin.h"
+#include "dynoreq.h"
+#include "format.h"
+#include "output.h"
+#include "procinfo.h"
+#include "proto.h"
+#include "timeparse.h"
+
+enum {
+	OPT_PID = CLIENT_OPT_FIRST_FREE, OPT_DURATION, OPT_ITERATIONS, OPT_TAG,
+	OPT_OUTPUT, OPT_REPORT, OPT_WAIT, OPT_WARMUP, OPT_SOCKET_DIR,
+	OPT_MAX_PROCS, OPT_DYNOLOG_PORT,
+};
+
+static int
+usage(FILE *fp, int code)
+{
+	fprintf(fp,
+	    "usage: spyremon capture --pid PID [--duration D | --iterations N]\n"
+	    "                        [--tag TAG] [--output DIR] [--report] [--wait D]\n"
+	    "                        [--warmup D] [--socket-dir DIR] [--max-processes N]\n"
+	    "                        [--dynolog-port PORT]\n"
+	    "\n"
+	    "Asks the PyTorch profiler (Kineto) in process PID, and in every\n"
+	    "process it started, for a trace of D (default 2s) or N steps, with\n"
+	    "no change to the job, which must run with KINETO_USE_DAEMON=1.  A\n"
+	    "window on spyremond covers the traced span; DIR (new, or empty)\n"
+	    "gets each trace, each trace with the cards' counters merged in,\n"
+	    "steps.csv and with --report the report.  See spyremon(1).\n");
+	return code;
+}
+
+/* A whole positive number no larger than max; false if s is not one. */
+static bool
+parse_count(const char *s, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < 1 || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static int
+bad_option(const char *opt, const char *arg, const char *want)
+{
+	warnx("%s %s: %s", opt, arg, want);
+	return CLIENT_EXIT_USAGE;
+}
+
+static int
+parse_options(struct capture *c, int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		CLIENT_LONGOPTS,
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "iterations", required_argument, NULL, OPT_ITERATIONS },
+		{ "tag", required_argument, NULL, OPT_TAG },
+		{ "output", required_argument, NULL, OPT_OUTPUT },
+		{ "report", no_argument, NULL, OPT_REPORT },
+		{ "wait", required_argument, NULL, OPT_WAIT },
+		{ "warmup", required_argument, NULL, OPT_WARMUP },
+		{ "socket-dir", required_argument, NULL, OPT_SOCKET_DIR },
+		{ "max-processes", required_argument, NULL, OPT_MAX_PROCS },
+		{ "dynolog-port", required_argument, NULL, OPT_DYNOLOG_PORT },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *why;
+	bool duration_given = false;
+	uint64_t ns;
+	long v;
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS, longopts,
+	    NULL)) != -1) {
+		if (client_common_option(c->cl, ch, optarg))
+			continue;
+		switch (ch) {
+		case OPT_PID:
+			if (!parse_count(optarg, INT32_MAX, &v))
+				return bad_option("--pid", optarg,
+				    "not a process ID");
+			c->pid = (pid_t)v;
+			break;
+		case OPT_DURATION:
+			if (parse_duration(optarg, &ns) == -1 ||
+			    ns < NSEC_PER_MSEC || ns > 3600 * NSEC_PER_SEC)
+				return bad_option("--duration", optarg,
+				    "give a duration from 1ms to 1h, such as 2s");
+			c->duration_ns = (int64_t)((ns + NSEC_PER_MSEC - 1) /
+			    NSEC_PER_MSEC * NSEC_PER_MSEC);
+			duration_given = true;
+			break;
+		case OPT_ITERATIONS:
+			if (!parse_count(optarg, 1000000, &c->iterations))
+				return bad_option("--iterations", optarg,
+				    "give a number of steps from 1 to 1000000");
+			c->by_iterations = true;
+			break;
+		case OPT_TAG:
+			if (!proto_tag_valid(optarg, &why))
+				return bad_option("--tag", optarg, why);
+			c->tag = optarg;
+			break;
+		case OPT_OUTPUT:
+			c->output = optarg;
+			break;
+		case OPT_REPORT:
+			c->report = true;
+			break;
+		case OPT_WAIT:
+			if (parse_duration(optarg, &ns) == -1 || ns < NSEC_PER_SEC ||
+			    ns > 3600 * NSEC_PER_SEC)
+				return bad_option("--wait", optarg,
+				    "give a duration from 1s to 1h");
+			c->wait_ns = (int64_t)ns;
+			c->wait_given = true;
+			break;
+		case OPT_WARMUP:
+			/* ACTIVITIES_WARMUP_PERIOD_SECS is whole seconds */
+			if (parse_duration(optarg, &ns) == -1 ||
+			    ns % NSEC_PER_SEC != 0 || ns > 600 * NSEC_PER_SEC)
+				return bad_option("--warmup", optarg,
+				    "give whole seconds from 0s to 600s");
+			c->warmup_ns = (int64_t)ns;
+			break;
+		case OPT_SOCKET_DIR:
+			c->socket_dir = optarg;
+			break;
+		case OPT_MAX_PROCS:
+			if (!parse_count(optarg, CAPSERVE_MAX_PROCS, &v))
+				return bad_option("--max-processes", optarg,
+				    "give a number from 1 to 256");
+			c->max_procs = (int)v;
+			break;
+		case OPT_DYNOLOG_PORT:
+			if (!parse_count(optarg, 65535, &v))
+				return bad_option("--dynolog-port", optarg,
+				    "not a TCP port");
+			c->dynolog_port = (int)v;
+			break;
+		case 'h':
+			usage(stdout, CLIENT_EXIT_OK);
+			return -1;
+		default:
+			return usage(stderr, CLIENT_EXIT_USAGE);
+		}
+	}
+	if (optind != argc || c->pid == 0) {
+		if (c->pid == 0)
+			warnx("capture needs --pid");
+		return usage(stderr, CLIENT_EXIT_USAGE);
+	}
+	if (duration_given && c->by_iterations) {
+		warnx("--duration and --iterations exclude each other");
+		return CLIENT_EXIT_USAGE;
+	}
+	return CLIENT_EXIT_OK;
+}
+
+/*
+ * How often process pid polls: ON_DEMAND_CONFIG_UPDATE_INTERVAL_SECS in
+ * its environment (the stand-in's) or in the config file Kineto reads
+ * (KINETO_CONFIG, else /etc/libkineto.conf), else Kineto's default.
+ */
+static int64_t
+poll_interval(pid_t pid)
+{
+	static const char key[] = "ON_DEMAND_CONFIG_UPDATE_INTERVAL_SECS";
+	char val[64], file[PATH_MAX], line[512];
+	long secs = CAPTURE_KINETO_INTERVAL_S, v;
+	FILE *fp;
+
+	if (procinfo_getenv(pid, key, val, sizeof(val)) == 1 &&
+	    parse_count(val, 3600, &v))
+		return v * (int64_t)NSEC_PER_SEC;
+	if (procinfo_getenv(pid, "KINETO_CONFIG", val, sizeof(val)) != 1)
+		snprintf(val, sizeof(val), "/etc/libkineto.conf");
+	if (!procinfo_path(pid, val, file, sizeof(file)) ||
+	    ((fp = fopen(file, "re")) == NULL && (fp = fopen(val, "re")) == NULL))
+		return secs * (int64_t)NSEC_PER_SEC;
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		char *eq = strchr(line, '=');
+
+		if (eq != NULL && strncmp(line, key, sizeof(key) - 1) == 0 &&
+		    eq == line + sizeof(key) - 1) {
+			eq[strcspn(eq, "\r\n")] = '\0';
+			if (parse_count(eq + 1, 3600, &v))
+				secs = v;
+		}
+	}
+	fclose(fp);
+	return secs * (int64_t)NSEC_PER_SEC;
+}
+
+/* Hex digits from getrandom(2) into buf (2 * n + 1 bytes). */
+static void
+random_hex(char *buf, size_t n)
+{
+	unsigned char r[16];
+
+	if (n > sizeof(r) || getrandom(r, n, 0) != (ssize_t)n) {
+		/* no entropy to speak of is still no reason to fail */
+		uint64_t t = now_monotonic_ns() ^ (uint64_t)getpid();
+
+		memcpy(r, &t, sizeof(t));
+		memcpy(r + sizeof(t), &t, sizeof(t));
+	}
+	for (size_t i = 0; i < n && i < sizeof(r); i++)
+		snprintf(buf + 2 * i, 3, "%02x", r[i]);
+}
+
+/*
+ * Learn what the process and those it started say: how many poll
+ * (KINETO_USE_DAEMON set), how often, their socket folder and job id.
+ */
+static void
+learn(struct capture *c)
+{
+	pid_t kids[PROCINFO_MAX_CHILDREN];
+	char val[PATH_MAX];
+	size_t nkids;
+	bool have_dir = c->socket_dir != NULL;
+
+	c->expected = 0;
+	c->interval_ns = 0;
+	nkids = procinfo_descendants(c->pid, kids, PROCINFO_MAX_CHILDREN);
+	for (size_t i = 0; i <= nkids; i++) {
+		pid_t p = i == 0 ? c->pid : kids[i - 1];
+
+		switch (procinfo_getenv(p, "KINETO_USE_DAEMON", val,
+		    sizeof(val))) {
+		case -1:
+			c->env_unread++;
+			continue;
+		case 0:
+			continue;
+		}
+		c->expected++;
+		if (c->interval_ns == 0)
+			c->interval_ns = poll_interval(p);
+		if (!have_dir && procinfo_getenv(p, "KINETO_IPC_SOCKET_DIR",
+		    c->socket_dir_buf, sizeof(c->socket_dir_buf)) == 1 &&
+		    c->socket_dir_buf[0] != '\0') {
+			/* the folder its processes talk in, spelled as they do */
+			c->socket_dir = c->socket_dir_buf;
+			have_dir = true;
+		}
+		if (c->jobid == 0 && procinfo_getenv(p, "SLURM_JOB_ID", val,
+		    sizeof(val)) == 1)
+			c->jobid = strtoll(val, NULL, 10);
+	}
+	if (c->interval_ns == 0)
+		c->interval_ns = CAPTURE_KINETO_INTERVAL_S * (int64_t)NSEC_PER_SEC;
+	if (!have_dir && (c->socket_dir = getenv("KINETO_IPC_SOCKET_DIR")) !=
+	    NULL && c->socket_dir[0] == '\0')
+		c->socket_dir = NULL;
+	if (c->wait_ns == 0)
+		/* one interval, and the longest gap of a process backing off */
+		c->wait_ns = c->interval_ns + 6 * (int64_t)NSEC_PER_SEC;
+}
+
+/* The metadata the window records: what can be read of the process. */
+static void
+collect_meta(struct capture *c)
+{
+	static char pid[16], cmd[PROTO_META_VALUE_MAX + 1], torch[64];
+	pid_t kids[PROCINFO_MAX_CHILDREN];
+	size_t nkids;
+	bool have_torch;
+
+	snprintf(pid, sizeof(pid), "%d", (int)c->pid);
+	c->meta[c->nmeta * 2] = "pid";
+	c->meta[c->nmeta++ * 2 + 1] = pid;
+	c->meta[c->nmeta * 2] = "capture";
+	c->meta[c->nmeta++ * 2 + 1] = c->via_dynolog ? "dynolog" : "kineto-ipc";
+	if (!c->via_dynolog) {
+		/* dynolog gives each process a trace id of its own */
+		c->meta[c->nmeta * 2] = "trace_id";
+		c->meta[c->nmeta++ * 2 + 1] = c->trace_id;
+	}
+	if (procinfo_cmdline(c->pid, cmd, sizeof(cmd)) && cmd[0] != '\0') {
+		c->meta[c->nmeta * 2] = "command";
+		c->meta[c->nmeta++ * 2 + 1] = cmd;
+	}
+	if (c->host[0] != '\0') {
+		c->meta[c->nmeta * 2] = "host";
+		c->meta[c->nmeta++ * 2 + 1] = c->host;
+	}
+	have_torch = procinfo_torch_version(c->pid, torch, sizeof(torch));
+	nkids = procinfo_descendants(c->pid, kids, PROCINFO_MAX_CHILDREN);
+	for (size_t i = 0; !have_torch && i < nkids; i++)
+		have_torch = procinfo_torch_version(kids[i], torch,
+		    sizeof(torch));
+	if (have_torch) {
+		c->meta[c->nmeta * 2] = "torch";
+		c->meta[c->nmeta++ * 2 + 1] = torch;
+	}
+}
+
+/* Take the socket, or find dynolog on it; an exit status. */
+static int
+take_socket(struct capture *c)
+{
+	int r = kipc_bind(c->socket_dir, &c->sock);
+
+	if (r == KIPC_BOUND) {
+		fprintf(stderr, "spyremon: capture: answering the profiler's "
+		    "polls on %s\n", kipc_name(&c->sock));
+		return CLIENT_EXIT_OK;
+	}
+	if (r == -1) {
+		if (c->socket_dir != NULL)
+			warn("cannot take the profiler's daemon socket in %s",
+			    c->socket_dir);
+		else
+			warn("cannot take the profiler's daemon socket "
+			    "@%s@", KIPC_DAEMON_NAME);
+		return CLIENT_EXIT_FAILED;
+	}
+	c->via_dynolog = true;
+	fprintf(stderr, "spyremon: capture: %s is held by another daemon: "
+	    "asking dynolog on 127.0.0.1:%d\n", kipc_name(&c->sock),
+	    c->dynolog_port);
+	return CLIENT_EXIT_OK;
+}
+
+/* What a process that was given up on says, and the exit status it gives. */
+static int
+report_procs(const struct capture *c)
+{
+	int rc = CLIENT_EXIT_OK;
+
+	for (size_t i = 0; i < c->serve.nprocs; i++) {
+		const struct capproc *p = &c->serve.procs[i];
+
+		if (p->state == CAPPROC_DONE)
+			continue;
+		if (p->state == CAPPROC_REFUSED) {
+			warnx("process %d took the request but %s (Kineto says "
+			    "why on the job's stderr)", (int)p->pid, p->why);
+			if (rc == CLIENT_EXIT_OK)
+				rc = CAPTURE_EXIT_REFUSED;
+		} else {
+			warnx("process %d took the request but %s (asked for "
+			    "%s)", (int)p->pid, p->why, c->traces[i].asked);
+			rc = CAPTURE_EXIT_NO_TRACE;
+		}
+	}
+	return rc;
+}
+
+/*
+ * Copy the traces found, end the window at their end, write the rest:
+ * an exit status.  With no trace found the output is removed.
+ */
+static int
+finish(struct capture *c)
+{
+	int64_t end = 0, b, e;
+	size_t found = 0;
+	int rc = CLIENT_EXIT_OK, r;
+
+	for (size_t i = 0; i < c->ntraces; i++) {
+		struct captrace *t = &c->traces[i];
+
+		if (t->fd == -1)
+			continue;
+		if ((r = capout_add_trace(c, t)) != CLIENT_EXIT_OK) {
+			rc = r;
+			continue;
+		}
+		found++;
+		if (t->has_span && t->end_ns > end)
+			end = t->end_ns;
+	}
+	if (c->window_id != 0) {
+		/* the traces' end, when it is one the window may take */
+		if (end < c->window_begin_ns || end > now_realtime_ns())
+			end = 0;
+		if ((r = capwin_end(c->cl, c->window_id, end, &b, &e)) ==
+		    CLIENT_EXIT_OK) {
+			c->window_begin_ns = b;
+			c->window_end_ns = e;
+		} else {
+			c->window_id = 0;
+			c->telemetry_rc = r;
+		}
+	}
+	if (found == 0) {
+		output_dir_remove(c->tmp);
+		return rc;
+	}
+	if (c->window_id != 0 && (r = capout_telemetry(c)) != CLIENT_EXIT_OK &&
+	    rc == CLIENT_EXIT_OK)
+		rc = r;
+	if ((r = capout_publish(c)) != CLIENT_EXIT_OK) {
+		/* a trace cannot be taken again: it stays where it is */
+		warnx("the output is left in %s", c->tmp);
+		return r;
+	}
+	if (c->report && c->window_id != 0 && (r = capout_report(c)) !=
+	    CLIENT_EXIT_OK && rc == CLIENT_EXIT_OK)
+		rc = r;
+	capout_list(c);
+	return rc;
+}
+
+int
+cmd_capture(struct client *cl, int argc, char *argv[])
+{
+	struct capture c = { .cl = cl, .duration_ns = CAPTURE_DEFAULT_DURATION_NS,
+	    .max_procs = CAPTURE_DEFAULT_MAX_PROCS,
+	    .dynolog_port = DYNOREQ_PORT, .sock = { .fd = -1 } };
+	static char tagbuf[32], outbuf[PATH_MAX];
+	char stamp[32], r6[13];
+	time_t now;
+	int rc, procs_rc, out_rc = CLIENT_EXIT_OK;
+
+	if ((rc = parse_options(&c, argc, argv)) != CLIENT_EXIT_OK)
+		return rc == -1 ? CLIENT_EXIT_OK : rc;
+	switch (procinfo_check(c.pid, &c.uid)) {
+	case PROCINFO_NONE:
+		warnx("there is no process %d", (int)c.pid);
+		return CAPTURE_EXIT_NO_PROCESS;
+	case PROCINFO_NOT_YOURS:
+		warnx("process %d belongs to uid %u: only root may capture "
+		    "another user's process", (int)c.pid, (unsigned)c.uid);
+		return CAPTURE_EXIT_NOT_YOURS;
+	case PROCINFO_OK:
+		break;
+	}
+	c.tty = isatty(STDERR_FILENO) == 1;
+	if (c.tag == NULL) {
+		snprintf(tagbuf, sizeof(tagbuf), "capture-%d", (int)c.pid);
+		c.tag = tagbuf;
+	}
+	if (c.output == NULL) {
+		now = time(NULL);
+		strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", gmtime(&now));
+		snprintf(outbuf, sizeof(outbuf), "capture-%d-%s", (int)c.pid,
+		    stamp);
+		c.output = outbuf;
+	}
+	if (gethostname(c.host, sizeof(c.host)) == -1)
+		c.host[0] = '\0';
+	c.host[sizeof(c.host) - 1] = '\0';
+	random_hex(c.trace_id, 8);
+	random_hex(r6, 6);
+	snprintf(c.base, sizeof(c.base), "spyremon-capture-%d-%s",
+	    (int)getpid(), r6);
+	learn(&c);
+	if ((rc = output_dir_open(c.output, c.tmp, sizeof(c.tmp))) !=
+	    CLIENT_EXIT_OK)
+		return rc;
+	/* spyremond is asked first: without it the trace is still taken */
+	if ((c.telemetry_rc = capwin_hello(cl)) == CLIENT_EXIT_OK)
+		c.telemetry = true;
+	else
+		fprintf(stderr, "spyremon: capture: spyremond does not answer: "
+		    "taking the trace without the cards' telemetry (no window, "
+		    "merged trace, steps.csv or report)\n");
+	if ((rc = take_socket(&c)) != CLIENT_EXIT_OK) {
+		output_dir_remove(c.tmp);
+		return rc;
+	}
+	collect_meta(&c);
+	rc = caploop_run(&c);
+	/* the processes find no daemon from here on, and back off */
+	kipc_close(&c.sock);
+	capterm_clear(c.tty);
+	procs_rc = report_procs(&c);
+	if (c.serve.nprocs > 0) {
+		capterm_progress(c.tty, "writing %s", c.output);
+		out_rc = finish(&c);
+		capterm_clear(c.tty);
+	} else {
+		output_dir_remove(c.tmp);
+	}
+	for (size_t i = 0; i < c.ntraces; i++)
+		if (c.traces[i].fd != -1)
+			close(c.traces[i].fd);
+	/* the worst first: no trace, then a failed output, then no telemetry */
+	if (rc != CLIENT_EXIT_OK)
+		return rc;
+	if (procs_rc != CLIENT_EXIT_OK)
+		return procs_rc;
+	if (out_rc != CLIENT_EXIT_OK)
+		return out_rc;
+	if (c.window_id == 0 && c.telemetry_rc != CLIENT_EXIT_OK) {
+		fprintf(stderr, "spyremon: capture: the trace was taken without "
+		    "the cards' telemetry; exit status %d says so\n",
+		    c.telemetry_rc);
+		return c.telemetry_rc;
+	}
+	return CLIENT_EXIT_OK;
+}
