@@ -29,7 +29,7 @@
 
 enum {
 	OPT_PID = CLIENT_OPT_FIRST_FREE, OPT_DURATION, OPT_ITERATIONS, OPT_TAG,
-	OPT_OUTPUT, OPT_REPORT, OPT_WAIT, OPT_WARMUP, OPT_SOCKET_DIR,
+	OPT_OUTPUT, OPT_REPORT, OPT_WARMUP, OPT_SOCKET_DIR,
 	OPT_MAX_PROCS, OPT_DYNOLOG_PORT,
 };
 
@@ -84,7 +84,6 @@ parse_options(struct capture *c, int argc, char *argv[])
 		{ "tag", required_argument, NULL, OPT_TAG },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "report", no_argument, NULL, OPT_REPORT },
-		{ "wait", required_argument, NULL, OPT_WAIT },
 		{ "warmup", required_argument, NULL, OPT_WARMUP },
 		{ "socket-dir", required_argument, NULL, OPT_SOCKET_DIR },
 		{ "max-processes", required_argument, NULL, OPT_MAX_PROCS },
@@ -134,14 +133,6 @@ parse_options(struct capture *c, int argc, char *argv[])
 		case OPT_REPORT:
 			c->report = true;
 			break;
-		case OPT_WAIT:
-			if (parse_duration(optarg, &ns) == -1 || ns < NSEC_PER_SEC ||
-			    ns > 3600 * NSEC_PER_SEC)
-				return bad_option("--wait", optarg,
-				    "give a duration from 1s to 1h");
-			c->wait_ns = (int64_t)ns;
-			c->wait_given = true;
-			break;
 		case OPT_WARMUP:
 			/* ACTIVITIES_WARMUP_PERIOD_SECS is whole seconds */
 			if (parse_duration(optarg, &ns) == -1 ||
@@ -171,6 +162,17 @@ parse_options(struct capture *c, int argc, char *argv[])
 		default:
 			return usage(stderr, CLIENT_EXIT_USAGE);
 		}
+	}
+	/* --wait is the option every command takes (client.h): here, how
+	 * long the process may take to poll, and the readers' wait after */
+	if (c->cl->wait_set) {
+		if (c->cl->wait_ns < (int64_t)NSEC_PER_SEC ||
+		    c->cl->wait_ns > 3600 * (int64_t)NSEC_PER_SEC) {
+			warnx("--wait: give capture a duration from 1s to 1h");
+			return CLIENT_EXIT_USAGE;
+		}
+		c->wait_ns = c->cl->wait_ns;
+		c->wait_given = true;
 	}
 	if (optind != argc || c->pid == 0) {
 		if (c->pid == 0)
