@@ -5,8 +5,13 @@
 #   make demo       run the daemon on the simulator and show what it stored
 #   make bench      build the benchmark programs (bench/README.md)
 #   make SAN=1 B=build-san check    the same tests under ASan and UBSan
+#   make check-arch ARCH=s390x      build and test on s390x (or ppc64le)
+#                                   under qemu-user, in a Debian 12 root
+#   make install                    PREFIX, DESTDIR and more: mk/install.mk
 #
-# Missing Debian packages are installed by mk/deps.sh (as root) or named.
+# Missing Debian packages are installed by mk/deps.sh (as root) or named;
+# NO_DEPS=1 leaves that to the caller (package builds: debian/control and
+# rpm/spyremon.spec name the build dependencies).
 #
 # The tree, bottom up (README.md, "Layout"): common/ is what both programs
 # read and write the same way; store/ is the only code that writes the
@@ -138,7 +143,7 @@ $(B)/aiu-smi-sim: $(call objs,$(SIM_SRCS) $(SIM_COMMON))
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(SIM_PKGS))
 
 $(B)/.deps-ok: mk/deps.sh
-	@sh mk/deps.sh
+	@$(if $(NO_DEPS),:,sh mk/deps.sh)
 	@mkdir -p $(B) && touch $@
 
 $(B)/%.o: %.c | $(B)/.deps-ok
@@ -181,13 +186,18 @@ bench: all $(BENCH_PROGS)
 deps:
 	@sh mk/deps.sh
 
+# make check-arch ARCH=s390x|ppc64le [ONLY=pattern|none]: mk/arch.sh says how
+ARCH	?= s390x
+check-arch:
+	@ONLY="$(ONLY)" sh mk/arch.sh $(ARCH) $(B)
+
 demo: all
 	@sh mk/demo.sh $(B)
 
 clean:
 	rm -rf $(B)
 
-.PHONY: all check bench deps demo clean
+.PHONY: all check bench deps demo clean check-arch
 
 include mk/install.mk
 
