@@ -165,8 +165,8 @@ $(UNIT_BINS): $(B)/tests/%: tests/unit/%.c $(TEST_LINK) | $(B)/.deps-ok
 	$(CC) $(TEST_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(TEST_LINK) $(TEST_LIBS)
 
 # Programs the integration tests run, built by make check.
-TEST_TOOLS = $(B)/tests/mksamples
-$(B)/tests/mksamples: tests/tools/mksamples.c $(TEST_LINK) | $(B)/.deps-ok
+TEST_TOOLS = $(B)/tests/mksamples $(B)/tests/mfdump
+$(TEST_TOOLS): $(B)/tests/%: tests/tools/%.c $(TEST_LINK) | $(B)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(TEST_LINK) $(TEST_LIBS)
 

@@ -33,7 +33,7 @@ git				# t_python, t_report: git_sha of a window
 procps				# pgrep, ps: t_sigkill, t_sigkill_ring
 "
 package="
-debhelper dpkg-dev fakeroot dh-python python3-all lintian
+debhelper dpkg-dev fakeroot dh-python python3-all lintian mmdebstrap
 rpm rpmlint
 "
 arch="
