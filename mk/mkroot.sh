@@ -38,8 +38,9 @@ done
 rm -rf --one-file-system "$root.new" "$root"
 # man-db's trigger would index every page of every package, which takes
 # minutes under qemu; the tests that use man find pages without the index
+include=$(printf '%s\n' "$@" | LC_ALL=C sort -u | paste -sd, -)
 set -- --quiet --variant="$variant" --architectures="$debarch" \
-	--include="$(printf '%s\n' "$@" | LC_ALL=C sort -u | paste -sd, -)" \
+	${include:+--include="$include"} \
 	--essential-hook='echo "man-db man-db/auto-update boolean false" | chroot "$1" debconf-set-selections' \
 	bookworm "$root.new" \
 	"deb $mirror bookworm main" \
