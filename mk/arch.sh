@@ -7,8 +7,8 @@
 #      --variant=apt, by mk/mkroot.sh) is kept in $ARCH_CACHE/bookworm-DEBARCH
 #      (default /var/cache/spyremon-arch), made again only when that set
 #      changes;
-#   2. the tree (without .git and build directories) is copied to /src in
-#      that root, whose build/ is kept between runs, and built there;
+#   2. the tree (without its build directories) is copied to /src in that
+#      root, whose build/ is kept between runs, and built there;
 #   3. "make check" runs inside it under systemd-nspawn (a /dev/pts for
 #      script(1), /proc, a cgroup tree), with ONLY passed on;
 #   4. tests/arch/outputs.sh writes the same fixed outputs natively and
@@ -57,11 +57,25 @@ fi
 # shellcheck disable=SC2046
 root=$(sh mk/mkroot.sh "$debarch" apt "bookworm-$debarch" $(sh mk/deps.sh --list build) | tail -n 1)
 
+# mmdebstrap leaves /etc/machine-id empty for the first boot to fill; the
+# daemon records the machine's ID with the database, as on a real host
+[ -s "$root/etc/machine-id" ] || systemd-machine-id-setup --root="$root" >/dev/null
+
 # ---- the tree, copied; its build directory stays ----
 mkdir -p "$root/src"
 find "$root/src" -mindepth 1 -maxdepth 1 ! -name build -exec rm -rf {} +
-tar -C "$top" --exclude=./.git --exclude='./build*' --exclude=./demo -cf - . |
+# .git comes along: t_report and the Python helper record the tree's
+# commit.  A worktree's .git is a file naming a directory outside the
+# tree, so there the copy gets a repository of its own with one commit.
+tar -C "$top" --exclude='./build*' --exclude=./demo --exclude=./debian/tmp -cf - . |
 	tar -C "$root/src" -xf -
+if [ ! -d "$root/src/.git" ]; then
+	rm -f "$root/src/.git"
+	git -C "$root/src" init -q
+	git -C "$root/src" add -A
+	git -C "$root/src" -c user.name=check-arch -c user.email=check-arch@localhost \
+		commit -q -m "the tree as make check-arch copied it"
+fi
 
 # ---- the suite inside, under systemd-nspawn ----
 nspawn() {
