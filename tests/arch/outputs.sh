@@ -18,13 +18,17 @@ set -eu
 B=$1
 out=$2
 top=$(cd "$(dirname "$0")/../.." && pwd)
-spy=$top/$B/spyremon
-data=$top/tests/data
-trace=$data/traces/kineto-absolute-int.json.gz
 rm -rf "$out"
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 work=$out/.work
 mkdir "$work"
+# from the top of the tree, so that the trace's path, which steps --json
+# and the merged trace name, is the same wherever the tree is
+cd "$top"
+spy=$top/$B/spyremon
+data=tests/data
+trace=$data/traces/kineto-absolute-int.json.gz
 
 # 2 cards, 100 ms rows from 1682725890 s for 15 s; the trace runs from
 # 1682725897.23 s to 1682725900.59 s, inside the window 896 s to 902 s.
