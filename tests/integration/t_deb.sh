@@ -51,7 +51,7 @@ done
 
 # ---- lintian: no error, no warning (overrides carry their reasons) ----
 rc=0
-lintian --fail-on error,warning --no-tag-display-limit "$T"/pkg/*.changes \
+lintian --fail-on error,warning --tag-display-limit 0 -I --pedantic "$T"/pkg/*.changes \
 	>"$T/lintian.log" 2>&1 || rc=$?
 sed 's/^/lintian: /' "$T/lintian.log"
 [ $rc -eq 0 ] || fail "lintian found errors or warnings (exit $rc)"
