@@ -5,8 +5,13 @@
 #   make demo       run the daemon on the simulator and show what it stored
 #   make bench      build the benchmark programs (bench/README.md)
 #   make SAN=1 B=build-san check    the same tests under ASan and UBSan
+#   make check-arch ARCH=s390x      build and test on s390x (or ppc64le)
+#                                   under qemu-user, in a Debian 12 root
+#   make install                    PREFIX, DESTDIR and more: mk/install.mk
 #
-# Missing Debian packages are installed by mk/deps.sh (as root) or named.
+# Missing Debian packages are installed by mk/deps.sh (as root) or named;
+# NO_DEPS=1 leaves that to the caller (package builds: debian/control and
+# rpm/spyremon.spec name the build dependencies).
 #
 # The tree, bottom up (README.md, "Layout"): common/ is what both programs
 # read and write the same way; store/ is the only code that writes the
@@ -118,7 +123,14 @@ $(B)/client/%.o: PKGS = $(CLIENT_PKGS)
 $(B)/sim/%.o: INC = $(INC_SIM)
 $(B)/sim/%.o: PKGS = $(SIM_PKGS)
 
-ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) -D_GNU_SOURCE $(INC) \
+# Floating point: a*b+c is never fused into one multiply-add.  GCC fuses
+# by default in gnu11 on s390x and ppc64le (and wherever FMA is in the
+# target), not on baseline x86-64, so the same summary or step figure
+# would differ in its last bits from one architecture to another; unfused,
+# every double is rounded as IEEE 754 says on all of them.
+FPFLAGS	= -ffp-contract=off
+
+ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(FPFLAGS) $(CFLAGS) -D_GNU_SOURCE $(INC) \
 	$(call pkg_cflags,$(PKGS))
 
 objs = $(patsubst %.c,$(B)/%.o,$(1))
@@ -145,10 +157,11 @@ $(B)/aiu-smi-sim: $(call objs,$(SIM_SRCS) $(SIM_COMMON))
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(SIM_PKGS))
 
 $(B)/.deps-ok: mk/deps.sh
-	@sh mk/deps.sh
+	@$(if $(NO_DEPS),:,sh mk/deps.sh)
 	@mkdir -p $(B) && touch $@
 
-$(B)/%.o: %.c | $(B)/.deps-ok
+# every object is remade when the Makefile changes: its flags are here
+$(B)/%.o: %.c Makefile | $(B)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
@@ -158,17 +171,17 @@ $(B)/%.o: %.c | $(B)/.deps-ok
 # test calls.  TEST_LINK is also what the test tools and benchmarks link.
 TEST_LINK = $(CLIENT_LIB) $(DAEMON_LIB) $(LIBSPYREMON)
 TEST_LIBS = $(call pkg_libs,$(TEST_PKGS))
-TEST_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) -D_GNU_SOURCE $(INC_TEST) \
+TEST_CFLAGS = -std=gnu11 $(WARNINGS) $(FPFLAGS) $(CFLAGS) -D_GNU_SOURCE $(INC_TEST) \
 	$(call pkg_cflags,$(TEST_PKGS))
 
 UNIT_BINS = $(addprefix $(B)/tests/,$(UNIT_TESTS))
-$(UNIT_BINS): $(B)/tests/%: tests/unit/%.c $(TEST_LINK) | $(B)/.deps-ok
+$(UNIT_BINS): $(B)/tests/%: tests/unit/%.c $(TEST_LINK) Makefile | $(B)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(TEST_LINK) $(TEST_LIBS)
 
 # Programs the integration tests run, built by make check.
-TEST_TOOLS = $(B)/tests/mksamples
-$(B)/tests/mksamples: tests/tools/mksamples.c $(TEST_LINK) | $(B)/.deps-ok
+TEST_TOOLS = $(B)/tests/mksamples $(B)/tests/mfdump
+$(TEST_TOOLS): $(B)/tests/%: tests/tools/%.c $(TEST_LINK) Makefile | $(B)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(TEST_LINK) $(TEST_LIBS)
 
@@ -188,13 +201,18 @@ bench: all $(BENCH_PROGS)
 deps:
 	@sh mk/deps.sh
 
+# make check-arch ARCH=s390x|ppc64le [ONLY=pattern|none]: mk/arch.sh says how
+ARCH	?= s390x
+check-arch:
+	@ONLY="$(ONLY)" sh mk/arch.sh $(ARCH) $(B)
+
 demo: all
 	@sh mk/demo.sh $(B)
 
 clean:
 	rm -rf $(B)
 
-.PHONY: all check bench deps demo clean
+.PHONY: all check bench deps demo clean check-arch
 
 include mk/install.mk
 

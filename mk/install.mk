@@ -8,18 +8,25 @@
 #   $(PREFIX)/lib/systemd/system/spyremon-metrics.socket, spyremon-metrics@.service
 #   $(PREFIX)/lib/systemd/system/spyremon-metrics-textfile.{service,timer}
 #   $(PREFIX)/lib/sysusers.d/spyremond.conf
+#   $(PREFIX)/lib/tmpfiles.d/spyremond.conf   /var/lib/spyremond before a start
 #   $(PREFIX)/share/man/man{1,5,8}/       every page in man/
 #   $(PYTHONDIR)/spyremon.py              the Python helper
 #   $(PREFIX)/libexec/spyremon/spyremon-{prolog,epilog}   Slurm (contrib/slurm)
+#   $(DATADIR)/spyremon/grafana/spyremon.json     the dashboard (contrib/grafana)
+#   $(DATADIR)/aiu-smi-sim/torch/*.py             the demo's jobs (contrib/torch)
 #   /etc/spyremond/spyremond.yaml         only if absent: never overwritten
 #
-# systemd looks for units and sysusers.d files under /usr/local/lib as well
-# as /usr/lib, so $(PREFIX)/lib serves both usual prefixes.  For any other
-# PREFIX, point UNITDIR and SYSUSERSDIR at /usr/local/lib or /etc (for
-# example UNITDIR=/etc/systemd/system).  The config always goes to /etc,
-# because that is where spyremond looks by default.  No tmpfiles.d entry is
-# installed: the unit's StateDirectory= and RuntimeDirectory= make the
-# directories.  Uninstall leaves the config and the database alone.
+# systemd looks for units, sysusers.d and tmpfiles.d files under
+# /usr/local/lib as well as /usr/lib, so $(PREFIX)/lib serves both usual
+# prefixes.  For any other PREFIX, point UNITDIR, SYSUSERSDIR and
+# TMPFILESDIR at /usr/local/lib or /etc (for example
+# UNITDIR=/etc/systemd/system); Debian 12's packages set
+# UNITDIR=/lib/systemd/system.  The config always goes to /etc, because
+# that is where spyremond looks by default.  The tmpfiles.d entry makes
+# /var/lib/spyremond with the modes the unit's StateDirectory= gives it, so
+# that it is there (for group spyremon, and for a package to own) before
+# the daemon first starts; the unit makes it too, and /run/spyremond, on
+# every start.  Uninstall leaves the config and the database alone.
 
 DESTDIR		?=
 BINDIR		?= $(PREFIX)/bin
@@ -27,6 +34,8 @@ SBINDIR		?= $(PREFIX)/sbin
 MANDIR		?= $(PREFIX)/share/man
 UNITDIR		?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR	?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR	?= $(PREFIX)/lib/tmpfiles.d
+DATADIR		?= $(PREFIX)/share
 LIBEXECDIR	?= $(PREFIX)/libexec/spyremon
 CONFDIR		= /etc/spyremond
 # where Debian's python3 finds modules: dist-packages under /usr/lib/python3
@@ -39,6 +48,8 @@ INSTALL		?= install
 MAN1		= $(wildcard man/*.1)
 MAN5		= $(wildcard man/*.5)
 MAN8		= $(wildcard man/*.8)
+TORCH_JOBS	= fake_trace.py profile_demo.py
+TORCH_LIBS	= jobargs.py
 
 # The unit with the daemon's installed path; remade on every install, so a
 # new PREFIX always shows.
@@ -64,12 +75,22 @@ install: all $(B)/spyremond.service $(addprefix $(B)/units/, $(METRICS_UNITS))
 		$(INSTALL) -D -m 0644 $(B)/units/$$u $(DESTDIR)$(UNITDIR)/$$u; done
 	$(INSTALL) -D -m 0644 systemd/spyremond.sysusers \
 		$(DESTDIR)$(SYSUSERSDIR)/spyremond.conf
+	$(INSTALL) -D -m 0644 systemd/spyremond.tmpfiles \
+		$(DESTDIR)$(TMPFILESDIR)/spyremond.conf
 	$(INSTALL) -D -m 0644 contrib/python/spyremon.py \
 		$(DESTDIR)$(PYTHONDIR)/spyremon.py
 	$(INSTALL) -D -m 0755 contrib/slurm/spyremon-prolog \
 		$(DESTDIR)$(LIBEXECDIR)/spyremon-prolog
 	$(INSTALL) -D -m 0755 contrib/slurm/spyremon-epilog \
 		$(DESTDIR)$(LIBEXECDIR)/spyremon-epilog
+	$(INSTALL) -D -m 0644 contrib/grafana/spyremon.json \
+		$(DESTDIR)$(DATADIR)/spyremon/grafana/spyremon.json
+	@set -e; for f in $(TORCH_JOBS); do \
+		echo "$(INSTALL) -D -m 0755 contrib/torch/$$f $(DESTDIR)$(DATADIR)/aiu-smi-sim/torch/$$f"; \
+		$(INSTALL) -D -m 0755 contrib/torch/$$f $(DESTDIR)$(DATADIR)/aiu-smi-sim/torch/$$f; done
+	@set -e; for f in $(TORCH_LIBS); do \
+		echo "$(INSTALL) -D -m 0644 contrib/torch/$$f $(DESTDIR)$(DATADIR)/aiu-smi-sim/torch/$$f"; \
+		$(INSTALL) -D -m 0644 contrib/torch/$$f $(DESTDIR)$(DATADIR)/aiu-smi-sim/torch/$$f; done
 	@set -e; for p in $(MAN1); do \
 		echo "$(INSTALL) -D -m 0644 $$p $(DESTDIR)$(MANDIR)/man1/$${p##*/}"; \
 		$(INSTALL) -D -m 0644 $$p $(DESTDIR)$(MANDIR)/man1/$${p##*/}; done
@@ -89,6 +110,7 @@ install: all $(B)/spyremond.service $(addprefix $(B)/units/, $(METRICS_UNITS))
 	fi
 	@if [ -z "$(DESTDIR)" ]; then \
 		echo "install: now run: systemd-sysusers $(SYSUSERSDIR)/spyremond.conf &&" \
+		    "systemd-tmpfiles --create $(TMPFILESDIR)/spyremond.conf &&" \
 		    "systemctl daemon-reload && systemctl enable --now spyremond"; \
 	fi
 
@@ -98,10 +120,15 @@ uninstall:
 		$(DESTDIR)$(UNITDIR)/spyremond.service \
 		$(addprefix $(DESTDIR)$(UNITDIR)/, $(METRICS_UNITS)) \
 		$(DESTDIR)$(SYSUSERSDIR)/spyremond.conf \
+		$(DESTDIR)$(TMPFILESDIR)/spyremond.conf \
 		$(DESTDIR)$(PYTHONDIR)/spyremon.py \
 		$(DESTDIR)$(LIBEXECDIR)/spyremon-prolog \
-		$(DESTDIR)$(LIBEXECDIR)/spyremon-epilog
-	@rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null || true
+		$(DESTDIR)$(LIBEXECDIR)/spyremon-epilog \
+		$(DESTDIR)$(DATADIR)/spyremon/grafana/spyremon.json \
+		$(addprefix $(DESTDIR)$(DATADIR)/aiu-smi-sim/torch/, $(TORCH_JOBS) $(TORCH_LIBS))
+	@rmdir $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)/spyremon/grafana \
+		$(DESTDIR)$(DATADIR)/spyremon $(DESTDIR)$(DATADIR)/aiu-smi-sim/torch \
+		$(DESTDIR)$(DATADIR)/aiu-smi-sim 2>/dev/null || true
 	@set -e; for p in $(MAN1) $(MAN5) $(MAN8); do \
 		f=$(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}; \
 		echo "rm -f $$f"; rm -f "$$f"; done

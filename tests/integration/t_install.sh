@@ -40,10 +40,15 @@ install_into "$D" /usr/local
 	echo usr/local/lib/systemd/system/spyremon-metrics-textfile.service
 	echo usr/local/lib/systemd/system/spyremon-metrics-textfile.timer
 	echo usr/local/lib/sysusers.d/spyremond.conf
+	echo usr/local/lib/tmpfiles.d/spyremond.conf
 	echo "usr/local/lib/python$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages/spyremon.py"
 	echo usr/local/sbin/spyremond
 	echo usr/local/libexec/spyremon/spyremon-prolog
 	echo usr/local/libexec/spyremon/spyremon-epilog
+	echo usr/local/share/spyremon/grafana/spyremon.json
+	echo usr/local/share/aiu-smi-sim/torch/fake_trace.py
+	echo usr/local/share/aiu-smi-sim/torch/jobargs.py
+	echo usr/local/share/aiu-smi-sim/torch/profile_demo.py
 	echo usr/local/share/man/man1/spyremon.1
 	echo usr/local/share/man/man5/spyremon-schema.5
 	echo usr/local/share/man/man5/spyremond.yaml.5

@@ -14,6 +14,11 @@ source "$(dirname "$0")/lib.sh"
 
 command -v python3 >/dev/null || { echo "SKIP: python3 is not installed"; exit 77; }
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: booting a container needs root"; exit 77; }
+# qemu-user has no PR_SET_CHILD_SUBREAPER, which systemd-nspawn needs
+if emulated; then
+	echo "SKIP: systemd-nspawn cannot boot a container under qemu-user ($(uname -m) on $(cat /proc/sys/kernel/arch))"
+	exit 77
+fi
 if ! command -v systemd-nspawn >/dev/null; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt_get() { apt-get -o DPkg::Lock::Timeout=300 "$@" >>"$T/apt.log" 2>&1; }
