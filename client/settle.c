@@ -113,11 +113,7 @@ ask(struct client *cl, const char *path, const char *key, int64_t value,
 		snprintf(why, len, "no socket to ask spyremond on");
 		return NO_DAEMON;
 	}
-	if ((g = yajl_gen_alloc(NULL)) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
-	yajl_gen_map_open(g);
-	jsonw_put_int(g, "v", PROTO_VERSION);
-	jsonw_put_str(g, "cmd", "sync");
+	g = ctl_request_new("sync");
 	jsonw_put_int(g, key, value);
 	jsonw_put_int(g, "wait_ms", wait_ms);
 	if (path != NULL) {
