@@ -19,6 +19,9 @@
 # them, the rows stamped and the longest gap between two samples of card 0:
 # sampling must keep its rate.
 #
+# MARKRTT=PATH times with another bench-markrtt (the default is $B's);
+# RAW_ONLY=1 runs (a) alone (bench/mark_ab.sh, two builds side by side).
+#
 # CHECKPOINT=1 runs checkpoints all along: another process runs
 # "PRAGMA wal_checkpoint(TRUNCATE)" on the database every 50 ms, which
 # waits for and blocks the daemon's writes, as an import or a reader's
@@ -28,7 +31,7 @@ B=${B:-build}
 pairs=${1:-1000}
 cli_pairs=${2:-200}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BIN=$ROOT/$B
+case $B in /*) BIN=$B ;; *) BIN=$ROOT/$B ;; esac
 T=$(mktemp -d "${TMPDIR:-/tmp}/spyremon-bench-mark.XXXXXX")
 dpid=
 cleanup() {
@@ -44,7 +47,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-[ -x "$BIN/spyremond" ] && [ -x "$BIN/bench-markrtt" ] ||
+MARKRTT=${MARKRTT:-$BIN/bench-markrtt}
+[ -x "$BIN/spyremond" ] && [ -x "$MARKRTT" ] ||
 	{ echo "bench: build first: make B=$B bench" >&2; exit 1; }
 
 cat >"$T/conf.yaml" <<EOF
@@ -81,12 +85,15 @@ sleep 2	# the same measures of sampling with no client, for comparison
 i1=$(ns)
 echo "(a) raw protocol, one connection per request (bench/markrtt.c):"
 a0=$(ns)
-"$BIN/bench-markrtt" "$T/sock" "$pairs"
+"$MARKRTT" "$T/sock" "$pairs"
 a1=$(ns)
+if [ "${RAW_ONLY:-0}" = 1 ]; then
+	exit 0
+fi
 
 echo "(b) spyremon mark begin/end, one process per request:"
 b0=$(ns)
-"$BIN/bench-markrtt" -x "$BIN/spyremon" "$T/sock" "$cli_pairs"
+"$MARKRTT" -x "$BIN/spyremon" "$T/sock" "$cli_pairs"
 b1=$(ns)
 
 echo "(c) contrib/python/spyremon.py, in one python3 process:"
