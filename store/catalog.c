@@ -750,6 +750,7 @@ store_db_open(struct store *st, int to)
 	 */
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	create_file(st->path);
+	summary_idle_cache_clear(&st->idle);	/* learned from another file */
 	rc = sqlite3_open_v2(st->path, &st->db,
 	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 	    NULL);

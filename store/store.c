@@ -109,6 +109,7 @@ store_free(struct store *st)
 	sqlite3_finalize(st->rollback);
 	store_catalog_free(&st->cat);
 	store_counters_free(st);
+	summary_idle_cache_clear(&st->idle);
 	if (st->db != NULL && (rc = sqlite3_close(st->db)) != SQLITE_OK)
 		log_warnx("%s: close: %s", st->path, sqlite3_errstr(rc));
 	rowring_free(&st->pool);
@@ -236,7 +237,7 @@ store_writer_start(struct store *st)
 		.window_restarts = store_db_window_restarts,
 		.window_begin_state = store_db_window_begin_state,
 		.summarize_due = store_db_summarize_due,
-		.window_finish = store_db_window_finish,
+		.windows_finish = store_db_windows_finish,
 		.reopen = store_db_reopen,
 		.max_window_id = store_db_max_window_id,
 		.retention_step = store_retention_step,
@@ -831,7 +832,7 @@ store_metric(struct store *st, const char *key, const char *unit, int *id)
 	 * catalog only while it holds dbmu, and the caller is the only
 	 * other thread that does (st->mu is left to the counters).
 	 */
-	pthread_mutex_lock(&st->dbmu);
+	writer_lock_db(st);
 	rc = metric_add(st, key, unit, id);
 	pthread_mutex_unlock(&st->dbmu);
 	return rc;

@@ -264,8 +264,9 @@ int store_window_summarize(struct store *st, int64_t id,
  * has no summary yet: with a writer thread, those left from before this
  * start and those of a database from before summaries; without one
  * (import, tools), whose rows were all written as they came, each is
- * marked complete too.  1 if some were, 0 if none was due, -1 if one
- * failed (the others are still done).
+ * marked complete too.  With a writer thread this only asks it: the
+ * thread works through them in bounded steps between its other work
+ * (store_summary.c).  0, or -1 if one failed (the others are still done).
  */
 int store_windows_summarize_due(struct store *st, int64_t now_ns,
     int64_t settle_ns, int64_t idle_lookback_ns);

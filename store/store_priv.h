@@ -21,6 +21,7 @@
 #include "rowring.h"
 #include "sql.h"
 #include "store.h"
+#include "summary.h"
 
 struct metric_def;
 
@@ -127,6 +128,7 @@ struct writer;
 struct store {
 	sqlite3 *db;
 	char *path;
+	struct summary_idle_cache idle;	/* the connection's (summary.h) */
 	size_t max_pending;
 
 	struct store_catalog cat;
@@ -168,6 +170,8 @@ struct store {
 	 */
 	struct writer *w;
 	pthread_mutex_t mu, dbmu;
+	unsigned dbmu_waiting;	/* (mu) threads but the writer waiting for
+				   dbmu: the writer lets them go first */
 	size_t inflight;	/* rows the writer took and has not settled */
 	dev_t dev;		/* the database file, to notice its replacement */
 	ino_t ino;
@@ -230,14 +234,21 @@ int store_db_window_end(struct store *st, int64_t id, int64_t end_ns,
 int store_db_window_restarts(struct store *st, int64_t id, unsigned restarts);
 /* store_window_get from the database, whatever the writer knows. */
 int store_db_window_get(struct store *st, int64_t id, struct store_window **out);
-/* store_windows_summarize_due on the connection (store_summary.c). */
+/*
+ * One bounded step of store_windows_summarize_due on the connection
+ * (store_summary.c): 1 if windows are left for the next step, 0 if none,
+ * -1 on error.
+ */
 int store_db_summarize_due(struct store *st, int64_t now_ns, int64_t settle_ns,
     int64_t idle_lookback_ns);
+/* store_db_summarize_due until no window is left: 0, or -1 on error. */
+int store_db_summarize_all_due(struct store *st, int64_t now_ns,
+    int64_t settle_ns, int64_t idle_lookback_ns);
 /*
- * Summarize ended window id and mark it complete at now_ns, in one
- * transaction (store_summary.c).
+ * Summarize the n ended windows of ids and mark them complete at now_ns,
+ * in one transaction (store_summary.c).
  */
-int store_db_window_finish(struct store *st, int64_t id,
+int store_db_windows_finish(struct store *st, const int64_t *ids, size_t n,
     int64_t idle_lookback_ns, int64_t now_ns);
 /*
  * Mark every ended window that is neither complete nor marked incomplete
@@ -292,7 +303,8 @@ struct writer_ops {
 	int (*window_begin_state)(struct store *, int64_t, struct clocksync *,
 	    unsigned *);
 	int (*summarize_due)(struct store *, int64_t, int64_t, int64_t);
-	int (*window_finish)(struct store *, int64_t, int64_t, int64_t);
+	int (*windows_finish)(struct store *, const int64_t *, size_t,
+	    int64_t, int64_t);
 	int (*reopen)(struct store *, char *, size_t);
 	int (*max_window_id)(struct store *, int64_t *);
 	int (*retention_step)(struct store *, const struct store_retention *,
@@ -307,6 +319,11 @@ int writer_start(struct store *st, const struct writer_ops *ops,
     struct store_window *open, size_t nopen, int64_t max_window_id,
     char **unreliable, size_t nunreliable);
 int writer_kick(struct store *st);
+/*
+ * Take st->dbmu from a thread other than the writer's (st->mu not held):
+ * the writer, between two steps of its work, lets it go first.
+ */
+void writer_lock_db(struct store *st);
 int writer_window_begin(struct store *st, const char *tag, uint32_t uid,
     int32_t pid, int64_t begin_ns, const char *meta_json,
     const struct clocksync *clock, int32_t until_pid, int64_t *id);

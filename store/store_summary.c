@@ -14,13 +14,14 @@
 #include "schema.h"
 #include "sql.h"
 #include "summary.h"
+#include "timeparse.h"
 
 /*
- * Compute window id's summary and store it, with complete_ns = now_ns if
- * complete, in one transaction.
+ * Compute window id's summary and write it, with complete_ns = now_ns if
+ * complete, inside the caller's transaction (which reads one snapshot).
  */
 static int
-summarize(struct store *st, int64_t id, int64_t idle_lookback_ns,
+summarize_in_tx(struct store *st, int64_t id, int64_t idle_lookback_ns,
     int64_t now_ns, bool complete)
 {
 	struct store_window *w;
@@ -28,11 +29,6 @@ summarize(struct store *st, int64_t id, int64_t idle_lookback_ns,
 	sqlite3_stmt *s;
 	int rc;
 
-	if (!sqlite3_get_autocommit(st->db)) {
-		log_warnx("%s: summarize window %" PRId64 ": a transaction is "
-		    "already open", st->path, id);
-		return -1;
-	}
 	/* the database's row: with a writer, this runs in its thread */
 	if (store_db_window_get(st, id, &w) == -1)
 		return -1;
@@ -42,13 +38,8 @@ summarize(struct store *st, int64_t id, int64_t idle_lookback_ns,
 		store_windows_free(w, 1);
 		return -1;
 	}
-	/* one read transaction: the summary is of one snapshot */
-	if (sql_exec(st, "summarize window", "BEGIN IMMEDIATE") == -1) {
-		store_windows_free(w, 1);
-		return -1;
-	}
-	rc = summary_compute(st->db, id, w->begin_ns, w->end_ns,
-	    idle_lookback_ns, now_ns, &sm);
+	rc = summary_compute_cached(st->db, id, w->begin_ns, w->end_ns,
+	    idle_lookback_ns, now_ns, &st->idle, &sm);
 	if (rc == 0)
 		rc = summary_write(st->db, &sm);
 	if (rc == 0 && complete) {
@@ -62,6 +53,31 @@ summarize(struct store *st, int64_t id, int64_t idle_lookback_ns,
 			sqlite3_finalize(s);
 		}
 	}
+	summary_free(&sm);
+	store_windows_free(w, 1);
+	return rc;
+}
+
+/*
+ * Summarize the n windows of ids (complete_ns = now_ns if complete) in one
+ * transaction: all of them are stored, or none.
+ */
+static int
+summarize(struct store *st, const int64_t *ids, size_t n,
+    int64_t idle_lookback_ns, int64_t now_ns, bool complete)
+{
+	int rc = 0;
+
+	if (!sqlite3_get_autocommit(st->db)) {
+		log_warnx("%s: summarize window %" PRId64 ": a transaction is "
+		    "already open", st->path, ids[0]);
+		return -1;
+	}
+	if (sql_exec(st, "summarize window", "BEGIN IMMEDIATE") == -1)
+		return -1;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = summarize_in_tx(st, ids[i], idle_lookback_ns, now_ns,
+		    complete);
 	if (rc == 0)
 		rc = sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) ==
 		    SQLITE_OK ? 0 : -1;
@@ -69,8 +85,6 @@ summarize(struct store *st, int64_t id, int64_t idle_lookback_ns,
 		sql_warn(st, "summarize window");
 		(void)sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 	}
-	summary_free(&sm);
-	store_windows_free(w, 1);
 	return rc;
 }
 
@@ -78,14 +92,15 @@ int
 store_window_summarize(struct store *st, int64_t id, int64_t idle_lookback_ns,
     int64_t now_ns)
 {
-	return summarize(st, id, idle_lookback_ns, now_ns, false);
+	return summarize(st, &id, 1, idle_lookback_ns, now_ns, false);
 }
 
 int
-store_db_window_finish(struct store *st, int64_t id, int64_t idle_lookback_ns,
-    int64_t now_ns)
+store_db_windows_finish(struct store *st, const int64_t *ids, size_t n,
+    int64_t idle_lookback_ns, int64_t now_ns)
 {
-	return summarize(st, id, idle_lookback_ns, now_ns, true);
+	return n == 0 ? 0 :
+	    summarize(st, ids, n, idle_lookback_ns, now_ns, true);
 }
 
 int
@@ -117,46 +132,61 @@ store_windows_summarize_due(struct store *st, int64_t now_ns,
 {
 	if (st->w != NULL)
 		return writer_summarize_due(st, settle_ns, idle_lookback_ns);
-	return store_db_summarize_due(st, now_ns, settle_ns, idle_lookback_ns);
+	return store_db_summarize_all_due(st, now_ns, settle_ns,
+	    idle_lookback_ns);
 }
+
+/*
+ * The windows left to summarize are done in steps: at most
+ * SUMMARIZE_STEP_MAX of them, and no more once SUMMARIZE_STEP_NS has gone
+ * by, so that the writer thread stores rows, runs jobs and honours a stop
+ * between steps however long the backlog (176,859 windows after a storm
+ * took minutes when done in one go).  Each window is its own transaction.
+ */
+#define SUMMARIZE_STEP_MAX	64
+#define SUMMARIZE_STEP_NS	(50 * NSEC_PER_MSEC)
 
 int
 store_db_summarize_due(struct store *st, int64_t now_ns, int64_t settle_ns,
     int64_t idle_lookback_ns)
 {
 	sqlite3_stmt *s;
-	int64_t *ids = NULL;
-	size_t n = 0, cap = 0;
+	int64_t ids[SUMMARIZE_STEP_MAX + 1];
+	uint64_t t0 = now_monotonic_ns();
+	size_t n = 0, done = 0;
 	int rc, failed = 0;
 
 	if (sql_prepare(st, "SELECT id FROM " SCHEMA_T_WINDOWS
 	    " WHERE summarized_ns IS NULL AND end_ns IS NOT NULL AND "
-	    "end_ns <= ?1 ORDER BY id", &s) == -1)
+	    "end_ns <= ?1 ORDER BY id LIMIT ?2", &s) == -1)
 		return -1;
 	sqlite3_bind_int64(s, 1, now_ns - settle_ns);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 16;
-			int64_t *p = realloc(ids, nc * sizeof(*p));
-
-			if (p == NULL) {
-				rc = SQLITE_NOMEM;
-				break;
-			}
-			ids = p;
-			cap = nc;
-		}
+	sqlite3_bind_int(s, 2, SUMMARIZE_STEP_MAX + 1);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
 		ids[n++] = sqlite3_column_int64(s, 0);
-	}
 	if (rc != SQLITE_DONE)
 		sql_warn(st, "windows to summarize");
 	sqlite3_finalize(s);
 	/* without a writer thread every row was written as it came: the
 	 * windows are complete; with one, these were left from before */
-	for (size_t i = 0; i < n; i++)
-		if (summarize(st, ids[i], idle_lookback_ns, now_ns,
+	while (done < n && done < SUMMARIZE_STEP_MAX &&
+	    (done == 0 || now_monotonic_ns() - t0 < SUMMARIZE_STEP_NS))
+		if (summarize(st, &ids[done++], 1, idle_lookback_ns, now_ns,
 		    st->w == NULL) == -1)
 			failed = 1;
-	free(ids);
-	return rc != SQLITE_DONE || failed ? -1 : (int)(n > 0);
+	if (rc != SQLITE_DONE || failed)
+		return -1;
+	return done < n ? 1 : 0;
+}
+
+int
+store_db_summarize_all_due(struct store *st, int64_t now_ns,
+    int64_t settle_ns, int64_t idle_lookback_ns)
+{
+	int rc;
+
+	while ((rc = store_db_summarize_due(st, now_ns, settle_ns,
+	    idle_lookback_ns)) == 1)
+		;
+	return rc;
 }

@@ -50,6 +50,7 @@ struct acc {
 	/* the rule's file rows: idle when an aiu-smi idle row covers them */
 	struct span { int64_t lo, hi; double v; } *ispan, *fpwr;
 	size_t	 nispan, iscap, nfpwr, fpcap;
+	const struct summary_idle_card *known;	/* from the cache, or NULL */
 };
 
 struct ctx {
@@ -671,16 +672,21 @@ finish(struct ctx *x)
 			if (a->unrel_seen[u])
 				list_add(c->unreliable, sizeof(c->unreliable),
 				    x->unrel_key[u]);
-		if (c->has_power && a->nidle > 0) {
+		if (c->has_power && a->known != NULL && a->known->has) {
+			c->idle_w = a->known->idle_w;
+			c->idle_samples = a->known->samples;
+			c->has_idle = true;
+		} else if (c->has_power && a->known == NULL && a->nidle > 0) {
 			qsort(a->idle, a->nidle, sizeof(double), dblcmp);
 			c->idle_w = a->nidle % 2 ? a->idle[a->nidle / 2] :
 			    (a->idle[a->nidle / 2 - 1] +
 			    a->idle[a->nidle / 2]) / 2;
 			c->idle_samples = (int64_t)a->nidle;
 			c->has_idle = true;
+		}
+		if (c->has_idle)
 			c->net_energy_j = summary_energy(c) - c->idle_w *
 			    (double)a->pwr.covered_ns / 1e9;
-		}
 	}
 }
 
@@ -703,11 +709,79 @@ ctx_free(struct ctx *x)
 	free(x->coarse);
 }
 
+void
+summary_idle_cache_clear(struct summary_idle_cache *cache)
+{
+	free(cache->cards);
+	*cache = (struct summary_idle_cache){ .valid = false };
+}
+
+/* The cached figures of device, or NULL. */
+static const struct summary_idle_card *
+cached_card(const struct summary_idle_cache *cache, int device)
+{
+	for (size_t i = 0; i < cache->ncards; i++)
+		if (cache->cards[i].device == device)
+			return &cache->cards[i];
+	return NULL;
+}
+
+/* Point each card at its cached idle figures; false if the cache does not fit. */
+static bool
+idle_from_cache(struct ctx *x, const struct summary_idle_cache *cache)
+{
+	int64_t d;
+
+	if (!cache->valid)
+		return false;
+	d = x->s->end_ns - cache->end_ns;
+	if (cache->lookback_ns != x->s->idle_lookback_ns ||
+	    d > SUMMARY_IDLE_REUSE_NS || d < -SUMMARY_IDLE_REUSE_NS)
+		return false;
+	for (size_t i = 0; i < x->s->ncards; i++)
+		if (cached_card(cache, x->s->cards[i].device) == NULL)
+			return false;
+	for (size_t i = 0; i < x->s->ncards; i++)
+		x->a[i].known = cached_card(cache, x->s->cards[i].device);
+	return true;
+}
+
+/* Keep the idle figures just learned in cache (left empty if short of memory). */
+static void
+idle_to_cache(const struct summary *s, struct summary_idle_cache *cache)
+{
+	summary_idle_cache_clear(cache);
+	if (s->ncards == 0 ||
+	    (cache->cards = calloc(s->ncards, sizeof(*cache->cards))) == NULL)
+		return;
+	for (size_t i = 0; i < s->ncards; i++)
+		cache->cards[i] = (struct summary_idle_card){
+			.device = s->cards[i].device,
+			.has = s->cards[i].has_idle,
+			.idle_w = s->cards[i].idle_w,
+			.samples = s->cards[i].idle_samples,
+		};
+	cache->ncards = s->ncards;
+	cache->end_ns = s->end_ns;
+	cache->lookback_ns = s->idle_lookback_ns;
+	cache->valid = true;
+}
+
 int
 summary_compute(sqlite3 *db, int64_t id, int64_t begin_ns, int64_t end_ns,
     int64_t idle_lookback_ns, int64_t now_ns, struct summary *out)
 {
+	return summary_compute_cached(db, id, begin_ns, end_ns,
+	    idle_lookback_ns, now_ns, NULL, out);
+}
+
+int
+summary_compute_cached(sqlite3 *db, int64_t id, int64_t begin_ns,
+    int64_t end_ns, int64_t idle_lookback_ns, int64_t now_ns,
+    struct summary_idle_cache *cache, struct summary *out)
+{
 	struct ctx x = { .db = db, .s = out };
+	bool reused;
 	sqlite3_stmt *s = NULL;
 	int rc = -1, step;
 
@@ -726,9 +800,14 @@ summary_compute(sqlite3 *db, int64_t id, int64_t begin_ns, int64_t end_ns,
 	while ((step = sqlite3_step(s)) == SQLITE_ROW)
 		if (add_row(&x, s) == -1)
 			goto done;
-	if (step != SQLITE_DONE || learn_idle(&x) == -1)
+	if (step != SQLITE_DONE)
+		goto done;
+	reused = cache != NULL && idle_from_cache(&x, cache);
+	if (!reused && learn_idle(&x) == -1)
 		goto done;
 	finish(&x);
+	if (cache != NULL && !reused)
+		idle_to_cache(out, cache);
 	rc = 0;
 done:
 	sqlite3_finalize(s);

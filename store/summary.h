@@ -106,6 +106,40 @@ int summary_compute(sqlite3 *db, int64_t id, int64_t begin_ns,
     struct summary *out);
 
 /*
+ * The idle power of each card, as learned for one window, kept to be used
+ * again: learning it reads every sample of the look-back (an hour of them
+ * by default), while the rest of a summary reads only the window's.  So
+ * a window that ends within SUMMARY_IDLE_REUSE_NS of the one it was
+ * learned for, with the same look-back and no card it lacks, takes the
+ * same idle figures (idle_w, idle_samples), and its net energy from them:
+ * a storm of short windows costs one look-back a minute, not one each.
+ * Zero-initialise; one connection's, in one thread.
+ */
+#define SUMMARY_IDLE_REUSE_NS	(60 * 1000000000LL)
+
+struct summary_idle_cache {
+	bool	 valid;
+	int64_t	 end_ns;		/* of the window it was learned for */
+	int64_t	 lookback_ns;
+	struct summary_idle_card {
+		int	 device;
+		bool	 has;
+		double	 idle_w;
+		int64_t	 samples;
+	} *cards;
+	size_t	 ncards;
+};
+
+/* summary_compute, taking the idle figures from cache when it fits (and
+ * keeping newly learned ones in it); a NULL cache learns them every time. */
+int summary_compute_cached(sqlite3 *db, int64_t id, int64_t begin_ns,
+    int64_t end_ns, int64_t idle_lookback_ns, int64_t now_ns,
+    struct summary_idle_cache *cache, struct summary *out);
+
+/* Forget what cache holds (it is then empty, and may be used again). */
+void summary_idle_cache_clear(struct summary_idle_cache *cache);
+
+/*
  * Write s into db's window_summary tables, replacing what window
  * s->window_id had, and set the window's summarized_ns, inside the
  * caller's transaction.

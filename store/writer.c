@@ -472,8 +472,26 @@ retention_step(struct store *st, const struct store_retention *r)
 }
 
 /*
- * Summarize the windows due (store_windows_summarize_due), only while
- * writes go through: with the database locked or full it would fail as
+ * A summary of a window left from before may have to learn the idle power
+ * afresh: that reads every sample of the look-back, up to 30 days of them.
+ * A stop does not wait for it: every SUMMARIZE_PROGRESS_OPS virtual
+ * machine steps SQLite asks whether to go on, and a stop interrupts the
+ * summary, whose transaction is rolled back (the window is summarized at
+ * the next start).
+ */
+#define SUMMARIZE_PROGRESS_OPS	10000
+
+static int
+summarize_interrupted(void *arg)
+{
+	struct writer *w = arg;
+
+	return atomic_load(&w->stopping);
+}
+
+/*
+ * Summarize the windows due (store_windows_summarize_due), one bounded
+ * step at a time, only while writes go through: with the database locked or full it would fail as
  * well, and the next flush tick asks again.
  */
 static void
@@ -489,9 +507,20 @@ summarize_step(struct store *st, int64_t settle_ns, int64_t idle_lookback_ns)
 	if (!healthy)
 		return;
 	note_busy(st, "summarize the windows left from before");
+	sqlite3_progress_handler(st->db, SUMMARIZE_PROGRESS_OPS,
+	    summarize_interrupted, w);
 	rc = w->ops.summarize_due(st, now_realtime_ns(), settle_ns,
 	    idle_lookback_ns);
+	sqlite3_progress_handler(st->db, 0, NULL, NULL);
+	if (atomic_load(&w->stopping))
+		return;		/* left for the next start */
 	note_outcome(st, rc != -1, "summarize windows");
+	if (rc == 1) {
+		/* more are left: the next step after what is queued meanwhile */
+		pthread_mutex_lock(&st->mu);
+		w->summarize_req = true;
+		pthread_mutex_unlock(&st->mu);
+	}
 }
 
 static void
@@ -604,12 +633,29 @@ writer_main(void *arg)
 			summarize_step(st, settle_ns, idle_lookback_ns);
 		pthread_mutex_unlock(&st->dbmu);
 		pthread_mutex_lock(&st->mu);
+		/* a mutex is not fair: without this the next step could
+		 * take dbmu again before a waiting event loop wakes */
+		while (st->dbmu_waiting > 0)
+			pthread_cond_wait(&w->cv, &st->mu);
 	}
 	pthread_mutex_unlock(&st->mu);
 	pthread_mutex_lock(&st->dbmu);
 	finish(st);
 	pthread_mutex_unlock(&st->dbmu);
 	return NULL;
+}
+
+void
+writer_lock_db(struct store *st)
+{
+	pthread_mutex_lock(&st->mu);
+	st->dbmu_waiting++;
+	pthread_mutex_unlock(&st->mu);
+	pthread_mutex_lock(&st->dbmu);
+	pthread_mutex_lock(&st->mu);
+	st->dbmu_waiting--;
+	pthread_cond_signal(&st->w->cv);
+	pthread_mutex_unlock(&st->mu);
 }
 
 int
@@ -710,6 +756,7 @@ writer_stop(struct store *st)
 
 	pthread_mutex_lock(&st->mu);
 	w->stop = true;
+	atomic_store(&w->stopping, true);
 	pthread_cond_signal(&w->cv);
 	pthread_mutex_unlock(&st->mu);
 	pthread_join(w->th, NULL);

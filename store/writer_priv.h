@@ -9,6 +9,8 @@
 
 #include "store_priv.h"
 
+#include <stdatomic.h>
+
 #include "clocksync.h"
 #include "inventory.h"
 
@@ -60,6 +62,8 @@ struct writer {
 	pthread_t th;
 	pthread_cond_t cv;		/* with st->mu: work for the thread */
 	bool stop, flush_req, have_ret;
+	atomic_bool stopping;		/* stop, read without st->mu by
+					   summarize_step's progress handler */
 	bool summarize_req;		/* summarize the windows due, then clear */
 	int64_t settle_ns, idle_lookback_ns;	/* of the last summarize_req */
 	struct job *head, *tail;	/* queued, not yet run */

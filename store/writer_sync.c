@@ -195,6 +195,13 @@ signal_done(struct writer *w)
 		log_warn("eventfd");
 }
 
+/*
+ * The windows finished in one transaction at most: enough that a storm of
+ * short windows costs a commit per batch, not per window; few enough that
+ * the transaction stays short.
+ */
+#define FINISH_BATCH	64
+
 void
 writer_sync_finish(struct store *st)
 {
@@ -202,34 +209,36 @@ writer_sync_finish(struct store *st)
 	bool done = false;
 
 	for (;;) {
-		struct sync_req r = { 0 };
+		uint64_t tickets[FINISH_BATCH];
+		int64_t ids[FINISH_BATCH];
+		size_t nt = 0, nids = 0;
 		int64_t lookback;
-		size_t i;
-		bool ok = true;
 
 		pthread_mutex_lock(&st->mu);
-		for (i = 0; i < w->nsyncs; i++)
-			if (w->syncs[i].rows_in &&
-			    w->syncs[i].seq <= w->committed_seq &&
-			    !w->jobs_failed)
-				break;
-		if (i < w->nsyncs)
-			r = w->syncs[i];
+		for (size_t i = 0; i < w->nsyncs && nt < FINISH_BATCH; i++) {
+			const struct sync_req *r = &w->syncs[i];
+
+			if (!r->rows_in || r->seq > w->committed_seq ||
+			    w->jobs_failed)
+				continue;
+			tickets[nt++] = r->ticket;
+			if (r->window_id > 0)
+				ids[nids++] = r->window_id;
+		}
 		lookback = w->lookback_ns;
 		pthread_mutex_unlock(&st->mu);
-		if (r.ticket == 0)
+		if (nt == 0)
 			break;
-		if (r.window_id > 0)
-			ok = w->ops.window_finish(st, r.window_id, lookback,
-			    now_realtime_ns()) == 0;
-		if (!ok)
+		if (w->ops.windows_finish(st, ids, nids, lookback,
+		    now_realtime_ns()) != 0)
 			break;		/* the next flush tries again */
 		pthread_mutex_lock(&st->mu);
-		for (i = 0; i < w->nsyncs; i++)
-			if (w->syncs[i].ticket == r.ticket) {
-				w->syncs[i] = w->syncs[--w->nsyncs];
-				break;
-			}
+		for (size_t t = 0; t < nt; t++)
+			for (size_t i = 0; i < w->nsyncs; i++)
+				if (w->syncs[i].ticket == tickets[t]) {
+					w->syncs[i] = w->syncs[--w->nsyncs];
+					break;
+				}
 		pthread_mutex_unlock(&st->mu);
 		done = true;
 	}

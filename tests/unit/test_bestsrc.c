@@ -287,6 +287,97 @@ test_summary(void **state)
 	sqlite3_close(db);
 }
 
+/* Card 1's aiu-smi rows at watts, busy 0, every 100 ms over (at, at + 1 s]. */
+static void
+idle_rows(sqlite3 *db, int64_t at, int watts)
+{
+	sqlite3_stmt *s;
+
+	assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO samples "
+	    "(ts_ns, device, interval_ms, pwr, busy) VALUES (?1, 1, 100, ?2, "
+	    "0)", -1, &s, NULL), SQLITE_OK);
+	for (int k = 1; k <= 10; k++) {
+		sqlite3_bind_int64(s, 1, at + k * 100 * MS);
+		sqlite3_bind_int(s, 2, watts * 10);
+		assert_int_equal(sqlite3_step(s), SQLITE_DONE);
+		sqlite3_reset(s);
+	}
+	sqlite3_finalize(s);
+}
+
+/* Card 1's idle figures of the window (b, e], through cache or not. */
+static const struct summary_card *
+card1(sqlite3 *db, int64_t b, int64_t e, int64_t lookback,
+    struct summary_idle_cache *cache, struct summary *sum)
+{
+	assert_int_equal(summary_compute_cached(db, 1, b, e, lookback, T0,
+	    cache, sum), 0);
+	for (size_t i = 0; i < sum->ncards; i++)
+		if (sum->cards[i].device == 1) {
+			assert_true(sum->cards[i].has_idle);
+			return &sum->cards[i];
+		}
+	fail_msg("no card 1 in the summary of (%lld, %lld]", (long long)b,
+	    (long long)e);
+	return NULL;
+}
+
+/*
+ * The idle figures learned for one window are used again for a window that
+ * ends within SUMMARY_IDLE_REUSE_NS of it with the same look-back (though
+ * the samples have changed since), and learned anew past that, or with
+ * another look-back: then they are what a summary without the cache gives.
+ */
+static void
+test_idle_cache(void **state)
+{
+	sqlite3 *db = make_db(7);
+	struct summary_idle_cache cache = { .valid = false };
+	struct summary a, b, fresh;
+	const struct summary_card *c, *f;
+	const int64_t L = SUMMARY_IDLE_LOOKBACK_NS;
+
+	(void)state;
+	fill(db);
+	c = card1(db, T0, T0 + 1000 * MS, L, &cache, &a);
+	assert_true(c->idle_w == 70);
+	assert_int_equal(c->idle_samples, 10);
+	assert_true(cache.valid);
+	summary_free(&a);
+
+	/* 2 s later, idle at 10 W: within the minute, the cached 70 W */
+	idle_rows(db, T0 + 3000 * MS, 10);
+	c = card1(db, T0 + 3000 * MS, T0 + 4000 * MS, L, &cache, &b);
+	f = card1(db, T0 + 3000 * MS, T0 + 4000 * MS, L, NULL, &fresh);
+	assert_int_equal(f->idle_samples, 30);
+	assert_true(c->idle_w == 70);
+	assert_int_equal(c->idle_samples, 10);
+	assert_true(c->net_energy_j == summary_energy(c) - 70.0);
+	summary_free(&b);
+	summary_free(&fresh);
+
+	/* 70 s after the window it was learned for: learned again */
+	idle_rows(db, T0 + 70000 * MS, 10);
+	c = card1(db, T0 + 70000 * MS, T0 + 71000 * MS, L, &cache, &b);
+	f = card1(db, T0 + 70000 * MS, T0 + 71000 * MS, L, NULL, &fresh);
+	assert_int_equal(c->idle_samples, 40);
+	assert_int_equal(f->idle_samples, 40);
+	assert_true(c->idle_w == 40 && f->idle_w == 40);
+	assert_true(c->net_energy_j == f->net_energy_j);
+	assert_int_equal(cache.end_ns, T0 + 71000 * MS);
+	summary_free(&b);
+	summary_free(&fresh);
+
+	/* the same window with a 2 s look-back: learned again */
+	c = card1(db, T0 + 70000 * MS, T0 + 71000 * MS, 2000 * MS, &cache, &b);
+	assert_int_equal(c->idle_samples, 10);
+	assert_true(c->idle_w == 10);
+	summary_free(&b);
+	summary_idle_cache_clear(&cache);
+	assert_false(cache.valid);
+	sqlite3_close(db);
+}
+
 /*
  * Schema 7: the rule reads the span's file rows through their index, and
  * is off, one probe of it, while the database has none.
@@ -338,6 +429,7 @@ main(void)
 		cmocka_unit_test_prestate(test_summary, &v6),
 		cmocka_unit_test_prestate(test_summary, &v7),
 		cmocka_unit_test(test_index_probe),
+		cmocka_unit_test(test_idle_cache),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
