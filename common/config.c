@@ -71,7 +71,7 @@ struct key {
 };
 
 static key_parser parse_mapping, parse_string, parse_duration_key, parse_size_key,
-    parse_command, parse_groups, parse_devices, parse_metric_files,
+    parse_count_key, parse_command, parse_groups, parse_devices, parse_metric_files,
     parse_direct;
 static mapping_check check_retention;
 
@@ -107,6 +107,13 @@ static const struct key windows_keys[] = {
 	{ .name = "idle_lookback", .parse = parse_duration_key,
 	    .what = "a duration such as 1h", FIELD(windows.idle_lookback_ns),
 	    .min = 0, .max = 30 * DAY },
+	/* at most the daemon's 4096 open windows in all */
+	{ .name = "max_open_per_uid", .parse = parse_count_key,
+	    .what = "a number such as 256", FIELD(windows.max_open_per_uid),
+	    .min = 1, .max = 4096 },
+	{ .name = "max_ending_per_uid", .parse = parse_count_key,
+	    .what = "a number such as 64", FIELD(windows.max_ending_per_uid),
+	    .min = 1, .max = 4096 },
 	{ .name = NULL },
 };
 
@@ -487,6 +494,34 @@ parse_size_key(struct loader *ld, const struct key *k, const char *dotted,
 	}
 	if (check_range(ld, dotted, node, bytes, k->min, k->max, format_size, "too small"))
 		*(uint64_t *)field(ld, k) = bytes;
+}
+
+static void
+format_count(uint64_t n, char *buf, size_t len)
+{
+	snprintf(buf, len, "%" PRIu64, n);
+}
+
+static void
+parse_count_key(struct loader *ld, const struct key *k, const char *dotted,
+    yaml_document_t *doc, yaml_node_t *node)
+{
+	char *end;
+	uint64_t n;
+
+	(void)doc;
+	if (!want_scalar(ld, k, dotted, node))
+		return;
+	errno = 0;
+	n = strtoull(scalar(node), &end, 10);
+	if (!all_digits(scalar(node)) || *end != '\0' || errno != 0) {
+		report(ld, &node->start_mark, "%s: '%s' is not a whole number",
+		    dotted, scalar(node));
+		return;
+	}
+	if (check_range(ld, dotted, node, n, k->min, k->max, format_count,
+	    "too small"))
+		*(uint64_t *)field(ld, k) = n;
 }
 
 /* Install argv (NULL-terminated, argc entries) as the command. */

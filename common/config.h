@@ -51,6 +51,9 @@ struct config {
 	struct {
 		uint64_t max_open_ns;	/* default 24h; 1m..30d: longer-open windows are closed */
 		uint64_t idle_lookback_ns; /* default 1h; 0..30d: idle power learned over it */
+		uint64_t max_open_per_uid;	/* default 256; 1..4096 */
+		uint64_t max_ending_per_uid;	/* default 64; 1..4096: ended, not
+						   yet stored (complete) */
 	} windows;
 	struct {
 		uint64_t max_age_ns;		/* default 7d; >= 1h */

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,6 +330,8 @@ config_defaults(void)
 	cfg->source.metric_files = strdup(DEFAULT_METRIC_FILES);
 	cfg->windows.max_open_ns = 24 * HOUR;
 	cfg->windows.idle_lookback_ns = HOUR;
+	cfg->windows.max_open_per_uid = 256;
+	cfg->windows.max_ending_per_uid = 64;
 	cfg->retention.max_age_ns = 7 * DAY;
 	cfg->retention.max_size = 1024 * MIB;
 	cfg->retention.windows_max_age_ns = 90 * DAY;
@@ -482,6 +485,10 @@ config_print(const struct config *cfg, FILE *fp)
 	fputs("\nwindows:\n", fp);
 	print_duration(fp, "  max_open", cfg->windows.max_open_ns);
 	print_duration(fp, "  idle_lookback", cfg->windows.idle_lookback_ns);
+	fprintf(fp, "  max_open_per_uid: %" PRIu64 "\n",
+	    cfg->windows.max_open_per_uid);
+	fprintf(fp, "  max_ending_per_uid: %" PRIu64 "\n",
+	    cfg->windows.max_ending_per_uid);
 	fputs("retention:\n", fp);
 	print_duration(fp, "  max_age", cfg->retention.max_age_ns);
 	format_size(cfg->retention.max_size, buf, sizeof(buf));
