@@ -64,9 +64,10 @@ STORE_SRCS = store/sql.c store/catalog.c store/store.c store/dbfile.c store/rete
 	store/smiversion.c
 # daemon/: samples in (source/), requests in (control/), and what ties
 # them (windows; main.c, not in the archive)
-DAEMON_SOURCE_SRCS = daemon/source/source.c daemon/source/source_rows.c \
+DAEMON_SOURCE_SRCS = daemon/source/source_base.c daemon/source/source_rows.c \
 	daemon/source/source_child.c daemon/source/source_direct.c \
-	daemon/source/health.c daemon/source/direct.c daemon/source/pace.c
+	daemon/source/source.c daemon/source/health.c \
+	daemon/source/direct.c daemon/source/pace.c
 DAEMON_CONTROL_SRCS = daemon/control/control.c daemon/control/control_request.c \
 	daemon/control/control_reply.c daemon/control/control_sync.c
 DAEMON_SRCS = $(DAEMON_SOURCE_SRCS) $(DAEMON_CONTROL_SRCS) daemon/windows.c
