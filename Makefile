@@ -70,7 +70,8 @@ DAEMON_SOURCE_SRCS = daemon/source/source_base.c daemon/source/source_rows.c \
 	daemon/source/direct.c daemon/source/pace.c
 DAEMON_CONTROL_SRCS = daemon/control/control.c daemon/control/control_request.c \
 	daemon/control/control_reply.c daemon/control/control_sync.c
-DAEMON_SRCS = $(DAEMON_SOURCE_SRCS) $(DAEMON_CONTROL_SRCS) daemon/windows.c
+DAEMON_SRCS = $(DAEMON_SOURCE_SRCS) $(DAEMON_CONTROL_SRCS) daemon/windows.c \
+	daemon/window_meta.c daemon/windows_storing.c
 CLIENT_SRCS = client/client.c client/ctl.c client/db.c client/format.c \
 	client/json.c client/output.c client/mark.c client/status.c \
 	client/status_brief.c \
