@@ -23,6 +23,7 @@
 #include "store.h"
 
 struct pace;
+struct pace_params;
 struct direct;
 struct mf_table;
 
