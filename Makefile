@@ -13,11 +13,12 @@
 # NO_DEPS=1 leaves that to the caller (package builds: debian/control and
 # rpm/spyremon.spec name the build dependencies).
 #
-# The tree, bottom up (README.md, "Layout"): common/ is what both programs
-# read and write the same way; store/ is the only code that writes the
-# database; daemon/ (with daemon/source/, where samples come from) is
-# spyremond; client/ is spyremon.  Each program's objects but its main.o go
-# into an archive that the unit tests link, so tests run the real modules.
+# The tree, bottom up (README.md, "How it is built"): common/ is what both
+# programs read and write the same way; store/ is the only code that writes
+# the database; daemon/ is spyremond (daemon/source/, where samples come
+# in; daemon/control/, where requests come in); client/ is spyremon.
+# Each program's objects but its main.o go into an archive that the unit
+# tests link, so tests run the real modules.
 
 B	?= build
 PREFIX	?= /usr/local
@@ -61,11 +62,16 @@ STORE_SRCS = store/sql.c store/catalog.c store/store.c store/dbfile.c store/rete
 	store/bestsrc.c \
 	store/writer.c store/writer_jobs.c store/writer_sync.c \
 	store/smiversion.c
-DAEMON_SRCS = daemon/source/source.c daemon/source/source_rows.c \
-	daemon/source/source_child.c daemon/source/health.c \
-	daemon/source/direct.c daemon/source/source_direct.c \
-	daemon/pace.c daemon/windows.c daemon/control.c daemon/control_request.c \
-	daemon/control_reply.c daemon/control_sync.c
+# daemon/: samples in (source/), requests in (control/), and what ties
+# them (windows; main.c, not in the archive)
+DAEMON_SOURCE_SRCS = daemon/source/source_base.c daemon/source/source_rows.c \
+	daemon/source/source_child.c daemon/source/source_direct.c \
+	daemon/source/source.c daemon/source/health.c \
+	daemon/source/direct.c daemon/source/pace.c
+DAEMON_CONTROL_SRCS = daemon/control/control.c daemon/control/control_request.c \
+	daemon/control/control_reply.c daemon/control/control_sync.c
+DAEMON_SRCS = $(DAEMON_SOURCE_SRCS) $(DAEMON_CONTROL_SRCS) daemon/windows.c \
+	daemon/window_meta.c daemon/windows_storing.c
 CLIENT_SRCS = client/client.c client/ctl.c client/db.c client/format.c \
 	client/json.c client/output.c client/mark.c client/status.c \
 	client/status_brief.c \
@@ -105,7 +111,7 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 
 INC_COMMON = -Icommon
 INC_STORE  = $(INC_COMMON) -Istore
-INC_DAEMON = $(INC_STORE) -Idaemon -Idaemon/source
+INC_DAEMON = $(INC_STORE) -Idaemon -Idaemon/source -Idaemon/control
 INC_CLIENT = $(INC_STORE) -Iclient -Iclient/trace -Iclient/export -Iclient/import \
 	     -Iclient/metrics -Iclient/report -Iclient/capture
 INC_SIM    = $(INC_COMMON) -Isim

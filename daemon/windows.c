@@ -4,7 +4,9 @@
  * The open set is a small array in the order the windows were opened; every
  * rule is a linear scan of it, which at WINDOWS_MAX_OPEN entries is still a
  * few microseconds.  The store is written first and memory changed only
- * once the store accepted the change, so the two never disagree.
+ * once the store accepted the change, so the two never disagree.  A
+ * window's metadata pairs and their JSON are window_meta.c's; the ended
+ * windows not complete yet, per uid, windows_storing.c's.
  */
 #include "windows.h"
 
@@ -20,13 +22,12 @@
 #include <unistd.h>
 #include <errno.h>
 
-#include <yajl/yajl_gen.h>
-#include <yajl/yajl_tree.h>
-
 #include "clocksync.h"
 #include "log.h"
 #include "store.h"
 #include "timeparse.h"
+#include "window_meta.h"
+#include "windows_storing.h"
 
 #define TIMER_ACCURACY_USEC	1000
 
@@ -43,11 +44,7 @@ struct windows {
 	size_t n, cap;
 
 	/* windows ended and not complete yet, by uid (WINDOWS_MAX_STORING_PER_UID) */
-	struct storing {
-		uint32_t uid;
-		int64_t id;
-	} *storing;
-	size_t nstoring, storing_cap;
+	struct windows_storing storing;
 
 	sd_event_source *timer;	/* NULL without an event loop */
 	bool expire_failed;	/* the store refused an auto-close: retry later */
@@ -60,28 +57,7 @@ window_clear(struct window *win)
 {
 	/* closes the pidfd too (sd_event_source_set_io_fd_own) */
 	win->exit_src = sd_event_source_disable_unref(win->exit_src);
-	for (size_t i = 0; i < 2 * win->nmeta; i++)
-		free(win->meta[i]);
-	free(win->meta);
-	win->meta = NULL;
-	win->nmeta = 0;
-}
-
-/* Copy nmeta key, value pairs into win; -1 if out of memory. */
-static int
-window_set_meta(struct window *win, const char *const *meta, size_t nmeta)
-{
-	if (nmeta == 0)
-		return 0;
-	if ((win->meta = calloc(2 * nmeta, sizeof(*win->meta))) == NULL)
-		return -1;
-	win->nmeta = nmeta;
-	for (size_t i = 0; i < 2 * nmeta; i++)
-		if ((win->meta[i] = strdup(meta[i])) == NULL) {
-			window_clear(win);
-			return -1;
-		}
-	return 0;
+	window_meta_free(win);
 }
 
 static void
@@ -190,70 +166,6 @@ watch_exit(struct windows *w, struct window *win)
 	return 0;
 }
 
-/* ---- metadata as JSON ---- */
-
-/* A JSON object of meta's pairs, in their order; NULL if out of memory. */
-static char *
-meta_to_json(const char *const *meta, size_t nmeta)
-{
-	const unsigned char *buf;
-	yajl_gen g;
-	size_t len;
-	char *json = NULL;
-
-	if ((g = yajl_gen_alloc(NULL)) == NULL)
-		return NULL;
-	yajl_gen_map_open(g);
-	for (size_t i = 0; i < 2 * nmeta; i++)
-		yajl_gen_string(g, (const unsigned char *)meta[i], strlen(meta[i]));
-	yajl_gen_map_close(g);
-	if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok)
-		json = strndup((const char *)buf, len);
-	yajl_gen_free(g);
-	return json;
-}
-
-/*
- * The string members of the JSON object json as pairs in win.  Anything
- * else is left out with a warning: the daemon only ever writes objects of
- * strings, so it is a database edited by hand.
- */
-static void
-meta_from_json(struct window *win, const char *json)
-{
-	char err[128];
-	yajl_val v = yajl_tree_parse(json, err, sizeof(err));
-	const char **pairs = NULL;
-	size_t n = 0;
-
-	if (v == NULL || !YAJL_IS_OBJECT(v)) {
-		log_warnx("window %" PRId64 ": meta is not a JSON object; ignored",
-		    win->id);
-		yajl_tree_free(v);
-		return;
-	}
-	if (v->u.object.len > 0 &&
-	    (pairs = calloc(2 * v->u.object.len, sizeof(*pairs))) == NULL) {
-		log_warnx("window %" PRId64 ": meta: out of memory", win->id);
-		yajl_tree_free(v);
-		return;
-	}
-	for (size_t i = 0; i < v->u.object.len; i++) {
-		if (!YAJL_IS_STRING(v->u.object.values[i])) {
-			log_warnx("window %" PRId64 ": meta '%s' is not a string; "
-			    "ignored", win->id, v->u.object.keys[i]);
-			continue;
-		}
-		pairs[2 * n] = v->u.object.keys[i];
-		pairs[2 * n + 1] = YAJL_GET_STRING(v->u.object.values[i]);
-		n++;
-	}
-	if (window_set_meta(win, pairs, n) == -1)
-		log_warnx("window %" PRId64 ": meta: out of memory", win->id);
-	free(pairs);
-	yajl_tree_free(v);
-}
-
 /* ---- logging ---- */
 
 /*
@@ -287,42 +199,6 @@ fail(struct windows_result *res, const char *error, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(res->message, sizeof(res->message), fmt, ap);
 	va_end(ap);
-}
-
-/* Remember that window id of uid ended and is being stored (best effort). */
-static void
-storing_add(struct windows *w, uint32_t uid, int64_t id)
-{
-	struct storing *s;
-	size_t cap;
-
-	if (w->nstoring == w->storing_cap) {
-		cap = w->storing_cap > 0 ? 2 * w->storing_cap : 64;
-		if ((s = reallocarray(w->storing, cap, sizeof(*s))) == NULL)
-			return;
-		w->storing = s;
-		w->storing_cap = cap;
-	}
-	w->storing[w->nstoring].uid = uid;
-	w->storing[w->nstoring++].id = id;
-}
-
-/* uid's ended windows not complete yet, forgetting those that are now. */
-static size_t
-storing_count(struct windows *w, uint32_t uid)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < w->nstoring;) {
-		if (store_sync_window(w->st, w->storing[i].id) == 0) {
-			w->storing[i] = w->storing[--w->nstoring];
-			continue;
-		}
-		if (w->storing[i].uid == uid)
-			n++;
-		i++;
-	}
-	return n;
 }
 
 static void
@@ -387,7 +263,8 @@ begin_allowed(struct windows *w, const struct windows_begin_req *req,
 		    "too many");
 		return false;
 	}
-	if ((mine = storing_count(w, req->uid)) >= WINDOWS_MAX_STORING_PER_UID) {
+	if ((mine = windows_storing_count(&w->storing, w->st, req->uid)) >=
+	    WINDOWS_MAX_STORING_PER_UID) {
 		fail(res, PROTO_E_BUSY, "%zu of your ended windows are still "
 		    "being stored; begin again once they are", mine);
 		return false;
@@ -416,7 +293,8 @@ windows_begin(struct windows *w, const struct windows_begin_req *req,
 
 	if (!begin_allowed(w, req, res))
 		return;
-	if (reserve(w) == -1 || (json = meta_to_json(req->meta, req->nmeta)) == NULL) {
+	if (reserve(w) == -1 ||
+	    (json = window_meta_to_json(req->meta, req->nmeta)) == NULL) {
 		log_warnx("begin window: out of memory");
 		fail(res, PROTO_E_INTERNAL, "out of memory");
 		return;
@@ -451,7 +329,7 @@ windows_begin(struct windows *w, const struct windows_begin_req *req,
 		win.restarts_known = true;
 		win.restarts_at_begin = w->restarts(w->restarts_arg);
 	}
-	if (window_set_meta(&win, req->meta, req->nmeta) == -1)
+	if (window_meta_set(&win, req->meta, req->nmeta) == -1)
 		log_warnx("window %" PRId64 ": meta kept only in the database: "
 		    "out of memory", id);
 	w->open[w->n++] = win;
@@ -571,7 +449,7 @@ close_window(struct windows *w, size_t i, int64_t end_ns,
 	clocksync_read(&clock);
 	if (store_window_end(w->st, win->id, end_ns, by, &clock) == -1)
 		return -1;
-	storing_add(w, win->uid, win->id);
+	windows_storing_add(&w->storing, win->uid, win->id);
 	if (win->restarts_known && w->restarts != NULL)
 		(void)store_window_set_restarts(w->st, win->id,
 		    w->restarts(w->restarts_arg) - win->restarts_at_begin);
@@ -732,7 +610,7 @@ load(struct windows *w)
 		}
 		set_window_fields(&win, sw[i].id, sw[i].tag, sw[i].uid, sw[i].pid,
 		    sw[i].begin_ns);
-		meta_from_json(&win, sw[i].meta_json);
+		window_meta_from_json(&win, sw[i].meta_json);
 		win.until_pid = sw[i].until_pid;
 		w->open[w->n++] = win;
 	}
@@ -820,7 +698,7 @@ windows_free(struct windows *w)
 	for (size_t i = 0; i < w->n; i++)
 		window_clear(&w->open[i]);
 	free(w->open);
-	free(w->storing);
+	windows_storing_free(&w->storing);
 	free(w);
 }
 

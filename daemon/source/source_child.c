@@ -29,7 +29,9 @@
 
 #include "config.h"
 #include "pace.h"
-#include "source_priv.h"
+#include "source_base.h"
+#include "source_child.h"
+#include "source_rows.h"
 #include "timeparse.h"
 
 #define READ_CHUNK		65536	/* a pipe's whole default capacity */

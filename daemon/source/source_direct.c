@@ -15,8 +15,9 @@
  * on the rows pace stores (an aggregate carries its last read's).
  *
  * Cards are those of aiu-smi's #MetricFiles block, under aiu-smi's device
- * IDs.  When the set of cards read directly changes, the source's rates are
- * applied again: aiu-smi runs at source.interval while every card is read
+ * IDs.  When the set of cards read directly changes, that is reported to
+ * the owner (src->coverage_changed), which applies the source's rates
+ * again: aiu-smi runs at source.interval while every card is read
  * directly, and as before otherwise.
  */
 #include <stdlib.h>
@@ -27,7 +28,8 @@
 #include "metricfile.h"
 #include "pace.h"
 #include "schema.h"
-#include "source_priv.h"
+#include "source_base.h"
+#include "source_direct.h"
 #include "timeparse.h"
 
 static uint64_t
@@ -157,7 +159,7 @@ on_direct_timer(sd_event_source *s, uint64_t usec, void *arg)
 			    "read directly; aiu-smi runs as without "
 			    "direct reads");
 		if (changed)
-			source_apply_rates(src, all ?
+			src->coverage_changed(src, all ?
 			    "every card is read directly" :
 			    "a card is no longer read directly");
 	}
@@ -236,13 +238,6 @@ source_direct_rates(struct source *src)
 		source_arm_timer(src, &src->direct_timer, src->direct_next_usec,
 		    on_direct_timer);
 	}
-}
-
-void
-source_direct_add(struct source *src, int device, const char *path)
-{
-	if (src->direct != NULL)
-		direct_add(src->direct, device, path);
 }
 
 void

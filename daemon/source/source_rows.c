@@ -2,6 +2,8 @@
  * source_rows: the child's output, line by line.
  *
  * Flow: bytes -> csv_lines_feed -> csv_parse_line -> pace_row -> store.
+ * A #MetricFiles entry names a card's file to the direct reader (direct.h)
+ * as well, when there is one.
  * A row is handed on whole or not at all; every rejected line is counted
  * and logged (rate-limited) with its text.
  */
@@ -11,8 +13,10 @@
 #include <time.h>
 
 #include "config.h"
+#include "direct.h"
 #include "pace.h"
-#include "source_priv.h"
+#include "source_base.h"
+#include "source_rows.h"
 #include "timeparse.h"
 
 /* Metrics whose aggregate over an interval is their maximum, not their mean. */
@@ -177,7 +181,8 @@ handle_map_entry(struct source *src, int device, const char *path)
 		source_check_health(src, device, now_monotonic_ns());
 	snprintf(d->bus_id, sizeof(d->bus_id), "%s", bus);
 	store_device_map(src->st, device, path, bus, src->read_stamp_ns);
-	source_direct_add(src, device, path);
+	if (src->direct != NULL)
+		direct_add(src->direct, device, path);
 }
 
 static void

@@ -49,7 +49,7 @@ sources() {
 	csv)	echo common/csvparse.c ;;
 	config)	echo $COMMON ;;
 	trace)	echo $(ls client/trace/*.c | grep -v '/trace_info\.c$') $COMMON ;;
-	control) echo $(ls daemon/*.c daemon/source/*.c store/*.c |
+	control) echo $(ls daemon/*.c daemon/source/*.c daemon/control/*.c store/*.c |
 		     grep -v '/main\.c$') $COMMON ;;
 	esac
 }
@@ -65,7 +65,8 @@ options() {
 
 CFLAGS="-std=gnu11 -g -O1 -D_GNU_SOURCE -fno-omit-frame-pointer
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-	-Icommon -Istore -Idaemon -Idaemon/source -Iclient -Iclient/trace
+	-Icommon -Istore -Idaemon -Idaemon/source -Idaemon/control -Iclient
+	-Iclient/trace
 	$(pkg-config --cflags $PKGS)"
 LIBS=$(pkg-config --libs $PKGS)
 

@@ -7,7 +7,7 @@ It follows libkineto (pytorch/kineto: IpcFabricConfigClient.cpp,
 ConfigLoader.cpp, Config.cpp, AsyncActivityProfilerHandler.cpp,
 GenericActivityProfiler.cpp, output_json.cpp; the ipcfabric headers of
 dynolog it vendors) as read from its public sources, and was checked
-against libkineto itself (bench/README.md, "Capture"):
+against libkineto itself (bench/README.md, "capture.sh"):
 
 - The socket: AF_UNIX SOCK_DGRAM.  It binds "\\0dynoconfigclient<uuid4>\\0"
   and sends to "\\0dynolog\\0", the trailing NUL counted in the address

@@ -1,17 +1,21 @@
 /*
- * source_priv: what the source*.c files share.
+ * source_base: what the source*.c files share, below all of them: struct
+ * source, and the helpers that only read or stamp it (rates, timers, the
+ * last error, metric-file health).  The files above it, bottom up:
  *
- *   source.c        the public face: rates and the fine-rate ring,
- *                   inventory, metric-file health
  *   source_rows.c   lines and rows: CSV to store_sample, through pace
  *   source_child.c  the aiu-smi process: spawn, output, exit, restart
  *   source_direct.c the cards' new-format metric files, read directly
  *                   (direct.c) on a timer, through a pace of their own
+ *   source.c        the public face (source.h), which owns the rest
  *
- * Nothing outside these files sees struct source.
+ * Each calls only down: a change that the owner must act on (the cards
+ * read directly now differ) is reported through a callback in struct
+ * source that source.c sets.  Nothing outside daemon/source/ sees struct
+ * source.
  */
-#ifndef SPYREMON_SOURCE_PRIV_H
-#define SPYREMON_SOURCE_PRIV_H
+#ifndef SPYREMON_SOURCE_BASE_H
+#define SPYREMON_SOURCE_BASE_H
 
 #include "csvparse.h"
 #include "log.h"
@@ -19,6 +23,7 @@
 #include "store.h"
 
 struct pace;
+struct pace_params;
 struct direct;
 struct mf_table;
 
@@ -87,6 +92,13 @@ struct source {
 	struct source_dstamp dring[SOURCE_MAX_DEVICES][SOURCE_DRING];
 	unsigned dring_head[SOURCE_MAX_DEVICES];
 
+	/*
+	 * Called by source_direct.c once the set of cards read directly has
+	 * changed (direct_all), why saying how; source.c applies the rates
+	 * again.  Set by source.c before the first read.
+	 */
+	void (*coverage_changed)(struct source *src, const char *why);
+
 	struct source_device dev[SOURCE_MAX_DEVICES];
 	struct card *cards;
 	size_t ncards;
@@ -94,14 +106,17 @@ struct source {
 	struct ratelimit bad_rl, stderr_rl, skew_rl;
 };
 
-/* ---- source.c ---- */
-
-/* Bring pace, the direct reads and the child in line with the rates now
- * wanted; why is logged if the child is restarted for it. */
-void source_apply_rates(struct source *src, const char *why);
-
 /* The delay the child should sample at now. */
 uint64_t source_wanted_delay(const struct source *src);
+
+/* The pace parameters of aiu-smi's rows now. */
+struct pace_params source_pace_params(const struct source *src);
+
+/* The pace parameters of direct rows now. */
+struct pace_params source_direct_params(const struct source *src);
+
+/* The rate rows are stored at now (status). */
+uint64_t source_stored_interval(const struct source *src);
 
 /* Log what the ring covers now that rows have nmetrics metrics. */
 void source_describe_ring(const struct source *src, size_t nmetrics);
@@ -122,66 +137,5 @@ void source_format_seconds(uint64_t ns, char *buf, size_t len);
  * so that status never says "not checked yet" of a file being read.
  */
 void source_check_health(struct source *src, int device, uint64_t now_mono_ns);
-
-/* The pace parameters of direct rows now. */
-struct pace_params source_direct_params(const struct source *src);
-
-/* ---- source_direct.c ---- */
-
-/*
- * Set up direct reads (with source.direct not off): the metric table, the
- * reader, its pace and its timer.  0, or -1 (logged).
- */
-int source_direct_start(struct source *src);
-
-/* Re-arm the timer at the period now wanted and pass params to its pace. */
-void source_direct_rates(struct source *src);
-
-/* Read device's file at path (a #MetricFiles entry). */
-void source_direct_add(struct source *src, int device, const char *path);
-
-/* Tell the direct rows' pace that windows opened or closed at now_ns. */
-void source_direct_window(struct source *src, bool open, int64_t now_ns);
-
-/* Store every partial aggregate of direct rows, and stop the timer. */
-void source_direct_stop(struct source *src);
-
-/* Free what source_direct_start made. */
-void source_direct_free(struct source *src);
-
-/* ---- source_rows.c ---- */
-
-/* Parse bytes of the child's stdout, read at stamp_ns. */
-void source_stdout_bytes(struct source *src, const char *buf, size_t n,
-    int64_t stamp_ns);
-
-/* Log the child's stderr, line by line, rate-limited. */
-void source_stderr_bytes(struct source *src, const char *buf, size_t n);
-
-/* Forget any header and unfinished lines: a new child starts. */
-void source_rows_reset(struct source *src);
-
-/* ---- source_child.c ---- */
-
-/* Start the child now; on failure, schedule a retry after the back-off. */
-void source_spawn(struct source *src);
-
-/* Ask the child to go (SIGTERM, SIGKILL after a grace); its exit follows. */
-void source_kill(struct source *src, const char *why);
-
-/* Start the child after delay_ns. */
-void source_schedule_restart(struct source *src, uint64_t delay_ns);
-
-/* Arm the silence check; -1 if the timer cannot be set up. */
-int source_watch_silence(struct source *src);
-
-/*
- * Stop the child synchronously: SIGTERM, SIGKILL after grace_ns, reading
- * its output meanwhile, then reap it.  No restart follows.
- */
-void source_stop_child(struct source *src, uint64_t grace_ns);
-
-/* Kill and reap a running "aiu-smi -v" (source_spawn starts one). */
-void source_stop_version(struct source *src);
 
 #endif
