@@ -284,6 +284,8 @@ on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *arg)
 		control_set_config(d->ctl, cfg);
 		windows_set_max_open(d->win, cfg->windows.max_open_ns,
 		    now_realtime_ns());
+		windows_set_limits(d->win, cfg->windows.max_open_per_uid,
+		    cfg->windows.max_ending_per_uid);
 		set_retention(d, cfg);
 		store_set_idle_lookback(d->st,
 		    (int64_t)cfg->windows.idle_lookback_ns);
@@ -400,6 +402,8 @@ main(int argc, char *argv[])
 		fatalx(EXIT_DATABASE, "cannot read the open windows from %s",
 		    d.cfg->database);
 	windows_set_restarts_fn(d.win, child_restarts, &d);
+	windows_set_limits(d.win, d.cfg->windows.max_open_per_uid,
+	    d.cfg->windows.max_ending_per_uid);
 	/* from here on the loop never waits on SQLite: a thread writes */
 	if (store_writer_start(d.st) == -1)
 		fatalx(EXIT_DATABASE, "cannot start writing %s", d.cfg->database);

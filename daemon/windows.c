@@ -37,13 +37,14 @@ struct windows {
 	windows_restarts_fn *restarts;
 	void *restarts_arg;
 	uint64_t max_open_ns;
+	size_t open_per_uid, ending_per_uid;	/* windows_set_limits */
 	windows_notify_fn *notify;
 	void *arg;
 
 	struct window *open;	/* n in use, cap allocated */
 	size_t n, cap;
 
-	/* windows ended and not complete yet, by uid (WINDOWS_MAX_STORING_PER_UID) */
+	/* windows ended and not complete yet, by uid (ending_per_uid) */
 	struct windows_storing storing;
 
 	sd_event_source *timer;	/* NULL without an event loop */
@@ -257,14 +258,14 @@ begin_allowed(struct windows *w, const struct windows_begin_req *req,
 			return false;
 		}
 	}
-	if (mine >= WINDOWS_MAX_PER_UID || w->n >= WINDOWS_MAX_OPEN) {
+	if (mine >= w->open_per_uid || w->n >= WINDOWS_MAX_OPEN) {
 		fail(res, PROTO_E_TOO_MANY, "%s windows are open already; end "
-		    "some first", mine >= WINDOWS_MAX_PER_UID ? "too many of your" :
+		    "some first", mine >= w->open_per_uid ? "too many of your" :
 		    "too many");
 		return false;
 	}
 	if ((mine = windows_storing_count(&w->storing, w->st, req->uid)) >=
-	    WINDOWS_MAX_STORING_PER_UID) {
+	    w->ending_per_uid) {
 		fail(res, PROTO_E_BUSY, "%zu of your ended windows are still "
 		    "being stored; begin again once they are", mine);
 		return false;
@@ -641,6 +642,14 @@ rewatch(struct windows *w, int64_t now_ns)
 	}
 }
 
+void
+windows_set_limits(struct windows *w, size_t open_per_uid,
+    size_t ending_per_uid)
+{
+	w->open_per_uid = open_per_uid;
+	w->ending_per_uid = ending_per_uid;
+}
+
 int
 windows_start(sd_event *ev, struct store *st, uint64_t max_open_ns,
     int64_t now_ns, windows_notify_fn *notify, void *arg, struct windows **out)
@@ -656,6 +665,8 @@ windows_start(sd_event *ev, struct store *st, uint64_t max_open_ns,
 	w->ev = ev;
 	w->st = st;
 	w->max_open_ns = max_open_ns;
+	w->open_per_uid = WINDOWS_OPEN_PER_UID;
+	w->ending_per_uid = WINDOWS_ENDING_PER_UID;
 	if (load(w) == -1) {
 		windows_free(w);
 		return -1;

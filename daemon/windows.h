@@ -8,8 +8,9 @@
  *          PROTO_META_MAX metadata pairs proto_meta_valid, with distinct
  *          keys; a caller (uid) who already has an open window with that
  *          tag is refused (tag_open) unless same_tag is set.  At most
- *          WINDOWS_MAX_PER_UID open per uid and WINDOWS_MAX_OPEN in all
- *          (too_many).
+ *          windows.max_open_per_uid open per uid and WINDOWS_MAX_OPEN in
+ *          all (too_many); at most windows.max_ending_per_uid of the
+ *          uid's ended windows not complete yet (busy, below).
  *   end    by nothing: the caller's newest open window (the highest id);
  *          by tag: the caller's one open window with that tag (ambiguous
  *          if several); by id: that window if the caller owns it or is
@@ -49,15 +50,16 @@
 struct store;
 struct windows;
 
-#define WINDOWS_MAX_PER_UID	256
 #define WINDOWS_MAX_OPEN	4096
 /*
- * Windows of one uid that have ended and are not complete yet (their rows,
- * summary and complete_ns still to be stored): past this, that uid's begin
- * is refused with busy until the writer has caught up, so that one caller
- * cannot queue work for the writer without bound.
+ * The per-uid limits (windows_set_limits) until the config sets them: open
+ * windows, and windows that have ended and are not complete yet (their
+ * rows, summary and complete_ns still to be stored).  Past the second, that
+ * uid's begin is refused with busy until the writer has caught up, so that
+ * one caller cannot queue work for the writer without bound.
  */
-#define WINDOWS_MAX_STORING_PER_UID	64
+#define WINDOWS_OPEN_PER_UID	256
+#define WINDOWS_ENDING_PER_UID	64
 /* An auto-close the store refused is tried again after this long. */
 #define WINDOWS_RETRY_NS	(5ULL * 1000000000ULL)
 /* How far after its request a window may be asked to begin (begin_ns). */
@@ -133,6 +135,10 @@ void windows_set_restarts_fn(struct windows *w, windows_restarts_fn *fn,
 
 /* NULL is a no-op.  Open windows stay open in the store. */
 void windows_free(struct windows *w);
+
+/* Set the per-uid limits: open windows, and ended ones not complete yet. */
+void windows_set_limits(struct windows *w, size_t open_per_uid,
+    size_t ending_per_uid);
 
 /* Apply a new max_open at now_ns: close the windows already open that long. */
 void windows_set_max_open(struct windows *w, uint64_t max_open_ns, int64_t now_ns);

@@ -1,7 +1,7 @@
 /*
  * windows_storing: per uid, the windows that have ended and are not
  * complete yet (their rows, summary and complete_ns still to be stored by
- * the writer), which WINDOWS_MAX_STORING_PER_UID bounds (windows.h).  A
+ * the writer), which windows.max_ending_per_uid bounds (windows.h).  A
  * set kept by windows.c; asking the store is how an entry is forgotten.
  */
 #ifndef SPYREMON_WINDOWS_STORING_H

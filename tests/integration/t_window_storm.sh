@@ -2,7 +2,7 @@
 # One member of group spyremon (user nobody) begins and ends windows as
 # fast as the daemon answers, STORM_PAIRS times and for at least
 # STORM_SECONDS (default 3000 and 5 s; the bench runs 100000 pairs,
-# bench/README.md).  Past WINDOWS_MAX_STORING_PER_UID ended
+# bench/README.md).  Past windows.max_ending_per_uid ended
 # windows of that uid not yet stored, its begin is refused with "busy"
 # until the writer has caught up; root's marks meanwhile are all answered
 # and stored; samples keep being written; the daemon's peak resident

@@ -415,6 +415,15 @@ static const struct error_case error_cases[] = {
 	{ "windows:\n  max_open: 30d1s\n", "t.yaml:2:13:",
 	    "windows.max_open: 30d1s is out of range (60s to 30d)",
 	    "  max_open: 30d1s", "            ^" },
+	{ "windows:\n  max_ending_per_uid: 0\n", "t.yaml:2:23:",
+	    "windows.max_ending_per_uid: 0 is out of range (1 to 4096)",
+	    "  max_ending_per_uid: 0", "                      ^" },
+	{ "windows:\n  max_open_per_uid: 5000\n", "t.yaml:2:21:",
+	    "windows.max_open_per_uid: 5000 is out of range (1 to 4096)",
+	    "  max_open_per_uid: 5000", "                    ^" },
+	{ "windows:\n  max_open_per_uid: 10k\n", "t.yaml:2:21:",
+	    "windows.max_open_per_uid: '10k' is not a whole number",
+	    "  max_open_per_uid: 10k", "                    ^" },
 	{ "windows: 24h\n", "t.yaml:1:10:",
 	    "windows: expected a mapping of windows keys, got '24h'",
 	    "windows: 24h", "         ^" },
@@ -827,6 +836,8 @@ test_print_round_trip(void **state)
 	    "windows:\n"
 	    "  max_open: 90061s\n"
 	    "  idle_lookback: 0s\n"
+	    "  max_open_per_uid: 4096\n"
+	    "  max_ending_per_uid: 1\n"
 	    "retention:\n"
 	    "  max_age: 25h\n"
 	    "  max_size: 1000000000\n"
@@ -862,6 +873,8 @@ test_print_defaults(void **state)
 	    "windows:\n"
 	    "  max_open: 1d\n"
 	    "  idle_lookback: 1h\n"
+	    "  max_open_per_uid: 256\n"
+	    "  max_ending_per_uid: 64\n"
 	    "retention:\n"
 	    "  max_age: 7d\n"
 	    "  max_size: 1GiB\n"

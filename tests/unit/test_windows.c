@@ -646,7 +646,7 @@ test_limit_per_user(void **state)
 	char tag[16];
 
 	fx_start(f, MAX_OPEN, T0);
-	for (int i = 0; i < WINDOWS_MAX_PER_UID; i++) {
+	for (int i = 0; i < WINDOWS_OPEN_PER_UID; i++) {
 		snprintf(tag, sizeof(tag), "t%d", i);
 		begin_ok(f, ALICE, tag, false, T0 + i);
 	}
@@ -655,6 +655,21 @@ test_limit_per_user(void **state)
 	begin_ok(f, BOB, "one-more", false, T0 + SEC);
 	end(f, ALICE, WINDOWS_END_NEWEST, NULL, 0, T0 + 2 * SEC);
 	begin_ok(f, ALICE, "one-more", false, T0 + 3 * SEC);
+}
+
+/* windows.max_open_per_uid, set lower: Bob's third is refused, Alice's not. */
+static void
+test_limit_per_user_set(void **state)
+{
+	struct fx *f = *state;
+
+	fx_start(f, MAX_OPEN, T0);
+	windows_set_limits(f->w, 2, WINDOWS_ENDING_PER_UID);
+	begin_ok(f, BOB, "a", false, T0);
+	begin_ok(f, BOB, "b", false, T0 + 1);
+	assert_error(begin(f, BOB, "c", false, T0 + 2), PROTO_E_TOO_MANY,
+	    "too many of your");
+	begin_ok(f, ALICE, "c", false, T0 + 3);
 }
 
 /* ---- restarts and automatic closing ---- */
@@ -816,6 +831,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_end_before_begin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_begin_end_at, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_notifications, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_limit_per_user_set, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_limit_per_user, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_keeps_open_windows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_expire, setup, teardown),
