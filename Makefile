@@ -204,6 +204,10 @@ $(B)/bench-markrtt $(B)/bench-runtime: $(B)/bench-%: bench/%.c | $(B)/.deps-ok
 	$(CC) $(TEST_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $<
 bench: all $(BENCH_PROGS)
 
+# the long forms of the hostile-host tests (mk/stress.sh); not in check
+stress: all $(UNIT_BINS) $(TEST_TOOLS)
+	@sh mk/stress.sh $(B)
+
 deps:
 	@sh mk/deps.sh
 
@@ -218,7 +222,7 @@ demo: all
 clean:
 	rm -rf $(B)
 
-.PHONY: all check bench deps demo clean check-arch
+.PHONY: all check bench deps demo clean check-arch stress
 
 include mk/install.mk
 
