@@ -6,10 +6,13 @@
  * and stores the value; mappings recurse into their own table.  Errors are
  * collected with the position libyaml recorded for the offending node, so
  * the user sees all of them at once, and the config under construction is
- * thrown away if there was any.  Defaults, printing, and the text of each
- * message (position, line, caret) are in config_print.c.
+ * thrown away if there was any.  The source section's values beyond a
+ * duration (command, groups, devices, metric_files, direct) are parsed in
+ * config_source.c, through the helpers of config_keys.h; defaults,
+ * printing, and the text of each message (position, line, caret) are in
+ * config_print.c.
  */
-#include "config_priv.h"
+#include "config_keys.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -36,49 +39,14 @@
 /* Most keys in one mapping; key names are shorter than CONFIG_KEY_NAME_MAX. */
 #define MAX_KEYS		8
 
-#define GROUP_LETTERS		"DRMUPSA"
-#define DEVICE_ID_MAX		255
 #define SUN_PATH_LEN		sizeof(((struct sockaddr_un){ 0 }).sun_path)
 
-#define MSEC			NSEC_PER_MSEC
-#define SEC			NSEC_PER_SEC
-#define HOUR			(3600 * SEC)
-#define DAY			(24 * HOUR)
-#define MIB			(1024ULL * 1024)
-
-struct loader {
-	struct config_text in;		/* the YAML, for quoting offending lines */
-	struct config *cfg;		/* defaults, overwritten key by key */
-	struct config_errors *errs;
-	size_t nerrors;			/* reported, including those dropped */
-	bool oom;
-};
-
-struct key;
-typedef void key_parser(struct loader *, const struct key *, const char *,
-    yaml_document_t *, yaml_node_t *);
-/* Rules between keys of one mapping; values[i] is the node given for key i or NULL. */
-typedef void mapping_check(struct loader *, yaml_node_t *const *values);
-
-struct key {
-	const char *name;
-	key_parser *parse;
-	const char *what;		/* the expected value, for type errors */
-	size_t offset;			/* of the value in struct config */
-	uint64_t min, max;		/* durations and sizes; max bounds string length */
-	const struct key *subkeys;	/* mappings: table ending with a NULL name */
-	mapping_check *check;		/* mappings: run when every subkey was valid */
-};
-
-static key_parser parse_mapping, parse_string, parse_duration_key, parse_size_key,
-    parse_count_key, parse_command, parse_groups, parse_devices, parse_metric_files,
-    parse_direct;
+static key_parser parse_mapping, parse_duration_key, parse_size_key,
+    parse_count_key;
 static mapping_check check_retention;
 
-#define FIELD(k)	.offset = offsetof(struct config, k)
-
 static const struct key source_keys[] = {
-	{ .name = "command", .parse = parse_command,
+	{ .name = "command", .parse = cfg_parse_command,
 	    .what = "a command such as aiu-smi, or a list of its arguments" },
 	{ .name = "interval", .parse = parse_duration_key,
 	    .what = "a duration such as 1s or 500ms", FIELD(source.interval_ns),
@@ -89,13 +57,13 @@ static const struct key source_keys[] = {
 	{ .name = "pre_window", .parse = parse_duration_key,
 	    .what = "a duration such as 10s", FIELD(source.pre_window_ns),
 	    .min = 0, .max = 60 * SEC },
-	{ .name = "groups", .parse = parse_groups,
+	{ .name = "groups", .parse = cfg_parse_groups,
 	    .what = "metric group letters of " GROUP_LETTERS ", such as DR" },
-	{ .name = "devices", .parse = parse_devices,
+	{ .name = "devices", .parse = cfg_parse_devices,
 	    .what = "'all' or a list of device IDs such as [0, 1]" },
-	{ .name = "metric_files", .parse = parse_metric_files,
+	{ .name = "metric_files", .parse = cfg_parse_metric_files,
 	    .what = "a path containing %BUSID", FIELD(source.metric_files) },
-	{ .name = "direct", .parse = parse_direct,
+	{ .name = "direct", .parse = cfg_parse_direct,
 	    .what = "auto, on or off", FIELD(source.direct) },
 	{ .name = NULL },
 };
@@ -133,14 +101,14 @@ static const struct key retention_keys[] = {
 };
 
 static const struct key top_keys[] = {
-	{ .name = "database", .parse = parse_string, .what = "a path",
+	{ .name = "database", .parse = cfg_parse_string, .what = "a path",
 	    FIELD(database) },
-	{ .name = "socket", .parse = parse_string, .what = "a path",
+	{ .name = "socket", .parse = cfg_parse_string, .what = "a path",
 	    FIELD(socket), .max = SUN_PATH_LEN },
 	{ .name = "flush_interval", .parse = parse_duration_key,
 	    .what = "a duration such as 1s", FIELD(flush_interval_ns),
 	    .min = 10 * MSEC, .max = 60 * SEC },
-	{ .name = "sysfs_root", .parse = parse_string, .what = "a path",
+	{ .name = "sysfs_root", .parse = cfg_parse_string, .what = "a path",
 	    FIELD(sysfs_root) },
 	{ .name = "source", .parse = parse_mapping,
 	    .what = "a mapping of source keys", .subkeys = source_keys },
@@ -152,15 +120,10 @@ static const struct key top_keys[] = {
 	{ .name = NULL },
 };
 
-static void *
-field(struct loader *ld, const struct key *k)
-{
-	return (char *)ld->cfg + k->offset;
-}
 
 /* Report an error at mark (NULL: about the whole file). */
-static void __attribute__((format(printf, 3, 4)))
-report(struct loader *ld, const yaml_mark_t *mark, const char *fmt, ...)
+void
+cfg_report(struct loader *ld, const yaml_mark_t *mark, const char *fmt, ...)
 {
 	va_list ap;
 	char *msg;
@@ -180,21 +143,11 @@ report(struct loader *ld, const yaml_mark_t *mark, const char *fmt, ...)
 	free(msg);
 }
 
-static const char *
-scalar(const yaml_node_t *node)
-{
-	return (const char *)node->data.scalar.value;
-}
 
-/* A scalar is read as a C string; one holding "\0" cannot be one. */
-static bool
-scalar_has_nul(const yaml_node_t *node)
-{
-	return strlen(scalar(node)) != node->data.scalar.length;
-}
 
-static bool
-is_null(const yaml_node_t *node)
+
+bool
+cfg_is_null(const yaml_node_t *node)
 {
 	static const char *const nulls[] = { "", "~", "null", "Null", "NULL" };
 
@@ -202,39 +155,39 @@ is_null(const yaml_node_t *node)
 	    node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
 		return false;
 	for (size_t i = 0; i < sizeof(nulls) / sizeof(nulls[0]); i++)
-		if (strcmp(scalar(node), nulls[i]) == 0)
+		if (strcmp(cfg_scalar(node), nulls[i]) == 0)
 			return true;
 	return false;
 }
 
-static void
-report_type(struct loader *ld, const char *dotted, const char *what, const yaml_node_t *node)
+void
+cfg_report_type(struct loader *ld, const char *dotted, const char *what, const yaml_node_t *node)
 {
 	char got[64];
 
 	config_describe_node(node, got, sizeof(got));
-	report(ld, &node->start_mark, "%s: expected %s, got %s", dotted, what, got);
+	cfg_report(ld, &node->start_mark, "%s: expected %s, got %s", dotted, what, got);
 }
 
 /* Check that node is a scalar without NUL bytes; else report it. */
-static bool
-want_scalar(struct loader *ld, const struct key *k, const char *dotted,
+bool
+cfg_want_scalar(struct loader *ld, const struct key *k, const char *dotted,
     const yaml_node_t *node)
 {
 	if (node->type != YAML_SCALAR_NODE) {
-		report_type(ld, dotted, k->what, node);
+		cfg_report_type(ld, dotted, k->what, node);
 		return false;
 	}
-	if (scalar_has_nul(node)) {
-		report(ld, &node->start_mark, "%s: contains a NUL character", dotted);
+	if (cfg_scalar_has_nul(node)) {
+		cfg_report(ld, &node->start_mark, "%s: contains a NUL character", dotted);
 		return false;
 	}
 	return true;
 }
 
 /* Replace the string at *slot with a copy of value. */
-static void
-set_string(struct loader *ld, char **slot, const char *value)
+void
+cfg_set_string(struct loader *ld, char **slot, const char *value)
 {
 	char *copy = strdup(value);
 
@@ -270,8 +223,8 @@ static void
 report_unknown(struct loader *ld, const struct key *table, const char *parent,
     const yaml_node_t *keynode)
 {
-	const char *name = scalar(keynode);
-	const char *hint = scalar_has_nul(keynode) ? NULL : closest_key(table, name);
+	const char *name = cfg_scalar(keynode);
+	const char *hint = cfg_scalar_has_nul(keynode) ? NULL : closest_key(table, name);
 	char where[80];
 
 	if (parent != NULL)
@@ -279,19 +232,19 @@ report_unknown(struct loader *ld, const struct key *table, const char *parent,
 	else
 		snprintf(where, sizeof(where), "at the top level");
 	if (hint != NULL)
-		report(ld, &keynode->start_mark, "unknown key '%s' %s; did you mean '%s'?",
+		cfg_report(ld, &keynode->start_mark, "unknown key '%s' %s; did you mean '%s'?",
 		    name, where, hint);
 	else
-		report(ld, &keynode->start_mark, "unknown key '%s' %s", name, where);
+		cfg_report(ld, &keynode->start_mark, "unknown key '%s' %s", name, where);
 }
 
 static int
 find_key(const struct key *table, const yaml_node_t *keynode)
 {
-	if (scalar_has_nul(keynode))
+	if (cfg_scalar_has_nul(keynode))
 		return -1;
 	for (int i = 0; table[i].name != NULL; i++)
-		if (strcmp(table[i].name, scalar(keynode)) == 0)
+		if (strcmp(table[i].name, cfg_scalar(keynode)) == 0)
 			return i;
 	return -1;
 }
@@ -308,8 +261,8 @@ walk_mapping(struct loader *ld, yaml_document_t *doc, const struct key *table,
 	yaml_node_t *keys[MAX_KEYS] = { 0 }, *values[MAX_KEYS] = { 0 };
 	size_t nerrors = ld->nerrors;
 
-	if (node->type != YAML_MAPPING_NODE && !is_null(node)) {
-		report_type(ld, parent != NULL ? parent : "the top level", what, node);
+	if (node->type != YAML_MAPPING_NODE && !cfg_is_null(node)) {
+		cfg_report_type(ld, parent != NULL ? parent : "the top level", what, node);
 		return;
 	}
 	if (node->type == YAML_MAPPING_NODE) {
@@ -325,7 +278,7 @@ walk_mapping(struct loader *ld, yaml_document_t *doc, const struct key *table,
 				char got[64];
 
 				config_describe_node(keynode, got, sizeof(got));
-				report(ld, &keynode->start_mark, "%s%skeys must be "
+				cfg_report(ld, &keynode->start_mark, "%s%skeys must be "
 				    "plain names, not %s", parent != NULL ? parent : "",
 				    parent != NULL ? ": " : "", got);
 				continue;
@@ -338,15 +291,15 @@ walk_mapping(struct loader *ld, yaml_document_t *doc, const struct key *table,
 			snprintf(dotted, sizeof(dotted), "%s%s%s", parent != NULL ? parent : "",
 			    parent != NULL ? "." : "", k->name);
 			if (keys[i] != NULL) {
-				report(ld, &keynode->start_mark,
+				cfg_report(ld, &keynode->start_mark,
 				    "%s: duplicate key (first given on line %zu)",
 				    dotted, keys[i]->start_mark.line + 1);
 				continue;
 			}
 			keys[i] = keynode;
 			values[i] = value;
-			if (is_null(value) && k->parse != parse_mapping) {
-				report(ld, &keynode->start_mark, "%s: missing value", dotted);
+			if (cfg_is_null(value) && k->parse != parse_mapping) {
+				cfg_report(ld, &keynode->start_mark, "%s: missing value", dotted);
 				continue;
 			}
 			k->parse(ld, k, dotted, doc, value);
@@ -363,59 +316,29 @@ parse_mapping(struct loader *ld, const struct key *k, const char *dotted,
 	walk_mapping(ld, doc, k->subkeys, dotted, node, k->what, k->check);
 }
 
-static void
-parse_string(struct loader *ld, const struct key *k, const char *dotted,
+void
+cfg_parse_string(struct loader *ld, const struct key *k, const char *dotted,
     yaml_document_t *doc, yaml_node_t *node)
 {
 	(void)doc;
-	if (!want_scalar(ld, k, dotted, node))
+	if (!cfg_want_scalar(ld, k, dotted, node))
 		return;
 	if (node->data.scalar.length == 0) {
-		report(ld, &node->start_mark, "%s: must not be empty", dotted);
+		cfg_report(ld, &node->start_mark, "%s: must not be empty", dotted);
 		return;
 	}
 	if (k->max != 0 && node->data.scalar.length >= k->max) {
-		report(ld, &node->start_mark, "%s: %zu bytes is too long (at most %" PRIu64 ")",
+		cfg_report(ld, &node->start_mark, "%s: %zu bytes is too long (at most %" PRIu64 ")",
 		    dotted, node->data.scalar.length, k->max - 1);
 		return;
 	}
-	set_string(ld, field(ld, k), scalar(node));
+	cfg_set_string(ld, cfg_field(ld, k), cfg_scalar(node));
 }
 
-static void
-parse_metric_files(struct loader *ld, const struct key *k, const char *dotted,
-    yaml_document_t *doc, yaml_node_t *node)
-{
-	if (node->type == YAML_SCALAR_NODE && !scalar_has_nul(node) &&
-	    strstr(scalar(node), "%BUSID") == NULL) {
-		report(ld, &node->start_mark, "%s: '%s' must contain %%BUSID, which "
-		    "stands for each card's PCI bus ID", dotted, scalar(node));
-		return;
-	}
-	parse_string(ld, k, dotted, doc, node);
-}
 
-static void
-parse_direct(struct loader *ld, const struct key *k, const char *dotted,
-    yaml_document_t *doc, yaml_node_t *node)
-{
-	static const enum config_direct values[] = { CONFIG_DIRECT_AUTO,
-	    CONFIG_DIRECT_ON, CONFIG_DIRECT_OFF };
 
-	(void)doc;
-	if (!want_scalar(ld, k, dotted, node))
-		return;
-	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
-		if (strcmp(scalar(node), config_direct_name(values[i])) == 0) {
-			*(enum config_direct *)field(ld, k) = values[i];
-			return;
-		}
-	report(ld, &node->start_mark, "%s: '%s' is not auto, on or off",
-	    dotted, scalar(node));
-}
-
-static bool
-all_digits(const char *s)
+bool
+cfg_all_digits(const char *s)
 {
 	return *s != '\0' && strspn(s, "0123456789") == strlen(s);
 }
@@ -431,13 +354,13 @@ check_range(struct loader *ld, const char *dotted, const yaml_node_t *node,
 	format(min, lo, sizeof(lo));
 	format(max, hi, sizeof(hi));
 	if (max == UINT64_MAX && value < min) {
-		report(ld, &node->start_mark, "%s: %s is %s (at least %s)",
-		    dotted, scalar(node), below, lo);
+		cfg_report(ld, &node->start_mark, "%s: %s is %s (at least %s)",
+		    dotted, cfg_scalar(node), below, lo);
 		return false;
 	}
 	if (value < min || value > max) {
-		report(ld, &node->start_mark, "%s: %s is out of range (%s to %s)",
-		    dotted, scalar(node), lo, hi);
+		cfg_report(ld, &node->start_mark, "%s: %s is out of range (%s to %s)",
+		    dotted, cfg_scalar(node), lo, hi);
 		return false;
 	}
 	return true;
@@ -460,21 +383,21 @@ parse_duration_key(struct loader *ld, const struct key *k, const char *dotted,
 	uint64_t ns;
 
 	(void)doc;
-	if (!want_scalar(ld, k, dotted, node))
+	if (!cfg_want_scalar(ld, k, dotted, node))
 		return;
-	if (parse_duration(scalar(node), &ns) == -1) {
-		if (all_digits(scalar(node)))
-			report(ld, &node->start_mark, "%s: %s needs a unit, "
-			    "such as %ss or %sms", dotted, scalar(node),
-			    scalar(node), scalar(node));
+	if (parse_duration(cfg_scalar(node), &ns) == -1) {
+		if (cfg_all_digits(cfg_scalar(node)))
+			cfg_report(ld, &node->start_mark, "%s: %s needs a unit, "
+			    "such as %ss or %sms", dotted, cfg_scalar(node),
+			    cfg_scalar(node), cfg_scalar(node));
 		else
-			report(ld, &node->start_mark, "%s: '%s' is not a duration "
+			cfg_report(ld, &node->start_mark, "%s: '%s' is not a duration "
 			    "(a number and a unit of ns us ms s m h d w, such as "
-			    "100ms or 1h30m)", dotted, scalar(node));
+			    "100ms or 1h30m)", dotted, cfg_scalar(node));
 		return;
 	}
 	if (check_range(ld, dotted, node, ns, k->min, k->max, format_limit, "too short"))
-		*(uint64_t *)field(ld, k) = ns;
+		*(uint64_t *)cfg_field(ld, k) = ns;
 }
 
 static void
@@ -484,16 +407,16 @@ parse_size_key(struct loader *ld, const struct key *k, const char *dotted,
 	uint64_t bytes;
 
 	(void)doc;
-	if (!want_scalar(ld, k, dotted, node))
+	if (!cfg_want_scalar(ld, k, dotted, node))
 		return;
-	if (parse_size(scalar(node), &bytes) == -1) {
-		report(ld, &node->start_mark, "%s: '%s' is not a size (a number of "
+	if (parse_size(cfg_scalar(node), &bytes) == -1) {
+		cfg_report(ld, &node->start_mark, "%s: '%s' is not a size (a number of "
 		    "bytes, or with a unit such as 512MiB, 1GiB or 100MB)",
-		    dotted, scalar(node));
+		    dotted, cfg_scalar(node));
 		return;
 	}
 	if (check_range(ld, dotted, node, bytes, k->min, k->max, format_size, "too small"))
-		*(uint64_t *)field(ld, k) = bytes;
+		*(uint64_t *)cfg_field(ld, k) = bytes;
 }
 
 static void
@@ -510,226 +433,27 @@ parse_count_key(struct loader *ld, const struct key *k, const char *dotted,
 	uint64_t n;
 
 	(void)doc;
-	if (!want_scalar(ld, k, dotted, node))
+	if (!cfg_want_scalar(ld, k, dotted, node))
 		return;
 	errno = 0;
-	n = strtoull(scalar(node), &end, 10);
-	if (!all_digits(scalar(node)) || *end != '\0' || errno != 0) {
-		report(ld, &node->start_mark, "%s: '%s' is not a whole number",
-		    dotted, scalar(node));
+	n = strtoull(cfg_scalar(node), &end, 10);
+	if (!cfg_all_digits(cfg_scalar(node)) || *end != '\0' || errno != 0) {
+		cfg_report(ld, &node->start_mark, "%s: '%s' is not a whole number",
+		    dotted, cfg_scalar(node));
 		return;
 	}
 	if (check_range(ld, dotted, node, n, k->min, k->max, format_count,
 	    "too small"))
-		*(uint64_t *)field(ld, k) = n;
+		*(uint64_t *)cfg_field(ld, k) = n;
 }
 
-/* Install argv (NULL-terminated, argc entries) as the command. */
-static void
-set_command(struct loader *ld, char **argv, int argc)
-{
-	config_free_argv(ld->cfg->source.argv);
-	ld->cfg->source.argv = argv;
-	ld->cfg->source.argc = argc;
-}
 
-/* The command as one string: split on whitespace, no quoting. */
-static void
-command_from_string(struct loader *ld, const char *dotted, const yaml_node_t *node)
-{
-	static const char space[] = " \t\r\n\f\v";
-	const char *s = scalar(node);
-	char **argv;
-	int argc = 0;
 
-	for (const char *p = s + strspn(s, space); *p != '\0'; p += strspn(p, space)) {
-		p += strcspn(p, space);
-		argc++;
-	}
-	if (argc == 0) {
-		report(ld, &node->start_mark, "%s: must not be empty", dotted);
-		return;
-	}
-	if ((argv = calloc((size_t)argc + 1, sizeof(*argv))) == NULL) {
-		ld->oom = true;
-		return;
-	}
-	argc = 0;
-	for (const char *p = s + strspn(s, space); *p != '\0'; p += strspn(p, space)) {
-		size_t n = strcspn(p, space);
 
-		if ((argv[argc++] = strndup(p, n)) == NULL) {
-			ld->oom = true;
-			config_free_argv(argv);
-			return;
-		}
-		p += n;
-	}
-	set_command(ld, argv, argc);
-}
 
-static void
-command_from_list(struct loader *ld, const char *dotted, yaml_document_t *doc,
-    const yaml_node_t *node)
-{
-	yaml_node_item_t *items = node->data.sequence.items.start;
-	size_t n = (size_t)(node->data.sequence.items.top - items);
-	size_t nerrors = ld->nerrors;
-	char **argv;
 
-	if (n == 0) {
-		report(ld, &node->start_mark, "%s: must not be empty", dotted);
-		return;
-	}
-	if ((argv = calloc(n + 1, sizeof(*argv))) == NULL) {
-		ld->oom = true;
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		yaml_node_t *item = yaml_document_get_node(doc, items[i]);
-		char name[80];
 
-		snprintf(name, sizeof(name), "%s[%zu]", dotted, i);
-		if (is_null(item))
-			report(ld, &item->start_mark, "%s: missing value", name);
-		else if (item->type != YAML_SCALAR_NODE)
-			report_type(ld, name, "a string", item);
-		else if (scalar_has_nul(item))
-			report(ld, &item->start_mark, "%s: contains a NUL character", name);
-		else if (i == 0 && item->data.scalar.length == 0)
-			report(ld, &item->start_mark, "%s: the program must not be empty", name);
-		else if ((argv[i] = strdup(scalar(item))) == NULL)
-			ld->oom = true;
-	}
-	if (ld->nerrors != nerrors || ld->oom) {
-		/* argv has holes where items were bad: free every slot */
-		for (size_t i = 0; i < n; i++)
-			free(argv[i]);
-		free(argv);
-		return;
-	}
-	set_command(ld, argv, (int)n);
-}
 
-static void
-parse_command(struct loader *ld, const struct key *k, const char *dotted,
-    yaml_document_t *doc, yaml_node_t *node)
-{
-	if (node->type == YAML_SEQUENCE_NODE)
-		command_from_list(ld, dotted, doc, node);
-	else if (want_scalar(ld, k, dotted, node))
-		command_from_string(ld, dotted, node);
-}
-
-static void
-parse_groups(struct loader *ld, const struct key *k, const char *dotted,
-    yaml_document_t *doc, yaml_node_t *node)
-{
-	const char *s;
-	char *groups = ld->cfg->source.groups;
-
-	(void)doc;
-	if (!want_scalar(ld, k, dotted, node))
-		return;
-	s = scalar(node);
-	if (*s == '\0') {
-		report(ld, &node->start_mark, "%s: must not be empty", dotted);
-		return;
-	}
-	for (size_t i = 0; s[i] != '\0'; i++) {
-		if (strchr(GROUP_LETTERS, s[i]) == NULL) {
-			report(ld, &node->start_mark, "%s: '%c' in '%s' is not a metric "
-			    "group (letters of %s)", dotted, s[i], s, GROUP_LETTERS);
-			return;
-		}
-		if (strchr(s + i + 1, s[i]) != NULL) {
-			report(ld, &node->start_mark, "%s: '%c' is given twice in '%s'",
-			    dotted, s[i], s);
-			return;
-		}
-	}
-	/* distinct letters of GROUP_LETTERS: at most 7, so it fits */
-	snprintf(groups, sizeof(ld->cfg->source.groups), "%s", s);
-}
-
-/* A device ID: decimal 0..DEVICE_ID_MAX without sign or leading zeros. */
-static int
-device_id(const yaml_node_t *node)
-{
-	const char *s = scalar(node);
-
-	if (!all_digits(s) || (s[0] == '0' && s[1] != '\0') || strlen(s) > 3 ||
-	    atoi(s) > DEVICE_ID_MAX)
-		return -1;
-	return atoi(s);
-}
-
-static void
-devices_from_list(struct loader *ld, const char *dotted, yaml_document_t *doc,
-    const yaml_node_t *node)
-{
-	yaml_node_item_t *items = node->data.sequence.items.start;
-	size_t n = (size_t)(node->data.sequence.items.top - items);
-	size_t nerrors = ld->nerrors;
-	bool listed[DEVICE_ID_MAX + 1] = { false };
-	int *devices;
-
-	if (n == 0) {
-		report(ld, &node->start_mark, "%s: the list is empty; write 'all' "
-		    "for every device", dotted);
-		return;
-	}
-	if ((devices = calloc(n, sizeof(*devices))) == NULL) {
-		ld->oom = true;
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		yaml_node_t *item = yaml_document_get_node(doc, items[i]);
-		char name[80];
-		int id;
-
-		snprintf(name, sizeof(name), "%s[%zu]", dotted, i);
-		if (item->type != YAML_SCALAR_NODE)
-			report_type(ld, name, "a device ID from 0 to 255", item);
-		else if ((id = device_id(item)) == -1)
-			report(ld, &item->start_mark, "%s: '%s' is not a device ID "
-			    "(0 to %d)", name, scalar(item), DEVICE_ID_MAX);
-		else if (listed[id])
-			report(ld, &item->start_mark, "%s: device %d is listed twice",
-			    name, id);
-		else {
-			listed[id] = true;
-			devices[i] = id;
-		}
-	}
-	if (ld->nerrors != nerrors) {
-		free(devices);
-		return;
-	}
-	free(ld->cfg->source.devices);
-	ld->cfg->source.devices = devices;
-	ld->cfg->source.ndevices = n;
-	ld->cfg->source.all_devices = false;
-}
-
-static void
-parse_devices(struct loader *ld, const struct key *k, const char *dotted,
-    yaml_document_t *doc, yaml_node_t *node)
-{
-	if (node->type == YAML_SEQUENCE_NODE) {
-		devices_from_list(ld, dotted, doc, node);
-		return;
-	}
-	if (node->type != YAML_SCALAR_NODE || strcmp(scalar(node), "all") != 0 ||
-	    scalar_has_nul(node)) {
-		report_type(ld, dotted, k->what, node);
-		return;
-	}
-	free(ld->cfg->source.devices);
-	ld->cfg->source.devices = NULL;
-	ld->cfg->source.ndevices = 0;
-	ld->cfg->source.all_devices = true;
-}
 
 /*
  * windows_max_age keeps the samples inside tagged profiling windows past
@@ -749,13 +473,13 @@ check_retention(struct loader *ld, yaml_node_t *const *values)
 		return;
 	if (windows != NULL) {
 		format_duration(cfg->retention.max_age_ns, buf, sizeof(buf));
-		report(ld, &windows->start_mark, "retention.windows_max_age: %s is "
-		    "shorter than retention.max_age (%s)", scalar(windows), buf);
+		cfg_report(ld, &windows->start_mark, "retention.windows_max_age: %s is "
+		    "shorter than retention.max_age (%s)", cfg_scalar(windows), buf);
 	} else if (max_age != NULL) {
 		format_duration(cfg->retention.windows_max_age_ns, buf, sizeof(buf));
-		report(ld, &max_age->start_mark, "retention.max_age: %s is longer "
+		cfg_report(ld, &max_age->start_mark, "retention.max_age: %s is longer "
 		    "than retention.windows_max_age (%s by default); raise that too",
-		    scalar(max_age), buf);
+		    cfg_scalar(max_age), buf);
 	}
 }
 
@@ -772,19 +496,19 @@ report_yaml_error(struct loader *ld, const yaml_parser_t *parser)
 	case YAML_READER_ERROR:
 		mark = config_mark_at_offset(&ld->in, parser->problem_offset);
 		if (parser->problem_value != -1)
-			report(ld, &mark, "invalid yaml: %s (0x%02x)", problem,
+			cfg_report(ld, &mark, "invalid yaml: %s (0x%02x)", problem,
 			    (unsigned)parser->problem_value);
 		else
-			report(ld, &mark, "invalid yaml: %s", problem);
+			cfg_report(ld, &mark, "invalid yaml: %s", problem);
 		break;
 	default:
 		if (parser->context != NULL)
-			report(ld, &parser->problem_mark, "invalid yaml: %s "
+			cfg_report(ld, &parser->problem_mark, "invalid yaml: %s "
 			    "(%s at line %zu column %zu)", problem, parser->context,
 			    parser->context_mark.line + 1,
 			    parser->context_mark.column + 1);
 		else
-			report(ld, &parser->problem_mark, "invalid yaml: %s", problem);
+			cfg_report(ld, &parser->problem_mark, "invalid yaml: %s", problem);
 		break;
 	}
 }
@@ -814,7 +538,7 @@ depth_ok(struct loader *ld, const char *text, size_t len)
 		case YAML_SEQUENCE_START_EVENT:
 		case YAML_MAPPING_START_EVENT:
 			if (++depth > CONFIG_MAX_DEPTH) {
-				report(ld, &ev.start_mark, "nested deeper than "
+				cfg_report(ld, &ev.start_mark, "nested deeper than "
 				    "%d levels; not a spyremond config",
 				    CONFIG_MAX_DEPTH);
 				ok = false;
@@ -848,8 +572,8 @@ load_documents(struct loader *ld, yaml_parser_t *parser)
 		return;
 	}
 	root = yaml_document_get_root_node(&doc);
-	if (root != NULL && root->type != YAML_MAPPING_NODE && !is_null(root))
-		report_type(ld, "the top level", "a mapping of keys such as "
+	if (root != NULL && root->type != YAML_MAPPING_NODE && !cfg_is_null(root))
+		cfg_report_type(ld, "the top level", "a mapping of keys such as "
 		    "'database:' and 'source:'", root);
 	else if (root != NULL)
 		walk_mapping(ld, &doc, top_keys, NULL, root, NULL, NULL);
@@ -862,7 +586,7 @@ load_documents(struct loader *ld, yaml_parser_t *parser)
 		return;
 	}
 	if ((root = yaml_document_get_root_node(&doc)) != NULL)
-		report(ld, &root->start_mark, "only one yaml document is allowed");
+		cfg_report(ld, &root->start_mark, "only one yaml document is allowed");
 	yaml_document_delete(&doc);
 }
 
@@ -881,7 +605,7 @@ config_parse(const char *name, const char *text, size_t len,
 		ld.in.len = len -= 3;
 	}
 	if (len > CONFIG_MAX_BYTES) {
-		report(&ld, NULL, "larger than %d MiB; not a spyremond config",
+		cfg_report(&ld, NULL, "larger than %d MiB; not a spyremond config",
 		    CONFIG_MAX_BYTES / 1024 / 1024);
 		return -1;
 	}
