@@ -39,7 +39,9 @@ struct dcard {
 	bool have_last;
 	uint64_t file_ms;		/* the file header's last update, last read */
 	uint64_t good_ms;		/* the previous good stamp; 0 if none */
-	bool file_ms_moves;		/* the writer updates it */
+	bool file_ms_moves;		/* the writer keeps it in step with the
+					   sections: seen to move, or at or
+					   after every section at a first read */
 	struct mf_file f;		/* this read, decoded */
 	size_t nsec;			/* sections of the last sample */
 	uint32_t off[SEC_MAX], seq[SEC_MAX];
@@ -659,6 +661,19 @@ take_sample(struct direct *d, struct dcard *c)
 	if (c->file_ms != 0 && f->updated_ms != c->file_ms)
 		c->file_ms_moves = true;
 	c->file_ms = f->updated_ms;
+	/*
+	 * A first read whose header is stamped at or after every section
+	 * shows the same: without it, a reader that starts late, inside a
+	 * torn update, takes one section's new sample with another's old
+	 * words until it has seen the header move.
+	 */
+	if (!c->have_last && f->updated_ms != 0 && !c->file_ms_moves) {
+		bool in_step = true;
+
+		for (size_t i = 0; i < f->nsec; i++)
+			in_step &= f->sec[i].updated_ms <= f->updated_ms;
+		c->file_ms_moves = in_step;
+	}
 	for (size_t i = 0; i < f->nsec && c->file_ms_moves; i++)
 		if (f->sec[i].updated_ms > f->updated_ms) {
 			c->st.torn++;

@@ -286,6 +286,38 @@ test_torn_between_sections(void **state)
 	direct_free(d);
 }
 
+/*
+ * A reader that starts late: its first read has the header stamped with
+ * every section, so the header is known to follow them; the next read
+ * catches the writer after runtime's new sample and before perf_counter's
+ * and the header's.  Taken, the row would carry runtime's new stamp with
+ * the old pwr; it is torn, and the whole sample comes at the next read.
+ */
+static void
+test_torn_first_reads(void **state)
+{
+	struct direct *d;
+	const struct direct_card_stats *st;
+
+	(void)state;
+	write_two(1, MS0, 100, 1, MS0, 400, MS0);
+	d = reader();
+	direct_tick(d, mono);			/* the baseline */
+	st = direct_card(d, 3);
+
+	write_two(2, MS0 + 10, 200, 1, MS0, 400, MS0);
+	direct_tick(d, mono += 1000);
+	assert_int_equal(rec.rows, 0);
+	assert_int_equal(st->torn, 1);
+
+	write_two(2, MS0 + 10, 200, 2, MS0 + 10, 410, MS0 + 10);
+	direct_tick(d, mono += 1000);
+	assert_int_equal(rec.rows, 1);
+	assert_int_equal(rec.last.seq, 2);
+	assert_int_equal(rec.vals[1].mant, 410);		/* pwr */
+	direct_free(d);
+}
+
 static void
 expect_state(enum direct_state want, const char *why)
 {
@@ -565,6 +597,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_torn_first_reads, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_torn_between_sections,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writer_clock, setup,
