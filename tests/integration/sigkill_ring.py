@@ -2,7 +2,7 @@
 """The stored series of a ring-mode daemon killed with SIGKILL at KILL_NS...
 
   sigkill_ring.py DB --flush-ns F --coarse-ms C --fine-ms W
-                  --window BEGIN:END KILL_NS...
+                  --window BEGIN:END [--scale N] KILL_NS...
 
 Per device, in stamp order (a row covers [ts - interval_ms, ts]):
   * before each kill, the newest stored row is no older than one flush
@@ -22,7 +22,9 @@ import bisect
 import sqlite3
 import sys
 
-SLACK_NS = 150_000_000      # scheduling on a shared machine
+# scheduling on a shared machine, times --scale (lib.sh's time_scale:
+# sanitizers, emulation)
+SLACK_NS = 150_000_000
 # rows are stamped as read, and the child's rows arrive in bursts: a row's
 # interval may overlap the row before by up to about one fine interval
 OVERLAP_NS = 50_000_000
@@ -36,7 +38,9 @@ def main():
     ap.add_argument("--coarse-ms", type=int, required=True)
     ap.add_argument("--fine-ms", type=int, required=True)
     ap.add_argument("--window", required=True)
+    ap.add_argument("--scale", type=int, default=1)
     a = ap.parse_args()
+    slack = SLACK_NS * a.scale
     begin, end = (int(x) for x in a.window.split(":"))
     kills = sorted(a.kills)
     db = sqlite3.connect(f"file:{a.db}?mode=ro", uri=True)
@@ -64,7 +68,7 @@ def main():
                 continue
             lag = k - ts[i - 1]
             worst_lag = max(worst_lag, lag)
-            if lag > a.flush_ns + a.coarse_ms * 1_000_000 + SLACK_NS:
+            if lag > a.flush_ns + a.coarse_ms * 1_000_000 + slack:
                 errors.append(f"device {dev}: newest row {lag / 1e6:.0f} ms "
                               f"before the kill at {k}")
         for (t0, i0), (t1, i1) in zip(rows, rows[1:]):
@@ -74,7 +78,7 @@ def main():
                 errors.append(f"device {dev}: row at {t1} ({i1} ms) overlaps "
                               f"the row at {t0} by {(t0 - (t1 - i1 * 1_000_000)) / 1e6:.1f} ms")
             killed = any(t0 < k <= t1 for k in kills)
-            if not killed and t1 - t0 > i1 * 1_000_000 + SLACK_NS:
+            if not killed and t1 - t0 > i1 * 1_000_000 + slack:
                 errors.append(f"device {dev}: {(t1 - t0) / 1e6:.0f} ms between "
                               f"rows at {t0} and {t1} with no kill between")
         # inside the window, after the first restart in it: fine rows

@@ -57,6 +57,7 @@ for i in $(seq 1 12); do
 	kills+=("$kill_ns")
 done
 python3 "$ROOT/tests/integration/sigkill_ring.py" "$DB" --flush-ns $flush_ns \
-	--coarse-ms 100 --fine-ms 10 --window "$BEGIN:$END" "${kills[@]}" ||
+	--coarse-ms 100 --fine-ms 10 --window "$BEGIN:$END" --scale "$(time_scale)" \
+	"${kills[@]}" ||
 	fail "the stored series after 12 kills: see above"
 exit 0

@@ -7,6 +7,7 @@ SIM="$B/aiu-smi-sim"
 [ -x "$SIM" ] || { echo "no $SIM: build it first"; exit 1; }
 command -v python3 >/dev/null || { echo "python3 missing"; exit 77; }
 
+source "$(dirname "$0")/scale.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 unset AIUSMI_OPTS
@@ -283,13 +284,17 @@ echo "--exit-after and --stamp-log"
 # The cadence is timing on a shared machine: a load spike (or a sanitizer
 # build) can make every one of the first or last ten rows late.  A drifting
 # schedule drifts on every run, so one failed run is taken again, once.
+# The phase is read modulo the interval, so a row later than half of it
+# reads as early: under time_scale (sanitizers, emulation) the interval is
+# that many times 10 ms, and a row's lateness stays well under half of it.
+cad=$(awk -v s="$(time_scale "$SIM")" 'BEGIN { printf "%.2f", 0.01 * s }')
 for attempt in 1 2; do
 	rm -f "$tmp/ex.log"
 	t0=$(now_ns)
-	run_sim "$tmp/ex" -s -d 0.01 --cards 1 --exit-after 101 --stamp-log "$tmp/ex.log"
+	run_sim "$tmp/ex" -s -d "$cad" --cards 1 --exit-after 101 --stamp-log "$tmp/ex.log"
 	t1=$(now_ns)
 	[ "$(grep -c '^[0-9]' "$tmp/ex")" -eq 101 ] || fail "--exit-after 101 wrote $(grep -c '^[0-9]' "$tmp/ex") rows"
-	if check cadence "$tmp/ex" "$tmp/ex.log" "$t0" "$t1" 0.01; then
+	if check cadence "$tmp/ex" "$tmp/ex.log" "$t0" "$t1" "$cad"; then
 		break
 	fi
 	[ $attempt -eq 2 ] && fail "the schedule drifted in two runs"
