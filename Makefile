@@ -66,10 +66,10 @@ DAEMON_SRCS = daemon/source/source.c daemon/source/source_rows.c \
 	daemon/source/direct.c daemon/source/source_direct.c \
 	daemon/pace.c daemon/windows.c daemon/control.c daemon/control_request.c \
 	daemon/control_reply.c daemon/control_sync.c
-CLIENT_SRCS = client/client.c client/ctl.c client/db.c client/format.c \
-	client/json.c client/output.c client/mark.c client/status.c \
-	client/status_brief.c \
-	client/windows.c client/hosts.c client/settle.c \
+CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
+	client/json.c client/output.c client/windows.c client/hosts.c \
+	client/ctl/ctl.c client/ctl/mark.c client/ctl/status.c \
+	client/ctl/status_brief.c client/ctl/settle.c \
 	client/trace/trace.c client/trace/trace_util.c \
 	client/trace/trace_stream.c client/trace/trace_tally.c \
 	client/trace/trace_info.c client/trace/tracelist.c \
@@ -106,10 +106,10 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 INC_COMMON = -Icommon
 INC_STORE  = $(INC_COMMON) -Istore
 INC_DAEMON = $(INC_STORE) -Idaemon -Idaemon/source
-INC_CLIENT = $(INC_STORE) -Iclient -Iclient/trace -Iclient/export -Iclient/import \
+INC_CLIENT = $(INC_STORE) -Iclient -Iclient/ctl -Iclient/trace -Iclient/export -Iclient/import \
 	     -Iclient/metrics -Iclient/report -Iclient/capture
 INC_SIM    = $(INC_COMMON) -Isim
-INC_TEST   = $(INC_DAEMON) -Iclient -Iclient/trace -Iclient/export -Iclient/import \
+INC_TEST   = $(INC_DAEMON) -Iclient -Iclient/ctl -Iclient/trace -Iclient/export -Iclient/import \
 	     -Iclient/metrics -Iclient/report -Iclient/capture -Itests/unit
 
 $(B)/common/%.o: INC = $(INC_COMMON)

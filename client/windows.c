@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "cmd.h"
 #include "settle.h"
 #include "db.h"
 #include "format.h"
@@ -30,16 +31,6 @@ struct row {
 	char *cell[NCOLS];
 };
 
-static int
-usage(FILE *fp, int code)
-{
-	fprintf(fp,
-	    "usage: spyremon windows [--since TIME] [--tag TAG] [--json]\n"
-	    "\n"
-	    "Lists the windows open at some time since TIME (ISO 8601, epoch ns,\n"
-	    "or a duration ago such as 2h), or all, oldest first.\n");
-	return code;
-}
 
 static char *
 xstrdup(const char *s)
@@ -283,51 +274,47 @@ list(sqlite3 *db, const struct db_window *ws, size_t n, bool json)
 	return rc;
 }
 
-int
-cmd_windows(struct client *cl, int argc, char *argv[])
+struct windows_opts {
+	struct db_window_filter f;
+	bool json;
+};
+
+static int
+windows_option(void *opts, int ch, char *arg)
 {
-	static const struct option longopts[] = {
-		CLIENT_LONGOPTS,
-		{ "since", required_argument, NULL, 's' },
-		{ "tag", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct db_window_filter f = { .newest_first = false };
+	struct windows_opts *o = opts;
+
+	switch (ch) {
+	case 's':
+		if (client_parse_time(arg, &o->f.since_ns) == -1) {
+			warnx("--since %s: not a time (ISO 8601, epoch "
+			    "ns, or a duration ago such as 2h)", arg);
+			return CLIENT_EXIT_USAGE;
+		}
+		o->f.have_since = true;
+		break;
+	case 't':
+		o->f.tag = arg;
+		break;
+	case OPT_JSON:
+		o->json = true;
+		break;
+	}
+	return CLIENT_EXIT_OK;
+}
+
+static int
+windows_run(struct client *cl, void *opts, int argc, char *argv[])
+{
+	struct windows_opts *o = opts;
 	struct db_window *ws;
 	const char *path;
-	bool json = false;
 	sqlite3 *db;
 	size_t n;
-	int ch, rc, settled;
+	int rc, settled;
 
-	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS "s:t:", longopts,
-	    NULL)) != -1) {
-		if (client_common_option(cl, ch, optarg))
-			continue;
-		switch (ch) {
-		case 's':
-			if (client_parse_time(optarg, &f.since_ns) == -1) {
-				warnx("--since %s: not a time (ISO 8601, epoch "
-				    "ns, or a duration ago such as 2h)", optarg);
-				return CLIENT_EXIT_USAGE;
-			}
-			f.have_since = true;
-			break;
-		case 't':
-			f.tag = optarg;
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case 'h':
-			return usage(stdout, CLIENT_EXIT_OK);
-		default:
-			return usage(stderr, CLIENT_EXIT_USAGE);
-		}
-	}
-	if (optind != argc)
-		return usage(stderr, CLIENT_EXIT_USAGE);
+	(void)argc;
+	(void)argv;
 	if ((path = client_database(cl)) == NULL)
 		return CLIENT_EXIT_FAILED;
 	if ((rc = db_open(path, &db)) != CLIENT_EXIT_OK)
@@ -338,14 +325,42 @@ cmd_windows(struct client *cl, int argc, char *argv[])
 		db_close(db);
 		return settled;
 	}
-	if ((rc = db_windows(db, &f, &ws, &n)) == CLIENT_EXIT_OK) {
-		if (n == 0 && !json)
+	if ((rc = db_windows(db, &o->f, &ws, &n)) == CLIENT_EXIT_OK) {
+		if (n == 0 && !o->json)
 			fprintf(stderr, "spyremon: no windows%s\n",
-			    f.tag != NULL || f.have_since ? " match" : "");
+			    o->f.tag != NULL || o->f.have_since ? " match" : "");
 		else
-			rc = list(db, ws, n, json);
+			rc = list(db, ws, n, o->json);
 		db_windows_free(ws, n);
 	}
 	db_close(db);
 	return rc == CLIENT_EXIT_OK ? settled : rc;
+}
+
+static const struct option windows_longopts[] = {
+	{ "since", required_argument, NULL, 's' },
+	{ "tag", required_argument, NULL, 't' },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cmd_spec windows_spec = {
+	.usage =
+	    "usage: spyremon windows [--since TIME] [--tag TAG] [--json]\n"
+	    "\n"
+	    "Lists the windows open at some time since TIME (ISO 8601, epoch ns,\n"
+	    "or a duration ago such as 2h), or all, oldest first.\n",
+	.shortopts = "s:t:",
+	.longopts = windows_longopts,
+	.operands = 0,
+	.option = windows_option,
+	.run = windows_run,
+};
+
+int
+cmd_windows(struct client *cl, int argc, char *argv[])
+{
+	struct windows_opts o = { .f = { .newest_first = false } };
+
+	return cmd_run(cl, &windows_spec, &o, argc, argv);
 }

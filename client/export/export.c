@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "cmd.h"
 #include "export.h"
 #include "export_priv.h"
 #include "format.h"
@@ -797,16 +798,38 @@ run(struct client *cl, const struct options *o)
 	return rc;
 }
 
+static int
+export_run(struct client *cl, void *opts, int argc, char *argv[])
+{
+	int rc;
+
+	(void)argc;
+	(void)argv;
+	if ((rc = export_check_options(opts)) != CLIENT_EXIT_OK)
+		return rc;
+	return run(cl, opts);
+}
+
+static void
+export_done(void *opts)
+{
+	trace_list_free(&((struct options *)opts)->traces);
+}
+
+static const struct cmd_spec export_spec = {
+	.usage = export_usage,
+	.shortopts = "w:f:o:m:d:",
+	.longopts = export_longopts,
+	.operands = 0,
+	.option = export_option,
+	.run = export_run,
+	.done = export_done,
+};
+
 int
 cmd_export(struct client *cl, int argc, char *argv[])
 {
 	struct options o = { .format = EXPORT_CSV, .steps_format = -1 };
-	int rc;
 
-	if ((rc = export_parse_options(cl, argc, argv, &o)) == CLIENT_EXIT_OK)
-		rc = run(cl, &o);
-	else if (rc == HELP_SHOWN)
-		rc = CLIENT_EXIT_OK;
-	trace_list_free(&o.traces);
-	return rc;
+	return cmd_run(cl, &export_spec, &o, argc, argv);
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "cmd.h"
 #include "format.h"
 #include "hosts.h"
 #include "json.h"
@@ -21,20 +22,6 @@
 
 enum { OPT_JSON = CLIENT_OPT_FIRST_FREE, OPT_CSV, OPT_WINDOW };
 enum sformat { F_TABLE, F_JSON, F_CSV };
-
-static int
-usage(FILE *fp, int code)
-{
-	fprintf(fp,
-	    "usage: spyremon summary --window TAG|ID [--json | --csv]\n"
-	    "\n"
-	    "The window's summary per card: duration, samples, coverage, gaps,\n"
-	    "energy (also net of idle), power, temperature, busy, bandwidths and\n"
-	    "memory peaks, with notes on the quality of the data.  A tag means\n"
-	    "the newest window with it.  With several --db (one per host), the\n"
-	    "window of each, each row carrying its host.\n");
-	return code;
-}
 
 /* "%.*f" of v, or "-" without a value. */
 static void
@@ -502,47 +489,44 @@ write_all(enum sformat fmt, const struct winsum *ws, size_t n,
 		printf("\nall %zu hosts: energy %.3f J\n", n, total);
 }
 
-int
-cmd_summary(struct client *cl, int argc, char *argv[])
+struct summary_opts {
+	enum sformat fmt;
+	const char *window;
+};
+
+static int
+summary_option(void *opts, int ch, char *arg)
 {
-	static const struct option longopts[] = {
-		CLIENT_LONGOPTS,
-		{ "window", required_argument, NULL, OPT_WINDOW },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "csv", no_argument, NULL, OPT_CSV },
-		{ NULL, 0, NULL, 0 },
-	};
-	enum sformat fmt = F_TABLE;
-	const char *window = NULL;
+	struct summary_opts *o = opts;
+
+	if (ch == OPT_WINDOW)
+		o->window = arg;
+	else if (ch == OPT_JSON)
+		o->fmt = F_JSON;
+	else if (ch == OPT_CSV)
+		o->fmt = F_CSV;
+	return CLIENT_EXIT_OK;
+}
+
+static const struct cmd_spec summary_spec;
+
+static int
+summary_run(struct client *cl, void *opts, int argc, char *argv[])
+{
+	struct summary_opts *o = opts;
+	enum sformat fmt = o->fmt;
+	const char *window = o->window;
 	const char *const *paths;
 	struct hosts_set hs;
 	struct winsum *ws;
 	size_t n, nloaded = 0;
 	bool incomplete = false;
-	int ch, rc;
+	int rc;
 
-	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS, longopts,
-	    NULL)) != -1) {
-		if (client_common_option(cl, ch, optarg))
-			continue;
-		switch (ch) {
-		case OPT_WINDOW:
-			window = optarg;
-			break;
-		case OPT_JSON:
-			fmt = F_JSON;
-			break;
-		case OPT_CSV:
-			fmt = F_CSV;
-			break;
-		case 'h':
-			return usage(stdout, CLIENT_EXIT_OK);
-		default:
-			return usage(stderr, CLIENT_EXIT_USAGE);
-		}
-	}
-	if (optind != argc || window == NULL)
-		return usage(stderr, CLIENT_EXIT_USAGE);
+	(void)argc;
+	(void)argv;
+	if (window == NULL)
+		return cmd_usage(&summary_spec, stderr, CLIENT_EXIT_USAGE);
 	if (client_databases(cl, &paths, &n) == -1)
 		return CLIENT_EXIT_FAILED;
 	if ((rc = hosts_open(paths, n, &hs)) != CLIENT_EXIT_OK) {
@@ -579,4 +563,35 @@ cmd_summary(struct client *cl, int argc, char *argv[])
 		return CLIENT_EXIT_FAILED;
 	}
 	return incomplete ? CLIENT_EXIT_INCOMPLETE : CLIENT_EXIT_OK;
+}
+
+static const struct option summary_longopts[] = {
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "csv", no_argument, NULL, OPT_CSV },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cmd_spec summary_spec = {
+	.usage =
+	    "usage: spyremon summary --window TAG|ID [--json | --csv]\n"
+	    "\n"
+	    "The window's summary per card: duration, samples, coverage, gaps,\n"
+	    "energy (also net of idle), power, temperature, busy, bandwidths and\n"
+	    "memory peaks, with notes on the quality of the data.  A tag means\n"
+	    "the newest window with it.  With several --db (one per host), the\n"
+	    "window of each, each row carrying its host.\n",
+	.shortopts = "",
+	.longopts = summary_longopts,
+	.operands = 0,
+	.option = summary_option,
+	.run = summary_run,
+};
+
+int
+cmd_summary(struct client *cl, int argc, char *argv[])
+{
+	struct summary_opts o = { .fmt = F_TABLE };
+
+	return cmd_run(cl, &summary_spec, &o, argc, argv);
 }
