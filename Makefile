@@ -52,7 +52,7 @@ endif
 
 COMMON_SRCS = common/log.c common/timeparse.c common/metrics.c common/proto.c \
 	common/config.c common/config_print.c common/csvparse.c \
-	common/inventory.c common/rowring.c common/jsonw.c \
+	common/inventory.c common/rowring.c common/jsonw.c common/window_json.c \
 	common/energy.c common/clocksync.c common/metricfile.c \
 	common/metricfile_json.c common/regfile.c
 STORE_SRCS = store/sql.c store/catalog.c store/store.c store/dbfile.c store/retention.c \

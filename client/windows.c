@@ -16,6 +16,7 @@
 #include "db.h"
 #include "format.h"
 #include "json.h"
+#include "window_json.h"
 
 #define NCOLS	9
 
@@ -193,37 +194,21 @@ gen_window(yajl_gen g, const struct db_window *w, int64_t end_ns,
     double energy)
 {
 	char user[FMT_BUFLEN];
-	yajl_val meta = yajl_tree_parse(w->meta, NULL, 0);
+	struct window_json wj = {
+		.members = WJ_OWNER | WJ_USER | WJ_TIMES | WJ_END | WJ_OPEN |
+		    WJ_AUTO_CLOSED | WJ_COUNTS | WJ_HOST | WJ_ENERGY | WJ_META,
+		.id = w->id, .tag = w->tag, .uid = w->uid, .user = user,
+		.pid = w->pid, .begin_ns = w->begin_ns,
+		.has_end = !w->open, .end_ns = w->end_ns,
+		.open = w->open, .auto_closed = w->auto_closed,
+		.duration_ns = end_ns - w->begin_ns, .samples = samples,
+		.hostname = h->hostname, .machine_id = h->machine_id,
+		.has_energy = have_energy, .energy_j = energy,
+		.meta_json = w->meta, .meta_text_as_string = true,
+	};
 
-	yajl_gen_map_open(g);
-	jsonw_put_int(g, "id", w->id);
-	jsonw_put_str(g, "tag", w->tag);
-	jsonw_put_int(g, "uid", w->uid);
 	fmt_user(w->uid, user, sizeof(user));
-	jsonw_put_str(g, "user", user);
-	jsonw_put_int(g, "pid", w->pid);
-	jsonw_put_int(g, "begin_ns", w->begin_ns);
-	json_put_time(g, "begin", true, w->begin_ns);
-	jsonw_put_int_or_null(g, "end_ns", !w->open, w->end_ns);
-	json_put_time(g, "end", !w->open, w->end_ns);
-	jsonw_put_bool(g, "open", w->open);
-	jsonw_put_bool(g, "auto_closed", w->auto_closed);
-	jsonw_put_int(g, "duration_ns", end_ns - w->begin_ns);
-	jsonw_put_int(g, "samples", samples);
-	jsonw_put_str_or_null(g, "hostname", h->hostname);
-	jsonw_put_str_or_null(g, "machine_id", h->machine_id);
-	jsonw_str(g, "energy_j");
-	if (have_energy)
-		(void)jsonw_double(g, energy);
-	else
-		yajl_gen_null(g);
-	jsonw_str(g, "meta");
-	if (meta != NULL && YAJL_IS_OBJECT(meta))
-		json_gen_value(g, meta);
-	else
-		jsonw_str(g, w->meta);
-	yajl_gen_map_close(g);
-	yajl_tree_free(meta);
+	window_json(g, &wj);
 }
 
 /* List ws, counting samples up to now for open windows. */

@@ -629,7 +629,7 @@ print_json(yajl_val reply)
 		if (strcmp(reply->u.object.keys[i], "ok") == 0)
 			continue;
 		jsonw_str(g, reply->u.object.keys[i]);
-		json_gen_value(g, reply->u.object.values[i]);
+		jsonw_value(g, reply->u.object.values[i]);
 	}
 	yajl_gen_map_close(g);
 	if (json_gen_flush(g, stdout) == -1)

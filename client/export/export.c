@@ -613,51 +613,6 @@ run_steps(const struct job *j)
 	return output_close(out, o->output, rc);
 }
 
-/*
- * --merge-dir DIR: DIR/NAME for each trace, NAME being its file name, in
- * *outs.  Two traces of one name, and a name that is the trace itself,
- * are refused before anything is written.
- */
-static int
-merge_dir_names(const char *dir, const struct options *o, char ***outs)
-{
-	struct stat a, b;
-	char **p;
-
-	if (stat(dir, &a) == -1) {
-		warn("--merge-dir %s", dir);
-		return CLIENT_EXIT_USAGE;
-	}
-	if (!S_ISDIR(a.st_mode)) {
-		warnx("--merge-dir %s: not a directory", dir);
-		return CLIENT_EXIT_USAGE;
-	}
-	if ((*outs = p = calloc(o->traces.n + 1, sizeof(*p))) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
-	for (size_t i = 0; i < o->traces.n; i++) {
-		const char *slash = strrchr(o->traces.paths[i], '/');
-		const char *name = slash != NULL ? slash + 1 : o->traces.paths[i];
-
-		if (asprintf(&p[i], "%s/%s", dir, name) == -1)
-			errx(CLIENT_EXIT_FAILED, "out of memory");
-		for (size_t k = 0; k < i; k++)
-			if (strcmp(p[k], p[i]) == 0) {
-				warnx("--merge-dir: %s and %s would both be "
-				    "written as %s", o->traces.paths[k],
-				    o->traces.paths[i], p[i]);
-				return CLIENT_EXIT_USAGE;
-			}
-		if (stat(p[i], &a) == 0 && stat(o->traces.paths[i], &b) == 0 &&
-		    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
-			warnx("--merge-dir %s: %s would be written over "
-			    "itself: choose another directory", dir,
-			    o->traces.paths[i]);
-			return CLIENT_EXIT_USAGE;
-		}
-	}
-	return CLIENT_EXIT_OK;
-}
-
 /* --merge OUT of several traces: one trace, each a group of processes. */
 static int
 run_combined(const struct job *j)
@@ -695,7 +650,7 @@ run_derived(struct job *j)
 	int rc = CLIENT_EXIT_OK;
 
 	if (o->merge_dir != NULL) {
-		rc = merge_dir_names(o->merge_dir, o, &outs);
+		rc = export_merge_dir_names(o->merge_dir, o, &outs);
 		for (size_t i = 0; i < o->traces.n && rc == CLIENT_EXIT_OK; i++)
 			rc = merge_one(j, i, outs[i], j->multi ?
 			    j->src[j->which[i]].host : NULL);

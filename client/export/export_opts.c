@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "client.h"
 #include "cmd.h"
@@ -255,6 +256,46 @@ export_device_clause(const char *list, char *sql, size_t len)
 		p = end + 1;
 	}
 	snprintf(sql + used, len - used, ")");
+	return CLIENT_EXIT_OK;
+}
+
+int
+export_merge_dir_names(const char *dir, const struct options *o, char ***outs)
+{
+	struct stat a, b;
+	char **p;
+
+	if (stat(dir, &a) == -1) {
+		warn("--merge-dir %s", dir);
+		return CLIENT_EXIT_USAGE;
+	}
+	if (!S_ISDIR(a.st_mode)) {
+		warnx("--merge-dir %s: not a directory", dir);
+		return CLIENT_EXIT_USAGE;
+	}
+	if ((*outs = p = calloc(o->traces.n + 1, sizeof(*p))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < o->traces.n; i++) {
+		const char *slash = strrchr(o->traces.paths[i], '/');
+		const char *name = slash != NULL ? slash + 1 : o->traces.paths[i];
+
+		if (asprintf(&p[i], "%s/%s", dir, name) == -1)
+			errx(CLIENT_EXIT_FAILED, "out of memory");
+		for (size_t k = 0; k < i; k++)
+			if (strcmp(p[k], p[i]) == 0) {
+				warnx("--merge-dir: %s and %s would both be "
+				    "written as %s", o->traces.paths[k],
+				    o->traces.paths[i], p[i]);
+				return CLIENT_EXIT_USAGE;
+			}
+		if (stat(p[i], &a) == 0 && stat(o->traces.paths[i], &b) == 0 &&
+		    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+			warnx("--merge-dir %s: %s would be written over "
+			    "itself: choose another directory", dir,
+			    o->traces.paths[i]);
+			return CLIENT_EXIT_USAGE;
+		}
+	}
 	return CLIENT_EXIT_OK;
 }
 

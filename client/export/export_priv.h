@@ -66,6 +66,14 @@ int export_option(void *opts, int ch, char *arg);
 /* The options that exclude or need others: an exit status. */
 int export_check_options(const struct options *o);
 
+/*
+ * --merge-dir DIR: DIR/NAME for each trace, NAME being its file name, in
+ * *outs (each and the array to be freed).  Two traces of one name, and a
+ * name that is the trace itself, are refused before anything is written.
+ */
+int export_merge_dir_names(const char *dir, const struct options *o,
+    char ***outs);
+
 /* A list of device IDs, "0,1", as SQL: " AND device IN (0,1)". */
 int export_device_clause(const char *list, char *sql, size_t len);
 
