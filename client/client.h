@@ -102,8 +102,8 @@ int client_parse_time(const char *s, int64_t *out_ns);
 void client_getopt_reset(void);
 
 /*
- * The commands.  argv[0] is the command's name; each parses its own
- * options with getopt_long and returns an exit status.
+ * The commands.  argv[0] is the command's name; each parses its options
+ * through cmd_run (cmd.h) and returns an exit status.
  */
 int cmd_mark(struct client *cl, int argc, char *argv[]);
 int cmd_windows(struct client *cl, int argc, char *argv[]);
