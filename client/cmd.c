@@ -49,8 +49,8 @@ parse(struct client *cl, const struct cmd_spec *spec, void *opts, int argc,
 	char *shortopts;
 	int ch, rc = -1;
 
-	if (asprintf(&shortopts, "%s%s", CLIENT_SHORTOPTS, spec->shortopts) ==
-	    -1)
+	if (asprintf(&shortopts, "%s%s", CLIENT_SHORTOPTS,
+	    spec->shortopts != NULL ? spec->shortopts : "") == -1)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	client_getopt_reset();
 	while (rc == -1 && (ch = getopt_long(argc, argv, shortopts, longopts,
@@ -74,14 +74,21 @@ parse(struct client *cl, const struct cmd_spec *spec, void *opts, int argc,
 }
 
 int
-cmd_run(struct client *cl, const struct cmd_spec *spec, void *opts,
-    int argc, char *argv[])
+cmd_run(struct client *cl, const struct cmd_spec *spec, int argc,
+    char *argv[])
 {
+	void *opts;
 	int rc;
 
+	if ((opts = calloc(1, spec->opts_size > 0 ? spec->opts_size : 1)) ==
+	    NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	if (spec->defaults != NULL)
+		memcpy(opts, spec->defaults, spec->opts_size);
 	if ((rc = parse(cl, spec, opts, argc, argv)) == -1)
 		rc = spec->run(cl, opts, argc - optind, argv + optind);
 	if (spec->done != NULL)
 		spec->done(opts);
+	free(opts);
 	return rc;
 }

@@ -3,8 +3,6 @@
 
 #include <string.h>
 
-#include "format.h"
-#include "timeparse.h"
 
 yajl_val
 json_get(yajl_val obj, const char *key)
@@ -89,20 +87,6 @@ json_gen_new(bool pretty)
 		yajl_gen_config(g, yajl_gen_indent_string, "  ");
 	}
 	return g;
-}
-
-void
-json_put_time(yajl_gen g, const char *key, bool has, int64_t ns)
-{
-	char buf[FMT_BUFLEN];
-
-	jsonw_str(g, key);
-	if (!has) {
-		yajl_gen_null(g);
-		return;
-	}
-	format_time_utc(ns, buf, sizeof(buf));
-	jsonw_str(g, buf);
 }
 
 int

@@ -329,7 +329,7 @@ static const struct option windows_longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static const struct cmd_spec windows_spec = {
+const struct cmd_spec windows_cmd = {
 	.usage =
 	    "usage: spyremon windows [--since TIME] [--tag TAG] [--json]\n"
 	    "\n"
@@ -337,15 +337,7 @@ static const struct cmd_spec windows_spec = {
 	    "or a duration ago such as 2h), or all, oldest first.\n",
 	.shortopts = "s:t:",
 	.longopts = windows_longopts,
-	.operands = 0,
+	.opts_size = sizeof(struct windows_opts),
 	.option = windows_option,
 	.run = windows_run,
 };
-
-int
-cmd_windows(struct client *cl, int argc, char *argv[])
-{
-	struct windows_opts o = { .f = { .newest_first = false } };
-
-	return cmd_run(cl, &windows_spec, &o, argc, argv);
-}

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "jsonw.h"
+#include "timeparse.h"
 
 void
 jsonw_str(yajl_gen g, const char *s)
@@ -142,6 +143,20 @@ jsonw_put_null(yajl_gen g, const char *key)
 {
 	jsonw_str(g, key);
 	yajl_gen_null(g);
+}
+
+void
+jsonw_put_time(yajl_gen g, const char *key, bool has, int64_t ns)
+{
+	char buf[64];
+
+	jsonw_str(g, key);
+	if (!has) {
+		yajl_gen_null(g);
+		return;
+	}
+	format_time_utc(ns, buf, sizeof(buf));
+	jsonw_str(g, buf);
 }
 
 void

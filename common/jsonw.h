@@ -40,6 +40,9 @@ bool jsonw_number(yajl_gen g, const char *num);
 void jsonw_put_int_or_null(yajl_gen g, const char *key, bool has,
     int64_t value);
 
+/* The time ns as ISO 8601 UTC (format_time_utc) if has, else null. */
+void jsonw_put_time(yajl_gen g, const char *key, bool has, int64_t ns);
+
 /* value if has (as jsonw_double writes it), else null. */
 void jsonw_put_double_or_null(yajl_gen g, const char *key, bool has,
     double value);

@@ -6,23 +6,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "jsonw.h"
-#include "timeparse.h"
 #include "window_json.h"
-
-/* key: ns as UTC text, or null. */
-static void
-put_time(yajl_gen g, const char *key, bool has, int64_t ns)
-{
-	char buf[64];
-
-	jsonw_str(g, key);
-	if (!has) {
-		yajl_gen_null(g);
-		return;
-	}
-	format_time_utc(ns, buf, sizeof(buf));
-	jsonw_str(g, buf);
-}
 
 void
 window_json_clock(yajl_gen g, const struct clocksync *c)
@@ -79,11 +63,11 @@ window_json_members(yajl_gen g, const struct window_json *w)
 		jsonw_put_int(g, "pid", w->pid);
 	jsonw_put_int(g, "begin_ns", w->begin_ns);
 	if (m & WJ_TIMES)
-		put_time(g, "begin", true, w->begin_ns);
+		jsonw_put_time(g, "begin", true, w->begin_ns);
 	if (m & WJ_END)
 		jsonw_put_int_or_null(g, "end_ns", w->has_end, w->end_ns);
 	if ((m & WJ_END) && (m & WJ_TIMES))
-		put_time(g, "end", w->has_end, w->end_ns);
+		jsonw_put_time(g, "end", w->has_end, w->end_ns);
 	if (m & WJ_OPEN)
 		jsonw_put_bool(g, "open", w->open);
 	if (m & WJ_AUTO_CLOSED)

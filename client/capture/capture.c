@@ -57,7 +57,7 @@ bad_option(const char *opt, const char *arg, const char *want)
 }
 
 struct capture_opts {
-	struct capture *c;
+	struct capture c;
 	bool duration_given;
 };
 
@@ -65,7 +65,7 @@ static int
 capture_option(void *opts, int ch, char *arg)
 {
 	struct capture_opts *o = opts;
-	struct capture *c = o->c;
+	struct capture *c = &o->c;
 	const char *why;
 	uint64_t ns;
 	long v;
@@ -130,13 +130,11 @@ capture_option(void *opts, int ch, char *arg)
 	return CLIENT_EXIT_OK;
 }
 
-static const struct cmd_spec capture_spec;
-
 /* The options that need others or exclude them: an exit status. */
 static int
 check_options(struct capture_opts *o, int argc)
 {
-	struct capture *c = o->c;
+	struct capture *c = &o->c;
 
 	/* --wait is the option every command takes (client.h): here, how
 	 * long the process may take to poll, and the readers' wait after */
@@ -152,7 +150,7 @@ check_options(struct capture_opts *o, int argc)
 	if (argc != 0 || c->pid == 0) {
 		if (c->pid == 0)
 			warnx("capture needs --pid");
-		return cmd_usage(&capture_spec, stderr, CLIENT_EXIT_USAGE);
+		return cmd_usage(&capture_cmd, stderr, CLIENT_EXIT_USAGE);
 	}
 	if (o->duration_given && c->by_iterations) {
 		warnx("--duration and --iterations exclude each other");
@@ -413,13 +411,14 @@ static int
 capture_run(struct client *cl, void *opts, int argc, char *argv[])
 {
 	struct capture_opts *o = opts;
-	struct capture *c = o->c;
+	struct capture *c = &o->c;
 	static char tagbuf[32], outbuf[PATH_MAX];
 	char stamp[32], r6[13];
 	time_t now;
 	int rc, procs_rc, out_rc = CLIENT_EXIT_OK;
 
 	(void)argv;
+	c->cl = cl;
 	if ((rc = check_options(o, argc)) != CLIENT_EXIT_OK)
 		return rc;
 	switch (procinfo_check(c->pid, &c->uid)) {
@@ -513,7 +512,16 @@ static const struct option capture_longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static const struct cmd_spec capture_spec = {
+static const struct capture_opts capture_defaults = {
+	.c = {
+		.duration_ns = CAPTURE_DEFAULT_DURATION_NS,
+		.max_procs = CAPTURE_DEFAULT_MAX_PROCS,
+		.dynolog_port = DYNOREQ_PORT,
+		.sock = { .fd = -1 },
+	},
+};
+
+const struct cmd_spec capture_cmd = {
 	.usage =
 	    "usage: spyremon capture --pid PID [--duration D | --iterations N]\n"
 	    "                        [--tag TAG] [--output DIR] [--report] [--wait D]\n"
@@ -526,20 +534,10 @@ static const struct cmd_spec capture_spec = {
 	    "window on spyremond covers the traced span; DIR (new, or empty)\n"
 	    "gets each trace, each trace with the cards' counters merged in,\n"
 	    "steps.csv and with --report the report.  See spyremon(1).\n",
-	.shortopts = "",
 	.longopts = capture_longopts,
 	.operands = CMD_ANY_OPERANDS,	/* checked after --wait, with --pid */
+	.opts_size = sizeof(struct capture_opts),
+	.defaults = &capture_defaults,
 	.option = capture_option,
 	.run = capture_run,
 };
-
-int
-cmd_capture(struct client *cl, int argc, char *argv[])
-{
-	struct capture c = { .cl = cl, .duration_ns = CAPTURE_DEFAULT_DURATION_NS,
-	    .max_procs = CAPTURE_DEFAULT_MAX_PROCS,
-	    .dynolog_port = DYNOREQ_PORT, .sock = { .fd = -1 } };
-	struct capture_opts o = { .c = &c };
-
-	return cmd_run(cl, &capture_spec, &o, argc, argv);
-}

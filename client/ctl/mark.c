@@ -307,6 +307,7 @@ static const struct cmd_spec begin_spec = {
 	.shortopts = "t:m:",
 	.longopts = begin_longopts,
 	.operands = CMD_ANY_OPERANDS,	/* checked with --tag */
+	.opts_size = sizeof(struct begin_opts),
 	.option = begin_option,
 	.run = begin_run,
 	.done = begin_done,
@@ -317,6 +318,7 @@ static const struct cmd_spec end_spec = {
 	.shortopts = "t:i:",
 	.longopts = end_longopts,
 	.operands = CMD_ANY_OPERANDS,	/* checked with --tag and --id */
+	.opts_size = sizeof(struct end_opts),
 	.option = end_option,
 	.run = end_run,
 };
@@ -324,13 +326,10 @@ static const struct cmd_spec end_spec = {
 int
 cmd_mark(struct client *cl, int argc, char *argv[])
 {
-	struct begin_opts b = { .meta = { .n = 0 } };
-	struct end_opts e = { .tag = NULL };
-
 	if (argc >= 2 && strcmp(argv[1], "begin") == 0)
-		return cmd_run(cl, &begin_spec, &b, argc - 1, argv + 1);
+		return cmd_run(cl, &begin_spec, argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "end") == 0)
-		return cmd_run(cl, &end_spec, &e, argc - 1, argv + 1);
+		return cmd_run(cl, &end_spec, argc - 1, argv + 1);
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0))
 		return cmd_usage(&begin_spec, stdout, CLIENT_EXIT_OK);

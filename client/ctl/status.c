@@ -700,7 +700,7 @@ static const struct option status_longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static const struct cmd_spec status_spec = {
+const struct cmd_spec status_cmd = {
 	.usage =
 	    "usage: spyremon status [-v | --verbose] [--json]\n"
 	    "\n"
@@ -709,15 +709,7 @@ static const struct cmd_spec status_spec = {
 	    "-v shows everything the daemon reports; --json its reply as is.\n",
 	.shortopts = "v",
 	.longopts = status_longopts,
-	.operands = 0,
+	.opts_size = sizeof(struct status_opts),
 	.option = status_option,
 	.run = status_run,
 };
-
-int
-cmd_status(struct client *cl, int argc, char *argv[])
-{
-	struct status_opts o = { .json = false };
-
-	return cmd_run(cl, &status_spec, &o, argc, argv);
-}

@@ -771,20 +771,18 @@ export_done(void *opts)
 	trace_list_free(&((struct options *)opts)->traces);
 }
 
-static const struct cmd_spec export_spec = {
+static const struct options export_cmd_defaults = {
+	.format = EXPORT_CSV,
+	.steps_format = -1,
+};
+
+const struct cmd_spec export_cmd = {
 	.usage = export_usage,
 	.shortopts = "w:f:o:m:d:",
 	.longopts = export_longopts,
-	.operands = 0,
+	.opts_size = sizeof(struct options),
+	.defaults = &export_cmd_defaults,
 	.option = export_option,
 	.run = export_run,
 	.done = export_done,
 };
-
-int
-cmd_export(struct client *cl, int argc, char *argv[])
-{
-	struct options o = { .format = EXPORT_CSV, .steps_format = -1 };
-
-	return cmd_run(cl, &export_spec, &o, argc, argv);
-}

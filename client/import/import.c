@@ -301,7 +301,7 @@ static const struct option import_longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static const struct cmd_spec import_spec = {
+const struct cmd_spec import_cmd = {
 	.usage =
 	    "usage: spyremon import [--tz ZONE] [--interval DURATION]\n"
 	    "                       [--device-map ID=BUSID,...] [--db FILE] FILE.csv\n"
@@ -312,18 +312,10 @@ static const struct cmd_spec import_spec = {
 	    "the local one) and --interval the delay aiu-smi ran with (default\n"
 	    "inferred from the stamps).  --device-map gives bus IDs by device.\n"
 	    "Importing into a separate --db file is recommended.\n",
-	.shortopts = "",
 	.longopts = import_longopts,
 	.operands = 1,
+	.opts_size = sizeof(struct import_opts),
 	.option = import_option,
 	.run = import_cmd_run,
 	.done = import_done,
 };
-
-int
-cmd_import(struct client *cl, int argc, char *argv[])
-{
-	struct import_opts o = { 0 };
-
-	return cmd_run(cl, &import_spec, &o, argc, argv);
-}

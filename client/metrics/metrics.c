@@ -243,8 +243,6 @@ metrics_option(void *opts, int ch, char *arg)
 	return CLIENT_EXIT_OK;
 }
 
-static const struct cmd_spec metrics_spec;
-
 static int
 metrics_run(struct client *cl, void *opts, int argc, char *argv[])
 {
@@ -259,7 +257,7 @@ metrics_run(struct client *cl, void *opts, int argc, char *argv[])
 
 	if (argc > 0) {
 		warnx("metrics: unexpected argument \"%s\"", argv[0]);
-		return cmd_usage(&metrics_spec, stderr, CLIENT_EXIT_USAGE);
+		return cmd_usage(&metrics_cmd, stderr, CLIENT_EXIT_USAGE);
 	}
 	if (o->http && (o->out != NULL || o->have_format)) {
 		warnx("metrics: --http takes neither --output nor --format "
@@ -303,7 +301,11 @@ static const struct option metrics_longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static const struct cmd_spec metrics_spec = {
+static const struct metrics_opts metrics_cmd_defaults = {
+	.fmt = EXPO_OPENMETRICS,
+};
+
+const struct cmd_spec metrics_cmd = {
 	.usage =
 	    "usage: spyremon metrics [--format openmetrics|prometheus]\n"
 	    "       spyremon metrics --output FILE\n"
@@ -314,17 +316,10 @@ static const struct cmd_spec metrics_spec = {
 	    "database opened read-only.  --output writes node_exporter's\n"
 	    "textfile format atomically; --http answers one HTTP request on\n"
 	    "stdin and stdout (GET /metrics), as a socket-activated service.\n",
-	.shortopts = "",
 	.longopts = metrics_longopts,
 	.operands = CMD_ANY_OPERANDS,	/* named when there is one too many */
+	.opts_size = sizeof(struct metrics_opts),
+	.defaults = &metrics_cmd_defaults,
 	.option = metrics_option,
 	.run = metrics_run,
 };
-
-int
-cmd_metrics(struct client *cl, int argc, char *argv[])
-{
-	struct metrics_opts o = { .fmt = EXPO_OPENMETRICS };
-
-	return cmd_run(cl, &metrics_spec, &o, argc, argv);
-}

@@ -538,7 +538,7 @@ parse_pct(const char *opt, const char *s, bool *ok)
 	return v;
 }
 
-/* What cmd_compare's command line asks for. */
+/* What compare's command line asks for. */
 struct compare_args {
 	struct trace_list tb, tn;	/* --trace-base, --trace-new */
 	bool	 json, align;
@@ -690,7 +690,12 @@ static const struct option compare_longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static const struct cmd_spec compare_spec = {
+static const struct compare_args compare_cmd_defaults = {
+	.fail_pct = -1,
+	.min_change = DEFAULT_MIN_CHANGE,
+};
+
+const struct cmd_spec compare_cmd = {
 	.usage =
 	    "usage: spyremon compare BASE NEW [--trace-base FILE|DIR ...\n"
 	    "                        --trace-new FILE|DIR ... [--align]] [--json]\n"
@@ -704,19 +709,11 @@ static const struct cmd_spec compare_spec = {
 	    "or step time rose by more than PCT %.  Several traces of a run (a\n"
 	    "TensorBoard log DIR, or the option given again) are its ranks: their\n"
 	    "steps are taken together.\n",
-	.shortopts = "",
 	.longopts = compare_longopts,
 	.operands = 2,
+	.opts_size = sizeof(struct compare_args),
+	.defaults = &compare_cmd_defaults,
 	.option = compare_option,
 	.run = compare_cmd_run,
 	.done = compare_done,
 };
-
-int
-cmd_compare(struct client *cl, int argc, char *argv[])
-{
-	struct compare_args r = { .fail_pct = -1,
-	    .min_change = DEFAULT_MIN_CHANGE };
-
-	return cmd_run(cl, &compare_spec, &r, argc, argv);
-}

@@ -554,8 +554,6 @@ report_done(void *opts)
 	trace_list_free(&((struct report_opts *)opts)->r.traces);
 }
 
-static const struct cmd_spec report_spec;
-
 static int
 report_run(struct client *cl, void *opts, int argc, char *argv[])
 {
@@ -574,7 +572,7 @@ report_run(struct client *cl, void *opts, int argc, char *argv[])
 	if (argc != 0 || window == NULL || r->dir == NULL) {
 		if (window == NULL || r->dir == NULL)
 			warnx("report needs --window and --output");
-		rc = cmd_usage(&report_spec, stderr, CLIENT_EXIT_USAGE);
+		rc = cmd_usage(&report_cmd, stderr, CLIENT_EXIT_USAGE);
 		goto done;
 	}
 	if (align != NULL && r->traces.n == 0) {
@@ -660,7 +658,7 @@ static const struct option report_longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static const struct cmd_spec report_spec = {
+const struct cmd_spec report_cmd = {
 	.usage =
 	    "usage: spyremon report --window TAG|ID [--trace FILE|DIR ...\n"
 	    "                       [--align-window TAG|ID]] [--baseline TAG|ID]\n"
@@ -671,18 +669,10 @@ static const struct cmd_spec report_spec = {
 	    "power and busy, temperature and bandwidths as PNG and SVG.  Several\n"
 	    "traces (a TensorBoard log directory, or --trace given again) are the\n"
 	    "ranks of the run.\n",
-	.shortopts = "",
 	.longopts = report_longopts,
 	.operands = CMD_ANY_OPERANDS,	/* checked with --window and --output */
+	.opts_size = sizeof(struct report_opts),
 	.option = report_option,
 	.run = report_run,
 	.done = report_done,
 };
-
-int
-cmd_report(struct client *cl, int argc, char *argv[])
-{
-	struct report_opts o = { .r = { .cl = cl } };
-
-	return cmd_run(cl, &report_spec, &o, argc, argv);
-}

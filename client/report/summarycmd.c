@@ -448,8 +448,6 @@ summary_option(void *opts, int ch, char *arg)
 	return CLIENT_EXIT_OK;
 }
 
-static const struct cmd_spec summary_spec;
-
 static int
 summary_run(struct client *cl, void *opts, int argc, char *argv[])
 {
@@ -466,7 +464,7 @@ summary_run(struct client *cl, void *opts, int argc, char *argv[])
 	(void)argc;
 	(void)argv;
 	if (window == NULL)
-		return cmd_usage(&summary_spec, stderr, CLIENT_EXIT_USAGE);
+		return cmd_usage(&summary_cmd, stderr, CLIENT_EXIT_USAGE);
 	if (client_databases(cl, &paths, &n) == -1)
 		return CLIENT_EXIT_FAILED;
 	if ((rc = hosts_open(paths, n, &hs)) != CLIENT_EXIT_OK) {
@@ -512,7 +510,7 @@ static const struct option summary_longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static const struct cmd_spec summary_spec = {
+const struct cmd_spec summary_cmd = {
 	.usage =
 	    "usage: spyremon summary --window TAG|ID [--json | --csv]\n"
 	    "\n"
@@ -521,17 +519,8 @@ static const struct cmd_spec summary_spec = {
 	    "memory peaks, with notes on the quality of the data.  A tag means\n"
 	    "the newest window with it.  With several --db (one per host), the\n"
 	    "window of each, each row carrying its host.\n",
-	.shortopts = "",
 	.longopts = summary_longopts,
-	.operands = 0,
+	.opts_size = sizeof(struct summary_opts),
 	.option = summary_option,
 	.run = summary_run,
 };
-
-int
-cmd_summary(struct client *cl, int argc, char *argv[])
-{
-	struct summary_opts o = { .fmt = F_TABLE };
-
-	return cmd_run(cl, &summary_spec, &o, argc, argv);
-}

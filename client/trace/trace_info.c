@@ -250,8 +250,8 @@ gen_info(yajl_gen g, const char *path, const struct trace_info *in)
 	gen_header(g, path, in);
 	jsonw_put_int_or_null(g, "start_ns", in->absolute, in->start_ns);
 	jsonw_put_int_or_null(g, "end_ns", in->absolute, in->end_ns);
-	json_put_time(g, "start", in->absolute, in->start_ns);
-	json_put_time(g, "end", in->absolute, in->end_ns);
+	jsonw_put_time(g, "start", in->absolute, in->start_ns);
+	jsonw_put_time(g, "end", in->absolute, in->end_ns);
 	if (!in->absolute) {
 		trace_explain_no_time(in, why, sizeof(why));
 		jsonw_str(g, "explanation");
@@ -379,9 +379,9 @@ static const struct cmd_spec info_spec = {
 	    "*.pt.trace.json[.gz] in turn (--json: an array).  Steps are X\n"
 	    "events whose whole name matches REGEX (POSIX extended), by default\n"
 	    TRACE_STEP_PATTERN ".\n",
-	.shortopts = "",
 	.longopts = info_longopts,
 	.operands = 1,
+	.opts_size = sizeof(struct info_opts),
 	.option = info_option,
 	.run = info_run,
 };
@@ -389,14 +389,12 @@ static const struct cmd_spec info_spec = {
 int
 cmd_trace(struct client *cl, int argc, char *argv[])
 {
-	struct info_opts o = { .opts = { .step_pattern = NULL } };
-
 	if (argc < 2)
 		return cmd_usage(&info_spec, stderr, CLIENT_EXIT_USAGE);
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
 		return cmd_usage(&info_spec, stdout, CLIENT_EXIT_OK);
 	if (strcmp(argv[1], "info") == 0)
-		return cmd_run(cl, &info_spec, &o, argc - 1, argv + 1);
+		return cmd_run(cl, &info_spec, argc - 1, argv + 1);
 	warnx("trace: unknown subcommand '%s'", argv[1]);
 	return cmd_usage(&info_spec, stderr, CLIENT_EXIT_USAGE);
 }
