@@ -53,7 +53,7 @@ endif
 
 COMMON_SRCS = common/log.c common/timeparse.c common/metrics.c common/proto.c \
 	common/config.c common/config_source.c common/config_print.c common/csvparse.c \
-	common/inventory.c common/rowring.c common/jsonw.c \
+	common/inventory.c common/rowring.c common/jsonw.c common/window_json.c \
 	common/energy.c common/clocksync.c common/metricfile.c \
 	common/metricfile_json.c common/regfile.c
 STORE_SRCS = store/sql.c store/catalog.c store/store.c store/dbfile.c store/retention.c \
@@ -72,10 +72,10 @@ DAEMON_CONTROL_SRCS = daemon/control/control.c daemon/control/control_request.c 
 	daemon/control/control_reply.c daemon/control/control_sync.c
 DAEMON_SRCS = $(DAEMON_SOURCE_SRCS) $(DAEMON_CONTROL_SRCS) daemon/windows.c \
 	daemon/window_meta.c daemon/windows_storing.c
-CLIENT_SRCS = client/client.c client/ctl.c client/db.c client/format.c \
-	client/json.c client/output.c client/mark.c client/status.c \
-	client/status_brief.c \
-	client/windows.c client/hosts.c client/settle.c \
+CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
+	client/json.c client/output.c client/windows.c client/hosts.c \
+	client/ctl/ctl.c client/ctl/mark.c client/ctl/status.c \
+	client/ctl/status_brief.c client/ctl/settle.c \
 	client/trace/trace.c client/trace/trace_util.c \
 	client/trace/trace_stream.c client/trace/trace_tally.c \
 	client/trace/trace_info.c client/trace/tracelist.c \
@@ -112,10 +112,10 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 INC_COMMON = -Icommon
 INC_STORE  = $(INC_COMMON) -Istore
 INC_DAEMON = $(INC_STORE) -Idaemon -Idaemon/source -Idaemon/control
-INC_CLIENT = $(INC_STORE) -Iclient -Iclient/trace -Iclient/export -Iclient/import \
+INC_CLIENT = $(INC_STORE) -Iclient -Iclient/ctl -Iclient/trace -Iclient/export -Iclient/import \
 	     -Iclient/metrics -Iclient/report -Iclient/capture
 INC_SIM    = $(INC_COMMON) -Isim
-INC_TEST   = $(INC_DAEMON) -Iclient -Iclient/trace -Iclient/export -Iclient/import \
+INC_TEST   = $(INC_DAEMON) -Iclient -Iclient/ctl -Iclient/trace -Iclient/export -Iclient/import \
 	     -Iclient/metrics -Iclient/report -Iclient/capture -Itests/unit
 
 $(B)/common/%.o: INC = $(INC_COMMON)

@@ -102,19 +102,14 @@ int client_parse_time(const char *s, int64_t *out_ns);
 void client_getopt_reset(void);
 
 /*
- * The commands.  argv[0] is the command's name; each parses its own
- * options with getopt_long and returns an exit status.
+ * The commands (cmd.h).  mark and trace take a subcommand first: they are
+ * functions that choose its frame; argv[0] is the command's name.
  */
+struct cmd_spec;
+extern const struct cmd_spec windows_cmd, status_cmd, export_cmd,
+    import_cmd, metrics_cmd, summary_cmd, compare_cmd, report_cmd,
+    capture_cmd;
 int cmd_mark(struct client *cl, int argc, char *argv[]);
-int cmd_windows(struct client *cl, int argc, char *argv[]);
-int cmd_status(struct client *cl, int argc, char *argv[]);
-int cmd_export(struct client *cl, int argc, char *argv[]);
 int cmd_trace(struct client *cl, int argc, char *argv[]);
-int cmd_import(struct client *cl, int argc, char *argv[]);
-int cmd_metrics(struct client *cl, int argc, char *argv[]);
-int cmd_summary(struct client *cl, int argc, char *argv[]);
-int cmd_compare(struct client *cl, int argc, char *argv[]);
-int cmd_report(struct client *cl, int argc, char *argv[]);
-int cmd_capture(struct client *cl, int argc, char *argv[]);
 
 #endif

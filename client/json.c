@@ -3,8 +3,6 @@
 
 #include <string.h>
 
-#include "format.h"
-#include "timeparse.h"
 
 yajl_val
 json_get(yajl_val obj, const char *key)
@@ -89,56 +87,6 @@ json_gen_new(bool pretty)
 		yajl_gen_config(g, yajl_gen_indent_string, "  ");
 	}
 	return g;
-}
-
-void
-json_put_time(yajl_gen g, const char *key, bool has, int64_t ns)
-{
-	char buf[FMT_BUFLEN];
-
-	jsonw_str(g, key);
-	if (!has) {
-		yajl_gen_null(g);
-		return;
-	}
-	format_time_utc(ns, buf, sizeof(buf));
-	jsonw_str(g, buf);
-}
-
-void
-json_gen_value(yajl_gen g, yajl_val v)
-{
-	switch (v->type) {
-	case yajl_t_string:
-		jsonw_str(g, v->u.string);
-		break;
-	case yajl_t_number:
-		yajl_gen_number(g, v->u.number.r, strlen(v->u.number.r));
-		break;
-	case yajl_t_object:
-		yajl_gen_map_open(g);
-		for (size_t i = 0; i < v->u.object.len; i++) {
-			jsonw_str(g, v->u.object.keys[i]);
-			json_gen_value(g, v->u.object.values[i]);
-		}
-		yajl_gen_map_close(g);
-		break;
-	case yajl_t_array:
-		yajl_gen_array_open(g);
-		for (size_t i = 0; i < v->u.array.len; i++)
-			json_gen_value(g, v->u.array.values[i]);
-		yajl_gen_array_close(g);
-		break;
-	case yajl_t_true:
-	case yajl_t_false:
-		yajl_gen_bool(g, v->type == yajl_t_true);
-		break;
-	case yajl_t_null:
-	case yajl_t_any:
-	default:
-		yajl_gen_null(g);
-		break;
-	}
 }
 
 int

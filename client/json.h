@@ -38,12 +38,6 @@ yajl_val json_object(yajl_val obj, const char *key);
 /* A generator, pretty-printing with two-space indents if pretty. */
 yajl_gen json_gen_new(bool pretty);
 
-/* A member key whose value is the time ns as ISO 8601 UTC, or null if !has. */
-void json_put_time(yajl_gen g, const char *key, bool has, int64_t ns);
-
-/* Write v, numbers exactly as they were parsed. */
-void json_gen_value(yajl_gen g, yajl_val v);
-
 /*
  * Write what g generated so far to fp with a newline, and clear g's
  * buffer, ready for another top-level value (as in JSON lines).  -1 if

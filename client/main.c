@@ -16,27 +16,30 @@
 #include <string.h>
 
 #include "client.h"
+#include "cmd.h"
 #include "timeparse.h"
 #include "version.h"
 
+/* A command: its frame (cmd.h), or the function that picks a subcommand's. */
 struct command {
 	const char *name;
+	const struct cmd_spec *spec;
 	int (*run)(struct client *, int, char *[]);
 };
 
 static const struct command commands[] = {
-	{ "mark", cmd_mark },
-	{ "windows", cmd_windows },
-	{ "status", cmd_status },
-	{ "export", cmd_export },
-	{ "trace", cmd_trace },
-	{ "import", cmd_import },
-	{ "metrics", cmd_metrics },
-	{ "summary", cmd_summary },
-	{ "compare", cmd_compare },
-	{ "report", cmd_report },
-	{ "capture", cmd_capture },
-	{ NULL, NULL },
+	{ "mark", NULL, cmd_mark },
+	{ "windows", &windows_cmd, NULL },
+	{ "status", &status_cmd, NULL },
+	{ "export", &export_cmd, NULL },
+	{ "trace", NULL, cmd_trace },
+	{ "import", &import_cmd, NULL },
+	{ "metrics", &metrics_cmd, NULL },
+	{ "summary", &summary_cmd, NULL },
+	{ "compare", &compare_cmd, NULL },
+	{ "report", &report_cmd, NULL },
+	{ "capture", &capture_cmd, NULL },
+	{ NULL, NULL, NULL },
 };
 
 static int
@@ -121,7 +124,8 @@ main(int argc, char *argv[])
 	argc -= optind;
 	argv += optind;
 	client_getopt_reset();
-	rc = cmd->run(&cl, argc, argv);
+	rc = cmd->spec != NULL ? cmd_run(&cl, cmd->spec, argc, argv) :
+	    cmd->run(&cl, argc, argv);
 	config_free(cl.cfg);
 	/*
 	 * Output the command did not check.  A command that failed has said

@@ -11,10 +11,12 @@
 #include <string.h>
 
 #include "client.h"
+#include "cmd.h"
 #include "settle.h"
 #include "db.h"
 #include "format.h"
 #include "json.h"
+#include "window_json.h"
 
 #define NCOLS	9
 
@@ -30,16 +32,6 @@ struct row {
 	char *cell[NCOLS];
 };
 
-static int
-usage(FILE *fp, int code)
-{
-	fprintf(fp,
-	    "usage: spyremon windows [--since TIME] [--tag TAG] [--json]\n"
-	    "\n"
-	    "Lists the windows open at some time since TIME (ISO 8601, epoch ns,\n"
-	    "or a duration ago such as 2h), or all, oldest first.\n");
-	return code;
-}
 
 static char *
 xstrdup(const char *s)
@@ -202,37 +194,21 @@ gen_window(yajl_gen g, const struct db_window *w, int64_t end_ns,
     double energy)
 {
 	char user[FMT_BUFLEN];
-	yajl_val meta = yajl_tree_parse(w->meta, NULL, 0);
+	struct window_json wj = {
+		.members = WJ_OWNER | WJ_USER | WJ_TIMES | WJ_END | WJ_OPEN |
+		    WJ_AUTO_CLOSED | WJ_COUNTS | WJ_HOST | WJ_ENERGY | WJ_META,
+		.id = w->id, .tag = w->tag, .uid = w->uid, .user = user,
+		.pid = w->pid, .begin_ns = w->begin_ns,
+		.has_end = !w->open, .end_ns = w->end_ns,
+		.open = w->open, .auto_closed = w->auto_closed,
+		.duration_ns = end_ns - w->begin_ns, .samples = samples,
+		.hostname = h->hostname, .machine_id = h->machine_id,
+		.has_energy = have_energy, .energy_j = energy,
+		.meta_json = w->meta, .meta_text_as_string = true,
+	};
 
-	yajl_gen_map_open(g);
-	jsonw_put_int(g, "id", w->id);
-	jsonw_put_str(g, "tag", w->tag);
-	jsonw_put_int(g, "uid", w->uid);
 	fmt_user(w->uid, user, sizeof(user));
-	jsonw_put_str(g, "user", user);
-	jsonw_put_int(g, "pid", w->pid);
-	jsonw_put_int(g, "begin_ns", w->begin_ns);
-	json_put_time(g, "begin", true, w->begin_ns);
-	jsonw_put_int_or_null(g, "end_ns", !w->open, w->end_ns);
-	json_put_time(g, "end", !w->open, w->end_ns);
-	jsonw_put_bool(g, "open", w->open);
-	jsonw_put_bool(g, "auto_closed", w->auto_closed);
-	jsonw_put_int(g, "duration_ns", end_ns - w->begin_ns);
-	jsonw_put_int(g, "samples", samples);
-	jsonw_put_str_or_null(g, "hostname", h->hostname);
-	jsonw_put_str_or_null(g, "machine_id", h->machine_id);
-	jsonw_str(g, "energy_j");
-	if (have_energy)
-		(void)jsonw_double(g, energy);
-	else
-		yajl_gen_null(g);
-	jsonw_str(g, "meta");
-	if (meta != NULL && YAJL_IS_OBJECT(meta))
-		json_gen_value(g, meta);
-	else
-		jsonw_str(g, w->meta);
-	yajl_gen_map_close(g);
-	yajl_tree_free(meta);
+	window_json(g, &wj);
 }
 
 /* List ws, counting samples up to now for open windows. */
@@ -283,51 +259,47 @@ list(sqlite3 *db, const struct db_window *ws, size_t n, bool json)
 	return rc;
 }
 
-int
-cmd_windows(struct client *cl, int argc, char *argv[])
+struct windows_opts {
+	struct db_window_filter f;
+	bool json;
+};
+
+static int
+windows_option(void *opts, int ch, char *arg)
 {
-	static const struct option longopts[] = {
-		CLIENT_LONGOPTS,
-		{ "since", required_argument, NULL, 's' },
-		{ "tag", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct db_window_filter f = { .newest_first = false };
+	struct windows_opts *o = opts;
+
+	switch (ch) {
+	case 's':
+		if (client_parse_time(arg, &o->f.since_ns) == -1) {
+			warnx("--since %s: not a time (ISO 8601, epoch "
+			    "ns, or a duration ago such as 2h)", arg);
+			return CLIENT_EXIT_USAGE;
+		}
+		o->f.have_since = true;
+		break;
+	case 't':
+		o->f.tag = arg;
+		break;
+	case OPT_JSON:
+		o->json = true;
+		break;
+	}
+	return CLIENT_EXIT_OK;
+}
+
+static int
+windows_run(struct client *cl, void *opts, int argc, char *argv[])
+{
+	struct windows_opts *o = opts;
 	struct db_window *ws;
 	const char *path;
-	bool json = false;
 	sqlite3 *db;
 	size_t n;
-	int ch, rc, settled;
+	int rc, settled;
 
-	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS "s:t:", longopts,
-	    NULL)) != -1) {
-		if (client_common_option(cl, ch, optarg))
-			continue;
-		switch (ch) {
-		case 's':
-			if (client_parse_time(optarg, &f.since_ns) == -1) {
-				warnx("--since %s: not a time (ISO 8601, epoch "
-				    "ns, or a duration ago such as 2h)", optarg);
-				return CLIENT_EXIT_USAGE;
-			}
-			f.have_since = true;
-			break;
-		case 't':
-			f.tag = optarg;
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case 'h':
-			return usage(stdout, CLIENT_EXIT_OK);
-		default:
-			return usage(stderr, CLIENT_EXIT_USAGE);
-		}
-	}
-	if (optind != argc)
-		return usage(stderr, CLIENT_EXIT_USAGE);
+	(void)argc;
+	(void)argv;
 	if ((path = client_database(cl)) == NULL)
 		return CLIENT_EXIT_FAILED;
 	if ((rc = db_open(path, &db)) != CLIENT_EXIT_OK)
@@ -338,14 +310,34 @@ cmd_windows(struct client *cl, int argc, char *argv[])
 		db_close(db);
 		return settled;
 	}
-	if ((rc = db_windows(db, &f, &ws, &n)) == CLIENT_EXIT_OK) {
-		if (n == 0 && !json)
+	if ((rc = db_windows(db, &o->f, &ws, &n)) == CLIENT_EXIT_OK) {
+		if (n == 0 && !o->json)
 			fprintf(stderr, "spyremon: no windows%s\n",
-			    f.tag != NULL || f.have_since ? " match" : "");
+			    o->f.tag != NULL || o->f.have_since ? " match" : "");
 		else
-			rc = list(db, ws, n, json);
+			rc = list(db, ws, n, o->json);
 		db_windows_free(ws, n);
 	}
 	db_close(db);
 	return rc == CLIENT_EXIT_OK ? settled : rc;
 }
+
+static const struct option windows_longopts[] = {
+	{ "since", required_argument, NULL, 's' },
+	{ "tag", required_argument, NULL, 't' },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct cmd_spec windows_cmd = {
+	.usage =
+	    "usage: spyremon windows [--since TIME] [--tag TAG] [--json]\n"
+	    "\n"
+	    "Lists the windows open at some time since TIME (ISO 8601, epoch ns,\n"
+	    "or a duration ago such as 2h), or all, oldest first.\n",
+	.shortopts = "s:t:",
+	.longopts = windows_longopts,
+	.opts_size = sizeof(struct windows_opts),
+	.option = windows_option,
+	.run = windows_run,
+};

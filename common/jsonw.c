@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "jsonw.h"
+#include "timeparse.h"
 
 void
 jsonw_str(yajl_gen g, const char *s)
@@ -142,4 +143,64 @@ jsonw_put_null(yajl_gen g, const char *key)
 {
 	jsonw_str(g, key);
 	yajl_gen_null(g);
+}
+
+void
+jsonw_put_time(yajl_gen g, const char *key, bool has, int64_t ns)
+{
+	char buf[64];
+
+	jsonw_str(g, key);
+	if (!has) {
+		yajl_gen_null(g);
+		return;
+	}
+	format_time_utc(ns, buf, sizeof(buf));
+	jsonw_str(g, buf);
+}
+
+void
+jsonw_put_double_or_null(yajl_gen g, const char *key, bool has, double value)
+{
+	jsonw_str(g, key);
+	if (has)
+		(void)jsonw_double(g, value);
+	else
+		yajl_gen_null(g);
+}
+
+void
+jsonw_value(yajl_gen g, yajl_val v)
+{
+	switch (v->type) {
+	case yajl_t_string:
+		jsonw_str(g, v->u.string);
+		break;
+	case yajl_t_number:
+		yajl_gen_number(g, v->u.number.r, strlen(v->u.number.r));
+		break;
+	case yajl_t_object:
+		yajl_gen_map_open(g);
+		for (size_t i = 0; i < v->u.object.len; i++) {
+			jsonw_str(g, v->u.object.keys[i]);
+			jsonw_value(g, v->u.object.values[i]);
+		}
+		yajl_gen_map_close(g);
+		break;
+	case yajl_t_array:
+		yajl_gen_array_open(g);
+		for (size_t i = 0; i < v->u.array.len; i++)
+			jsonw_value(g, v->u.array.values[i]);
+		yajl_gen_array_close(g);
+		break;
+	case yajl_t_true:
+	case yajl_t_false:
+		yajl_gen_bool(g, v->type == yajl_t_true);
+		break;
+	case yajl_t_null:
+	case yajl_t_any:
+	default:
+		yajl_gen_null(g);
+		break;
+	}
 }

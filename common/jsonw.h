@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
 
 /* Write s as a JSON string. */
 void jsonw_str(yajl_gen g, const char *s);
@@ -38,5 +39,15 @@ bool jsonw_number(yajl_gen g, const char *num);
 /* value if has, else null. */
 void jsonw_put_int_or_null(yajl_gen g, const char *key, bool has,
     int64_t value);
+
+/* The time ns as ISO 8601 UTC (format_time_utc) if has, else null. */
+void jsonw_put_time(yajl_gen g, const char *key, bool has, int64_t ns);
+
+/* value if has (as jsonw_double writes it), else null. */
+void jsonw_put_double_or_null(yajl_gen g, const char *key, bool has,
+    double value);
+
+/* A parsed value (yajl_tree) written back as it is, numbers as their text. */
+void jsonw_value(yajl_gen g, yajl_val v);
 
 #endif

@@ -12,7 +12,7 @@
  *   report.md, aiusmi.csv, *.png, *.svg   with --report
  *
  * The merged traces, steps.csv and the report are written by the export
- * and report commands themselves (cmd_export, cmd_report), called on the
+ * and report commands themselves (export_cmd, report_cmd through cmd_run), on the
  * window just ended, so that they say and check exactly what those
  * commands do.  The report comes last, into the directory already in
  * place, so that report.md names the trace where it stays.
@@ -30,6 +30,7 @@
 
 #include "capterm.h"
 #include "capture.h"
+#include "cmd.h"
 #include "format.h"
 #include "output.h"
 #include "procinfo.h"
@@ -133,8 +134,7 @@ capout_add_trace(struct capture *c, struct captrace *t)
  * name), as "spyremon" would run it: on copies, since getopt may reorder.
  */
 static int
-run(struct capture *c, int (*cmd)(struct client *, int, char *[]),
-    const char *const *args)
+run(struct capture *c, const struct cmd_spec *spec, const char *const *args)
 {
 	char *argv[16 + 2 * CAPSERVE_MAX_PROCS];
 	int argc = 0, rc;
@@ -144,8 +144,7 @@ run(struct capture *c, int (*cmd)(struct client *, int, char *[]),
 		if ((argv[argc] = strdup(args[argc])) == NULL)
 			errx(CLIENT_EXIT_FAILED, "out of memory");
 	argv[argc] = NULL;
-	client_getopt_reset();
-	rc = cmd(c->cl, argc, argv);
+	rc = cmd_run(c->cl, spec, argc, argv);
 	for (int i = 0; i < argc; i++)
 		free(argv[i]);
 	return rc;
@@ -215,7 +214,7 @@ run_report(struct capture *c, const char *const *argv)
 		return CLIENT_EXIT_FAILED;
 	}
 	close(null);
-	rc = run(c, cmd_report, argv);
+	rc = run(c, &report_cmd, argv);
 	fflush(stdout);
 	dup2(saved, STDOUT_FILENO);
 	close(saved);
@@ -244,7 +243,7 @@ capout_telemetry(struct capture *c)
 		merged_name(t, mname, sizeof(mname));
 		snprintf(merged, sizeof(merged), "%s/%s", c->tmp, mname);
 		capterm_progress(c->tty, "writing %s", mname);
-		r = run(c, cmd_export, (const char *[]){ "export", "--window",
+		r = run(c, &export_cmd, (const char *[]){ "export", "--window",
 		    id, "--trace", paths[n], "--merge", merged, NULL });
 		if (r != CLIENT_EXIT_OK && rc == CLIENT_EXIT_OK)
 			rc = r;
@@ -269,7 +268,7 @@ capout_telemetry(struct capture *c)
 	argv[k++] = "--output";
 	argv[k++] = steps;
 	argv[k] = NULL;
-	if ((r = run(c, cmd_export, argv)) != CLIENT_EXIT_OK &&
+	if ((r = run(c, &export_cmd, argv)) != CLIENT_EXIT_OK &&
 	    rc == CLIENT_EXIT_OK)
 		rc = r;
 	free(paths);

@@ -20,6 +20,7 @@
 #include "capture.h"
 #include "capterm.h"
 #include "capwin.h"
+#include "cmd.h"
 #include "dynoreq.h"
 #include "format.h"
 #include "output.h"
@@ -32,24 +33,6 @@ enum {
 	OPT_OUTPUT, OPT_REPORT, OPT_WARMUP, OPT_SOCKET_DIR,
 	OPT_MAX_PROCS, OPT_DYNOLOG_PORT,
 };
-
-static int
-usage(FILE *fp, int code)
-{
-	fprintf(fp,
-	    "usage: spyremon capture --pid PID [--duration D | --iterations N]\n"
-	    "                        [--tag TAG] [--output DIR] [--report] [--wait D]\n"
-	    "                        [--warmup D] [--socket-dir DIR] [--max-processes N]\n"
-	    "                        [--dynolog-port PORT]\n"
-	    "\n"
-	    "Asks the PyTorch profiler (Kineto) in process PID, and in every\n"
-	    "process it started, for a trace of D (default 2s) or N steps, with\n"
-	    "no change to the job, which must run with KINETO_USE_DAEMON=1.  A\n"
-	    "window on spyremond covers the traced span; DIR (new, or empty)\n"
-	    "gets each trace, each trace with the cards' counters merged in,\n"
-	    "steps.csv and with --report the report.  See spyremon(1).\n");
-	return code;
-}
 
 /* A whole positive number no larger than max; false if s is not one. */
 static bool
@@ -73,96 +56,86 @@ bad_option(const char *opt, const char *arg, const char *want)
 	return CLIENT_EXIT_USAGE;
 }
 
+struct capture_opts {
+	struct capture c;
+	bool duration_given;
+};
+
 static int
-parse_options(struct capture *c, int argc, char *argv[])
+capture_option(void *opts, int ch, char *arg)
 {
-	static const struct option longopts[] = {
-		CLIENT_LONGOPTS,
-		{ "pid", required_argument, NULL, OPT_PID },
-		{ "duration", required_argument, NULL, OPT_DURATION },
-		{ "iterations", required_argument, NULL, OPT_ITERATIONS },
-		{ "tag", required_argument, NULL, OPT_TAG },
-		{ "output", required_argument, NULL, OPT_OUTPUT },
-		{ "report", no_argument, NULL, OPT_REPORT },
-		{ "warmup", required_argument, NULL, OPT_WARMUP },
-		{ "socket-dir", required_argument, NULL, OPT_SOCKET_DIR },
-		{ "max-processes", required_argument, NULL, OPT_MAX_PROCS },
-		{ "dynolog-port", required_argument, NULL, OPT_DYNOLOG_PORT },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct capture_opts *o = opts;
+	struct capture *c = &o->c;
 	const char *why;
-	bool duration_given = false;
 	uint64_t ns;
 	long v;
-	int ch;
 
-	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS, longopts,
-	    NULL)) != -1) {
-		if (client_common_option(c->cl, ch, optarg))
-			continue;
-		switch (ch) {
-		case OPT_PID:
-			if (!parse_count(optarg, INT32_MAX, &v))
-				return bad_option("--pid", optarg,
-				    "not a process ID");
-			c->pid = (pid_t)v;
-			break;
-		case OPT_DURATION:
-			if (parse_duration(optarg, &ns) == -1 ||
-			    ns < NSEC_PER_MSEC || ns > 3600 * NSEC_PER_SEC)
-				return bad_option("--duration", optarg,
-				    "give a duration from 1ms to 1h, such as 2s");
-			c->duration_ns = (int64_t)((ns + NSEC_PER_MSEC - 1) /
-			    NSEC_PER_MSEC * NSEC_PER_MSEC);
-			duration_given = true;
-			break;
-		case OPT_ITERATIONS:
-			if (!parse_count(optarg, 1000000, &c->iterations))
-				return bad_option("--iterations", optarg,
-				    "give a number of steps from 1 to 1000000");
-			c->by_iterations = true;
-			break;
-		case OPT_TAG:
-			if (!proto_tag_valid(optarg, &why))
-				return bad_option("--tag", optarg, why);
-			c->tag = optarg;
-			break;
-		case OPT_OUTPUT:
-			c->output = optarg;
-			break;
-		case OPT_REPORT:
-			c->report = true;
-			break;
-		case OPT_WARMUP:
-			/* ACTIVITIES_WARMUP_PERIOD_SECS is whole seconds */
-			if (parse_duration(optarg, &ns) == -1 ||
-			    ns % NSEC_PER_SEC != 0 || ns > 600 * NSEC_PER_SEC)
-				return bad_option("--warmup", optarg,
-				    "give whole seconds from 0s to 600s");
-			c->warmup_ns = (int64_t)ns;
-			break;
-		case OPT_SOCKET_DIR:
-			c->socket_dir = optarg;
-			break;
-		case OPT_MAX_PROCS:
-			if (!parse_count(optarg, CAPSERVE_MAX_PROCS, &v))
-				return bad_option("--max-processes", optarg,
-				    "give a number from 1 to 256");
-			c->max_procs = (int)v;
-			break;
-		case OPT_DYNOLOG_PORT:
-			if (!parse_count(optarg, 65535, &v))
-				return bad_option("--dynolog-port", optarg,
-				    "not a TCP port");
-			c->dynolog_port = (int)v;
-			break;
-		case 'h':
-			usage(stdout, CLIENT_EXIT_OK);
-			return -1;
-		default:
-			return usage(stderr, CLIENT_EXIT_USAGE);
-		}
+	switch (ch) {
+	case OPT_PID:
+		if (!parse_count(arg, INT32_MAX, &v))
+			return bad_option("--pid", arg,
+			    "not a process ID");
+		c->pid = (pid_t)v;
+		break;
+	case OPT_DURATION:
+		if (parse_duration(arg, &ns) == -1 ||
+		    ns < NSEC_PER_MSEC || ns > 3600 * NSEC_PER_SEC)
+			return bad_option("--duration", arg,
+			    "give a duration from 1ms to 1h, such as 2s");
+		c->duration_ns = (int64_t)((ns + NSEC_PER_MSEC - 1) /
+		    NSEC_PER_MSEC * NSEC_PER_MSEC);
+		o->duration_given = true;
+		break;
+	case OPT_ITERATIONS:
+		if (!parse_count(arg, 1000000, &c->iterations))
+			return bad_option("--iterations", arg,
+			    "give a number of steps from 1 to 1000000");
+		c->by_iterations = true;
+		break;
+	case OPT_TAG:
+		if (!proto_tag_valid(arg, &why))
+			return bad_option("--tag", arg, why);
+		c->tag = arg;
+		break;
+	case OPT_OUTPUT:
+		c->output = arg;
+		break;
+	case OPT_REPORT:
+		c->report = true;
+		break;
+	case OPT_WARMUP:
+		/* ACTIVITIES_WARMUP_PERIOD_SECS is whole seconds */
+		if (parse_duration(arg, &ns) == -1 ||
+		    ns % NSEC_PER_SEC != 0 || ns > 600 * NSEC_PER_SEC)
+			return bad_option("--warmup", arg,
+			    "give whole seconds from 0s to 600s");
+		c->warmup_ns = (int64_t)ns;
+		break;
+	case OPT_SOCKET_DIR:
+		c->socket_dir = arg;
+		break;
+	case OPT_MAX_PROCS:
+		if (!parse_count(arg, CAPSERVE_MAX_PROCS, &v))
+			return bad_option("--max-processes", arg,
+			    "give a number from 1 to 256");
+		c->max_procs = (int)v;
+		break;
+	case OPT_DYNOLOG_PORT:
+		if (!parse_count(arg, 65535, &v))
+			return bad_option("--dynolog-port", arg,
+			    "not a TCP port");
+		c->dynolog_port = (int)v;
+		break;
 	}
+	return CLIENT_EXIT_OK;
+}
+
+/* The options that need others or exclude them: an exit status. */
+static int
+check_options(struct capture_opts *o, int argc)
+{
+	struct capture *c = &o->c;
+
 	/* --wait is the option every command takes (client.h): here, how
 	 * long the process may take to poll, and the readers' wait after */
 	if (c->cl->wait_set) {
@@ -174,12 +147,12 @@ parse_options(struct capture *c, int argc, char *argv[])
 		c->wait_ns = c->cl->wait_ns;
 		c->wait_given = true;
 	}
-	if (optind != argc || c->pid == 0) {
+	if (argc != 0 || c->pid == 0) {
 		if (c->pid == 0)
 			warnx("capture needs --pid");
-		return usage(stderr, CLIENT_EXIT_USAGE);
+		return cmd_usage(&capture_cmd, stderr, CLIENT_EXIT_USAGE);
 	}
-	if (duration_given && c->by_iterations) {
+	if (o->duration_given && c->by_iterations) {
 		warnx("--duration and --iterations exclude each other");
 		return CLIENT_EXIT_USAGE;
 	}
@@ -434,80 +407,81 @@ finish(struct capture *c)
 	return rc;
 }
 
-int
-cmd_capture(struct client *cl, int argc, char *argv[])
+static int
+capture_run(struct client *cl, void *opts, int argc, char *argv[])
 {
-	struct capture c = { .cl = cl, .duration_ns = CAPTURE_DEFAULT_DURATION_NS,
-	    .max_procs = CAPTURE_DEFAULT_MAX_PROCS,
-	    .dynolog_port = DYNOREQ_PORT, .sock = { .fd = -1 } };
+	struct capture_opts *o = opts;
+	struct capture *c = &o->c;
 	static char tagbuf[32], outbuf[PATH_MAX];
 	char stamp[32], r6[13];
 	time_t now;
 	int rc, procs_rc, out_rc = CLIENT_EXIT_OK;
 
-	if ((rc = parse_options(&c, argc, argv)) != CLIENT_EXIT_OK)
-		return rc == -1 ? CLIENT_EXIT_OK : rc;
-	switch (procinfo_check(c.pid, &c.uid)) {
+	(void)argv;
+	c->cl = cl;
+	if ((rc = check_options(o, argc)) != CLIENT_EXIT_OK)
+		return rc;
+	switch (procinfo_check(c->pid, &c->uid)) {
 	case PROCINFO_NONE:
-		warnx("there is no process %d", (int)c.pid);
+		warnx("there is no process %d", (int)c->pid);
 		return CAPTURE_EXIT_NO_PROCESS;
 	case PROCINFO_NOT_YOURS:
 		warnx("process %d belongs to uid %u: only root may capture "
-		    "another user's process", (int)c.pid, (unsigned)c.uid);
+		    "another user's process", (int)c->pid, (unsigned)c->uid);
 		return CAPTURE_EXIT_NOT_YOURS;
 	case PROCINFO_OK:
 		break;
 	}
-	c.tty = isatty(STDERR_FILENO) == 1;
-	if (c.tag == NULL) {
-		snprintf(tagbuf, sizeof(tagbuf), "capture-%d", (int)c.pid);
-		c.tag = tagbuf;
+	c->tty = isatty(STDERR_FILENO) == 1;
+	if (c->tag == NULL) {
+		snprintf(tagbuf, sizeof(tagbuf), "capture-%d", (int)c->pid);
+		c->tag = tagbuf;
 	}
-	if (c.output == NULL) {
+	if (c->output == NULL) {
 		now = time(NULL);
 		strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", gmtime(&now));
-		snprintf(outbuf, sizeof(outbuf), "capture-%d-%s", (int)c.pid,
+		snprintf(outbuf, sizeof(outbuf), "capture-%d-%s", (int)c->pid,
 		    stamp);
-		c.output = outbuf;
+		c->output = outbuf;
 	}
-	if (gethostname(c.host, sizeof(c.host)) == -1)
-		c.host[0] = '\0';
-	c.host[sizeof(c.host) - 1] = '\0';
-	random_hex(c.trace_id, 8);
+	if (gethostname(c->host, sizeof(c->host)) == -1)
+		c->host[0] = '\0';
+	c->host[sizeof(c->host) - 1] = '\0';
+	random_hex(c->trace_id, 8);
 	random_hex(r6, 6);
-	snprintf(c.base, sizeof(c.base), "spyremon-capture-%d-%s",
+	snprintf(c->base, sizeof(c->base), "spyremon-capture-%d-%s",
 	    (int)getpid(), r6);
-	learn(&c);
-	if ((rc = output_dir_open(c.output, c.tmp, sizeof(c.tmp))) !=
+	learn(c);
+	if ((rc = output_dir_open(c->output, c->tmp, sizeof(c->tmp))) !=
 	    CLIENT_EXIT_OK)
 		return rc;
 	/* spyremond is asked first: without it the trace is still taken */
-	if ((c.telemetry_rc = capwin_hello(cl)) == CLIENT_EXIT_OK)
-		c.telemetry = true;
+	if ((c->telemetry_rc = capwin_hello(cl)) == CLIENT_EXIT_OK)
+		c->telemetry = true;
 	else
 		fprintf(stderr, "spyremon: capture: spyremond does not answer: "
 		    "taking the trace without the cards' telemetry (no window, "
 		    "merged trace, steps.csv or report)\n");
-	if ((rc = take_socket(&c)) != CLIENT_EXIT_OK) {
-		output_dir_remove(c.tmp);
+	if ((rc = take_socket(c)) != CLIENT_EXIT_OK) {
+		output_dir_remove(c->tmp);
 		return rc;
 	}
-	collect_meta(&c);
-	rc = caploop_run(&c);
+	collect_meta(c);
+	rc = caploop_run(c);
 	/* the processes find no daemon from here on, and back off */
-	kipc_close(&c.sock);
-	capterm_clear(c.tty);
-	procs_rc = report_procs(&c);
-	if (c.serve.nprocs > 0) {
-		capterm_progress(c.tty, "writing %s", c.output);
-		out_rc = finish(&c);
-		capterm_clear(c.tty);
+	kipc_close(&c->sock);
+	capterm_clear(c->tty);
+	procs_rc = report_procs(c);
+	if (c->serve.nprocs > 0) {
+		capterm_progress(c->tty, "writing %s", c->output);
+		out_rc = finish(c);
+		capterm_clear(c->tty);
 	} else {
-		output_dir_remove(c.tmp);
+		output_dir_remove(c->tmp);
 	}
-	for (size_t i = 0; i < c.ntraces; i++)
-		if (c.traces[i].fd != -1)
-			close(c.traces[i].fd);
+	for (size_t i = 0; i < c->ntraces; i++)
+		if (c->traces[i].fd != -1)
+			close(c->traces[i].fd);
 	/* the worst first: no trace, then a failed output, then no telemetry */
 	if (rc != CLIENT_EXIT_OK)
 		return rc;
@@ -515,11 +489,55 @@ cmd_capture(struct client *cl, int argc, char *argv[])
 		return procs_rc;
 	if (out_rc != CLIENT_EXIT_OK)
 		return out_rc;
-	if (c.window_id == 0 && c.telemetry_rc != CLIENT_EXIT_OK) {
+	if (c->window_id == 0 && c->telemetry_rc != CLIENT_EXIT_OK) {
 		fprintf(stderr, "spyremon: capture: the trace was taken without "
 		    "the cards' telemetry; exit status %d says so\n",
-		    c.telemetry_rc);
-		return c.telemetry_rc;
+		    c->telemetry_rc);
+		return c->telemetry_rc;
 	}
 	return CLIENT_EXIT_OK;
 }
+
+static const struct option capture_longopts[] = {
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "iterations", required_argument, NULL, OPT_ITERATIONS },
+	{ "tag", required_argument, NULL, OPT_TAG },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "report", no_argument, NULL, OPT_REPORT },
+	{ "warmup", required_argument, NULL, OPT_WARMUP },
+	{ "socket-dir", required_argument, NULL, OPT_SOCKET_DIR },
+	{ "max-processes", required_argument, NULL, OPT_MAX_PROCS },
+	{ "dynolog-port", required_argument, NULL, OPT_DYNOLOG_PORT },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct capture_opts capture_defaults = {
+	.c = {
+		.duration_ns = CAPTURE_DEFAULT_DURATION_NS,
+		.max_procs = CAPTURE_DEFAULT_MAX_PROCS,
+		.dynolog_port = DYNOREQ_PORT,
+		.sock = { .fd = -1 },
+	},
+};
+
+const struct cmd_spec capture_cmd = {
+	.usage =
+	    "usage: spyremon capture --pid PID [--duration D | --iterations N]\n"
+	    "                        [--tag TAG] [--output DIR] [--report] [--wait D]\n"
+	    "                        [--warmup D] [--socket-dir DIR] [--max-processes N]\n"
+	    "                        [--dynolog-port PORT]\n"
+	    "\n"
+	    "Asks the PyTorch profiler (Kineto) in process PID, and in every\n"
+	    "process it started, for a trace of D (default 2s) or N steps, with\n"
+	    "no change to the job, which must run with KINETO_USE_DAEMON=1.  A\n"
+	    "window on spyremond covers the traced span; DIR (new, or empty)\n"
+	    "gets each trace, each trace with the cards' counters merged in,\n"
+	    "steps.csv and with --report the report.  See spyremon(1).\n",
+	.longopts = capture_longopts,
+	.operands = CMD_ANY_OPERANDS,	/* checked after --wait, with --pid */
+	.opts_size = sizeof(struct capture_opts),
+	.defaults = &capture_defaults,
+	.option = capture_option,
+	.run = capture_run,
+};

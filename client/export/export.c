@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "cmd.h"
 #include "export.h"
 #include "export_priv.h"
 #include "format.h"
@@ -612,51 +613,6 @@ run_steps(const struct job *j)
 	return output_close(out, o->output, rc);
 }
 
-/*
- * --merge-dir DIR: DIR/NAME for each trace, NAME being its file name, in
- * *outs.  Two traces of one name, and a name that is the trace itself,
- * are refused before anything is written.
- */
-static int
-merge_dir_names(const char *dir, const struct options *o, char ***outs)
-{
-	struct stat a, b;
-	char **p;
-
-	if (stat(dir, &a) == -1) {
-		warn("--merge-dir %s", dir);
-		return CLIENT_EXIT_USAGE;
-	}
-	if (!S_ISDIR(a.st_mode)) {
-		warnx("--merge-dir %s: not a directory", dir);
-		return CLIENT_EXIT_USAGE;
-	}
-	if ((*outs = p = calloc(o->traces.n + 1, sizeof(*p))) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
-	for (size_t i = 0; i < o->traces.n; i++) {
-		const char *slash = strrchr(o->traces.paths[i], '/');
-		const char *name = slash != NULL ? slash + 1 : o->traces.paths[i];
-
-		if (asprintf(&p[i], "%s/%s", dir, name) == -1)
-			errx(CLIENT_EXIT_FAILED, "out of memory");
-		for (size_t k = 0; k < i; k++)
-			if (strcmp(p[k], p[i]) == 0) {
-				warnx("--merge-dir: %s and %s would both be "
-				    "written as %s", o->traces.paths[k],
-				    o->traces.paths[i], p[i]);
-				return CLIENT_EXIT_USAGE;
-			}
-		if (stat(p[i], &a) == 0 && stat(o->traces.paths[i], &b) == 0 &&
-		    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
-			warnx("--merge-dir %s: %s would be written over "
-			    "itself: choose another directory", dir,
-			    o->traces.paths[i]);
-			return CLIENT_EXIT_USAGE;
-		}
-	}
-	return CLIENT_EXIT_OK;
-}
-
 /* --merge OUT of several traces: one trace, each a group of processes. */
 static int
 run_combined(const struct job *j)
@@ -694,7 +650,7 @@ run_derived(struct job *j)
 	int rc = CLIENT_EXIT_OK;
 
 	if (o->merge_dir != NULL) {
-		rc = merge_dir_names(o->merge_dir, o, &outs);
+		rc = export_merge_dir_names(o->merge_dir, o, &outs);
 		for (size_t i = 0; i < o->traces.n && rc == CLIENT_EXIT_OK; i++)
 			rc = merge_one(j, i, outs[i], j->multi ?
 			    j->src[j->which[i]].host : NULL);
@@ -797,16 +753,36 @@ run(struct client *cl, const struct options *o)
 	return rc;
 }
 
-int
-cmd_export(struct client *cl, int argc, char *argv[])
+static int
+export_run(struct client *cl, void *opts, int argc, char *argv[])
 {
-	struct options o = { .format = EXPORT_CSV, .steps_format = -1 };
 	int rc;
 
-	if ((rc = export_parse_options(cl, argc, argv, &o)) == CLIENT_EXIT_OK)
-		rc = run(cl, &o);
-	else if (rc == HELP_SHOWN)
-		rc = CLIENT_EXIT_OK;
-	trace_list_free(&o.traces);
-	return rc;
+	(void)argc;
+	(void)argv;
+	if ((rc = export_check_options(opts)) != CLIENT_EXIT_OK)
+		return rc;
+	return run(cl, opts);
 }
+
+static void
+export_done(void *opts)
+{
+	trace_list_free(&((struct options *)opts)->traces);
+}
+
+static const struct options export_cmd_defaults = {
+	.format = EXPORT_CSV,
+	.steps_format = -1,
+};
+
+const struct cmd_spec export_cmd = {
+	.usage = export_usage,
+	.shortopts = "w:f:o:m:d:",
+	.longopts = export_longopts,
+	.opts_size = sizeof(struct options),
+	.defaults = &export_cmd_defaults,
+	.option = export_option,
+	.run = export_run,
+	.done = export_done,
+};

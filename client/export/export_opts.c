@@ -7,17 +7,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "client.h"
+#include "cmd.h"
 #include "export_priv.h"
 #include "schema.h"
 #include "steps.h"
 #include "timeparse.h"
 
-static int
-usage(FILE *fp, int code)
-{
-	fprintf(fp,
+const char export_usage[] =
 	    "usage: spyremon export --window TAG|ID [--all] [options]\n"
 	    "       spyremon export --from TIME [--to TIME] [options]\n"
 	    "       spyremon export --trace FILE|DIR [--trace FILE|DIR ...]\n"
@@ -40,7 +39,12 @@ usage(FILE *fp, int code)
 	    "trace reads the database of its own host, or the one --host-map\n"
 	    "names.  --merge with several traces writes one combined trace,\n"
 	    "--merge-dir one merged trace per trace.  A DIR (a TensorBoard log\n"
-	    "directory) gives its *.pt.trace.json[.gz] files, the ranks of one run.\n");
+	    "directory) gives its *.pt.trace.json[.gz] files, the ranks of one run.\n";
+
+static int
+usage(FILE *fp, int code)
+{
+	fputs(export_usage, fp);
 	return code;
 }
 
@@ -51,9 +55,8 @@ goes_with(const char *opt, const char *with)
 	return usage(stderr, CLIENT_EXIT_USAGE);
 }
 
-/* The options that exclude or need others. */
-static int
-check_options(const struct options *o)
+int
+export_check_options(const struct options *o)
 {
 	bool traced = o->traces.n > 0, merged = o->merge != NULL ||
 	    o->merge_dir != NULL, derived = merged || o->steps;
@@ -110,131 +113,120 @@ check_options(const struct options *o)
 	return CLIENT_EXIT_OK;
 }
 
-/* Parse the command line into o; an exit status if it is not usable. */
-int
-export_parse_options(struct client *cl, int argc, char *argv[], struct options *o)
-{
-	static const struct option longopts[] = {
-		CLIENT_LONGOPTS,
-		{ "window", required_argument, NULL, 'w' },
-		{ "all", no_argument, NULL, OPT_ALL },
-		{ "from", required_argument, NULL, OPT_FROM },
-		{ "to", required_argument, NULL, OPT_TO },
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "metrics", required_argument, NULL, 'm' },
-		{ "device", required_argument, NULL, 'd' },
-		{ "pad", required_argument, NULL, OPT_PAD },
-		{ "trace", required_argument, NULL, OPT_TRACE },
-		{ "trace-start", required_argument, NULL, OPT_TRACE_START },
-		{ "align-window", required_argument, NULL, OPT_ALIGN_WINDOW },
-		{ "step-pattern", required_argument, NULL, OPT_STEP_PATTERN },
-		{ "merge", required_argument, NULL, OPT_MERGE },
-		{ "include-unreliable", no_argument, NULL,
-		    OPT_INCLUDE_UNRELIABLE },
-		{ "steps", no_argument, NULL, OPT_STEPS },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "csv", no_argument, NULL, OPT_CSV },
-		{ "host-map", required_argument, NULL, OPT_HOST_MAP },
-		{ "merge-dir", required_argument, NULL, OPT_MERGE_DIR },
-		{ NULL, 0, NULL, 0 },
-	};
-	uint64_t pad;
-	int ch, rc;
+const struct option export_longopts[] = {
+	{ "window", required_argument, NULL, 'w' },
+	{ "all", no_argument, NULL, OPT_ALL },
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "to", required_argument, NULL, OPT_TO },
+	{ "format", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "metrics", required_argument, NULL, 'm' },
+	{ "device", required_argument, NULL, 'd' },
+	{ "pad", required_argument, NULL, OPT_PAD },
+	{ "trace", required_argument, NULL, OPT_TRACE },
+	{ "trace-start", required_argument, NULL, OPT_TRACE_START },
+	{ "align-window", required_argument, NULL, OPT_ALIGN_WINDOW },
+	{ "step-pattern", required_argument, NULL, OPT_STEP_PATTERN },
+	{ "merge", required_argument, NULL, OPT_MERGE },
+	{ "include-unreliable", no_argument, NULL,
+	    OPT_INCLUDE_UNRELIABLE },
+	{ "steps", no_argument, NULL, OPT_STEPS },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "csv", no_argument, NULL, OPT_CSV },
+	{ "host-map", required_argument, NULL, OPT_HOST_MAP },
+	{ "merge-dir", required_argument, NULL, OPT_MERGE_DIR },
+	{ NULL, 0, NULL, 0 },
+};
 
-	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS "w:f:o:m:d:",
-	    longopts, NULL)) != -1) {
-		if (client_common_option(cl, ch, optarg))
-			continue;
-		switch (ch) {
-		case 'w':
-			o->window = optarg;
-			break;
-		case OPT_ALL:
-			o->all = true;
-			break;
-		case OPT_FROM:
-			o->from = optarg;
-			break;
-		case OPT_TO:
-			o->to = optarg;
-			break;
-		case 'f':
-			if (export_format_parse(optarg, &o->format) == -1) {
-				warnx("--format %s: say csv, aiusmi or jsonl",
-				    optarg);
-				return CLIENT_EXIT_USAGE;
-			}
-			o->format_given = true;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'm':
-			o->metrics = optarg;
-			break;
-		case 'd':
-			o->devices = optarg;
-			break;
-		case OPT_PAD:
-			if (parse_duration(optarg, &pad) == -1 ||
-			    pad > (uint64_t)INT64_MAX / 4) {
-				warnx("--pad %s: not a duration such as 2s",
-				    optarg);
-				return CLIENT_EXIT_USAGE;
-			}
-			o->pad_ns = (int64_t)pad;
-			break;
-		case OPT_TRACE:
-			if ((rc = trace_list_add(&o->traces, "--trace", optarg,
-			    MAX_TRACES, stderr)) != CLIENT_EXIT_OK)
-				return rc;
-			break;
-		case OPT_TRACE_START:
-			o->clock.trace_start = optarg;
-			break;
-		case OPT_ALIGN_WINDOW:
-			o->clock.align_window = optarg;
-			break;
-		case OPT_STEP_PATTERN:
-			o->clock.step_pattern = optarg;
-			break;
-		case OPT_MERGE:
-			o->merge = optarg;
-			break;
-		case OPT_INCLUDE_UNRELIABLE:
-			o->include_unreliable = true;
-			break;
-		case OPT_STEPS:
-			o->steps = true;
-			break;
-		case OPT_JSON:
-			o->steps_format = STEPS_JSON;
-			break;
-		case OPT_CSV:
-			o->steps_format = STEPS_CSV;
-			break;
-		case OPT_HOST_MAP:
-			if (o->nmaps == MAX_TRACES) {
-				warnx("--host-map: at most %d", MAX_TRACES);
-				return CLIENT_EXIT_USAGE;
-			}
-			if (hosts_map_parse(optarg, &o->maps[o->nmaps]) == -1)
-				return CLIENT_EXIT_USAGE;
-			o->nmaps++;
-			break;
-		case OPT_MERGE_DIR:
-			o->merge_dir = optarg;
-			break;
-		case 'h':
-			return usage(stdout, HELP_SHOWN);
-		default:
-			return usage(stderr, CLIENT_EXIT_USAGE);
+int
+export_option(void *opts, int ch, char *arg)
+{
+	struct options *o = opts;
+	uint64_t pad;
+	int rc;
+
+	switch (ch) {
+	case 'w':
+		o->window = arg;
+		break;
+	case OPT_ALL:
+		o->all = true;
+		break;
+	case OPT_FROM:
+		o->from = arg;
+		break;
+	case OPT_TO:
+		o->to = arg;
+		break;
+	case 'f':
+		if (export_format_parse(arg, &o->format) == -1) {
+			warnx("--format %s: say csv, aiusmi or jsonl",
+			    arg);
+			return CLIENT_EXIT_USAGE;
 		}
+		o->format_given = true;
+		break;
+	case 'o':
+		o->output = arg;
+		break;
+	case 'm':
+		o->metrics = arg;
+		break;
+	case 'd':
+		o->devices = arg;
+		break;
+	case OPT_PAD:
+		if (parse_duration(arg, &pad) == -1 ||
+		    pad > (uint64_t)INT64_MAX / 4) {
+			warnx("--pad %s: not a duration such as 2s",
+			    arg);
+			return CLIENT_EXIT_USAGE;
+		}
+		o->pad_ns = (int64_t)pad;
+		break;
+	case OPT_TRACE:
+		if ((rc = trace_list_add(&o->traces, "--trace", arg,
+		    MAX_TRACES, stderr)) != CLIENT_EXIT_OK)
+			return rc;
+		break;
+	case OPT_TRACE_START:
+		o->clock.trace_start = arg;
+		break;
+	case OPT_ALIGN_WINDOW:
+		o->clock.align_window = arg;
+		break;
+	case OPT_STEP_PATTERN:
+		o->clock.step_pattern = arg;
+		break;
+	case OPT_MERGE:
+		o->merge = arg;
+		break;
+	case OPT_INCLUDE_UNRELIABLE:
+		o->include_unreliable = true;
+		break;
+	case OPT_STEPS:
+		o->steps = true;
+		break;
+	case OPT_JSON:
+		o->steps_format = STEPS_JSON;
+		break;
+	case OPT_CSV:
+		o->steps_format = STEPS_CSV;
+		break;
+	case OPT_HOST_MAP:
+		if (o->nmaps == MAX_TRACES) {
+			warnx("--host-map: at most %d", MAX_TRACES);
+			return CLIENT_EXIT_USAGE;
+		}
+		if (hosts_map_parse(arg, &o->maps[o->nmaps]) == -1)
+			return CLIENT_EXIT_USAGE;
+		o->nmaps++;
+		break;
+	case OPT_MERGE_DIR:
+		o->merge_dir = arg;
+		break;
 	}
-	if (optind != argc)
-		return usage(stderr, CLIENT_EXIT_USAGE);
-	return check_options(o);
+	return CLIENT_EXIT_OK;
 }
 
 /* A list of device IDs, "0,1", as SQL: " AND device IN (0,1)". */
@@ -264,6 +256,46 @@ export_device_clause(const char *list, char *sql, size_t len)
 		p = end + 1;
 	}
 	snprintf(sql + used, len - used, ")");
+	return CLIENT_EXIT_OK;
+}
+
+int
+export_merge_dir_names(const char *dir, const struct options *o, char ***outs)
+{
+	struct stat a, b;
+	char **p;
+
+	if (stat(dir, &a) == -1) {
+		warn("--merge-dir %s", dir);
+		return CLIENT_EXIT_USAGE;
+	}
+	if (!S_ISDIR(a.st_mode)) {
+		warnx("--merge-dir %s: not a directory", dir);
+		return CLIENT_EXIT_USAGE;
+	}
+	if ((*outs = p = calloc(o->traces.n + 1, sizeof(*p))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < o->traces.n; i++) {
+		const char *slash = strrchr(o->traces.paths[i], '/');
+		const char *name = slash != NULL ? slash + 1 : o->traces.paths[i];
+
+		if (asprintf(&p[i], "%s/%s", dir, name) == -1)
+			errx(CLIENT_EXIT_FAILED, "out of memory");
+		for (size_t k = 0; k < i; k++)
+			if (strcmp(p[k], p[i]) == 0) {
+				warnx("--merge-dir: %s and %s would both be "
+				    "written as %s", o->traces.paths[k],
+				    o->traces.paths[i], p[i]);
+				return CLIENT_EXIT_USAGE;
+			}
+		if (stat(p[i], &a) == 0 && stat(o->traces.paths[i], &b) == 0 &&
+		    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+			warnx("--merge-dir %s: %s would be written over "
+			    "itself: choose another directory", dir,
+			    o->traces.paths[i]);
+			return CLIENT_EXIT_USAGE;
+		}
+	}
 	return CLIENT_EXIT_OK;
 }
 

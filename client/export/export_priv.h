@@ -17,7 +17,6 @@
 #include "target.h"
 #include "tracelist.h"
 
-#define HELP_SHOWN	(-1)	/* export_parse_options printed --help */
 #define MAX_TRACES	TRACELIST_MAX	/* more traces, or --host-map, are refused */
 
 enum {
@@ -59,13 +58,21 @@ struct options {
 	int steps_format;	/* -1: table on a terminal, else csv */
 };
 
+/* The command line (cmd.h): its usage, long options and option taker. */
+extern const char export_usage[];
+extern const struct option export_longopts[];
+int export_option(void *opts, int ch, char *arg);
+
+/* The options that exclude or need others: an exit status. */
+int export_check_options(const struct options *o);
+
 /*
- * Parse the command line into o (zeroed but for format and
- * steps_format); an exit status if it is not usable, HELP_SHOWN after
- * --help.
+ * --merge-dir DIR: DIR/NAME for each trace, NAME being its file name, in
+ * *outs (each and the array to be freed).  Two traces of one name, and a
+ * name that is the trace itself, are refused before anything is written.
  */
-int export_parse_options(struct client *cl, int argc, char *argv[],
-    struct options *o);
+int export_merge_dir_names(const char *dir, const struct options *o,
+    char ***outs);
 
 /* A list of device IDs, "0,1", as SQL: " AND device IN (0,1)". */
 int export_device_clause(const char *list, char *sql, size_t len);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "cmd.h"
 #include "db.h"
 #include "format.h"
 #include "import_parse.h"
@@ -32,7 +33,6 @@
 #include "store.h"
 #include "timeparse.h"
 
-#define HELP_SHOWN	(-1)	/* parse_options printed --help */
 
 _Static_assert(IMPORT_INTERVAL_MAX_MS * NSEC_PER_MSEC == DB_MAX_INTERVAL_NS,
     "the longest interval an import takes is the one export reads");
@@ -44,76 +44,52 @@ enum {
 };
 
 static int
-usage(FILE *fp, int code)
+import_option(void *opts, int ch, char *arg)
 {
-	fprintf(fp,
-	    "usage: spyremon import [--tz ZONE] [--interval DURATION]\n"
-	    "                       [--device-map ID=BUSID,...] [--db FILE] FILE.csv\n"
-	    "\n"
-	    "Loads an aiu-smi CSV log (aiu-smi -s -f FILE) or spyremon's csv export\n"
-	    "into the database, all rows or, on any error, none.  aiu-smi stamps\n"
-	    "rows with whole-second local times: --tz names their zone (default\n"
-	    "the local one) and --interval the delay aiu-smi ran with (default\n"
-	    "inferred from the stamps).  --device-map gives bus IDs by device.\n"
-	    "Importing into a separate --db file is recommended.\n");
-	return code;
-}
-
-static int
-parse_options(struct client *cl, int argc, char *argv[], struct import_opts *o)
-{
-	static const struct option longopts[] = {
-		CLIENT_LONGOPTS,
-		{ "tz", required_argument, NULL, OPT_TZ },
-		{ "interval", required_argument, NULL, OPT_INTERVAL },
-		{ "device-map", required_argument, NULL, OPT_DEVICE_MAP },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct import_opts *o = opts;
 	char err[IMPORT_ERR_MAX];
 	uint64_t ns;
-	int ch;
 
-	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS, longopts,
-	    NULL)) != -1) {
-		if (client_common_option(cl, ch, optarg))
-			continue;
-		switch (ch) {
-		case OPT_TZ:
-			o->tz = optarg;
-			break;
-		case OPT_INTERVAL:
-			if (parse_duration(optarg, &ns) == -1 ||
-			    ns < NSEC_PER_SEC ||
-			    ns > IMPORT_INTERVAL_MAX_MS * NSEC_PER_MSEC ||
-			    ns % NSEC_PER_MSEC != 0) {
-				warnx("--interval %s: give 1s to 60s, in whole "
-				    "milliseconds", optarg);
-				return CLIENT_EXIT_USAGE;
-			}
-			o->interval_ms = (uint32_t)(ns / NSEC_PER_MSEC);
-			break;
-		case OPT_DEVICE_MAP:
-			free(o->map);
-			if (import_devmap_parse(optarg, &o->map, &o->nmap, err,
-			    sizeof(err)) == -1) {
-				warnx("%s", err);
-				return CLIENT_EXIT_USAGE;
-			}
-			break;
-		case 'h':
-			return usage(stdout, HELP_SHOWN);
-		default:
-			return usage(stderr, CLIENT_EXIT_USAGE);
+	switch (ch) {
+	case OPT_TZ:
+		o->tz = arg;
+		break;
+	case OPT_INTERVAL:
+		if (parse_duration(arg, &ns) == -1 || ns < NSEC_PER_SEC ||
+		    ns > IMPORT_INTERVAL_MAX_MS * NSEC_PER_MSEC ||
+		    ns % NSEC_PER_MSEC != 0) {
+			warnx("--interval %s: give 1s to 60s, in whole "
+			    "milliseconds", arg);
+			return CLIENT_EXIT_USAGE;
 		}
+		o->interval_ms = (uint32_t)(ns / NSEC_PER_MSEC);
+		break;
+	case OPT_DEVICE_MAP:
+		free(o->map);
+		if (import_devmap_parse(arg, &o->map, &o->nmap, err,
+		    sizeof(err)) == -1) {
+			warnx("%s", err);
+			return CLIENT_EXIT_USAGE;
+		}
+		break;
 	}
-	if (optind != argc - 1)
-		return usage(stderr, CLIENT_EXIT_USAGE);
-	o->file = argv[optind];
+	return CLIENT_EXIT_OK;
+}
+
+/*
+ * Take the file, and set the zone: a bad one is a usage error before
+ * anything is read.
+ */
+static int
+check_options(struct import_opts *o, const char *file)
+{
+	char err[IMPORT_ERR_MAX];
+
+	o->file = file;
 	if (strcmp(o->file, "-") == 0) {
 		warnx("import reads its file twice: name a file, not -");
 		return CLIENT_EXIT_USAGE;
 	}
-	/* a bad zone is a usage error before anything is read */
 	if (o->tz != NULL && import_set_zone(o->tz, err, sizeof(err)) == -1) {
 		warnx("%s", err);
 		return CLIENT_EXIT_USAGE;
@@ -269,20 +245,19 @@ summary(const struct import_run *r)
 		    "--device-map)\n", r->unmapped[i]);
 }
 
-int
-cmd_import(struct client *cl, int argc, char *argv[])
+static int
+import_cmd_run(struct client *cl, void *opts, int argc, char *argv[])
 {
-	struct import_opts o = { 0 };
+	struct import_opts *o = opts;
 	struct import_run r;
 	struct stat sb;
 	bool existed;
 	int rc;
 
-	if ((rc = parse_options(cl, argc, argv, &o)) != CLIENT_EXIT_OK) {
-		free(o.map);
-		return rc == HELP_SHOWN ? CLIENT_EXIT_OK : rc;
-	}
-	import_run_init(&r, &o);
+	(void)argc;
+	if ((rc = check_options(o, argv[0])) != CLIENT_EXIT_OK)
+		return rc;
+	import_run_init(&r, o);
 	if ((r.dbpath = client_database(cl)) == NULL) {
 		rc = CLIENT_EXIT_FAILED;
 		goto out;
@@ -293,7 +268,7 @@ cmd_import(struct client *cl, int argc, char *argv[])
 		goto out;
 	existed = stat(r.dbpath, &sb) == 0;
 	if (store_open(r.dbpath, IMPORT_FLUSH_ROWS, &r.st) == -1) {
-		warnx("%s: nothing imported", o.file);
+		warnx("%s: nothing imported", o->file);
 		if (!existed)
 			remove_created(r.dbpath);
 		rc = CLIENT_EXIT_DATABASE;
@@ -303,13 +278,44 @@ cmd_import(struct client *cl, int argc, char *argv[])
 	store_close(r.st);
 	r.st = NULL;
 	if (rc != CLIENT_EXIT_OK) {
-		warnx("%s: nothing imported", o.file);
+		warnx("%s: nothing imported", o->file);
 		if (!existed)
 			remove_created(r.dbpath);
 	} else
 		summary(&r);
 out:
 	import_run_free(&r);
-	free(o.map);
 	return rc;
 }
+
+static void
+import_done(void *opts)
+{
+	free(((struct import_opts *)opts)->map);
+}
+
+static const struct option import_longopts[] = {
+	{ "tz", required_argument, NULL, OPT_TZ },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "device-map", required_argument, NULL, OPT_DEVICE_MAP },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct cmd_spec import_cmd = {
+	.usage =
+	    "usage: spyremon import [--tz ZONE] [--interval DURATION]\n"
+	    "                       [--device-map ID=BUSID,...] [--db FILE] FILE.csv\n"
+	    "\n"
+	    "Loads an aiu-smi CSV log (aiu-smi -s -f FILE) or spyremon's csv export\n"
+	    "into the database, all rows or, on any error, none.  aiu-smi stamps\n"
+	    "rows with whole-second local times: --tz names their zone (default\n"
+	    "the local one) and --interval the delay aiu-smi ran with (default\n"
+	    "inferred from the stamps).  --device-map gives bus IDs by device.\n"
+	    "Importing into a separate --db file is recommended.\n",
+	.longopts = import_longopts,
+	.operands = 1,
+	.opts_size = sizeof(struct import_opts),
+	.option = import_option,
+	.run = import_cmd_run,
+	.done = import_done,
+};

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "cmd.h"
 #include "collect.h"
 #include "db.h"
 #include "expo.h"
@@ -38,22 +39,6 @@ enum {
 	OPT_OUTPUT,
 	OPT_HTTP,
 };
-
-static int
-usage(FILE *fp, int code)
-{
-	fprintf(fp,
-	    "usage: spyremon metrics [--format openmetrics|prometheus]\n"
-	    "       spyremon metrics --output FILE\n"
-	    "       spyremon metrics --http\n"
-	    "\n"
-	    "Prints each card's newest sample and the daemon's counters in the\n"
-	    "OpenMetrics (default) or Prometheus 0.0.4 text format, from the\n"
-	    "database opened read-only.  --output writes node_exporter's\n"
-	    "textfile format atomically; --http answers one HTTP request on\n"
-	    "stdin and stdout (GET /metrics), as a socket-activated service.\n");
-	return code;
-}
 
 /* The exposition of the database at path, in a malloc'd buffer. */
 static int
@@ -224,91 +209,117 @@ serve_http(const char *path, int64_t flush_ns)
 	return rc;
 }
 
-int
-cmd_metrics(struct client *cl, int argc, char *argv[])
+struct metrics_opts {
+	enum expo_format fmt;
+	const char *out;
+	bool http, have_format;
+};
+
+static int
+metrics_option(void *opts, int ch, char *arg)
 {
-	static const struct option longopts[] = {
-		CLIENT_LONGOPTS,
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "output", required_argument, NULL, OPT_OUTPUT },
-		{ "http", no_argument, NULL, OPT_HTTP },
-		{ NULL, 0, NULL, 0 },
-	};
-	enum expo_format fmt = EXPO_OPENMETRICS;
-	const char *out = NULL, *path;
+	struct metrics_opts *o = opts;
+
+	switch (ch) {
+	case OPT_FORMAT:
+		o->have_format = true;
+		if (strcmp(arg, "openmetrics") == 0)
+			o->fmt = EXPO_OPENMETRICS;
+		else if (strcmp(arg, "prometheus") == 0)
+			o->fmt = EXPO_PROMETHEUS;
+		else {
+			warnx("--format: \"%s\" is neither openmetrics "
+			    "nor prometheus", arg);
+			return CLIENT_EXIT_USAGE;
+		}
+		break;
+	case OPT_OUTPUT:
+		o->out = arg;
+		break;
+	case OPT_HTTP:
+		o->http = true;
+		break;
+	}
+	return CLIENT_EXIT_OK;
+}
+
+static int
+metrics_run(struct client *cl, void *opts, int argc, char *argv[])
+{
+	struct metrics_opts *o = opts;
+	const char *path;
 	struct config *cfg;
 	int64_t flush_ns = DEFAULT_FLUSH_NS;
-	bool http = false, have_format = false;
 	char *body;
 	size_t len;
 	FILE *fp;
-	int ch, rc;
+	int rc;
 
-	client_getopt_reset();
-	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS, longopts,
-	    NULL)) != -1) {
-		if (client_common_option(cl, ch, optarg))
-			continue;
-		switch (ch) {
-		case OPT_FORMAT:
-			have_format = true;
-			if (strcmp(optarg, "openmetrics") == 0)
-				fmt = EXPO_OPENMETRICS;
-			else if (strcmp(optarg, "prometheus") == 0)
-				fmt = EXPO_PROMETHEUS;
-			else {
-				warnx("--format: \"%s\" is neither openmetrics "
-				    "nor prometheus", optarg);
-				return CLIENT_EXIT_USAGE;
-			}
-			break;
-		case OPT_OUTPUT:
-			out = optarg;
-			break;
-		case OPT_HTTP:
-			http = true;
-			break;
-		case 'h':
-			return usage(stdout, CLIENT_EXIT_OK);
-		default:
-			return usage(stderr, CLIENT_EXIT_USAGE);
-		}
+	if (argc > 0) {
+		warnx("metrics: unexpected argument \"%s\"", argv[0]);
+		return cmd_usage(&metrics_cmd, stderr, CLIENT_EXIT_USAGE);
 	}
-	if (optind < argc) {
-		warnx("metrics: unexpected argument \"%s\"", argv[optind]);
-		return usage(stderr, CLIENT_EXIT_USAGE);
-	}
-	if (http && (out != NULL || have_format)) {
+	if (o->http && (o->out != NULL || o->have_format)) {
 		warnx("metrics: --http takes neither --output nor --format "
 		    "(the Accept header chooses)");
 		return CLIENT_EXIT_USAGE;
 	}
-	if (out != NULL && have_format) {
+	if (o->out != NULL && o->have_format) {
 		warnx("metrics: --output always writes the textfile "
 		    "collector's format");
 		return CLIENT_EXIT_USAGE;
 	}
 	if ((path = client_database(cl)) == NULL)
-		return http ? respond_error(500, 1, "no database configured") :
-		    CLIENT_EXIT_FAILED;
+		return o->http ? respond_error(500, 1,
+		    "no database configured") : CLIENT_EXIT_FAILED;
 	/* the daemon's; built-in default if the config cannot be read */
 	if ((cfg = client_config(cl)) != NULL)
 		flush_ns = (int64_t)cfg->flush_interval_ns;
-	if (http)
+	if (o->http)
 		return serve_http(path, flush_ns);
-	if (out != NULL)
-		fmt = EXPO_PROMETHEUS;
-	if ((rc = expose(path, flush_ns, fmt, out == NULL, &body,
+	if (o->out != NULL)
+		o->fmt = EXPO_PROMETHEUS;
+	if ((rc = expose(path, flush_ns, o->fmt, o->out == NULL, &body,
 	    &len)) != CLIENT_EXIT_OK) {
 		free(body);
 		return rc;
 	}
-	if ((fp = output_open(out)) == NULL) {
+	if ((fp = output_open(o->out)) == NULL) {
 		free(body);
 		return CLIENT_EXIT_FAILED;
 	}
 	if (len > 0)
 		fwrite(body, 1, len, fp);
 	free(body);
-	return output_close(fp, out, CLIENT_EXIT_OK);
+	return output_close(fp, o->out, CLIENT_EXIT_OK);
 }
+
+static const struct option metrics_longopts[] = {
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "http", no_argument, NULL, OPT_HTTP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct metrics_opts metrics_cmd_defaults = {
+	.fmt = EXPO_OPENMETRICS,
+};
+
+const struct cmd_spec metrics_cmd = {
+	.usage =
+	    "usage: spyremon metrics [--format openmetrics|prometheus]\n"
+	    "       spyremon metrics --output FILE\n"
+	    "       spyremon metrics --http\n"
+	    "\n"
+	    "Prints each card's newest sample and the daemon's counters in the\n"
+	    "OpenMetrics (default) or Prometheus 0.0.4 text format, from the\n"
+	    "database opened read-only.  --output writes node_exporter's\n"
+	    "textfile format atomically; --http answers one HTTP request on\n"
+	    "stdin and stdout (GET /metrics), as a socket-activated service.\n",
+	.longopts = metrics_longopts,
+	.operands = CMD_ANY_OPERANDS,	/* named when there is one too many */
+	.opts_size = sizeof(struct metrics_opts),
+	.defaults = &metrics_cmd_defaults,
+	.option = metrics_option,
+	.run = metrics_run,
+};

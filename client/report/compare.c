@@ -31,6 +31,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "client.h"
+#include "cmd.h"
 #include "compare.h"
 #include "format.h"
 #include "json.h"
@@ -48,24 +49,6 @@ enum {
 
 #define DEFAULT_MIN_CHANGE	2.0	/* % */
 #define ALPHA			0.05
-
-static int
-usage(FILE *fp, int code)
-{
-	fprintf(fp,
-	    "usage: spyremon compare BASE NEW [--trace-base FILE|DIR ...\n"
-	    "                        --trace-new FILE|DIR ... [--align]] [--json]\n"
-	    "                        [--fail-on-regression PCT] [--min-change PCT]\n"
-	    "\n"
-	    "Compares two windows (tags or ids): per card and figure the base, new,\n"
-	    "change and relative change, with a verdict (Welch's t-test and at\n"
-	    "least --min-change %%, default 2) for mean power and, with traces, step\n"
-	    "time and energy per step.  --fail-on-regression exits %d when energy\n"
-	    "or step time rose by more than PCT %%.  Several traces of a run (a\n"
-	    "TensorBoard log DIR, or the option given again) are its ranks: their\n"
-	    "steps are taken together.\n", CLIENT_EXIT_REGRESSION);
-	return code;
-}
 
 static void
 add_fig(struct cmp *c, const char *name, const char *unit, int card,
@@ -555,7 +538,7 @@ parse_pct(const char *opt, const char *s, bool *ok)
 	return v;
 }
 
-/* What cmd_compare's command line asks for. */
+/* What compare's command line asks for. */
 struct compare_args {
 	struct trace_list tb, tn;	/* --trace-base, --trace-new */
 	bool	 json, align;
@@ -648,74 +631,89 @@ compare_run(struct client *cl, const char *base, const char *new,
 	return reg ? CLIENT_EXIT_REGRESSION : rc;
 }
 
-int
-cmd_compare(struct client *cl, int argc, char *argv[])
+static int
+compare_option(void *opts, int ch, char *arg)
 {
-	static const struct option longopts[] = {
-		CLIENT_LONGOPTS,
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "trace-base", required_argument, NULL, OPT_TRACE_BASE },
-		{ "trace-new", required_argument, NULL, OPT_TRACE_NEW },
-		{ "fail-on-regression", required_argument, NULL, OPT_FAIL },
-		{ "min-change", required_argument, NULL, OPT_MIN_CHANGE },
-		{ "align", no_argument, NULL, OPT_ALIGN },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct compare_args r = { .fail_pct = -1,
-	    .min_change = DEFAULT_MIN_CHANGE };
+	struct compare_args *r = opts;
 	bool ok;
-	int ch, rc = CLIENT_EXIT_OK;
 
-	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS, longopts,
-	    NULL)) != -1) {
-		if (client_common_option(cl, ch, optarg))
-			continue;
-		switch (ch) {
-		case OPT_JSON:
-			r.json = true;
-			break;
-		case OPT_TRACE_BASE:
-			if ((rc = trace_list_add(&r.tb, "--trace-base", optarg,
-			    TRACELIST_MAX, stderr)) != CLIENT_EXIT_OK)
-				goto done;
-			break;
-		case OPT_TRACE_NEW:
-			if ((rc = trace_list_add(&r.tn, "--trace-new", optarg,
-			    TRACELIST_MAX, stderr)) != CLIENT_EXIT_OK)
-				goto done;
-			break;
-		case OPT_FAIL:
-			r.fail_pct = parse_pct("--fail-on-regression", optarg,
-			    &ok);
-			if (!ok) {
-				rc = CLIENT_EXIT_USAGE;
-				goto done;
-			}
-			break;
-		case OPT_ALIGN:
-			r.align = true;
-			break;
-		case OPT_MIN_CHANGE:
-			r.min_change = parse_pct("--min-change", optarg, &ok);
-			if (!ok) {
-				rc = CLIENT_EXIT_USAGE;
-				goto done;
-			}
-			break;
-		case 'h':
-			rc = usage(stdout, CLIENT_EXIT_OK);
-			goto done;
-		default:
-			rc = usage(stderr, CLIENT_EXIT_USAGE);
-			goto done;
-		}
+	switch (ch) {
+	case OPT_JSON:
+		r->json = true;
+		break;
+	case OPT_TRACE_BASE:
+		return trace_list_add(&r->tb, "--trace-base", arg,
+		    TRACELIST_MAX, stderr);
+	case OPT_TRACE_NEW:
+		return trace_list_add(&r->tn, "--trace-new", arg,
+		    TRACELIST_MAX, stderr);
+	case OPT_FAIL:
+		r->fail_pct = parse_pct("--fail-on-regression", arg, &ok);
+		if (!ok)
+			return CLIENT_EXIT_USAGE;
+		break;
+	case OPT_ALIGN:
+		r->align = true;
+		break;
+	case OPT_MIN_CHANGE:
+		r->min_change = parse_pct("--min-change", arg, &ok);
+		if (!ok)
+			return CLIENT_EXIT_USAGE;
+		break;
 	}
-	if (argc - optind != 2)
-		rc = usage(stderr, CLIENT_EXIT_USAGE);
-	else
-		rc = compare_run(cl, argv[optind], argv[optind + 1], &r);
-done:
-	trace_list_free(&r.tb);
-	trace_list_free(&r.tn);
-	return rc;
+	return CLIENT_EXIT_OK;
 }
+
+static int
+compare_cmd_run(struct client *cl, void *opts, int argc, char *argv[])
+{
+	(void)argc;
+	return compare_run(cl, argv[0], argv[1], opts);
+}
+
+static void
+compare_done(void *opts)
+{
+	struct compare_args *r = opts;
+
+	trace_list_free(&r->tb);
+	trace_list_free(&r->tn);
+}
+
+static const struct option compare_longopts[] = {
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "trace-base", required_argument, NULL, OPT_TRACE_BASE },
+	{ "trace-new", required_argument, NULL, OPT_TRACE_NEW },
+	{ "fail-on-regression", required_argument, NULL, OPT_FAIL },
+	{ "min-change", required_argument, NULL, OPT_MIN_CHANGE },
+	{ "align", no_argument, NULL, OPT_ALIGN },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct compare_args compare_cmd_defaults = {
+	.fail_pct = -1,
+	.min_change = DEFAULT_MIN_CHANGE,
+};
+
+const struct cmd_spec compare_cmd = {
+	.usage =
+	    "usage: spyremon compare BASE NEW [--trace-base FILE|DIR ...\n"
+	    "                        --trace-new FILE|DIR ... [--align]] [--json]\n"
+	    "                        [--fail-on-regression PCT] [--min-change PCT]\n"
+	    "\n"
+	    "Compares two windows (tags or ids): per card and figure the base, new,\n"
+	    "change and relative change, with a verdict (Welch's t-test and at\n"
+	    "least --min-change %, default 2) for mean power and, with traces, step\n"
+	    "time and energy per step.  --fail-on-regression exits "
+	    CMD_STR(CLIENT_EXIT_REGRESSION) " when energy\n"
+	    "or step time rose by more than PCT %.  Several traces of a run (a\n"
+	    "TensorBoard log DIR, or the option given again) are its ranks: their\n"
+	    "steps are taken together.\n",
+	.longopts = compare_longopts,
+	.operands = 2,
+	.opts_size = sizeof(struct compare_args),
+	.defaults = &compare_cmd_defaults,
+	.option = compare_option,
+	.run = compare_cmd_run,
+	.done = compare_done,
+};

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "cmd.h"
 #include "compare.h"
 #include "db.h"
 #include "export.h"
@@ -50,22 +51,6 @@ enum {
 
 /* The rows of report.md's step table; steps.csv has them all. */
 #define MD_MAX_STEPS	50
-
-static int
-usage(FILE *fp, int code)
-{
-	fprintf(fp,
-	    "usage: spyremon report --window TAG|ID [--trace FILE|DIR ...\n"
-	    "                       [--align-window TAG|ID]] [--baseline TAG|ID]\n"
-	    "                       --output DIR\n"
-	    "\n"
-	    "Writes DIR (new, or empty): report.md with the torch-spyre methodology\n"
-	    "checklist filled in, aiusmi.csv, steps.csv (with a trace), and plots of\n"
-	    "power and busy, temperature and bandwidths as PNG and SVG.  Several\n"
-	    "traces (a TensorBoard log directory, or --trace given again) are the\n"
-	    "ranks of the run.\n");
-	return code;
-}
 
 /* ---- the samples for the plots ---- */
 
@@ -533,63 +518,64 @@ write_plots(struct report *r)
 	return chart(r, "bandwidth", title, bk, bt, bu, 4);
 }
 
-int
-cmd_report(struct client *cl, int argc, char *argv[])
+struct report_opts {
+	struct report r;
+	const char *window, *align, *baseline;
+};
+
+static int
+report_option(void *opts, int ch, char *arg)
 {
-	static const struct option longopts[] = {
-		CLIENT_LONGOPTS,
-		{ "window", required_argument, NULL, OPT_WINDOW },
-		{ "trace", required_argument, NULL, OPT_TRACE },
-		{ "align-window", required_argument, NULL, OPT_ALIGN },
-		{ "baseline", required_argument, NULL, OPT_BASELINE },
-		{ "output", required_argument, NULL, OPT_OUTPUT },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct report r = { .cl = cl };
-	struct aiusmi_job job = { .r = &r };
+	struct report_opts *o = opts;
+
+	switch (ch) {
+	case OPT_WINDOW:
+		o->window = arg;
+		break;
+	case OPT_TRACE:
+		return trace_list_add(&o->r.traces, "--trace", arg,
+		    TRACELIST_MAX, stderr);
+	case OPT_ALIGN:
+		o->align = arg;
+		break;
+	case OPT_BASELINE:
+		o->baseline = arg;
+		break;
+	case OPT_OUTPUT:
+		o->r.dir = arg;
+		break;
+	}
+	return CLIENT_EXIT_OK;
+}
+
+static void
+report_done(void *opts)
+{
+	trace_list_free(&((struct report_opts *)opts)->r.traces);
+}
+
+static int
+report_run(struct client *cl, void *opts, int argc, char *argv[])
+{
+	struct report_opts *o = opts;
+	struct report *r = &o->r;
+	struct aiusmi_job job = { .r = r };
 	struct winsum_from from;
-	const char *window = NULL, *align = NULL, *baseline = NULL, *path;
+	const char *window = o->window, *align = o->align;
+	const char *baseline = o->baseline, *path;
 	int64_t lookback;
 	char idbuf[32];
-	int ch, rc;
+	int rc;
 
-	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS, longopts,
-	    NULL)) != -1) {
-		if (client_common_option(cl, ch, optarg))
-			continue;
-		switch (ch) {
-		case OPT_WINDOW:
-			window = optarg;
-			break;
-		case OPT_TRACE:
-			if ((rc = trace_list_add(&r.traces, "--trace", optarg,
-			    TRACELIST_MAX, stderr)) != CLIENT_EXIT_OK)
-				goto done;
-			break;
-		case OPT_ALIGN:
-			align = optarg;
-			break;
-		case OPT_BASELINE:
-			baseline = optarg;
-			break;
-		case OPT_OUTPUT:
-			r.dir = optarg;
-			break;
-		case 'h':
-			rc = usage(stdout, CLIENT_EXIT_OK);
-			goto done;
-		default:
-			rc = usage(stderr, CLIENT_EXIT_USAGE);
-			goto done;
-		}
-	}
-	if (optind != argc || window == NULL || r.dir == NULL) {
-		if (window == NULL || r.dir == NULL)
+	(void)argv;
+	r->cl = cl;
+	if (argc != 0 || window == NULL || r->dir == NULL) {
+		if (window == NULL || r->dir == NULL)
 			warnx("report needs --window and --output");
-		rc = usage(stderr, CLIENT_EXIT_USAGE);
+		rc = cmd_usage(&report_cmd, stderr, CLIENT_EXIT_USAGE);
 		goto done;
 	}
-	if (align != NULL && r.traces.n == 0) {
+	if (align != NULL && r->traces.n == 0) {
 		warnx("--align-window places a --trace");
 		rc = CLIENT_EXIT_USAGE;
 		goto done;
@@ -600,66 +586,93 @@ cmd_report(struct client *cl, int argc, char *argv[])
 	}
 	job.path = path;
 	lookback = summary_idle_lookback(cl);
-	if ((rc = db_open(path, &r.db)) != CLIENT_EXIT_OK)
+	if ((rc = db_open(path, &r->db)) != CLIENT_EXIT_OK)
 		goto done;
 	from = (struct winsum_from){ .cl = cl, .path = path };
-	if ((rc = winsum_load(r.db, &from, window, lookback, &r.ws)) !=
+	if ((rc = winsum_load(r->db, &from, window, lookback, &r->ws)) !=
 	    CLIENT_EXIT_OK)
 		goto done;
-	if (r.traces.n > 0) {
-		if ((rc = runsteps_load(r.db, &r.traces, align, &r.rs)) !=
+	if (r->traces.n > 0) {
+		if ((rc = runsteps_load(r->db, &r->traces, align, &r->rs)) !=
 		    CLIENT_EXIT_OK)
 			goto done;
-		r.has_trace = true;
+		r->has_trace = true;
 	}
 	if (baseline != NULL) {
-		snprintf(idbuf, sizeof(idbuf), "%" PRId64, r.ws.w.id);
-		if ((rc = compare_load(r.db, &from, baseline, idbuf, NULL, NULL,
-		    false, lookback, 2.0, &r.cmp)) != CLIENT_EXIT_OK)
+		snprintf(idbuf, sizeof(idbuf), "%" PRId64, r->ws.w.id);
+		if ((rc = compare_load(r->db, &from, baseline, idbuf, NULL, NULL,
+		    false, lookback, 2.0, &r->cmp)) != CLIENT_EXIT_OK)
 			goto done;
-		r.has_base = true;
+		r->has_base = true;
 	}
-	if ((rc = db_catalog_load(r.db, &r.cat)) != CLIENT_EXIT_OK)
+	if ((rc = db_catalog_load(r->db, &r->cat)) != CLIENT_EXIT_OK)
 		goto done;
-	r.lo = r.has_trace ? r.rs.first_ns : r.ws.w.begin_ns;
-	r.hi = r.has_trace ? r.rs.last_ns : r.ws.end_ns;
-	if ((rc = output_dir_open(r.dir, r.tmp, sizeof(r.tmp))) !=
+	r->lo = r->has_trace ? r->rs.first_ns : r->ws.w.begin_ns;
+	r->hi = r->has_trace ? r->rs.last_ns : r->ws.end_ns;
+	if ((rc = output_dir_open(r->dir, r->tmp, sizeof(r->tmp))) !=
 	    CLIENT_EXIT_OK)
 		goto done;
 	aiusmi_start(&job);
 	{
-		int64_t span = r.ws.end_ns - r.ws.w.begin_ns;
+		int64_t span = r->ws.end_ns - r->ws.w.begin_ns;
 		int64_t pad = span / 33 + 1;
 
-		if ((rc = series_load(r.db, &r.cat, r.ws.w.begin_ns - pad,
-		    r.ws.end_ns + pad, r.ws.w.begin_ns, &r.ser)) !=
+		if ((rc = series_load(r->db, &r->cat, r->ws.w.begin_ns - pad,
+		    r->ws.end_ns + pad, r->ws.w.begin_ns, &r->ser)) !=
 		    CLIENT_EXIT_OK)
 			goto done;
 	}
-	if ((r.has_trace && (rc = write_steps(&r)) != CLIENT_EXIT_OK) ||
-	    (rc = write_plots(&r)) != CLIENT_EXIT_OK ||
+	if ((r->has_trace && (rc = write_steps(r)) != CLIENT_EXIT_OK) ||
+	    (rc = write_plots(r)) != CLIENT_EXIT_OK ||
 	    (rc = aiusmi_wait(&job)) != CLIENT_EXIT_OK ||
-	    (rc = report_write_md(&r)) != CLIENT_EXIT_OK)
+	    (rc = report_write_md(r)) != CLIENT_EXIT_OK)
 		goto done;
-	rc = output_dir_publish(r.dir, r.tmp);
-	if (rc == CLIENT_EXIT_OK && r.ws.settled != CLIENT_EXIT_OK)
-		rc = r.ws.settled;	/* written, as far as it goes */
+	rc = output_dir_publish(r->dir, r->tmp);
+	if (rc == CLIENT_EXIT_OK && r->ws.settled != CLIENT_EXIT_OK)
+		rc = r->ws.settled;	/* written, as far as it goes */
 	if (rc == CLIENT_EXIT_OK || rc == CLIENT_EXIT_INCOMPLETE)
 		printf("%s: report.md, aiusmi.csv (%" PRId64 " rows)%s, %zu "
-		    "plots\n", r.dir, r.aiusmi_rows, r.has_trace ?
-		    ", steps.csv" : "", r.nplots);
+		    "plots\n", r->dir, r->aiusmi_rows, r->has_trace ?
+		    ", steps.csv" : "", r->nplots);
 done:
 	(void)aiusmi_wait(&job);
-	if (r.nplots > 0)
+	if (r->nplots > 0)
 		plot_done();
-	output_dir_remove(r.tmp);
-	series_free(&r.ser);
-	db_catalog_free(&r.cat);
-	if (r.has_base)
-		compare_free(&r.cmp);
-	runsteps_free(&r.rs);
-	winsum_free(&r.ws);
-	db_close(r.db);
-	trace_list_free(&r.traces);
+	output_dir_remove(r->tmp);
+	series_free(&r->ser);
+	db_catalog_free(&r->cat);
+	if (r->has_base)
+		compare_free(&r->cmp);
+	runsteps_free(&r->rs);
+	winsum_free(&r->ws);
+	db_close(r->db);
 	return rc;
 }
+
+static const struct option report_longopts[] = {
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "trace", required_argument, NULL, OPT_TRACE },
+	{ "align-window", required_argument, NULL, OPT_ALIGN },
+	{ "baseline", required_argument, NULL, OPT_BASELINE },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct cmd_spec report_cmd = {
+	.usage =
+	    "usage: spyremon report --window TAG|ID [--trace FILE|DIR ...\n"
+	    "                       [--align-window TAG|ID]] [--baseline TAG|ID]\n"
+	    "                       --output DIR\n"
+	    "\n"
+	    "Writes DIR (new, or empty): report.md with the torch-spyre methodology\n"
+	    "checklist filled in, aiusmi.csv, steps.csv (with a trace), and plots of\n"
+	    "power and busy, temperature and bandwidths as PNG and SVG.  Several\n"
+	    "traces (a TensorBoard log directory, or --trace given again) are the\n"
+	    "ranks of the run.\n",
+	.longopts = report_longopts,
+	.operands = CMD_ANY_OPERANDS,	/* checked with --window and --output */
+	.opts_size = sizeof(struct report_opts),
+	.option = report_option,
+	.run = report_run,
+	.done = report_done,
+};

@@ -11,30 +11,18 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "cmd.h"
 #include "format.h"
 #include "hosts.h"
 #include "json.h"
 #include "jsonw.h"
 #include "summarycmd.h"
 #include "timeparse.h"
+#include "window_json.h"
 #include "winsum.h"
 
 enum { OPT_JSON = CLIENT_OPT_FIRST_FREE, OPT_CSV, OPT_WINDOW };
 enum sformat { F_TABLE, F_JSON, F_CSV };
-
-static int
-usage(FILE *fp, int code)
-{
-	fprintf(fp,
-	    "usage: spyremon summary --window TAG|ID [--json | --csv]\n"
-	    "\n"
-	    "The window's summary per card: duration, samples, coverage, gaps,\n"
-	    "energy (also net of idle), power, temperature, busy, bandwidths and\n"
-	    "memory peaks, with notes on the quality of the data.  A tag means\n"
-	    "the newest window with it.  With several --db (one per host), the\n"
-	    "window of each, each row carrying its host.\n");
-	return code;
-}
 
 /* "%.*f" of v, or "-" without a value. */
 static void
@@ -209,69 +197,39 @@ write_table(FILE *fp, const struct winsum *ws)
 }
 
 static void
-gen_num(yajl_gen g, const char *key, bool has, double v)
-{
-	jsonw_str(g, key);
-	if (has)
-		(void)jsonw_double(g, v);
-	else
-		yajl_gen_null(g);
-}
-
-static void
-gen_int(yajl_gen g, const char *key, int64_t v)
-{
-	jsonw_str(g, key);
-	yajl_gen_integer(g, v);
-}
-
-static void
-gen_clock(yajl_gen g, const char *key, const struct clocksync *c)
-{
-	jsonw_str(g, key);
-	if (!c->known) {
-		yajl_gen_null(g);
-		return;
-	}
-	yajl_gen_map_open(g);
-	jsonw_str(g, "synchronized");
-	yajl_gen_bool(g, c->synced);
-	gen_int(g, "est_error_us", c->est_error_us);
-	gen_int(g, "max_error_us", c->max_error_us);
-	yajl_gen_map_close(g);
-}
-
-static void
 gen_card(yajl_gen g, const struct winsum *ws, const struct summary_card *c)
 {
 	int64_t dur = ws->end_ns - ws->w.begin_ns;
 
 	yajl_gen_map_open(g);
-	gen_int(g, "card", c->device);
-	gen_int(g, "samples", c->samples);
-	gen_int(g, "covered_ns", c->covered_ns);
-	gen_num(g, "coverage", dur > 0, (double)c->covered_ns / (double)dur);
-	gen_int(g, "gaps", c->gaps);
-	gen_int(g, "gap_ns", c->gap_ns);
-	gen_int(g, "max_interval_ms", c->max_interval_ms);
+	jsonw_put_int(g, "card", c->device);
+	jsonw_put_int(g, "samples", c->samples);
+	jsonw_put_int(g, "covered_ns", c->covered_ns);
+	jsonw_put_double_or_null(g, "coverage",
+	    dur > 0, (double)c->covered_ns / (double)dur);
+	jsonw_put_int(g, "gaps", c->gaps);
+	jsonw_put_int(g, "gap_ns", c->gap_ns);
+	jsonw_put_int(g, "max_interval_ms", c->max_interval_ms);
+	/* the exact decimal text the summary keeps */
 	jsonw_str(g, "energy_j");
-	if (c->has_power)
-		(void)jsonw_number(g, c->energy_j);
-	else
-		yajl_gen_null(g);
-	gen_num(g, "net_energy_j", c->has_idle, c->net_energy_j);
-	gen_num(g, "idle_w", c->has_idle, c->idle_w);
-	gen_int(g, "idle_samples", c->idle_samples);
-	gen_num(g, "power_mean_w", c->has_power, c->power_mean);
-	gen_num(g, "power_min_w", c->has_power, c->power_min);
-	gen_num(g, "power_max_w", c->has_power, c->power_max);
-	gen_num(g, "power_p95_w", c->has_power, c->power_p95);
-	gen_num(g, "power_sd_w", c->has_power, c->power_sd);
-	gen_num(g, "gtemp_max_c", c->has_gtemp, c->gtemp_max);
-	gen_num(g, "busy_mean_pct", c->has_busy, c->busy_mean);
-	gen_num(g, "actmem_peak_mib", c->has_actmem, c->actmem_peak);
-	gen_num(g, "peakmem_peak_mib", c->has_peakmem, c->peakmem_peak);
-	gen_int(g, "coarse_samples", c->coarse_samples);
+	(void)jsonw_number(g, c->has_power ? c->energy_j : NULL);
+	jsonw_put_double_or_null(g, "net_energy_j",
+	    c->has_idle, c->net_energy_j);
+	jsonw_put_double_or_null(g, "idle_w", c->has_idle, c->idle_w);
+	jsonw_put_int(g, "idle_samples", c->idle_samples);
+	jsonw_put_double_or_null(g, "power_mean_w",
+	    c->has_power, c->power_mean);
+	jsonw_put_double_or_null(g, "power_min_w", c->has_power, c->power_min);
+	jsonw_put_double_or_null(g, "power_max_w", c->has_power, c->power_max);
+	jsonw_put_double_or_null(g, "power_p95_w", c->has_power, c->power_p95);
+	jsonw_put_double_or_null(g, "power_sd_w", c->has_power, c->power_sd);
+	jsonw_put_double_or_null(g, "gtemp_max_c", c->has_gtemp, c->gtemp_max);
+	jsonw_put_double_or_null(g, "busy_mean_pct", c->has_busy, c->busy_mean);
+	jsonw_put_double_or_null(g, "actmem_peak_mib",
+	    c->has_actmem, c->actmem_peak);
+	jsonw_put_double_or_null(g, "peakmem_peak_mib",
+	    c->has_peakmem, c->peakmem_peak);
+	jsonw_put_int(g, "coarse_samples", c->coarse_samples);
 	jsonw_str(g, "bandwidth");
 	yajl_gen_map_open(g);
 	for (int b = 0; b < SUMMARY_NBW; b++) {
@@ -279,17 +237,15 @@ gen_card(yajl_gen g, const struct winsum *ws, const struct summary_card *c)
 			continue;
 		jsonw_str(g, summary_bw_keys[b]);
 		yajl_gen_map_open(g);
-		gen_num(g, "mean_gib_s", true, c->bw[b].mean);
-		gen_num(g, "max_gib_s", true, c->bw[b].max);
-		gen_num(g, "bytes", true, c->bw[b].bytes);
+		jsonw_put_double_or_null(g, "mean_gib_s", true, c->bw[b].mean);
+		jsonw_put_double_or_null(g, "max_gib_s", true, c->bw[b].max);
+		jsonw_put_double_or_null(g, "bytes", true, c->bw[b].bytes);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_map_close(g);
-	jsonw_str(g, "zero_while_busy");
-	jsonw_str(g, c->zero_while_busy);
-	jsonw_str(g, "unreliable");
-	jsonw_str(g, c->unreliable);
-	gen_int(g, "bad_values", c->bad_values);
+	jsonw_put_str(g, "zero_while_busy", c->zero_while_busy);
+	jsonw_put_str(g, "unreliable", c->unreliable);
+	jsonw_put_int(g, "bad_values", c->bad_values);
 	yajl_gen_map_close(g);
 }
 
@@ -302,56 +258,27 @@ summary_gen_json(yajl_gen g, const struct winsum *ws)
 void
 summary_gen_json_host(yajl_gen g, const struct winsum *ws, const char *host)
 {
-	yajl_val meta = yajl_tree_parse(ws->w.meta, NULL, 0);
-	char t[FMT_BUFLEN];
+	struct window_json wj = {
+		.members = WJ_TIMES | WJ_END | WJ_OPEN | WJ_ENDING | WJ_CLOCKS |
+		    WJ_RESTARTS | WJ_META,
+		.id = ws->w.id, .tag = ws->w.tag, .begin_ns = ws->w.begin_ns,
+		.has_end = true, .end_ns = ws->end_ns, .open = ws->w.open,
+		.ended_by = ws->ended_by, .until_pid = ws->until_pid,
+		.clock_begin = &ws->clock_begin, .clock_end = &ws->clock_end,
+		.has_restarts = ws->restarts_known, .restarts = ws->restarts,
+		.meta_json = ws->w.meta,
+	};
 
 	yajl_gen_map_open(g);
-	if (host != NULL) {
-		jsonw_str(g, "host");
-		jsonw_str(g, host);
-	}
+	if (host != NULL)
+		jsonw_put_str(g, "host", host);
 	jsonw_str(g, "window");
-	yajl_gen_map_open(g);
-	gen_int(g, "id", ws->w.id);
-	jsonw_str(g, "tag");
-	jsonw_str(g, ws->w.tag);
-	gen_int(g, "begin_ns", ws->w.begin_ns);
-	format_time_utc(ws->w.begin_ns, t, sizeof(t));
-	jsonw_str(g, "begin");
-	jsonw_str(g, t);
-	gen_int(g, "end_ns", ws->end_ns);
-	format_time_utc(ws->end_ns, t, sizeof(t));
-	jsonw_str(g, "end");
-	jsonw_str(g, t);
-	jsonw_str(g, "open");
-	yajl_gen_bool(g, ws->w.open);
-	jsonw_str(g, "ended_by");
-	if (ws->ended_by[0] != '\0')
-		jsonw_str(g, ws->ended_by);
-	else
-		yajl_gen_null(g);
-	gen_int(g, "until_pid", ws->until_pid);
-	gen_clock(g, "clock_begin", &ws->clock_begin);
-	gen_clock(g, "clock_end", &ws->clock_end);
-	jsonw_str(g, "child_restarts");
-	if (ws->restarts_known)
-		yajl_gen_integer(g, ws->restarts);
-	else
-		yajl_gen_null(g);
-	jsonw_str(g, "meta");
-	if (meta != NULL && YAJL_IS_OBJECT(meta))
-		json_gen_value(g, meta);
-	else
-		yajl_gen_map_open(g), yajl_gen_map_close(g);
-	yajl_gen_map_close(g);
-	yajl_tree_free(meta);
-	jsonw_str(g, "stored");
-	yajl_gen_bool(g, !ws->live);
-	gen_int(g, "computed_ns", ws->s.computed_ns);
-	gen_int(g, "idle_lookback_ns", ws->s.idle_lookback_ns);
-	jsonw_str(g, "idle_method");
-	jsonw_str(g, "median power of the card's samples with busy 0 from "
-	    "idle_lookback before begin to end");
+	window_json(g, &wj);
+	jsonw_put_bool(g, "stored", !ws->live);
+	jsonw_put_int(g, "computed_ns", ws->s.computed_ns);
+	jsonw_put_int(g, "idle_lookback_ns", ws->s.idle_lookback_ns);
+	jsonw_put_str(g, "idle_method", "median power of the card's samples "
+	    "with busy 0 from idle_lookback before begin to end");
 	jsonw_str(g, "cards");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < ws->s.ncards; i++)
@@ -502,47 +429,42 @@ write_all(enum sformat fmt, const struct winsum *ws, size_t n,
 		printf("\nall %zu hosts: energy %.3f J\n", n, total);
 }
 
-int
-cmd_summary(struct client *cl, int argc, char *argv[])
+struct summary_opts {
+	enum sformat fmt;
+	const char *window;
+};
+
+static int
+summary_option(void *opts, int ch, char *arg)
 {
-	static const struct option longopts[] = {
-		CLIENT_LONGOPTS,
-		{ "window", required_argument, NULL, OPT_WINDOW },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "csv", no_argument, NULL, OPT_CSV },
-		{ NULL, 0, NULL, 0 },
-	};
-	enum sformat fmt = F_TABLE;
-	const char *window = NULL;
+	struct summary_opts *o = opts;
+
+	if (ch == OPT_WINDOW)
+		o->window = arg;
+	else if (ch == OPT_JSON)
+		o->fmt = F_JSON;
+	else if (ch == OPT_CSV)
+		o->fmt = F_CSV;
+	return CLIENT_EXIT_OK;
+}
+
+static int
+summary_run(struct client *cl, void *opts, int argc, char *argv[])
+{
+	struct summary_opts *o = opts;
+	enum sformat fmt = o->fmt;
+	const char *window = o->window;
 	const char *const *paths;
 	struct hosts_set hs;
 	struct winsum *ws;
 	size_t n, nloaded = 0;
 	bool incomplete = false;
-	int ch, rc;
+	int rc;
 
-	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS, longopts,
-	    NULL)) != -1) {
-		if (client_common_option(cl, ch, optarg))
-			continue;
-		switch (ch) {
-		case OPT_WINDOW:
-			window = optarg;
-			break;
-		case OPT_JSON:
-			fmt = F_JSON;
-			break;
-		case OPT_CSV:
-			fmt = F_CSV;
-			break;
-		case 'h':
-			return usage(stdout, CLIENT_EXIT_OK);
-		default:
-			return usage(stderr, CLIENT_EXIT_USAGE);
-		}
-	}
-	if (optind != argc || window == NULL)
-		return usage(stderr, CLIENT_EXIT_USAGE);
+	(void)argc;
+	(void)argv;
+	if (window == NULL)
+		return cmd_usage(&summary_cmd, stderr, CLIENT_EXIT_USAGE);
 	if (client_databases(cl, &paths, &n) == -1)
 		return CLIENT_EXIT_FAILED;
 	if ((rc = hosts_open(paths, n, &hs)) != CLIENT_EXIT_OK) {
@@ -580,3 +502,25 @@ cmd_summary(struct client *cl, int argc, char *argv[])
 	}
 	return incomplete ? CLIENT_EXIT_INCOMPLETE : CLIENT_EXIT_OK;
 }
+
+static const struct option summary_longopts[] = {
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "csv", no_argument, NULL, OPT_CSV },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct cmd_spec summary_cmd = {
+	.usage =
+	    "usage: spyremon summary --window TAG|ID [--json | --csv]\n"
+	    "\n"
+	    "The window's summary per card: duration, samples, coverage, gaps,\n"
+	    "energy (also net of idle), power, temperature, busy, bandwidths and\n"
+	    "memory peaks, with notes on the quality of the data.  A tag means\n"
+	    "the newest window with it.  With several --db (one per host), the\n"
+	    "window of each, each row carrying its host.\n",
+	.longopts = summary_longopts,
+	.opts_size = sizeof(struct summary_opts),
+	.option = summary_option,
+	.run = summary_run,
+};

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "client.h"
+#include "cmd.h"
 #include "json.h"
 #include "timeparse.h"
 #include "trace.h"
@@ -28,22 +29,6 @@ enum {
 	OPT_JSON = CLIENT_OPT_FIRST_FREE,
 	OPT_STEP_PATTERN,
 };
-
-static int
-usage(FILE *fp, int code)
-{
-	fprintf(fp,
-	    "usage: spyremon trace info FILE|DIR [--json] [--step-pattern REGEX]\n"
-	    "\n"
-	    "Describes a torch.profiler trace (.json, or gzip-compressed):\n"
-	    "its time dialect, its absolute span, its events and steps, its\n"
-	    "rank and devices; a DIR (a TensorBoard log directory) each of its\n"
-	    "*.pt.trace.json[.gz] in turn (--json: an array).  Steps are X\n"
-	    "events whose whole name matches REGEX (POSIX extended), by default\n"
-	    "%s.\n",
-	    TRACE_STEP_PATTERN);
-	return code;
-}
 
 /* ns as seconds with nine decimals: "-0.000001500 s". */
 static void
@@ -265,8 +250,8 @@ gen_info(yajl_gen g, const char *path, const struct trace_info *in)
 	gen_header(g, path, in);
 	jsonw_put_int_or_null(g, "start_ns", in->absolute, in->start_ns);
 	jsonw_put_int_or_null(g, "end_ns", in->absolute, in->end_ns);
-	json_put_time(g, "start", in->absolute, in->start_ns);
-	json_put_time(g, "end", in->absolute, in->end_ns);
+	jsonw_put_time(g, "start", in->absolute, in->start_ns);
+	jsonw_put_time(g, "end", in->absolute, in->end_ns);
 	if (!in->absolute) {
 		trace_explain_no_time(in, why, sizeof(why));
 		jsonw_str(g, "explanation");
@@ -314,51 +299,45 @@ print_json(const struct trace_list *l, const struct trace_info *in,
 	return rc;
 }
 
+struct info_opts {
+	struct trace_options opts;
+	bool json;
+};
+
 static int
-trace_info_cmd(struct client *cl, int argc, char *argv[])
+info_option(void *opts, int ch, char *arg)
 {
-	static const struct option longopts[] = {
-		CLIENT_LONGOPTS,
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "step-pattern", required_argument, NULL, OPT_STEP_PATTERN },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct trace_options opts = { .step_pattern = NULL };
+	struct info_opts *o = opts;
+
+	if (ch == OPT_JSON)
+		o->json = true;
+	else if (ch == OPT_STEP_PATTERN)
+		o->opts.step_pattern = arg;
+	return CLIENT_EXIT_OK;
+}
+
+static int
+info_run(struct client *cl, void *opts, int argc, char *argv[])
+{
+	struct info_opts *o = opts;
 	struct trace_info *info = NULL;
 	struct trace_error terr;
 	struct trace_list l = { 0 };
 	struct stat sb;
 	char msg[512];
-	bool json = false;
-	int ch, rc = CLIENT_EXIT_OK;
+	bool json = o->json;
+	int rc = CLIENT_EXIT_OK;
 
-	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS, longopts,
-	    NULL)) != -1) {
-		if (client_common_option(cl, ch, optarg))
-			continue;
-		switch (ch) {
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_STEP_PATTERN:
-			opts.step_pattern = optarg;
-			break;
-		case 'h':
-			return usage(stdout, CLIENT_EXIT_OK);
-		default:
-			return usage(stderr, CLIENT_EXIT_USAGE);
-		}
-	}
-	if (argc - optind != 1)
-		return usage(stderr, CLIENT_EXIT_USAGE);
-	if ((rc = trace_list_add(&l, NULL, argv[optind], TRACELIST_MAX,
+	(void)cl;
+	(void)argc;
+	if ((rc = trace_list_add(&l, NULL, argv[0], TRACELIST_MAX,
 	    stderr)) != CLIENT_EXIT_OK)
 		return rc;
 	/* every trace read before any is shown: the whole answer or none */
 	if ((info = calloc(l.n, sizeof(*info))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	for (size_t i = 0; i < l.n && rc == CLIENT_EXIT_OK; i++) {
-		int trc = trace_read(l.paths[i], &opts, &info[i], &terr);
+		int trc = trace_read(l.paths[i], &o->opts, &info[i], &terr);
 
 		if (trc != TRACE_OK) {
 			warnx("%s: %s", l.paths[i], trace_strerror(&terr, msg,
@@ -368,7 +347,7 @@ trace_info_cmd(struct client *cl, int argc, char *argv[])
 		}
 	}
 	if (rc == CLIENT_EXIT_OK && json)
-		rc = print_json(&l, info, stat(argv[optind], &sb) == 0 &&
+		rc = print_json(&l, info, stat(argv[0], &sb) == 0 &&
 		    S_ISDIR(sb.st_mode));
 	else if (rc == CLIENT_EXIT_OK) {
 		for (size_t i = 0; i < l.n; i++) {
@@ -384,15 +363,38 @@ trace_info_cmd(struct client *cl, int argc, char *argv[])
 	return rc;
 }
 
+static const struct option info_longopts[] = {
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "step-pattern", required_argument, NULL, OPT_STEP_PATTERN },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cmd_spec info_spec = {
+	.usage =
+	    "usage: spyremon trace info FILE|DIR [--json] [--step-pattern REGEX]\n"
+	    "\n"
+	    "Describes a torch.profiler trace (.json, or gzip-compressed):\n"
+	    "its time dialect, its absolute span, its events and steps, its\n"
+	    "rank and devices; a DIR (a TensorBoard log directory) each of its\n"
+	    "*.pt.trace.json[.gz] in turn (--json: an array).  Steps are X\n"
+	    "events whose whole name matches REGEX (POSIX extended), by default\n"
+	    TRACE_STEP_PATTERN ".\n",
+	.longopts = info_longopts,
+	.operands = 1,
+	.opts_size = sizeof(struct info_opts),
+	.option = info_option,
+	.run = info_run,
+};
+
 int
 cmd_trace(struct client *cl, int argc, char *argv[])
 {
 	if (argc < 2)
-		return usage(stderr, CLIENT_EXIT_USAGE);
+		return cmd_usage(&info_spec, stderr, CLIENT_EXIT_USAGE);
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
-		return usage(stdout, CLIENT_EXIT_OK);
+		return cmd_usage(&info_spec, stdout, CLIENT_EXIT_OK);
 	if (strcmp(argv[1], "info") == 0)
-		return trace_info_cmd(cl, argc - 1, argv + 1);
+		return cmd_run(cl, &info_spec, argc - 1, argv + 1);
 	warnx("trace: unknown subcommand '%s'", argv[1]);
-	return usage(stderr, CLIENT_EXIT_USAGE);
+	return cmd_usage(&info_spec, stderr, CLIENT_EXIT_USAGE);
 }

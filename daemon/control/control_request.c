@@ -32,6 +32,7 @@
 #include "store.h"
 #include "timeparse.h"
 #include "version.h"
+#include "window_json.h"
 #include "windows.h"
 
 /* Deepest nesting of arrays and objects a request may have. */
@@ -303,11 +304,9 @@ window_reply(const struct windows_result *res, bool with_end,
 		return control_reply_error(res->error, res->message, false, out);
 	if ((g = control_reply_open(true)) == NULL)
 		return -1;
-	jsonw_put_int(g, "id", res->id);
-	jsonw_put_str(g, "tag", res->tag);
-	jsonw_put_int(g, "begin_ns", res->begin_ns);
-	if (with_end)
-		jsonw_put_int(g, "end_ns", res->end_ns);
+	window_json_members(g, &(struct window_json){
+	    .members = with_end ? WJ_END : 0, .id = res->id, .tag = res->tag,
+	    .begin_ns = res->begin_ns, .has_end = true, .end_ns = res->end_ns });
 	yajl_gen_map_close(g);
 	return control_reply_finish(g, false, out);
 }
@@ -701,18 +700,11 @@ status_windows(yajl_gen g, const struct control_ctx *ctx)
 	for (size_t i = 0; i < n; i++) {
 		const struct window *w = &list[i];
 
-		yajl_gen_map_open(g);
-		jsonw_put_int(g, "id", w->id);
-		jsonw_put_str(g, "tag", w->tag);
-		jsonw_put_uint(g, "uid", w->uid);
-		jsonw_put_int(g, "pid", w->pid);
-		jsonw_put_int(g, "begin_ns", w->begin_ns);
-		jsonw_str(g, "meta");
-		yajl_gen_map_open(g);
-		for (size_t k = 0; k < w->nmeta; k++)
-			jsonw_put_str(g, w->meta[2 * k], w->meta[2 * k + 1]);
-		yajl_gen_map_close(g);
-		yajl_gen_map_close(g);
+		window_json(g, &(struct window_json){
+		    .members = WJ_OWNER | WJ_META, .id = w->id, .tag = w->tag,
+		    .uid = w->uid, .pid = w->pid, .begin_ns = w->begin_ns,
+		    .meta_pairs = (const char *const *)w->meta,
+		    .nmeta = w->nmeta });
 	}
 	yajl_gen_array_close(g);
 }

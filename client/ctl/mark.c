@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "cmd.h"
 #include "settle.h"
 #include "ctl.h"
 #include "format.h"
@@ -32,20 +33,6 @@ struct meta {
 	const char *value[PROTO_META_MAX];
 	size_t n;
 };
-
-static int
-usage(FILE *fp, int code)
-{
-	fprintf(fp,
-	    "usage: spyremon mark begin --tag TAG [--meta KEY=VALUE ...] [--same-tag]\n"
-	    "                           [--until-exit PID]\n"
-	    "       spyremon mark end [--tag TAG | --id N]\n"
-	    "\n"
-	    "begin opens a window and prints its id; end closes the window\n"
-	    "with that tag or id, by default the newest one you opened.\n"
-	    "With --until-exit, the window also ends when process PID exits.\n");
-	return code;
-}
 
 static void
 meta_free(struct meta *m)
@@ -89,92 +76,89 @@ meta_add(struct meta *m, const char *arg)
 	return true;
 }
 
+static const struct cmd_spec begin_spec, end_spec;
+
+struct begin_opts {
+	struct meta meta;
+	const char *tag;
+	bool same_tag;
+	int64_t until_pid;
+};
+
 static int
-mark_begin(struct client *cl, int argc, char *argv[])
+begin_option(void *opts, int ch, char *arg)
 {
-	static const struct option longopts[] = {
-		CLIENT_LONGOPTS,
-		{ "tag", required_argument, NULL, 't' },
-		{ "meta", required_argument, NULL, 'm' },
-		{ "same-tag", no_argument, NULL, OPT_SAME_TAG },
-		{ "until-exit", required_argument, NULL, OPT_UNTIL_EXIT },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct meta meta = { .n = 0 };
-	const char *tag = NULL, *why;
-	bool same_tag = false;
-	int64_t until_pid = 0;
+	struct begin_opts *o = opts;
 	char *end;
+
+	switch (ch) {
+	case 't':
+		o->tag = arg;
+		break;
+	case 'm':
+		if (!meta_add(&o->meta, arg))
+			return CLIENT_EXIT_USAGE;
+		break;
+	case OPT_SAME_TAG:
+		o->same_tag = true;
+		break;
+	case OPT_UNTIL_EXIT:
+		errno = 0;
+		o->until_pid = strtoll(arg, &end, 10);
+		if (errno != 0 || end == arg || *end != '\0' ||
+		    o->until_pid < 1 || o->until_pid > INT32_MAX) {
+			warnx("--until-exit %s: not a process ID", arg);
+			return CLIENT_EXIT_USAGE;
+		}
+		break;
+	}
+	return CLIENT_EXIT_OK;
+}
+
+static void
+begin_done(void *opts)
+{
+	meta_free(&((struct begin_opts *)opts)->meta);
+}
+
+static int
+begin_run(struct client *cl, void *opts, int argc, char *argv[])
+{
+	struct begin_opts *o = opts;
+	const char *why;
 	yajl_val reply;
 	yajl_gen g;
 	int64_t id;
-	int ch, rc;
+	int rc;
 
-	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS "t:m:", longopts,
-	    NULL)) != -1) {
-		if (client_common_option(cl, ch, optarg))
-			continue;
-		switch (ch) {
-		case 't':
-			tag = optarg;
-			break;
-		case 'm':
-			if (!meta_add(&meta, optarg)) {
-				meta_free(&meta);
-				return CLIENT_EXIT_USAGE;
-			}
-			break;
-		case OPT_SAME_TAG:
-			same_tag = true;
-			break;
-		case OPT_UNTIL_EXIT:
-			errno = 0;
-			until_pid = strtoll(optarg, &end, 10);
-			if (errno != 0 || end == optarg || *end != '\0' ||
-			    until_pid < 1 || until_pid > INT32_MAX) {
-				warnx("--until-exit %s: not a process ID",
-				    optarg);
-				meta_free(&meta);
-				return CLIENT_EXIT_USAGE;
-			}
-			break;
-		case 'h':
-			meta_free(&meta);
-			return usage(stdout, CLIENT_EXIT_OK);
-		default:
-			meta_free(&meta);
-			return usage(stderr, CLIENT_EXIT_USAGE);
-		}
-	}
-	if (optind != argc || tag == NULL) {
-		if (tag == NULL)
+	(void)argv;
+	if (argc != 0 || o->tag == NULL) {
+		if (o->tag == NULL)
 			warnx("mark begin needs --tag");
-		meta_free(&meta);
-		return usage(stderr, CLIENT_EXIT_USAGE);
+		return cmd_usage(&begin_spec, stderr, CLIENT_EXIT_USAGE);
 	}
-	if (!proto_tag_valid(tag, &why)) {
-		warnx("--tag %s: %s", tag, why);
-		meta_free(&meta);
+	if (!proto_tag_valid(o->tag, &why)) {
+		warnx("--tag %s: %s", o->tag, why);
 		return CLIENT_EXIT_USAGE;
 	}
 
 	g = ctl_request_new("begin");
 	jsonw_str(g, "tag");
-	jsonw_str(g, tag);
+	jsonw_str(g, o->tag);
 	jsonw_str(g, "meta");
 	yajl_gen_map_open(g);
-	for (size_t i = 0; i < meta.n; i++) {
-		jsonw_str(g, meta.key[i]);
-		jsonw_str(g, meta.value[i]);
+	for (size_t i = 0; i < o->meta.n; i++) {
+		jsonw_str(g, o->meta.key[i]);
+		jsonw_str(g, o->meta.value[i]);
 	}
 	yajl_gen_map_close(g);
 	jsonw_str(g, "same_tag");
-	yajl_gen_bool(g, same_tag);
-	if (until_pid > 0) {
+	yajl_gen_bool(g, o->same_tag);
+	if (o->until_pid > 0) {
 		jsonw_str(g, "until_pid");
-		yajl_gen_integer(g, until_pid);
+		yajl_gen_integer(g, o->until_pid);
 	}
-	meta_free(&meta);
+	meta_free(&o->meta);
 	if ((rc = ctl_request_send(cl, g, &reply)) != CLIENT_EXIT_OK)
 		return rc;
 	if (!json_int(reply, "id", &id)) {
@@ -228,60 +212,60 @@ print_ended(yajl_val reply)
 	putchar('\n');
 }
 
+struct end_opts {
+	const char *tag;
+	bool have_id;
+	int64_t id;
+};
+
 static int
-mark_end(struct client *cl, int argc, char *argv[])
+end_option(void *opts, int ch, char *arg)
 {
-	static const struct option longopts[] = {
-		CLIENT_LONGOPTS,
-		{ "tag", required_argument, NULL, 't' },
-		{ "id", required_argument, NULL, 'i' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *tag = NULL, *why;
-	bool have_id = false;
+	struct end_opts *o = opts;
+
+	switch (ch) {
+	case 't':
+		o->tag = arg;
+		break;
+	case 'i':
+		if (!parse_id(arg, &o->id)) {
+			warnx("--id %s: not a window id", arg);
+			return CLIENT_EXIT_USAGE;
+		}
+		o->have_id = true;
+		break;
+	}
+	return CLIENT_EXIT_OK;
+}
+
+static int
+end_run(struct client *cl, void *opts, int argc, char *argv[])
+{
+	struct end_opts *o = opts;
+	const char *why;
 	yajl_val reply;
 	yajl_gen g;
-	int64_t id = 0;
-	int ch, rc;
+	int64_t id;
+	int rc;
 
-	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS "t:i:", longopts,
-	    NULL)) != -1) {
-		if (client_common_option(cl, ch, optarg))
-			continue;
-		switch (ch) {
-		case 't':
-			tag = optarg;
-			break;
-		case 'i':
-			if (!parse_id(optarg, &id)) {
-				warnx("--id %s: not a window id", optarg);
-				return CLIENT_EXIT_USAGE;
-			}
-			have_id = true;
-			break;
-		case 'h':
-			return usage(stdout, CLIENT_EXIT_OK);
-		default:
-			return usage(stderr, CLIENT_EXIT_USAGE);
-		}
-	}
-	if (optind != argc || (tag != NULL && have_id)) {
-		if (tag != NULL && have_id)
+	(void)argv;
+	if (argc != 0 || (o->tag != NULL && o->have_id)) {
+		if (o->tag != NULL && o->have_id)
 			warnx("mark end takes --tag or --id, not both");
-		return usage(stderr, CLIENT_EXIT_USAGE);
+		return cmd_usage(&end_spec, stderr, CLIENT_EXIT_USAGE);
 	}
-	if (tag != NULL && !proto_tag_valid(tag, &why)) {
-		warnx("--tag %s: %s", tag, why);
+	if (o->tag != NULL && !proto_tag_valid(o->tag, &why)) {
+		warnx("--tag %s: %s", o->tag, why);
 		return CLIENT_EXIT_USAGE;
 	}
 
 	g = ctl_request_new("end");
-	if (tag != NULL) {
+	if (o->tag != NULL) {
 		jsonw_str(g, "tag");
-		jsonw_str(g, tag);
-	} else if (have_id) {
+		jsonw_str(g, o->tag);
+	} else if (o->have_id) {
 		jsonw_str(g, "id");
-		yajl_gen_integer(g, id);
+		yajl_gen_integer(g, o->id);
 	}
 	if ((rc = ctl_request_send(cl, g, &reply)) != CLIENT_EXIT_OK)
 		return rc;
@@ -295,17 +279,61 @@ mark_end(struct client *cl, int argc, char *argv[])
 	return rc;
 }
 
+static const struct option begin_longopts[] = {
+	{ "tag", required_argument, NULL, 't' },
+	{ "meta", required_argument, NULL, 'm' },
+	{ "same-tag", no_argument, NULL, OPT_SAME_TAG },
+	{ "until-exit", required_argument, NULL, OPT_UNTIL_EXIT },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct option end_longopts[] = {
+	{ "tag", required_argument, NULL, 't' },
+	{ "id", required_argument, NULL, 'i' },
+	{ NULL, 0, NULL, 0 },
+};
+
+#define MARK_USAGE \
+	    "usage: spyremon mark begin --tag TAG [--meta KEY=VALUE ...] [--same-tag]\n" \
+	    "                           [--until-exit PID]\n" \
+	    "       spyremon mark end [--tag TAG | --id N]\n" \
+	    "\n" \
+	    "begin opens a window and prints its id; end closes the window\n" \
+	    "with that tag or id, by default the newest one you opened.\n" \
+	    "With --until-exit, the window also ends when process PID exits.\n" \
+
+static const struct cmd_spec begin_spec = {
+	.usage = MARK_USAGE,
+	.shortopts = "t:m:",
+	.longopts = begin_longopts,
+	.operands = CMD_ANY_OPERANDS,	/* checked with --tag */
+	.opts_size = sizeof(struct begin_opts),
+	.option = begin_option,
+	.run = begin_run,
+	.done = begin_done,
+};
+
+static const struct cmd_spec end_spec = {
+	.usage = MARK_USAGE,
+	.shortopts = "t:i:",
+	.longopts = end_longopts,
+	.operands = CMD_ANY_OPERANDS,	/* checked with --tag and --id */
+	.opts_size = sizeof(struct end_opts),
+	.option = end_option,
+	.run = end_run,
+};
+
 int
 cmd_mark(struct client *cl, int argc, char *argv[])
 {
 	if (argc >= 2 && strcmp(argv[1], "begin") == 0)
-		return mark_begin(cl, argc - 1, argv + 1);
+		return cmd_run(cl, &begin_spec, argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "end") == 0)
-		return mark_end(cl, argc - 1, argv + 1);
+		return cmd_run(cl, &end_spec, argc - 1, argv + 1);
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0))
-		return usage(stdout, CLIENT_EXIT_OK);
+		return cmd_usage(&begin_spec, stdout, CLIENT_EXIT_OK);
 	if (argc >= 2)
 		warnx("mark %s: say begin or end", argv[1]);
-	return usage(stderr, CLIENT_EXIT_USAGE);
+	return cmd_usage(&begin_spec, stderr, CLIENT_EXIT_USAGE);
 }

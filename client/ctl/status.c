@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "cmd.h"
 #include "ctl.h"
 #include "format.h"
 #include "json.h"
@@ -28,18 +29,6 @@ enum { OPT_JSON = CLIENT_OPT_FIRST_FREE };
 
 /* Stamps after 2001-09-09 are points in time; smaller _ns are spans. */
 #define TIME_NS_MIN	1000000000000000000LL
-
-static int
-usage(FILE *fp, int code)
-{
-	fprintf(fp,
-	    "usage: spyremon status [-v | --verbose] [--json]\n"
-	    "\n"
-	    "Shows the daemon, aiu-smi, the database, the open windows and a\n"
-	    "line per card: its newest sample and where its metrics come from.\n"
-	    "-v shows everything the daemon reports; --json its reply as is.\n");
-	return code;
-}
 
 static bool
 ends_with(const char *s, const char *suffix)
@@ -640,7 +629,7 @@ print_json(yajl_val reply)
 		if (strcmp(reply->u.object.keys[i], "ok") == 0)
 			continue;
 		jsonw_str(g, reply->u.object.keys[i]);
-		json_gen_value(g, reply->u.object.values[i]);
+		jsonw_value(g, reply->u.object.values[i]);
 	}
 	yajl_gen_map_close(g);
 	if (json_gen_flush(g, stdout) == -1)
@@ -649,40 +638,34 @@ print_json(yajl_val reply)
 	return rc;
 }
 
-int
-cmd_status(struct client *cl, int argc, char *argv[])
+struct status_opts {
+	bool json, verbose;
+};
+
+static int
+status_option(void *opts, int ch, char *arg)
 {
-	static const struct option longopts[] = {
-		CLIENT_LONGOPTS,
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct status_opts *o = opts;
+
+	(void)arg;
+	if (ch == OPT_JSON)
+		o->json = true;
+	else if (ch == 'v')
+		o->verbose = true;
+	return CLIENT_EXIT_OK;
+}
+
+static int
+status_run(struct client *cl, void *opts, int argc, char *argv[])
+{
+	struct status_opts *o = opts;
 	const char *path;
-	bool json = false, verbose = false;
 	yajl_val reply;
 	yajl_gen g;
-	int ch, rc;
+	int rc;
 
-	while ((ch = getopt_long(argc, argv, CLIENT_SHORTOPTS "v", longopts,
-	    NULL)) != -1) {
-		if (client_common_option(cl, ch, optarg))
-			continue;
-		switch (ch) {
-		case OPT_JSON:
-			json = true;
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'h':
-			return usage(stdout, CLIENT_EXIT_OK);
-		default:
-			return usage(stderr, CLIENT_EXIT_USAGE);
-		}
-	}
-	if (optind != argc)
-		return usage(stderr, CLIENT_EXIT_USAGE);
+	(void)argc;
+	(void)argv;
 	if ((path = client_socket(cl)) == NULL)
 		return CLIENT_EXIT_FAILED;
 	if ((g = json_gen_new(false)) == NULL)
@@ -697,9 +680,9 @@ cmd_status(struct client *cl, int argc, char *argv[])
 	yajl_gen_free(g);
 	if (rc != CLIENT_EXIT_OK)
 		return rc;
-	if (json)
+	if (o->json)
 		rc = print_json(reply);
-	else if (verbose)
+	else if (o->verbose)
 		print_text(reply);
 	else
 		status_print_brief(reply);
@@ -710,3 +693,23 @@ cmd_status(struct client *cl, int argc, char *argv[])
 	yajl_tree_free(reply);
 	return rc;
 }
+
+static const struct option status_longopts[] = {
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct cmd_spec status_cmd = {
+	.usage =
+	    "usage: spyremon status [-v | --verbose] [--json]\n"
+	    "\n"
+	    "Shows the daemon, aiu-smi, the database, the open windows and a\n"
+	    "line per card: its newest sample and where its metrics come from.\n"
+	    "-v shows everything the daemon reports; --json its reply as is.\n",
+	.shortopts = "v",
+	.longopts = status_longopts,
+	.opts_size = sizeof(struct status_opts),
+	.option = status_option,
+	.run = status_run,
+};
