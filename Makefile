@@ -52,7 +52,7 @@ endif
 # ---- sources, one list per folder ----
 
 COMMON_SRCS = common/log.c common/timeparse.c common/metrics.c common/proto.c \
-	common/config.c common/config_source.c common/config_print.c common/csvparse.c \
+	common/config.c common/config_keys.c common/config_source.c common/config_print.c common/csvparse.c \
 	common/inventory.c common/rowring.c common/jsonw.c common/window_json.c \
 	common/energy.c common/clocksync.c common/metricfile.c \
 	common/metricfile_json.c common/regfile.c

@@ -27,8 +27,6 @@
 #include "timeparse.h"
 
 #define CONFIG_MAX_BYTES	(1024 * 1024)
-/* Past this many errors the rest are dropped, so no input can make the report huge. */
-#define CONFIG_MAX_ERRORS	100
 /*
  * Deepest nesting of mappings and sequences.  A real config is four deep
  * (top, source, metric_files, a list); libyaml takes seconds over inputs
@@ -121,83 +119,13 @@ static const struct key top_keys[] = {
 };
 
 
-/* Report an error at mark (NULL: about the whole file). */
-void
-cfg_report(struct loader *ld, const yaml_mark_t *mark, const char *fmt, ...)
-{
-	va_list ap;
-	char *msg;
-	int r;
-
-	if (ld->nerrors++ >= CONFIG_MAX_ERRORS)
-		return;
-	va_start(ap, fmt);
-	r = vasprintf(&msg, fmt, ap);
-	va_end(ap);
-	if (r == -1) {
-		ld->oom = true;
-		return;
-	}
-	if (config_errors_add(ld->errs, config_error_text(&ld->in, mark, msg)) == -1)
-		ld->oom = true;
-	free(msg);
-}
 
 
 
 
-bool
-cfg_is_null(const yaml_node_t *node)
-{
-	static const char *const nulls[] = { "", "~", "null", "Null", "NULL" };
 
-	if (node->type != YAML_SCALAR_NODE ||
-	    node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-		return false;
-	for (size_t i = 0; i < sizeof(nulls) / sizeof(nulls[0]); i++)
-		if (strcmp(cfg_scalar(node), nulls[i]) == 0)
-			return true;
-	return false;
-}
 
-void
-cfg_report_type(struct loader *ld, const char *dotted, const char *what, const yaml_node_t *node)
-{
-	char got[64];
 
-	config_describe_node(node, got, sizeof(got));
-	cfg_report(ld, &node->start_mark, "%s: expected %s, got %s", dotted, what, got);
-}
-
-/* Check that node is a scalar without NUL bytes; else report it. */
-bool
-cfg_want_scalar(struct loader *ld, const struct key *k, const char *dotted,
-    const yaml_node_t *node)
-{
-	if (node->type != YAML_SCALAR_NODE) {
-		cfg_report_type(ld, dotted, k->what, node);
-		return false;
-	}
-	if (cfg_scalar_has_nul(node)) {
-		cfg_report(ld, &node->start_mark, "%s: contains a NUL character", dotted);
-		return false;
-	}
-	return true;
-}
-
-/* Replace the string at *slot with a copy of value. */
-void
-cfg_set_string(struct loader *ld, char **slot, const char *value)
-{
-	char *copy = strdup(value);
-
-	if (copy == NULL) {
-		ld->oom = true;
-		return;
-	}
-	free(*slot);
-	*slot = copy;
-}
 
 /* The known key closest to name, if it is a plausible typo of it. */
 static const char *
@@ -316,32 +244,9 @@ parse_mapping(struct loader *ld, const struct key *k, const char *dotted,
 	walk_mapping(ld, doc, k->subkeys, dotted, node, k->what, k->check);
 }
 
-void
-cfg_parse_string(struct loader *ld, const struct key *k, const char *dotted,
-    yaml_document_t *doc, yaml_node_t *node)
-{
-	(void)doc;
-	if (!cfg_want_scalar(ld, k, dotted, node))
-		return;
-	if (node->data.scalar.length == 0) {
-		cfg_report(ld, &node->start_mark, "%s: must not be empty", dotted);
-		return;
-	}
-	if (k->max != 0 && node->data.scalar.length >= k->max) {
-		cfg_report(ld, &node->start_mark, "%s: %zu bytes is too long (at most %" PRIu64 ")",
-		    dotted, node->data.scalar.length, k->max - 1);
-		return;
-	}
-	cfg_set_string(ld, cfg_field(ld, k), cfg_scalar(node));
-}
 
 
 
-bool
-cfg_all_digits(const char *s)
-{
-	return *s != '\0' && strspn(s, "0123456789") == strlen(s);
-}
 
 /* Report value unless min <= value <= max; names values with format. */
 static bool

@@ -2,7 +2,8 @@
  * config_keys: what the files that read spyremond.yaml share (config.c,
  * the walk and the key tables; config_source.c, the source section's
  * values): the loader, a key's entry in a table, and the helpers a key's
- * parser reports through.  Nothing else includes this.
+ * parser reports through (config_keys.c, below both).  Nothing else
+ * includes this.
  */
 #ifndef SPYREMON_CONFIG_KEYS_H
 #define SPYREMON_CONFIG_KEYS_H
@@ -17,6 +18,8 @@
 #include "timeparse.h"
 
 #define GROUP_LETTERS		"DRMUPSA"
+/* Past this many errors the rest are dropped, so no input can make the report huge. */
+#define CONFIG_MAX_ERRORS	100
 
 #define MSEC			NSEC_PER_MSEC
 #define SEC			NSEC_PER_SEC
@@ -92,7 +95,7 @@ void cfg_set_string(struct loader *ld, char **slot, const char *value);
 /* s is one or more ASCII digits. */
 bool cfg_all_digits(const char *s);
 
-/* A string key (max bounds its length); config.c. */
+/* A string key (max bounds its length). */
 key_parser cfg_parse_string;
 
 /* The source section's values (config_source.c). */
