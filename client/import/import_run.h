@@ -21,7 +21,7 @@
 
 #include "csvparse.h"
 #include "import_parse.h"
-#include "store.h"
+#include "storedb.h"
 
 #define IMPORT_FLUSH_ROWS	4096	/* rows buffered between flushes */
 #define IMPORT_MAX_ERRORS	20	/* bad lines shown; the rest are counted */
