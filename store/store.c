@@ -200,7 +200,12 @@ store_window_get(struct store *st, int64_t id, struct store_window **out)
 int
 store_windows_open(struct store *st, struct store_window **out, size_t *n)
 {
-	return writer_windows_open(st, out, n);
+	int rc;
+
+	writer_lock_db(st);
+	rc = writer_windows_open(st, out, n);
+	pthread_mutex_unlock(&st->dbmu);
+	return rc;
 }
 
 int

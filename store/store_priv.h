@@ -355,7 +355,8 @@ int writer_window_restarts(struct store *st, int64_t id, unsigned restarts);
 int writer_summarize_due(struct store *st, int64_t settle_ns,
     int64_t idle_lookback_ns);
 int writer_window_get(struct store *st, int64_t id, struct store_window **out);
-/* store_windows_open: the windows stored open, with the queued changes. */
+/* store_windows_open: the windows stored open, with the queued changes;
+ * st->dbmu held (writer_lock_db), so that the thread changes none. */
 int writer_windows_open(struct store *st, struct store_window **out,
     size_t *n);
 /* store_windows_abandon: drop the windows' completions, queue the marking. */

@@ -222,8 +222,7 @@ writer_windows_open(struct store *st, struct store_window **out, size_t *n)
 
 	*out = NULL;
 	*n = 0;
-	/* the thread changes w->open only under dbmu, the queue under mu */
-	writer_lock_db(st);
+	/* the thread changes w->open only under dbmu (held), the queue under mu */
 	pthread_mutex_lock(&st->mu);
 	cap = w->nopen + w->njobs;
 	if (cap > 0 && (v = calloc(cap, sizeof(*v))) == NULL)
@@ -237,7 +236,6 @@ writer_windows_open(struct store *st, struct store_window **out, size_t *n)
 		    (rc = window_copy(&v[count], &j->win)) == 0)
 			count++;
 	pthread_mutex_unlock(&st->mu);
-	pthread_mutex_unlock(&st->dbmu);
 	if (rc == -1) {
 		log_warnx("%s: open windows: out of memory", st->path);
 		writer_windows_free(v, count);
