@@ -9,7 +9,7 @@
  * nor readers ever wait long.
  *
  * Profiling windows protect their samples.  A window is protected while it
- * is open, not yet summarized (store_window_summarize), or ended less than
+ * is open, not yet summarized (store_summary.c), or ended less than
  * windows_max_age ago.  It covers a row at ts of
  * interval D when ts lies in [begin - D, end + D], or is at least begin - D
  * while the window is open: the row just after the end describes

@@ -137,7 +137,7 @@ struct store {
 	struct store_catalog cat;
 	sqlite3_stmt *insert;	/* columns: fixed seven, then cat.cols in order */
 	sqlite3_stmt *begin, *commit, *rollback;
-	bool in_tx;		/* inside store_tx_begin .. store_tx_commit */
+	bool in_tx;		/* inside storedb_tx_begin .. storedb_tx_commit */
 
 	/*
 	 * Buffered rows: struct pending_row headers, with cells POOL_VALUES
@@ -180,10 +180,10 @@ struct store {
 	size_t inflight;	/* rows the writer took and has not settled */
 	dev_t dev;		/* the database file, to notice its replacement */
 	ino_t ino;
-	uint64_t file_bytes;	/* with a writer: its size after the last flush */
+	uint64_t file_bytes;	/* the writer's: its size after the last flush */
 	uint64_t appended;	/* rows appended since open */
 	int64_t sync_min_through;	/* a row stamped this late nudges the writer */
-	/* with a writer: store_host as read before it started (-1: failed) */
+	/* store_host: storedb_host as read before the writer started (-1: failed) */
 	int host_rc;
 	char host[256], machine_id[256];
 };

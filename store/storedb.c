@@ -295,7 +295,7 @@ row_bind(struct store *st, const struct rowring *ring, size_t k)
  * Insert every buffered row inside the open transaction.  A row whose key
  * is already stored (possible only across a restart with the clock set
  * back) is skipped and counted in *skipped rather than blocking the rest;
- * inside a caller's transaction (store_tx_begin) it is named and fails
+ * inside a caller's transaction (storedb_tx_begin) it is named and fails
  * the write instead, since an import must not lose rows silently.
  * Then the counters that count them (counters.c), in the same transaction.
  * Returns an SQLite result code.
@@ -359,7 +359,7 @@ flush_failed(struct store *st)
 		    suppressed);
 }
 
-/* store_flush inside the caller's transaction: any failure ends it. */
+/* storedb_flush inside the caller's transaction: any failure ends it. */
 static int
 flush_in_tx(struct store *st)
 {

@@ -4,8 +4,9 @@
  * (the window_summary tables of spyremon-schema(5)).
  *
  * summary_compute reads the samples through any connection, the
- * daemon's or a reader's; the store writes its result with
- * store_window_summarize, and summary_load reads it back.
+ * daemon's or a reader's; the store writes its result (store_summary.c:
+ * a window's completion in the daemon, storedb_window_summarize and
+ * storedb_windows_summarize_due otherwise), and summary_load reads it back.
  *
  * The figures, over the window [begin, end], of the samples whose interval
  * (ts - interval, ts] overlaps it:

@@ -1,6 +1,6 @@
 /*
  * writer: the thread that owns the daemon's SQLite connection (contract
- * in store.h, store_writer_start).
+ * in store.h: store_open starts it).
  *
  * The event loop only ever touches memory: rows go into the store's ring
  * under st->mu, window changes, device maps, cards, aiu-smi's version and
