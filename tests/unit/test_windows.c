@@ -168,7 +168,8 @@ sql_text(const struct fx *f, const char *sql)
 	    NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
 	if (sqlite3_step(s) == SQLITE_ROW)
-		v = strdup((const char *)sqlite3_column_text(s, 0));
+		v = strdup(sqlite3_column_type(s, 0) == SQLITE_NULL ? "(null)" :
+		    (const char *)sqlite3_column_text(s, 0));
 	sqlite3_finalize(s);
 	sqlite3_close(db);
 	return v;
@@ -761,6 +762,24 @@ assert_auto_closed(const struct fx *f, int64_t id, int64_t end_ns)
 	assert_false(is_open(f, id));
 }
 
+/*
+ * Window id ended as the daemon started: it spanned the time the daemon
+ * was not running, so it is marked incomplete, never complete.
+ */
+static void
+assert_abandoned(const struct fx *f, int64_t id)
+{
+	char sql[128], *why;
+
+	snprintf(sql, sizeof(sql), "SELECT incomplete FROM windows WHERE id = %"
+	    PRId64, id);
+	assert_non_null(why = sql_text(f, sql));
+	assert_string_equal(why, STORE_WHY_ABANDONED);
+	free(why);
+	assert_int_equal(sql_int(f, "SELECT complete_ns FROM windows WHERE id = %"
+	    PRId64, id), INT64_MIN);
+}
+
 static void
 test_expire(void **state)
 {
@@ -777,6 +796,9 @@ test_expire(void **state)
 	assert_int_equal(windows_expire(f->w, T0 + HOUR), 1);
 	/* ended at its time, not when the expiry ran */
 	assert_auto_closed(f, a, T0 + HOUR);
+	/* while running: complete once its samples (none here) are stored */
+	assert_true(sql_int(f, "SELECT complete_ns FROM windows WHERE id = %"
+	    PRId64, a) > 0);
 	assert_int_equal(f->closed, 0);
 	assert_int_equal(windows_next_expiry(f->w), T0 + 90 * MINUTE);
 	/* late: still ends at begin + max_open */
@@ -800,11 +822,13 @@ test_expire_at_start(void **state)
 	    T0 - 10 * MINUTE, "{}", NULL, 0, &recent), 0);
 	fx_start(f, (uint64_t)HOUR, T0);
 	assert_auto_closed(f, old, T0 - HOUR);
+	assert_abandoned(f, old);
 	assert_true(is_open(f, recent));
 	assert_int_equal(f->opened, 1);
 	assert_int_equal(f->closed, 0);
 	fx_restart(f, (uint64_t)HOUR, T0 + HOUR);
 	assert_auto_closed(f, recent, T0 + 50 * MINUTE);
+	assert_abandoned(f, recent);
 	/* nothing open after loading: no notification at all */
 	assert_int_equal(f->opened, 1);
 	assert_int_equal(f->closed, 0);
