@@ -86,7 +86,7 @@ struct store_stats {
 	uint64_t recreated;		/* times the file was deleted or replaced and made again */
 };
 
-/* The limits retention keeps to, in the writer thread (storedb_retention_step). */
+/* The limits retention keeps to, in steps between the thread's flushes. */
 void store_set_retention(struct store *st, const struct store_retention *r);
 
 /*
@@ -94,8 +94,9 @@ void store_set_retention(struct store *st, const struct store_retention *r);
  * (the directory must exist), and migrate its schema forward to
  * SCHEMA_VERSION.  A database newer than this build is refused.  Then
  * start the writer thread: windows that ended before the last daemon
- * stopped and are not complete are marked incomplete.  max_pending bounds the rows buffered while writes fail; past it the
- * oldest buffered rows are dropped and counted.
+ * stopped and are not complete are marked incomplete.  max_pending
+ * bounds the rows buffered while writes fail; past it the oldest
+ * buffered rows are dropped and counted.
  */
 int store_open(const char *path, size_t max_pending, struct store **out);
 
