@@ -47,7 +47,7 @@ struct import_key {
 struct import_metric {
 	char key[CSV_KEY_MAX];
 	char unit[CSV_UNIT_MAX];
-	int id;			/* store_metric's */
+	int id;			/* storedb_metric's */
 };
 
 /* A device's mapping to a metric file and bus ID, as read so far. */

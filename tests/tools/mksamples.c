@@ -96,7 +96,7 @@ sample_line(struct store *st, char *line)
 			bad("want KEY=VALUE");
 		*eq = '\0';
 		if (storedb_metric(st, tok, "", &ids[s.nvalues]) == -1)
-			bad("store_metric failed");
+			bad("storedb_metric failed");
 		vals[s.nvalues++] = parse_value(eq + 1);
 	}
 	storedb_append(st, &s);
