@@ -56,9 +56,10 @@ COMMON_SRCS = common/log.c common/timeparse.c common/metrics.c common/proto.c \
 	common/inventory.c common/rowring.c common/jsonw.c common/window_json.c \
 	common/energy.c common/clocksync.c common/metricfile.c \
 	common/metricfile_json.c common/regfile.c
-STORE_SRCS = store/sql.c store/catalog.c store/store.c store/dbfile.c store/retention.c \
+STORE_SRCS = store/sql.c store/catalog.c store/store.c store/storebuf.c store/storedb.c \
+	store/dbfile.c store/retention.c \
 	store/store_windows.c store/store_import.c store/counters.c \
-	store/summary.c store/summary_rw.c store/store_summary.c \
+	store/summary.c store/summary_idle.c store/summary_rw.c store/store_summary.c \
 	store/bestsrc.c \
 	store/writer.c store/writer_jobs.c store/writer_sync.c \
 	store/smiversion.c

@@ -5,7 +5,7 @@
  *   build/bench-ingest [rows] [dir]        (defaults: 100000 rows, $TMPDIR or /tmp)
  *
  * For 8 cards and every metric of metric_defs, in batches of 800 rows (one
- * second at 8 cards x 100 Hz), it times (a) store_append + store_flush and
+ * second at 8 cards x 100 Hz), it times (a) storedb_append + storedb_flush and
  * (b) raw prepared INSERTs of the same rows, already scaled, into the same
  * schema, one transaction per batch, with the same pragmas.  Each is run 7
  * times on a fresh database, alternating, and the medians and their ratio
@@ -23,7 +23,7 @@
 #include "csvparse.h"
 #include "log.h"
 #include "metrics.h"
-#include "store.h"
+#include "storedb.h"
 #include "timeparse.h"
 
 #define CARDS	8
@@ -113,16 +113,16 @@ store_fresh(int *ids)
 	struct store *st;
 
 	db_remove();
-	if (store_open(path, BATCH * 4, &st) == -1)
-		fatalx(1, "store_open %s", path);
+	if (storedb_open(path, BATCH * 4, &st) == -1)
+		fatalx(1, "storedb_open %s", path);
 	for (size_t i = 0; i < metric_ndefs; i++)
-		if (store_metric(st, metric_defs[i].key, metric_defs[i].unit,
+		if (storedb_metric(st, metric_defs[i].key, metric_defs[i].unit,
 		    &ids[i]) == -1)
-			fatalx(1, "store_metric");
+			fatalx(1, "storedb_metric");
 	return st;
 }
 
-/* (a) rows/s through store_append + store_flush; *bpv: bytes per value. */
+/* (a) rows/s through storedb_append + storedb_flush; *bpv: bytes per value. */
 static double
 run_store(const struct rows *r, double *bpv)
 {
@@ -140,16 +140,16 @@ run_store(const struct rows *r, double *bpv)
 			.values = &r->values[i * r->nm],
 		};
 
-		store_append(st, &s);
-		if ((i + 1) % BATCH == 0 && store_flush(st) == -1)
-			fatalx(1, "store_flush");
+		storedb_append(st, &s);
+		if ((i + 1) % BATCH == 0 && storedb_flush(st) == -1)
+			fatalx(1, "storedb_flush");
 	}
-	if (store_flush(st) == -1)
-		fatalx(1, "store_flush");
+	if (storedb_flush(st) == -1)
+		fatalx(1, "storedb_flush");
 	t1 = now_monotonic_ns();
-	store_get_stats(st, &ss);
+	storedb_get_stats(st, &ss);
 	*bpv = (double)ss.file_bytes / (double)(r->n * r->nm);
-	store_close(st);
+	storedb_close(st);
 	return (double)r->n / ((double)(t1 - t0) / 1e9);
 }
 
@@ -213,7 +213,7 @@ run_raw(const struct rows *r)
 	uint64_t t0, t1;
 	sqlite3 *db;
 
-	store_close(store_fresh(ids));
+	storedb_close(store_fresh(ids));
 	if (sqlite3_open(path, &db) != SQLITE_OK)
 		fatalx(1, "open %s", path);
 	exec_or_die(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
@@ -296,9 +296,9 @@ parse_line(void *arg, const char *line, size_t len, bool overlong)
 		for (int c = 0; c < ps->p.ncols; c++) {
 			ps->col_metric[c] = -1;
 			if (ps->p.cols[c].role == CSV_ROLE_METRIC &&
-			    store_metric(ps->st, ps->p.cols[c].key,
+			    storedb_metric(ps->st, ps->p.cols[c].key,
 			    ps->p.cols[c].unit, &ps->col_metric[c]) == -1)
-				fatalx(1, "store_metric");
+				fatalx(1, "storedb_metric");
 		}
 		return;
 	case CSV_ROW:
@@ -323,9 +323,9 @@ parse_line(void *arg, const char *line, size_t len, bool overlong)
 	s.nvalues = n;
 	s.metric = ps->ids;
 	s.values = ps->vals;
-	store_append(ps->st, &s);
-	if (++ps->rows % BATCH == 0 && store_flush(ps->st) == -1)
-		fatalx(1, "store_flush");
+	storedb_append(ps->st, &s);
+	if (++ps->rows % BATCH == 0 && storedb_flush(ps->st) == -1)
+		fatalx(1, "storedb_flush");
 }
 
 /* (c) rows/s from CSV text through csvparse and the store, in reads of one interval. */
@@ -340,8 +340,8 @@ run_parse(const char *csv, size_t len, size_t nrows)
 	if (ps == NULL || lb == NULL)
 		fatal(1, "calloc");
 	db_remove();
-	if (store_open(path, BATCH * 4, &ps->st) == -1)
-		fatalx(1, "store_open %s", path);
+	if (storedb_open(path, BATCH * 4, &ps->st) == -1)
+		fatalx(1, "storedb_open %s", path);
 	csv_parser_init(&ps->p);
 	/* one read per interval, as the daemon sees the pipe at 100 Hz */
 	interval_bytes = len / (nrows / CARDS);
@@ -353,12 +353,12 @@ run_parse(const char *csv, size_t len, size_t nrows)
 		csv_lines_feed(lb, csv + off, n, parse_line, ps);
 		off += n;
 	}
-	if (store_flush(ps->st) == -1)
-		fatalx(1, "store_flush");
+	if (storedb_flush(ps->st) == -1)
+		fatalx(1, "storedb_flush");
 	t1 = now_monotonic_ns();
 	if (ps->rows != nrows)
 		fatalx(1, "parsed %zu rows of %zu", ps->rows, nrows);
-	store_close(ps->st);
+	storedb_close(ps->st);
 	free(ps);
 	free(lb);
 	return (double)nrows / ((double)(t1 - t0) / 1e9);
@@ -409,7 +409,7 @@ main(int argc, char **argv)
 	mc = median(c, REPEATS);
 	printf("%zu rows x %zu metrics, %d cards, batches of %d rows\n", n,
 	    r.nm, CARDS, BATCH);
-	printf("median store_append+store_flush: %.0f rows/s (%.0f values/s)\n",
+	printf("median storedb_append+storedb_flush: %.0f rows/s (%.0f values/s)\n",
 	    ma, ma * (double)r.nm);
 	printf("median CSV parse + store:        %.0f rows/s\n", mc);
 	printf("median raw prepared inserts:     %.0f rows/s\n", mb);

@@ -29,7 +29,7 @@
 
 #include "log.h"
 #include "metrics.h"
-#include "store.h"
+#include "storedb.h"
 #include "timeparse.h"
 
 #define CARDS		8
@@ -117,10 +117,10 @@ gen_row(struct gen *g, int64_t ts_ns, int card, uint32_t interval_ms)
 
 	for (size_t m = 0; m < metric_ndefs; m++)
 		walk_step(&g->walks[m], card, &g->vals[m]);
-	store_append(g->st, &s);
+	storedb_append(g->st, &s);
 	g->rows++;
 	if (++g->pending == BATCH) {
-		if (store_flush(g->st) == -1)
+		if (storedb_flush(g->st) == -1)
 			fatalx(1, "store_flush");
 		g->pending = 0;
 	}
@@ -174,17 +174,17 @@ main(int argc, char *argv[])
 	wend_ns = wbegin_ns + WINDOW_S * (int64_t)NSEC_PER_SEC;
 
 	t0 = (int64_t)now_monotonic_ns();
-	if (store_open(argv[0], BATCH, &g.st) == -1)
+	if (storedb_open(argv[0], BATCH, &g.st) == -1)
 		fatalx(1, "store_open %s", argv[0]);
 	for (size_t m = 0; m < metric_ndefs; m++) {
 		walk_init(&g.walks[m], &metric_defs[m]);
-		if (store_metric(g.st, metric_defs[m].key, metric_defs[m].unit,
+		if (storedb_metric(g.st, metric_defs[m].key, metric_defs[m].unit,
 		    &g.ids[m]) == -1)
 			fatalx(1, "store_metric %s", metric_defs[m].key);
 	}
 	for (int c = 0; c < CARDS; c++) {
 		snprintf(busid, sizeof(busid), "0000:%02x:00.0", 0x13 + c);
-		if (store_device_map(g.st, c, "/sys/bench/metrics", busid,
+		if (storedb_device_map(g.st, c, "/sys/bench/metrics", busid,
 		    T0_S * (int64_t)NSEC_PER_SEC) == -1)
 			fatalx(1, "store_device_map");
 	}
@@ -198,17 +198,17 @@ main(int argc, char *argv[])
 		}
 		gen_interval(&g, s * (int64_t)NSEC_PER_SEC, 1000);
 	}
-	if (store_flush(g.st) == -1)
+	if (storedb_flush(g.st) == -1)
 		fatalx(1, "store_flush");
-	if (store_window_begin(g.st, WINDOW_TAG, 0, (int32_t)getpid(),
+	if (storedb_window_begin(g.st, WINDOW_TAG, 0, (int32_t)getpid(),
 	    wbegin_ns, "{\"workload\":\"bench\",\"commit\":\"abc123\"}",
-	    NULL, 0, &wid) == -1 || store_window_end(g.st, wid, wend_ns,
+	    NULL, 0, &wid) == -1 || storedb_window_end(g.st, wid, wend_ns,
 	    STORE_ENDED_MARK, NULL) == -1)
 		fatalx(1, "store_window");
-	store_get_stats(g.st, &ss);
+	storedb_get_stats(g.st, &ss);
 	if (ss.rows_dropped != 0)
 		fatalx(1, "%" PRIu64 " rows dropped", ss.rows_dropped);
-	store_close(g.st);
+	storedb_close(g.st);
 	t1 = (int64_t)now_monotonic_ns();
 	if (stat(argv[0], &sb) == -1)
 		fatal(1, "%s", argv[0]);

@@ -393,6 +393,7 @@ main(int argc, char *argv[])
 	if (control_open(d.ev, d.cfg->socket, &d.ctl) == -1)
 		fatalx(EXIT_SOCKET, "cannot set up the control socket %s",
 		    d.cfg->socket);
+	/* the loop never waits on SQLite: a thread writes */
 	if (store_open(d.cfg->database, MAX_PENDING_ROWS, &d.st) == -1)
 		fatalx(EXIT_DATABASE, "cannot use the database %s", d.cfg->database);
 	if (source_start(d.ev, d.cfg, d.st, &d.src) == -1)
@@ -404,9 +405,6 @@ main(int argc, char *argv[])
 	windows_set_restarts_fn(d.win, child_restarts, &d);
 	windows_set_limits(d.win, d.cfg->windows.max_open_per_uid,
 	    d.cfg->windows.max_ending_per_uid);
-	/* from here on the loop never waits on SQLite: a thread writes */
-	if (store_writer_start(d.st) == -1)
-		fatalx(EXIT_DATABASE, "cannot start writing %s", d.cfg->database);
 	set_retention(&d, d.cfg);
 	summarize_left_windows(&d);
 	ctx = (struct control_ctx){ .cfg = d.cfg, .st = d.st, .src = d.src,

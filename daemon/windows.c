@@ -676,6 +676,11 @@ windows_start(sd_event *ev, struct store *st, uint64_t max_open_ns,
 		    w->n == 1 ? " is" : "s are");
 	windows_expire(w, now_ns);
 	rewatch(w, now_ns);
+	/* those just ended spanned the time the daemon was not running */
+	if (store_windows_abandon(st) == -1) {
+		windows_free(w);
+		return -1;
+	}
 	/* armed, or turned off, by arm_timer just below */
 	if (ev != NULL && (r = sd_event_add_time(ev, &w->timer, CLOCK_REALTIME,
 	    0, TIMER_ACCURACY_USEC, on_timer, w)) < 0) {

@@ -304,18 +304,12 @@ fill_host(struct store *st)
 }
 
 int
-store_host(struct store *st, char *hostname, char *machine_id, size_t len)
+storedb_host(struct store *st, char *hostname, char *machine_id, size_t len)
 {
 	sqlite3_stmt *s;
 	int rc;
 
 	hostname[0] = machine_id[0] = '\0';
-	/* with a writer the connection is its own: the copy read before */
-	if (st->w != NULL) {
-		snprintf(hostname, len, "%s", st->host);
-		snprintf(machine_id, len, "%s", st->machine_id);
-		return st->host_rc;
-	}
 	if (sql_prepare(st, "SELECT hostname, machine_id FROM " SCHEMA_T_HOST
 	    " WHERE id = 1", &s) == -1)
 		return -1;

@@ -94,19 +94,17 @@ store_counters_free(struct store *st)
 	memset(&st->ctr, 0, sizeof(st->ctr));
 }
 
-/* With a writer thread, add[] is shared with the event loop: under st->mu. */
+/* add[] is shared with the daemon's event loop: under st->mu. */
 static void
 lock(struct store *st)
 {
-	if (st->w != NULL)
-		pthread_mutex_lock(&st->mu);
+	pthread_mutex_lock(&st->mu);
 }
 
 static void
 unlock(struct store *st)
 {
-	if (st->w != NULL)
-		pthread_mutex_unlock(&st->mu);
+	pthread_mutex_unlock(&st->mu);
 }
 
 void

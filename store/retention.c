@@ -1,5 +1,5 @@
 /*
- * retention: deleting old samples in bounded steps (store_retention_step).
+ * retention: deleting old samples in bounded steps (storedb_retention_step).
  *
  * A pass has four phases: rows older than max_age, then the oldest rows
  * while the file's used pages exceed max_size, then returning free pages to
@@ -9,7 +9,7 @@
  * nor readers ever wait long.
  *
  * Profiling windows protect their samples.  A window is protected while it
- * is open, not yet summarized (store_window_summarize), or ended less than
+ * is open, not yet summarized (store_summary.c), or ended less than
  * windows_max_age ago.  It covers a row at ts of
  * interval D when ts lies in [begin - D, end + D], or is at least begin - D
  * while the window is open: the row just after the end describes
@@ -230,11 +230,9 @@ delete_range(struct retention_ctx *c, sqlite3_stmt *s, int64_t lo,
 	}
 	*changes = sqlite3_changes(c->st->db);
 	/* status reads the count from the event loop */
-	if (c->st->w != NULL)
-		pthread_mutex_lock(&c->st->mu);
+	pthread_mutex_lock(&c->st->mu);
 	c->st->rows_deleted += (uint64_t)*changes;
-	if (c->st->w != NULL)
-		pthread_mutex_unlock(&c->st->mu);
+	pthread_mutex_unlock(&c->st->mu);
 	c->st->ret.pass_deleted += (uint64_t)*changes;
 	return 0;
 }
@@ -453,7 +451,7 @@ phase_run(struct retention_ctx *c, bool *done)
  * The checkpoint, the one long statement, always starts a call of its own.
  */
 int
-store_retention_step(struct store *st, const struct store_retention *r,
+storedb_retention_step(struct store *st, const struct store_retention *r,
     int64_t now_ns, uint64_t budget_ns)
 {
 	struct retention_ctx c;

@@ -1,6 +1,6 @@
 /*
  * smiversion: what aiu-smi says it is (its -v output), from when on
- * (contract in store.h; the smi_versions table is documented in
+ * (contract in storedb.h; the smi_versions table is documented in
  * spyremon-schema(5)).  Only changes are stored, so the table holds one
  * row per version a host ran, and a window's version is the one in force
  * over its span.
@@ -12,15 +12,7 @@
 #include "schema.h"
 
 int
-store_smi_version(struct store *st, const char *version, int64_t ts_ns)
-{
-	if (st->w != NULL)
-		return writer_smi_version(st, version, ts_ns);
-	return store_db_smi_version(st, version, ts_ns);
-}
-
-int
-store_db_smi_version(struct store *st, const char *version, int64_t ts_ns)
+storedb_smi_version(struct store *st, const char *version, int64_t ts_ns)
 {
 	sqlite3_stmt *s;
 	int rc;

@@ -1,262 +1,58 @@
 /*
- * store: samples in SQLite (contract in store.h; tables documented in
- * spyremon-schema(5)).
- *
- * The schema, its migrations and the metric catalog live in catalog.c.
- *
- * Values are bound as integers scaled by 10^decimals whenever that is
- * exact; with REAL affinity SQLite keeps whole numbers in the compact
- * integer encoding (0 to 8 bytes depending on magnitude), which is what
- * makes one wide row per card per interval cost a few bytes per value.
+ * store: the daemon's store (contract in store.h).  Every call here is
+ * the event loop's side of the writer thread: it touches memory under
+ * st->mu (the row buffer, storebuf.c) or queues a change for the thread
+ * (writer_jobs.c), and only store_metric with a key the catalog lacks
+ * waits for the connection.  What the thread runs on the connection is
+ * in storedb.c, store_windows.c, store_summary.c, smiversion.c and
+ * retention.c; it reaches them through the table below.
  */
 #include "store_priv.h"
+#include "storedb.h"
 
-#include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "inventory.h"
-#include "metrics.h"
 #include "schema.h"
-#include "timeparse.h"
 
-#define POOL_INITIAL_ROWS	64
-
-/*
- * Keys aiu-smi prints that metric_defs lacks are catalogued with group
- * "?", an empty description, reliable 1 and 3 decimals: 3 covers every
- * precision aiu-smi is known to print, and a value with more digits is
- * still stored exactly enough (as REAL).
- */
-#define UNKNOWN_GROUP		'?'
-#define UNKNOWN_DECIMALS	3
-
-#define LOG_INTERVAL_NS		(60 * NSEC_PER_SEC)
-
-/* The shape of the buffered rows (struct store's pool). */
-static const struct rowring_spec pool_spec = {
-	.row_bytes = sizeof(struct pending_row),
-	.cell_bytes = { sizeof(union store_cell), sizeof(unsigned char) },
-	.cell_fill = { 0, CELL_NULL },
+/* The connection's side of each change, for the thread (writer.c). */
+static const struct writer_ops ops = {
+	.rows_write = store_db_rows_write,
+	.delete_after = store_db_delete_after,
+	.device_map = storedb_device_map,
+	.card = storedb_card,
+	.smi_version = storedb_smi_version,
+	.window_insert = store_db_window_insert,
+	.window_end = storedb_window_end,
+	.window_restarts = storedb_window_set_restarts,
+	.window_begin_state = store_db_window_begin_state,
+	.windows_abandoned = store_db_windows_abandoned,
+	.summarize_due = store_db_summarize_due,
+	.windows_finish = store_db_windows_finish,
+	.reopen = store_db_reopen,
+	.max_window_id = store_db_max_window_id,
+	.retention_step = storedb_retention_step,
 };
 
-/* Run one prepared statement that returns no rows; the SQLite result code. */
+/* Hand the open connection to a writer thread; -1 logged. */
 static int
-step_once(sqlite3_stmt *s)
+start(struct store *st)
 {
-	int rc = sqlite3_step(s);
-
-	sqlite3_reset(s);
-	return rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : rc;
-}
-
-static int
-tx_begin(struct store *st)
-{
-	if (!sqlite3_get_autocommit(st->db))
-		(void)step_once(st->rollback);
-	return step_once(st->begin);
-}
-
-static int
-tx_commit(struct store *st)
-{
-	return step_once(st->commit);
-}
-
-static void
-tx_rollback(struct store *st)
-{
-	if (!sqlite3_get_autocommit(st->db))
-		(void)step_once(st->rollback);
-}
-
-/* ---- opening ---- */
-
-static struct store *
-store_new(const char *path, size_t max_pending)
-{
-	struct store *st;
-	struct ratelimit rl = RATELIMIT_INIT(LOG_INTERVAL_NS, 3);
-
-	if ((st = calloc(1, sizeof(*st))) == NULL)
-		return NULL;
-	if ((st->path = strdup(path)) == NULL) {
-		free(st);
-		return NULL;
-	}
-	st->max_pending = max_pending > 0 ? max_pending : 1;
-	st->rl_flush = st->rl_drop = st->rl_retention = st->rl_sql = rl;
-	st->ret.phase = RET_AGE;
-	st->ret.cursor = INT64_MIN;
-	st->ret.chunk = RETENTION_CHUNK_INITIAL;
-	st->sync_min_through = INT64_MAX;
-	rowring_init(&st->pool, &pool_spec, 1);
-	return st;
-}
-
-static void
-store_free(struct store *st)
-{
-	int rc;
-
-	sqlite3_finalize(st->insert);
-	sqlite3_finalize(st->begin);
-	sqlite3_finalize(st->commit);
-	sqlite3_finalize(st->rollback);
-	store_catalog_free(&st->cat);
-	store_counters_free(st);
-	summary_idle_cache_clear(&st->idle);
-	if (st->db != NULL && (rc = sqlite3_close(st->db)) != SQLITE_OK)
-		log_warnx("%s: close: %s", st->path, sqlite3_errstr(rc));
-	rowring_free(&st->pool);
-	free(st->devs);
-	free(st->path);
-	free(st);
-}
-
-static int
-ingest_prepare(struct store *st)
-{
-	if (store_catalog_load(st, &st->cat) == -1 ||
-	    sql_prepare(st, "BEGIN IMMEDIATE", &st->begin) == -1 ||
-	    sql_prepare(st, "COMMIT", &st->commit) == -1 ||
-	    sql_prepare(st, "ROLLBACK", &st->rollback) == -1 ||
-	    (st->insert = store_insert_prepare(st, &st->cat)) == NULL)
-		return -1;
-	return rowring_resize(&st->pool, st->pool.cap,
-	    st->cat.n > 0 ? st->cat.n : 1);
-}
-
-static void note_file(struct store *st);
-
-int
-store_open(const char *path, size_t max_pending, struct store **out)
-{
-	struct store *st;
-
-	*out = NULL;
-	if ((st = store_new(path, max_pending)) == NULL) {
-		log_warn("%s: cannot open database", path);
-		return -1;
-	}
-	if (store_db_open(st, SCHEMA_VERSION) == -1 || ingest_prepare(st) == -1 ||
-	    store_counters_load(st) == -1) {
-		store_free(st);
-		return -1;
-	}
-	note_file(st);
-	*out = st;
-	return 0;
-}
-
-/*
- * Finish the old connection and open the database at st->path again,
- * created anew if it is gone, adopted if it is a spyremon database, left
- * alone otherwise; with every metric of the catalog in use (a key
- * metric_defs lacks is catalogued again as it was, its unit aside).  The
- * buffered rows stay unless the new catalog's columns differ, when they
- * are dropped and counted.  Called with st->mu and st->dbmu held.
- */
-int
-store_db_reopen(struct store *st, char *why, size_t len)
-{
-	struct store_catalog old = st->cat, cat = { 0 };
-	bool same;
-	int rc = -1;
-
-	if (store_db_retire(st) == -1)
-		return -1;
-	if (store_path_check(st->path, why, len) == 1)
-		return 1;
-	memset(&st->cat, 0, sizeof(st->cat));
-	if (store_db_open(st, SCHEMA_VERSION) == -1 ||
-	    store_catalog_load(st, &cat) == -1)
-		goto out;
-	for (size_t i = 0; i < old.n; i++) {
-		struct metric_def def = { old.cols[i].key, "", UNKNOWN_GROUP,
-		    old.cols[i].decimals, true, "" };
-
-		if (store_catalog_find(&cat, old.cols[i].key) != NULL)
-			continue;
-		if (sql_exec(st, "begin", "BEGIN IMMEDIATE") == -1 ||
-		    store_catalog_insert(st, &def) == -1 ||
-		    store_view_rebuild(st) == -1 ||
-		    sql_exec(st, "commit new metric", "COMMIT") == -1) {
-			(void)sql_exec(st, "rollback", "ROLLBACK");
-			goto out;
-		}
-	}
-	store_catalog_free(&cat);
-	if (ingest_prepare(st) == -1)
-		goto out;
-	same = st->cat.n == old.n;
-	for (size_t i = 0; same && i < old.n; i++)
-		same = strcmp(st->cat.cols[i].key, old.cols[i].key) == 0 &&
-		    st->cat.cols[i].id == old.cols[i].id &&
-		    st->cat.cols[i].decimals == old.cols[i].decimals;
-	if (!same && st->pool.n > 0) {
-		log_warnx("%s: the new catalog differs: %zu buffered rows "
-		    "dropped", st->path, st->pool.n);
-		st->rows_dropped += st->pool.n;
-		rowring_clear(&st->pool);
-	}
-	note_file(st);
-	store_catalog_free(&old);
-	return 0;
-out:
-	/* nothing half-open stays: the next flush tries again from the
-	 * catalog as it was */
-	store_catalog_free(&cat);
-	sqlite3_finalize(st->insert);
-	sqlite3_finalize(st->begin);
-	sqlite3_finalize(st->commit);
-	sqlite3_finalize(st->rollback);
-	st->insert = st->begin = st->commit = st->rollback = NULL;
-	(void)sqlite3_close(st->db);
-	st->db = NULL;
-	store_catalog_free(&st->cat);
-	st->cat = old;
-	return rc;
-}
-
-int
-store_writer_start(struct store *st)
-{
-	static const struct writer_ops ops = {
-		.rows_write = store_db_rows_write,
-		.delete_after = store_db_delete_after,
-		.device_map = store_db_device_map,
-		.card = store_db_card,
-		.smi_version = store_db_smi_version,
-		.window_insert = store_db_window_insert,
-		.window_end = store_db_window_end,
-		.window_restarts = store_db_window_restarts,
-		.window_begin_state = store_db_window_begin_state,
-		.summarize_due = store_db_summarize_due,
-		.windows_finish = store_db_windows_finish,
-		.reopen = store_db_reopen,
-		.max_window_id = store_db_max_window_id,
-		.retention_step = store_retention_step,
-	};
 	struct store_window *open;
 	char **unreliable;
 	size_t nopen, nunreliable;
 	int64_t max_id;
 
-	st->host_rc = store_host(st, st->host, st->machine_id,
+	st->host_rc = storedb_host(st, st->host, st->machine_id,
 	    sizeof(st->host));
 	/* a window ended before the daemon that ended it stopped and was not
 	 * complete by then never will be */
 	if (store_db_windows_abandoned(st) == -1)
 		return -1;
-	if (store_windows_open(st, &open, &nopen) == -1)
+	if (storedb_windows_open(st, &open, &nopen) == -1)
 		return -1;
 	if (store_db_max_window_id(st, &max_id) == -1 ||
-	    store_unreliable_metrics(st, &unreliable, &nunreliable) == -1) {
+	    storedb_unreliable_metrics(st, &unreliable, &nunreliable) == -1) {
 		store_windows_free(open, nopen);
 		return -1;
 	}
@@ -265,485 +61,56 @@ store_writer_start(struct store *st)
 }
 
 int
-store_create_version(const char *path, int version)
+store_open(const char *path, size_t max_pending, struct store **out)
 {
-	struct store *st;
-	int rc;
-
-	if (version < 1 || version > SCHEMA_VERSION ||
-	    (st = store_new(path, 1)) == NULL)
+	if (storedb_open(path, max_pending, out) == -1)
 		return -1;
-	rc = store_db_open(st, version);
-	store_free(st);
-	return rc;
-}
-
-/* Remember which file the database is, to notice it replaced. */
-static void
-note_file(struct store *st)
-{
-	struct stat sb;
-
-	if (stat(st->path, &sb) == 0) {
-		st->dev = sb.st_dev;
-		st->ino = sb.st_ino;
+	if (start(*out) == -1) {
+		storedb_close(*out);
+		*out = NULL;
+		return -1;
 	}
-}
-
-/* ---- buffering ---- */
-
-static void
-note_dropped(struct store *st)
-{
-	unsigned suppressed;
-
-	st->rows_dropped++;
-	if (ratelimit_pass(&st->rl_drop, now_monotonic_ns(), &suppressed))
-		log_warnx("%s: buffer full (%zu rows) while writes fail: "
-		    "dropping the oldest rows (%" PRIu64 " so far)", st->path,
-		    st->max_pending, st->rows_dropped);
-}
-
-/* The index of a free row at the tail, making room as the contract says. */
-static int
-pool_reserve(struct store *st, size_t *k)
-{
-	struct rowring *pool = &st->pool;
-	/* rows the writer has taken count against the bound */
-	size_t cap, limit = st->max_pending > st->inflight ?
-	    st->max_pending - st->inflight : 1;
-
-	if (rowring_full(pool) && pool->cap < limit) {
-		cap = pool->cap > 0 ? pool->cap * 2 : POOL_INITIAL_ROWS;
-		if (cap > limit)
-			cap = limit;
-		if (rowring_resize(pool, cap, pool->stride) == -1 &&
-		    ratelimit_pass(&st->rl_drop, now_monotonic_ns(), NULL))
-			log_warn("%s: cannot grow the row buffer", st->path);
-	}
-	if (rowring_full(pool) || pool->n >= limit) {
-		note_dropped(st);
-		if (pool->cap == 0)
-			return -1;
-		rowring_drop_oldest(pool);
-	}
-	*k = rowring_push(pool);
 	return 0;
 }
 
-/*
- * ts_ns made strictly increasing per device and source: the two sources
- * stamp differently (arrival against the writer's time), so one's rows
- * may fall between the other's.
- */
-static int64_t
-device_ts(struct store *st, int device, int src, int64_t ts_ns,
-    uint32_t interval_ms)
+void
+store_close(struct store *st)
 {
-	struct device_last *d = NULL;
-	size_t i;
-
-	for (i = 0; i < st->ndevs; i++)
-		if (st->devs[i].device == device && st->devs[i].src == src)
-			d = &st->devs[i];
-	if (d == NULL) {
-		if (st->ndevs == st->devs_cap) {
-			size_t cap = st->devs_cap > 0 ? st->devs_cap * 2 : 16;
-
-			d = reallocarray(st->devs, cap, sizeof(*d));
-			if (d == NULL)
-				return ts_ns;
-			st->devs = d;
-			st->devs_cap = cap;
-		}
-		d = &st->devs[st->ndevs++];
-		d->device = device;
-		d->src = src;
-		d->ts_ns = ts_ns;
-		d->interval_ms = interval_ms;
-		return ts_ns;
-	}
-	if (ts_ns <= d->ts_ns && d->ts_ns < INT64_MAX) {
-		log_debug("device %d: timestamp %" PRId64 " not after %" PRId64
-		    "; stored as %" PRId64, device, ts_ns, d->ts_ns,
-		    d->ts_ns + 1);
-		ts_ns = d->ts_ns + 1;
-	}
-	d->ts_ns = ts_ns;
-	d->interval_ms = interval_ms;
-	return ts_ns;
-}
-
-static double
-pow10_double(int e)
-{
-	double p = 1.0;
-
-	while (e-- > 0)
-		p *= 10.0;
-	return p;
-}
-
-/* mant / 10^scale as the column stores it: scaled by 10^decimals. */
-static enum cell_kind
-cell_set(union store_cell *c, const struct store_value *v, int decimals)
-{
-	int e = decimals - v->scale;
-
-	if (e >= 0) {
-		if (e <= METRIC_MAX_SCALE && !__builtin_mul_overflow(v->mant, metric_pow10[e],
-		    &c->i))
-			return CELL_INT;
-		c->d = (double)v->mant * pow10_double(e);
-		return CELL_REAL;
-	}
-	if (-e <= METRIC_MAX_SCALE && v->mant % metric_pow10[-e] == 0) {
-		c->i = v->mant / metric_pow10[-e];
-		return CELL_INT;
-	}
-	c->d = (double)v->mant / pow10_double(-e);
-	return CELL_REAL;
-}
-
-static void
-append(struct store *st, const struct store_sample *s)
-{
-	struct pending_row *r;
-	union store_cell *cells;
-	unsigned char *kinds;
-	size_t k, i;
-	int id, slot;
-
-	if (pool_reserve(st, &k) == -1)
+	if (st == NULL)
 		return;
-	r = rowring_row(&st->pool, k);
-	r->ts_ns = device_ts(st, s->device, s->src, s->ts_ns,
-	    s->interval_ms);
-	r->device = s->device;
-	r->src = s->src;
-	r->have_seq = s->have_seq;
-	r->seq = s->seq;
-	r->arrival_ns = s->arrival_ns;
-	r->interval_ms = s->interval_ms;
-	r->have_skew = s->have_skew;
-	r->skew_s = s->skew_s;
-	cells = rowring_cells(&st->pool, POOL_VALUES, k);
-	kinds = rowring_cells(&st->pool, POOL_KINDS, k);
-	memset(kinds, CELL_NULL, st->cat.n);
-	for (i = 0; i < s->nvalues; i++) {
-		id = s->metric[i];
-		if (id < 0 || id > st->cat.max_id ||
-		    (slot = st->cat.slot_of_id[id]) < 0 || !s->values[i].present)
-			continue;
-		kinds[slot] = (unsigned char)cell_set(&cells[slot],
-		    &s->values[i], st->cat.cols[slot].decimals);
-	}
-	if (r->ts_ns > st->newest_ts_ns)
-		st->newest_ts_ns = r->ts_ns;
-	st->appended++;
-	if (st->w != NULL && r->ts_ns >= st->sync_min_through)
-		writer_sync_nudge(st);
+	writer_stop(st);
+	storedb_close(st);
 }
+
+/* ---- rows ---- */
 
 void
 store_append(struct store *st, const struct store_sample *s)
 {
-	if (st->w != NULL)
-		pthread_mutex_lock(&st->mu);
-	append(st, s);
-	if (st->w != NULL)
-		pthread_mutex_unlock(&st->mu);
-}
+	int64_t ts_ns;
 
-/* ---- writing ---- */
-
-static void
-row_bind(struct store *st, const struct rowring *ring, size_t k)
-{
-	const struct pending_row *r = rowring_row(ring, k);
-	const union store_cell *cells = rowring_cells(ring, POOL_VALUES, k);
-	const unsigned char *kinds = rowring_cells(ring, POOL_KINDS, k);
-	sqlite3_stmt *s = st->insert;
-
-	sqlite3_bind_int64(s, 1, r->ts_ns);
-	sqlite3_bind_int(s, 2, r->device);
-	sqlite3_bind_int64(s, 3, r->interval_ms);
-	if (r->have_skew)
-		sqlite3_bind_int(s, 4, r->skew_s);
-	else
-		sqlite3_bind_null(s, 4);
-	if (r->src != SCHEMA_SRC_SMI)
-		sqlite3_bind_int(s, 5, r->src);
-	else
-		sqlite3_bind_null(s, 5);
-	if (r->have_seq)
-		sqlite3_bind_int64(s, 6, r->seq);
-	else
-		sqlite3_bind_null(s, 6);
-	if (r->arrival_ns != 0)
-		sqlite3_bind_int64(s, 7, r->arrival_ns);
-	else
-		sqlite3_bind_null(s, 7);
-	for (size_t j = 0; j < st->cat.n; j++) {
-		int at = (int)j + 8;
-
-		switch (kinds[j]) {
-		case CELL_INT:
-			sqlite3_bind_int64(s, at, cells[j].i);
-			break;
-		case CELL_REAL:
-			sqlite3_bind_double(s, at, cells[j].d);
-			break;
-		default:
-			sqlite3_bind_null(s, at);
-			break;
-		}
-	}
-}
-
-/*
- * Insert every buffered row inside the open transaction.  A row whose key
- * is already stored (possible only across a restart with the clock set
- * back) is skipped and counted in *skipped rather than blocking the rest;
- * inside a caller's transaction (store_tx_begin) it is named and fails
- * the write instead, since an import must not lose rows silently.
- * Then the counters that count them (counters.c), in the same transaction.
- * Returns an SQLite result code.
- */
-static int
-rows_write(struct store *st, const struct rowring *ring, size_t *skipped)
-{
-	const struct pending_row *r;
-	size_t k;
-	int rc;
-
-	*skipped = 0;
-	for (size_t i = 0; i < ring->n; i++) {
-		k = rowring_at(ring, i);
-		row_bind(st, ring, k);
-		rc = sqlite3_step(st->insert);
-		sqlite3_reset(st->insert);
-		if (rc == SQLITE_DONE)
-			continue;
-		if ((rc & 0xff) != SQLITE_CONSTRAINT)
-			return rc;
-		if (st->in_tx) {
-			r = rowring_row(ring, k);
-			log_warnx("%s: device %d at ts_ns %" PRId64 " is already "
-			    "stored", st->path, r->device, r->ts_ns);
-			return rc;
-		}
-		(*skipped)++;
-	}
-	return store_counters_write(st, ring, ring->n - *skipped,
-	    now_realtime_ns());
-}
-
-static void
-rows_committed(struct store *st, size_t skipped)
-{
-	if (skipped > 0)
-		log_warnx("%s: %zu rows duplicated stored rows and were "
-		    "dropped", st->path, skipped);
-	store_counters_committed(st);
-	st->rows_written += st->pool.n - skipped;
-	st->rows_dropped += skipped;
-	rowring_clear(&st->pool);
-}
-
-static void
-flush_failed(struct store *st)
-{
-	char err[256];
-	unsigned suppressed;
-
-	snprintf(err, sizeof(err), "%s", sqlite3_errmsg(st->db));
-	tx_rollback(st);
-	st->flushes_failed++;
-	if (!ratelimit_pass(&st->rl_flush, now_monotonic_ns(), &suppressed))
-		return;
-	log_warnx("%s: cannot write %zu rows, keeping them for the next "
-	    "flush: %s", st->path, st->pool.n, err);
-	if (suppressed > 0)
-		log_warnx("%s: %u more failed flushes not logged", st->path,
-		    suppressed);
-}
-
-/* store_flush inside the caller's transaction: any failure ends it. */
-static int
-flush_in_tx(struct store *st)
-{
-	size_t skipped;
-	int rc;
-
-	if ((rc = rows_write(st, &st->pool, &skipped)) != SQLITE_OK) {
-		if ((rc & 0xff) != SQLITE_CONSTRAINT)
-			sql_warn(st, "write rows");
-		store_tx_rollback(st);
-		return -1;
-	}
-	rows_committed(st, skipped);
-	return 0;
+	pthread_mutex_lock(&st->mu);
+	if (store_buf_append(st, s, &ts_ns) && ts_ns >= st->sync_min_through)
+		writer_sync_nudge(st);
+	pthread_mutex_unlock(&st->mu);
 }
 
 int
 store_flush(struct store *st)
 {
-	size_t skipped;
-
-	if (st->w != NULL)
-		return writer_kick(st);
-	if (st->pool.n == 0 && !store_counters_pending(st))
-		return 0;
-	if (st->in_tx)
-		return flush_in_tx(st);
-	if (tx_begin(st) != SQLITE_OK || rows_write(st, &st->pool, &skipped) != SQLITE_OK ||
-	    tx_commit(st) != SQLITE_OK) {
-		flush_failed(st);
-		return -1;
-	}
-	rows_committed(st, skipped);
-	return 0;
-}
-
-int
-store_db_rows_write(struct store *st, const struct rowring *ring,
-    size_t *skipped)
-{
-	unsigned suppressed;
-	char err[256];
-
-	if (tx_begin(st) == SQLITE_OK && rows_write(st, ring, skipped) ==
-	    SQLITE_OK && tx_commit(st) == SQLITE_OK) {
-		store_counters_committed(st);
-		return 0;
-	}
-	store_counters_abandoned(st);
-	snprintf(err, sizeof(err), "%s", sqlite3_errmsg(st->db));
-	/* for status: the ROLLBACK clears SQLite's own record of it */
-	st->err_code = sqlite3_extended_errcode(st->db);
-	snprintf(st->err_msg, sizeof(st->err_msg), "%.80s", err);
-	tx_rollback(st);
-	if (ratelimit_pass(&st->rl_flush, now_monotonic_ns(), &suppressed))
-		log_warnx("%s: cannot write %zu rows, keeping them for the next "
-		    "flush: %s%s", st->path, ring->n, err, suppressed > 0 ?
-		    " (more failures not logged)" : "");
-	return -1;
-}
-
-/* ---- a transaction held by the caller ---- */
-
-int
-store_tx_begin(struct store *st)
-{
-	if (st->in_tx) {
-		log_warnx("%s: a transaction is open already", st->path);
-		return -1;
-	}
-	if (store_flush(st) == -1)
-		return -1;
-	if (tx_begin(st) != SQLITE_OK) {
-		sql_warn(st, "begin transaction");
-		tx_rollback(st);
-		return -1;
-	}
-	st->in_tx = true;
-	return 0;
-}
-
-int
-store_tx_commit(struct store *st)
-{
-	if (!st->in_tx) {
-		log_warnx("%s: no transaction is open", st->path);
-		return -1;
-	}
-	if (store_flush(st) == -1)
-		return -1;
-	if (tx_commit(st) != SQLITE_OK) {
-		sql_warn(st, "commit");
-		store_tx_rollback(st);
-		return -1;
-	}
-	st->in_tx = false;
-	return 0;
-}
-
-void
-store_tx_rollback(struct store *st)
-{
-	if (!st->in_tx)
-		return;
-	tx_rollback(st);
-	st->in_tx = false;
-	rowring_clear(&st->pool);
-}
-
-/* ---- replacing the newest rows ---- */
-
-const char store_sql_delete_after[] =
-	"DELETE FROM " SCHEMA_T_SAMPLES " WHERE " SCHEMA_C_TS " > ?1 AND "
-	SCHEMA_C_DEVICE " = ?2 AND " SCHEMA_C_SRC " IS ?3";
-
-/* Drop device's buffered rows after after_ns, keeping the others in order. */
-static void
-pool_remove_after(struct store *st, int device, int src, int64_t after_ns)
-{
-	size_t kept = 0;
-
-	struct rowring *pool = &st->pool;
-
-	for (size_t i = 0; i < pool->n; i++) {
-		size_t from = rowring_at(pool, i);
-		const struct pending_row *r = rowring_row(pool, from);
-
-		if (r->device == device && r->src == src && r->ts_ns > after_ns)
-			continue;
-		if (kept != i)
-			rowring_copy(pool, rowring_at(pool, kept), from,
-			    st->cat.n);
-		kept++;
-	}
-	pool->n = kept;
-}
-
-int
-store_db_delete_after(struct store *st, int device, int src, int64_t after_ns)
-{
-	sqlite3_stmt *s;
-	int rc;
-
-	if (sql_prepare(st, store_sql_delete_after, &s) == -1)
-		return -1;
-	sqlite3_bind_int64(s, 1, after_ns);
-	sqlite3_bind_int(s, 2, device);
-	if (src != SCHEMA_SRC_SMI)
-		sqlite3_bind_int(s, 3, src);
-	rc = sqlite3_step(s);
-	if (rc != SQLITE_DONE)
-		sql_warn(st, "delete rows to replace");
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? 0 : -1;
+	return writer_kick(st);
 }
 
 int
 store_delete_after_src(struct store *st, int device, int src, int64_t after_ns)
 {
-	int rc = 0;
+	int rc;
 
-	/* with a writer, rows written or being written go by a queued job */
-	if (st->w != NULL) {
-		pthread_mutex_lock(&st->mu);
-		rc = writer_delete_after(st, device, src, after_ns);
-	} else if (store_db_delete_after(st, device, src, after_ns) == -1)
-		return -1;
-	pool_remove_after(st, device, src, after_ns);
-	for (size_t i = 0; i < st->ndevs; i++)
-		if (st->devs[i].device == device && st->devs[i].src == src &&
-		    st->devs[i].ts_ns > after_ns)
-			st->devs[i].ts_ns = after_ns;
-	if (st->w != NULL)
-		pthread_mutex_unlock(&st->mu);
+	/* rows written or being written go by a queued job */
+	pthread_mutex_lock(&st->mu);
+	rc = writer_delete_after(st, device, src, after_ns);
+	store_buf_remove_after(st, device, src, after_ns);
+	pthread_mutex_unlock(&st->mu);
 	return rc;
 }
 
@@ -753,78 +120,19 @@ store_delete_after(struct store *st, int device, int64_t after_ns)
 	return store_delete_after_src(st, device, SCHEMA_SRC_SMI, after_ns);
 }
 
-/*
- * A new metric: write the buffered rows, add the column and catalog row,
- * rebuild the view, all in one transaction; only once it commits does the
- * store switch to the new catalog and insert statement.
- */
-static int
-metric_add(struct store *st, const char *key, const char *unit, int *id)
-{
-	const struct metric_def *known = metric_def_find(key);
-	struct metric_def def = { key, unit != NULL ? unit : "", UNKNOWN_GROUP,
-	    UNKNOWN_DECIMALS, true, "" };
-	struct store_catalog cat = { 0 };
-	sqlite3_stmt *ins = NULL;
-	size_t skipped;
-
-	if (st->in_tx) {
-		log_warnx("%s: cannot add metric %s inside a transaction",
-		    st->path, key);
-		return -1;
-	}
-	if (known != NULL)
-		def = *known;
-	if (tx_begin(st) != SQLITE_OK || rows_write(st, &st->pool, &skipped) != SQLITE_OK) {
-		sql_warn(st, "write buffered rows");
-		goto fail;
-	}
-	if (store_catalog_insert(st, &def) == -1 || store_view_rebuild(st) == -1 ||
-	    store_catalog_load(st, &cat) == -1 ||
-	    (ins = store_insert_prepare(st, &cat)) == NULL)
-		goto fail;
-	if (cat.n > st->pool.stride &&
-	    rowring_resize(&st->pool, st->pool.cap, cat.n) == -1) {
-		log_warn("%s: cannot widen the row buffer", st->path);
-		goto fail;
-	}
-	if (tx_commit(st) != SQLITE_OK) {
-		sql_warn(st, "commit new metric");
-		goto fail;
-	}
-	rows_committed(st, skipped);
-	sqlite3_finalize(st->insert);
-	st->insert = ins;
-	store_catalog_free(&st->cat);
-	st->cat = cat;
-	*id = st->cat.cols[st->cat.n - 1].id;
-	log_info("%s: new metric %s", st->path, key);
-	return 0;
-fail:
-	tx_rollback(st);
-	sqlite3_finalize(ins);
-	store_catalog_free(&cat);
-	log_warnx("%s: cannot add metric %s", st->path, key);
-	return -1;
-}
-
 int
 store_metric(struct store *st, const char *key, const char *unit, int *id)
 {
 	const struct store_col *c;
 	int rc;
 
-	if (st->w != NULL)
-		pthread_mutex_lock(&st->mu);
+	pthread_mutex_lock(&st->mu);
 	c = store_catalog_find(&st->cat, key);
 	if (c != NULL)
 		*id = c->id;
-	if (st->w != NULL)
-		pthread_mutex_unlock(&st->mu);
+	pthread_mutex_unlock(&st->mu);
 	if (c != NULL)
 		return 0;
-	if (st->w == NULL)
-		return metric_add(st, key, unit, id);
 	/*
 	 * A key the catalog lacks (a new aiu-smi) changes the schema: the
 	 * one store call that waits for the connection, once per new key.
@@ -833,187 +141,116 @@ store_metric(struct store *st, const char *key, const char *unit, int *id)
 	 * other thread that does (st->mu is left to the counters).
 	 */
 	writer_lock_db(st);
-	rc = metric_add(st, key, unit, id);
+	rc = store_db_metric_add(st, key, unit, id);
 	pthread_mutex_unlock(&st->dbmu);
 	return rc;
 }
 
 /* ---- inventory ---- */
 
-static bool
-same_text(sqlite3_stmt *s, int col, const char *text)
-{
-	const char *v = (const char *)sqlite3_column_text(s, col);
-
-	return v != NULL && strcmp(v, text) == 0;
-}
-
 int
 store_device_map(struct store *st, int device, const char *metric_file,
     const char *bus_id, int64_t ts_ns)
 {
-	if (st->w != NULL)
-		return writer_device_map(st, device, metric_file, bus_id, ts_ns);
-	return store_db_device_map(st, device, metric_file, bus_id, ts_ns);
+	return writer_device_map(st, device, metric_file, bus_id, ts_ns);
 }
 
-int
-store_db_device_map(struct store *st, int device, const char *metric_file,
-    const char *bus_id, int64_t ts_ns)
-{
-	sqlite3_stmt *s;
-	bool same;
-	int rc;
-
-	if (bus_id == NULL)
-		bus_id = "";
-	/* the mapping in force at ts_ns: the newest one for the daemon */
-	if (sql_prepare(st, "SELECT metric_file, bus_id FROM " SCHEMA_T_DEVICE_MAP
-	    " WHERE device = ?1 AND since_ns <= ?2 ORDER BY since_ns DESC "
-	    "LIMIT 1", &s) == -1)
-		return -1;
-	sqlite3_bind_int(s, 1, device);
-	sqlite3_bind_int64(s, 2, ts_ns);
-	rc = sqlite3_step(s);
-	same = rc == SQLITE_ROW && same_text(s, 0, metric_file) &&
-	    same_text(s, 1, bus_id);
-	sqlite3_finalize(s);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		sql_warn(st, "read device map");
-		return -1;
-	}
-	if (same)
-		return 0;
-	if (sql_prepare(st, "INSERT OR REPLACE INTO " SCHEMA_T_DEVICE_MAP
-	    " (device, metric_file, bus_id, since_ns) VALUES (?1, ?2, ?3, ?4)",
-	    &s) == -1)
-		return -1;
-	sqlite3_bind_int(s, 1, device);
-	sqlite3_bind_text(s, 2, metric_file, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, bus_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 4, ts_ns);
-	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		sql_warn(st, "write device map");
-		return -1;
-	}
-	return 0;
-}
-
-static void
-bind_text_or_null(sqlite3_stmt *s, int p, const char *text)
-{
-	if (text[0] != '\0')
-		sqlite3_bind_text(s, p, text, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(s, p);
-}
-
-/* Unknown fields (numa -1, width 0, empty strings) are stored as NULL. */
 int
 store_card(struct store *st, const struct card *c, int64_t ts_ns)
 {
-	if (st->w != NULL)
-		return writer_card(st, c, ts_ns);
-	return store_db_card(st, c, ts_ns);
+	return writer_card(st, c, ts_ns);
 }
 
 int
-store_db_card(struct store *st, const struct card *c, int64_t ts_ns)
+store_smi_version(struct store *st, const char *version, int64_t ts_ns)
 {
-	sqlite3_stmt *s;
-	int rc;
-
-	if (sql_prepare(st, "INSERT INTO " SCHEMA_T_CARDS " (bus_id, function, "
-	    "numa_node, driver, link_speed, link_width, first_seen_ns, "
-	    "last_seen_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7) "
-	    "ON CONFLICT (bus_id) DO UPDATE SET function = excluded.function, "
-	    "numa_node = excluded.numa_node, driver = excluded.driver, "
-	    "link_speed = excluded.link_speed, "
-	    "link_width = excluded.link_width, "
-	    "last_seen_ns = excluded.last_seen_ns", &s) == -1)
-		return -1;
-	sqlite3_bind_text(s, 1, c->bus_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, c->vf ? "vf" : "pf", -1, SQLITE_STATIC);
-	if (c->numa_node >= 0)
-		sqlite3_bind_int(s, 3, c->numa_node);
-	else
-		sqlite3_bind_null(s, 3);
-	bind_text_or_null(s, 4, c->driver);
-	bind_text_or_null(s, 5, c->link_speed);
-	if (c->link_width > 0)
-		sqlite3_bind_int(s, 6, c->link_width);
-	else
-		sqlite3_bind_null(s, 6);
-	sqlite3_bind_int64(s, 7, ts_ns);
-	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		sql_warn(st, "write card");
-		return -1;
-	}
-	return 0;
+	return writer_smi_version(st, version, ts_ns);
 }
 
-/* ---- stats, closing ---- */
+/* ---- windows ---- */
+
+int
+store_window_begin(struct store *st, const char *tag, uint32_t uid,
+    int32_t pid, int64_t begin_ns, const char *meta_json,
+    const struct clocksync *clock, int32_t until_pid, int64_t *id)
+{
+	return writer_window_begin(st, tag, uid, pid, begin_ns, meta_json,
+	    clock, until_pid, id);
+}
+
+int
+store_window_end(struct store *st, int64_t id, int64_t end_ns,
+    enum store_ended_by by, const struct clocksync *clock)
+{
+	return writer_window_end(st, id, end_ns, by, clock);
+}
+
+int
+store_window_set_restarts(struct store *st, int64_t id, unsigned restarts)
+{
+	return writer_window_restarts(st, id, restarts);
+}
+
+int
+store_window_get(struct store *st, int64_t id, struct store_window **out)
+{
+	return writer_window_get(st, id, out);
+}
+
+int
+store_windows_open(struct store *st, struct store_window **out, size_t *n)
+{
+	int rc;
+
+	writer_lock_db(st);
+	rc = writer_windows_open(st, out, n);
+	pthread_mutex_unlock(&st->dbmu);
+	return rc;
+}
+
+int
+store_windows_abandon(struct store *st)
+{
+	return writer_windows_abandon(st);
+}
+
+int
+store_windows_summarize_due(struct store *st, int64_t now_ns,
+    int64_t settle_ns, int64_t idle_lookback_ns)
+{
+	(void)now_ns;		/* the thread summarizes at its own now */
+	return writer_summarize_due(st, settle_ns, idle_lookback_ns);
+}
+
+int
+store_unreliable_metrics(struct store *st, char ***keys, size_t *n)
+{
+	return writer_unreliable(st, keys, n);
+}
+
+/* ---- status ---- */
 
 void
 store_get_stats(struct store *st, struct store_stats *out)
 {
-	int64_t pages, page_size;
-
 	memset(out, 0, sizeof(*out));
-	if (st->w != NULL) {
-		pthread_mutex_lock(&st->mu);
-		out->rows_written = st->rows_written;
-		out->rows_dropped = st->rows_dropped;
-		out->rows_deleted = st->rows_deleted;
-		out->flushes_failed = st->flushes_failed;
-		out->pending = st->pool.n + st->inflight;
-		out->newest_ts_ns = st->newest_ts_ns;
-		out->file_bytes = st->file_bytes;
-		writer_stats(st, out);
-		pthread_mutex_unlock(&st->mu);
-		return;
-	}
+	pthread_mutex_lock(&st->mu);
 	out->rows_written = st->rows_written;
 	out->rows_dropped = st->rows_dropped;
 	out->rows_deleted = st->rows_deleted;
 	out->flushes_failed = st->flushes_failed;
-	out->pending = st->pool.n;
+	out->pending = st->pool.n + st->inflight;
 	out->newest_ts_ns = st->newest_ts_ns;
-	if (sql_pragma_int(st->db, "page_count", &pages) == 0 &&
-	    sql_pragma_int(st->db, "page_size", &page_size) == 0)
-		out->file_bytes = (uint64_t)pages * (uint64_t)page_size;
+	out->file_bytes = st->file_bytes;
+	writer_stats(st, out);
+	pthread_mutex_unlock(&st->mu);
 }
 
-void
-store_close(struct store *st)
+int
+store_host(struct store *st, char *hostname, char *machine_id, size_t len)
 {
-	int rc;
-
-	if (st == NULL)
-		return;
-	if (st->w != NULL)
-		writer_stop(st);
-	if (st->db == NULL) {
-		/* the path held another file: nothing is written into it */
-		if (st->pool.n > 0)
-			log_warnx("%s: %zu buffered rows are lost", st->path,
-			    st->pool.n);
-		store_free(st);
-		return;
-	}
-	store_tx_rollback(st);
-	if (store_flush(st) == -1)
-		log_warnx("%s: %zu buffered rows are lost", st->path, st->pool.n);
-	/* analysis_limit bounds the work ANALYZE may do on a large table */
-	(void)sql_exec(st, "optimize",
-	    "PRAGMA analysis_limit = 400; PRAGMA optimize;");
-	rc = sqlite3_wal_checkpoint_v2(st->db, NULL,
-	    SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-	if (rc != SQLITE_OK && rc != SQLITE_BUSY)
-		sql_warn(st, "checkpoint");
-	store_free(st);
+	/* the connection is the thread's: the copy read before it started */
+	snprintf(hostname, len, "%s", st->host);
+	snprintf(machine_id, len, "%s", st->machine_id);
+	return st->host_rc;
 }

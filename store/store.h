@@ -1,5 +1,17 @@
 /*
- * store: the SQLite database of samples.
+ * store: the SQLite database of samples, as the daemon writes it.
+ *
+ * A writer thread owns the connection from store_open to store_close, and
+ * no call but store_metric with a key the catalog lacks (and store_close)
+ * waits for it: rows are buffered, and window changes, device maps, cards
+ * and deletions queued, for the thread to store in order; store_flush only
+ * wakes it.  Window ids are handed out at once.  Before each flush the
+ * thread checks that the file at the path is still the database, and
+ * creates it again (with the open windows and every pending row) if it was
+ * deleted or replaced.  Retention runs in the thread once
+ * store_set_retention gave its limits.  A caller that owns the connection
+ * (import, the tools, the tests) uses storedb.h instead: the same store,
+ * written on the caller's thread.
  *
  * Rows are buffered in memory and written in one transaction per flush
  * (the caller runs store_flush every flush_interval), so a crash loses at
@@ -65,7 +77,7 @@ struct store_stats {
 	size_t pending;			/* buffered, not yet written */
 	int64_t newest_ts_ns;		/* newest row written or buffered since open, 0 if none */
 	uint64_t file_bytes;		/* page_count * page_size */
-	/* with a writer thread (store_writer_start) */
+	/* the writer thread's */
 	bool threaded;
 	bool stalled;			/* writes fail, or one has run over 1 s */
 	uint64_t stalled_ns;		/* for how long */
@@ -74,33 +86,22 @@ struct store_stats {
 	uint64_t recreated;		/* times the file was deleted or replaced and made again */
 };
 
-/*
- * From now on a thread owns the connection, and no call but store_metric
- * with a key the catalog lacks (and store_close) waits for it: rows are
- * buffered, and window changes, device maps, cards and deletions queued,
- * for the thread to store in order; store_flush only wakes it.  Window ids
- * are handed out at once.  Before each flush the thread checks that the
- * file at the path is still the database, and creates it again (with the
- * open windows and every pending row) if it was deleted or replaced.
- * Retention runs in the thread once store_set_retention gave its limits.
- * For the daemon; without it every call runs on the caller's thread.
- */
-int store_writer_start(struct store *st);
-
-/* The limits retention keeps to, for the writer thread (no-op without). */
+/* The limits retention keeps to, in steps between the thread's flushes. */
 void store_set_retention(struct store *st, const struct store_retention *r);
 
 /*
  * Open or create the database at path, creating parent-less files only
  * (the directory must exist), and migrate its schema forward to
- * SCHEMA_VERSION.  A database newer than this build is refused.
- * max_pending bounds the rows buffered while writes fail; past it the
- * oldest buffered rows are dropped and counted.
+ * SCHEMA_VERSION.  A database newer than this build is refused.  Then
+ * start the writer thread: windows that ended before the last daemon
+ * stopped and are not complete are marked incomplete.  max_pending
+ * bounds the rows buffered while writes fail; past it the oldest
+ * buffered rows are dropped and counted.
  */
 int store_open(const char *path, size_t max_pending, struct store **out);
 
-/* Flush, checkpoint and close; NULL is a no-op.  Buffered rows that still
- * cannot be written are reported with log_warnx. */
+/* Stop the thread, storing what it had queued; flush, checkpoint and close;
+ * NULL is a no-op.  Rows that still cannot be written are logged. */
 void store_close(struct store *st);
 
 /*
@@ -122,26 +123,14 @@ int store_metric(struct store *st, const char *key, const char *unit, int *id);
 void store_append(struct store *st, const struct store_sample *s);
 
 /*
- * Write every buffered row in one transaction.  On failure the rows stay
- * buffered.  Inside store_tx_begin's transaction the rows join it, and any
- * failure (also a row whose key is already stored) rolls it back.
+ * Ask the thread to write every buffered row in one transaction, after
+ * the changes queued before them; on failure the rows stay buffered.
  */
 int store_flush(struct store *st);
 
 /*
- * Hold one transaction (BEGIN IMMEDIATE, after flushing what is buffered)
- * until store_tx_commit or store_tx_rollback, so that the rows, device map
- * changes and import records written in between are stored all together
- * or not at all.  store_metric is refused inside it.  A failed flush or
- * commit rolls it back; rolling back discards the buffered rows too.
- */
-int store_tx_begin(struct store *st);
-int store_tx_commit(struct store *st);
-void store_tx_rollback(struct store *st);
-
-/*
  * Remove device's aiu-smi rows with ts_ns > after_ns, buffered and written (one
- * DELETE on the primary key), so that rows replacing them can follow:
+ * DELETE on the primary key, queued), so that rows replacing them can follow:
  * the device's next row may be stamped anything after after_ns.  Returns
  * 0, or -1 with nothing removed.
  */
@@ -170,22 +159,12 @@ int store_smi_version(struct store *st, const char *version, int64_t ts_ns);
 /* Insert or update a card of the inventory, seen at ts_ns. */
 int store_card(struct store *st, const struct card *c, int64_t ts_ns);
 
-/*
- * Run one bounded step of retention at now_ns, spending at most about
- * budget_ns: delete samples older than max_age (except those inside
- * windows that ended less than windows_max_age ago), then the oldest
- * samples while the file exceeds max_size, then give freed pages back to
- * the filesystem.  Returns 1 if more work remains (call again soon), 0 when
- * done, -1 on error.
- */
-int store_retention_step(struct store *st, const struct store_retention *r,
-    int64_t now_ns, uint64_t budget_ns);
-
 void store_get_stats(struct store *st, struct store_stats *out);
 
 /*
  * The host the database was created on (schema version 5): its host name
- * and machine ID, into buffers of len bytes ("" if not recorded).
+ * and machine ID, into buffers of len bytes ("" if not recorded), as read
+ * when the store was opened.
  */
 int store_host(struct store *st, char *hostname, char *machine_id,
     size_t len);
@@ -201,13 +180,14 @@ enum store_counter {
 /*
  * Add delta to a counter of the counters table; written with the next
  * flush (which happens even with no rows buffered), kept until it is.
+ * For storedb.h's store too.
  */
 void store_counter_add(struct store *st, enum store_counter which,
     uint64_t delta);
 
 /* ---- profiling windows (store_windows.c) ----
- * Window changes are written at once in their own transaction, never
- * batched: a mark must survive a crash of the daemon. */
+ * The thread writes each window change as soon as it is queued, in its own
+ * transaction, never batched: a mark must survive a crash of the daemon. */
 
 /* How a window ended (the windows table's ended_by). */
 enum store_ended_by {
@@ -251,27 +231,25 @@ int store_window_end(struct store *st, int64_t id, int64_t end_ns,
 int store_window_set_restarts(struct store *st, int64_t id, unsigned restarts);
 
 /*
- * Compute window id's summary (summary.h) from the samples and store it,
- * replacing any earlier one, in one transaction; now_ns is when.  The
- * window must have ended.  This is the one call that a window's end asks
- * of the store after the fact, so it can move elsewhere as a whole.
- */
-int store_window_summarize(struct store *st, int64_t id,
-    int64_t idle_lookback_ns, int64_t now_ns);
-
-/*
- * Summarize every window that ended at least settle_ns before now_ns and
- * has no summary yet: with a writer thread, those left from before this
- * start and those of a database from before summaries; without one
- * (import, tools), whose rows were all written as they came, each is
- * marked complete too.  With a writer thread this only asks it: the
- * thread works through them in bounded steps between its other work
- * (store_summary.c).  0, or -1 if one failed (the others are still done).
+ * Ask the thread to summarize every window that ended at least settle_ns
+ * before its now and has no summary yet: those left from before this
+ * start and those of a database from before summaries.  It works through
+ * them in bounded steps between its other work (store_summary.c); now_ns
+ * is not used.  0.
  */
 int store_windows_summarize_due(struct store *st, int64_t now_ns,
     int64_t settle_ns, int64_t idle_lookback_ns);
 
-/* ---- complete windows (writer_sync.c; with a writer thread only) ----
+/*
+ * The windows ended so far that are not complete never will be (those the
+ * daemon ends as it starts, for a process gone or max_open passed while it
+ * was not running): no completion is waited for, and the thread marks them
+ * incomplete as it did those left ended by the last daemon.  0, or -1 if
+ * out of memory.
+ */
+int store_windows_abandon(struct store *st);
+
+/* ---- complete windows (writer_sync.c) ----
  *
  * A window that has ended is complete once every sample that overlaps it
  * is committed (for each card and source still sending, up to its first
@@ -286,8 +264,8 @@ int store_windows_summarize_due(struct store *st, int64_t now_ns,
 
 /*
  * Ask for the samples covering through_ns to be stored (as for a window's
- * end); *ticket names the request for store_sync_pending.  -1 without a
- * writer thread or memory.
+ * end); *ticket names the request for store_sync_pending.  -1 without
+ * memory.
  */
 int store_sync(struct store *st, int64_t through_ns, uint64_t *ticket);
 
@@ -302,10 +280,8 @@ uint64_t store_sync_window(struct store *st, int64_t window_id);
 bool store_sync_pending(struct store *st, uint64_t ticket, char *why,
     size_t len, int64_t *through_ns);
 
-/*
- * A descriptor that becomes readable when requests are done (-1 without a
- * writer thread); store_sync_ack clears it.
- */
+/* A descriptor that becomes readable when requests are done; store_sync_ack
+ * clears it. */
 int store_sync_fd(struct store *st);
 void store_sync_ack(struct store *st);
 
@@ -315,48 +291,23 @@ void store_set_idle_lookback(struct store *st, int64_t lookback_ns);
 /* True if the database is the file with device dev and inode ino. */
 bool store_is_file(struct store *st, uint64_t dev, uint64_t ino);
 
-/* Every open window, oldest first; free with store_windows_free. */
+/* Every open window, queued or stored, oldest first; free with
+ * store_windows_free. */
 int store_windows_open(struct store *st, struct store_window **out, size_t *n);
 
 /*
- * Window id, open or not: *out is a new window (free with
- * store_windows_free(*out, 1)), or NULL if there is no such window.
+ * Window id, open or not, as far as the thread remembers it (its id, and
+ * the end of one of the last 64 ended; tag "" otherwise): *out is
+ * a new window (free with store_windows_free(*out, 1)), or NULL if no
+ * such id was given.
  */
 int store_window_get(struct store *st, int64_t id, struct store_window **out);
 
 void store_windows_free(struct store_window *w, size_t n);
 
-/* ---- imported samples (store_import.c) ---- */
-
-/* One run of a device's samples loaded by "spyremon import". */
-struct store_import {
-	const char *path;	/* the file, as given */
-	const char *format;	/* "aiusmi" or "csv" */
-	int device;
-	int64_t first_ns;	/* the run's first and last ts_ns */
-	int64_t last_ns;
-	bool coarse;		/* whole-second local stamps, from aiu-smi's log */
-	int64_t imported_ns;
-};
-
-/* Add imp to the imports table (inside a transaction if one is open). */
-int store_import_record(struct store *st, const struct store_import *imp);
-
-/* What a device's span [first_ns, last_ns] already holds. */
-struct store_taken {
-	int64_t samples;	/* rows of the device stamped inside the span */
-	int64_t oldest_ns;	/* the oldest of them; 0 if none */
-	bool imported;		/* an earlier import's run of the device overlaps */
-	int64_t import_first_ns, import_last_ns;	/* that run */
-};
-
-/* Fill *out for device's span [first_ns, last_ns] (written rows only). */
-int store_span_taken(struct store *st, int device, int64_t first_ns,
-    int64_t last_ns, struct store_taken *out);
-
 /*
- * The keys of the catalog's metrics marked unreliable, in id order; free
- * with store_strings_free.
+ * The keys of the catalog's metrics marked unreliable, in id order, as
+ * read at open; free with store_strings_free.
  */
 int store_unreliable_metrics(struct store *st, char ***keys, size_t *n);
 

@@ -1,6 +1,6 @@
 /*
  * store_import: the records of samples loaded by "spyremon import"
- * (contract in store.h; the imports table is documented in
+ * (contract in storedb.h; the imports table is documented in
  * spyremon-schema(5)).
  *
  * The daemon never calls these; they are here so that every write to the
@@ -13,7 +13,7 @@
 #include "schema.h"
 
 int
-store_import_record(struct store *st, const struct store_import *imp)
+storedb_import_record(struct store *st, const struct store_import *imp)
 {
 	sqlite3_stmt *s;
 	int rc;
@@ -44,7 +44,7 @@ store_import_record(struct store *st, const struct store_import *imp)
  * imports_device.
  */
 int
-store_span_taken(struct store *st, int device, int64_t first_ns,
+storedb_span_taken(struct store *st, int device, int64_t first_ns,
     int64_t last_ns, struct store_taken *out)
 {
 	sqlite3_stmt *s;

@@ -1,8 +1,10 @@
 /*
- * store_priv: the store's internals, shared by store.c (ingest), catalog.c
- * (schema, migrations, catalog) and retention.c (deleting old samples), and
- * visible to the unit tests, which inspect the connection and build old
- * schema versions.
+ * store_priv: the store's internals, shared by store.c (the daemon's
+ * calls), storebuf.c (the row buffer), storedb.c and the other files on
+ * the connection's side (catalog.c: schema, migrations, catalog;
+ * retention.c: deleting old samples; ...) and the writer thread's files,
+ * and visible to the unit tests, which inspect the connection and build
+ * old schema versions.
  * Nothing outside the store module and its tests includes this.
  */
 #ifndef SPYREMON_STORE_PRIV_H
@@ -21,6 +23,7 @@
 #include "rowring.h"
 #include "sql.h"
 #include "store.h"
+#include "storedb.h"
 #include "summary.h"
 
 struct metric_def;
@@ -134,7 +137,7 @@ struct store {
 	struct store_catalog cat;
 	sqlite3_stmt *insert;	/* columns: fixed seven, then cat.cols in order */
 	sqlite3_stmt *begin, *commit, *rollback;
-	bool in_tx;		/* inside store_tx_begin .. store_tx_commit */
+	bool in_tx;		/* inside storedb_tx_begin .. storedb_tx_commit */
 
 	/*
 	 * Buffered rows: struct pending_row headers, with cells POOL_VALUES
@@ -162,11 +165,13 @@ struct store {
 	struct ratelimit rl_sql;
 
 	/*
-	 * With a writer thread (writer.c), NULL without.  Then mu guards
-	 * everything above but the connection and the statements, which
-	 * dbmu guards; dbmu is never taken while holding mu.  The catalog
-	 * changes only under both, so the writer reads it under dbmu and
-	 * the event loop under mu.
+	 * The writer thread (writer.c) of store_open's store; NULL for
+	 * storedb_open's, which runs on its caller's thread alone.  mu
+	 * guards everything above but the connection and the statements,
+	 * which dbmu guards; dbmu is never taken while holding mu.  The
+	 * catalog changes only under both, so the writer reads it under
+	 * dbmu and the event loop under mu.  Both are always there, so
+	 * that code shared by the two takes them the same way.
 	 */
 	struct writer *w;
 	pthread_mutex_t mu, dbmu;
@@ -175,10 +180,10 @@ struct store {
 	size_t inflight;	/* rows the writer took and has not settled */
 	dev_t dev;		/* the database file, to notice its replacement */
 	ino_t ino;
-	uint64_t file_bytes;	/* with a writer: its size after the last flush */
+	uint64_t file_bytes;	/* the writer's: its size after the last flush */
 	uint64_t appended;	/* rows appended since open */
 	int64_t sync_min_through;	/* a row stamped this late nudges the writer */
-	/* with a writer: store_host as read before it started (-1: failed) */
+	/* store_host: storedb_host as read before the writer started (-1: failed) */
 	int host_rc;
 	char host[256], machine_id[256];
 };
@@ -201,49 +206,61 @@ bool store_counters_pending(const struct store *st);
 int store_counters_write(struct store *st, const struct rowring *ring,
     uint64_t rows, int64_t now_ns);
 
-/*
- * The transaction of the last store_counters_write failed.  (With a writer
- * thread, the deltas it took stay to be written; without, nothing changes.)
- */
+/* The transaction of the last store_counters_write failed: the deltas it
+ * took stay to be written. */
 void store_counters_abandoned(struct store *st);
 
 /* The transaction of the last store_counters_write committed. */
 void store_counters_committed(struct store *st);
 
-/* ---- the connection's side of each change (store.c, store_windows.c) ----
- * What the public calls do at once without a writer, and the writer does
- * for them with one; each runs on the connection alone, -1 logged. */
+/* ---- the row buffer (storebuf.c) ----
+ * The rows appended and not yet taken by a flush; under st->mu in the
+ * daemon, whose writer thread takes them. */
 
-/* Write ring's rows in one transaction; *skipped counts duplicates dropped. */
+/* Set up st->pool empty, shaped for the rows. */
+void store_buf_init(struct store *st);
+/*
+ * Buffer s (store_append's contract); *ts_ns: the stamp it was given.
+ * False if no room could be made for it (dropped and counted).
+ */
+bool store_buf_append(struct store *st, const struct store_sample *s,
+    int64_t *ts_ns);
+/* Drop device's buffered rows of src after after_ns, keeping the others in
+ * order, and let its next row be stamped anything after after_ns. */
+void store_buf_remove_after(struct store *st, int device, int src,
+    int64_t after_ns);
+
+/* ---- the connection's side of each change ----
+ * What the writer thread runs for the daemon's calls, beside storedb.h's;
+ * each runs on the connection alone, -1 logged. */
+
+/* Write ring's rows in one transaction; *skipped counts duplicates dropped
+ * (storedb.c). */
 int store_db_rows_write(struct store *st, const struct rowring *ring,
     size_t *skipped);
+/* The DELETE of storedb_delete_after_src, written rows only (storedb.c). */
 int store_db_delete_after(struct store *st, int device, int src,
     int64_t after_ns);
-int store_db_device_map(struct store *st, int device, const char *metric_file,
-    const char *bus_id, int64_t ts_ns);
-int store_db_card(struct store *st, const struct card *c, int64_t ts_ns);
-int store_db_smi_version(struct store *st, const char *version, int64_t ts_ns);
 /*
- * Insert win (open, with its id and until_pid) into the windows table,
- * with clock (NULL: unknown) at its begin and the child's restarts so far.
+ * Add metric key to the catalog (storedb_metric's contract), first writing
+ * the buffered rows, in one transaction (storedb.c).
+ */
+int store_db_metric_add(struct store *st, const char *key, const char *unit,
+    int *id);
+/*
+ * Insert win (open, with until_pid) into the windows table, with clock
+ * (NULL: unknown) at its begin and the child's restarts so far, in its own
+ * transaction; win->id 0 takes the next id (sqlite3_last_insert_rowid).
  */
 int store_db_window_insert(struct store *st, const struct store_window *win,
     const struct clocksync *clock, unsigned restarts);
-int store_db_window_end(struct store *st, int64_t id, int64_t end_ns,
-    enum store_ended_by by, const struct clocksync *clock);
-int store_db_window_restarts(struct store *st, int64_t id, unsigned restarts);
-/* store_window_get from the database, whatever the writer knows. */
-int store_db_window_get(struct store *st, int64_t id, struct store_window **out);
 /*
- * One bounded step of store_windows_summarize_due on the connection
- * (store_summary.c): 1 if windows are left for the next step, 0 if none,
- * -1 on error.
+ * One bounded step of summarizing the windows due (store_summary.c),
+ * marking each complete too if complete: 1 if windows are left for the
+ * next step, 0 if none, -1 on error.
  */
 int store_db_summarize_due(struct store *st, int64_t now_ns, int64_t settle_ns,
-    int64_t idle_lookback_ns);
-/* store_db_summarize_due until no window is left: 0, or -1 on error. */
-int store_db_summarize_all_due(struct store *st, int64_t now_ns,
-    int64_t settle_ns, int64_t idle_lookback_ns);
+    int64_t idle_lookback_ns, bool complete);
 /*
  * Summarize the n ended windows of ids and mark them complete at now_ns,
  * in one transaction (store_summary.c).
@@ -285,9 +302,11 @@ int store_db_retire(struct store *st);
  */
 int store_path_check(const char *path, char *why, size_t len);
 
-/* ---- writer.c ----
- * The connection's side reaches the writer only through these pointers,
- * so that writer.c calls into no other store file (they call into it). */
+/* ---- writer.c, writer_jobs.c ----
+ * The writer reaches the connection's side only through these pointers
+ * (filled in by store.c), so that it calls into no other store file.
+ * The writer_* calls below are store.h's calls of the same name, made by
+ * store.c; -1 only when out of memory. */
 struct writer_ops {
 	int (*rows_write)(struct store *, const struct rowring *, size_t *);
 	int (*delete_after)(struct store *, int, int, int64_t);
@@ -302,7 +321,8 @@ struct writer_ops {
 	int (*window_restarts)(struct store *, int64_t, unsigned);
 	int (*window_begin_state)(struct store *, int64_t, struct clocksync *,
 	    unsigned *);
-	int (*summarize_due)(struct store *, int64_t, int64_t, int64_t);
+	int (*windows_abandoned)(struct store *);
+	int (*summarize_due)(struct store *, int64_t, int64_t, int64_t, bool);
 	int (*windows_finish)(struct store *, const int64_t *, size_t,
 	    int64_t, int64_t);
 	int (*reopen)(struct store *, char *, size_t);
@@ -318,17 +338,21 @@ struct writer_ops {
 int writer_start(struct store *st, const struct writer_ops *ops,
     struct store_window *open, size_t nopen, int64_t max_window_id,
     char **unreliable, size_t nunreliable);
+/* store_flush: wake the thread to run the queue and write the rows; 0. */
 int writer_kick(struct store *st);
 /*
  * Take st->dbmu from a thread other than the writer's (st->mu not held):
  * the writer, between two steps of its work, lets it go first.
  */
 void writer_lock_db(struct store *st);
+/* store_window_begin: the next id at once, the insert queued. */
 int writer_window_begin(struct store *st, const char *tag, uint32_t uid,
     int32_t pid, int64_t begin_ns, const char *meta_json,
     const struct clocksync *clock, int32_t until_pid, int64_t *id);
+/* store_window_end: queued, with the request that completes the window. */
 int writer_window_end(struct store *st, int64_t id, int64_t end_ns,
     enum store_ended_by by, const struct clocksync *clock);
+/* store_window_set_restarts, queued. */
 int writer_window_restarts(struct store *st, int64_t id, unsigned restarts);
 /*
  * Ask the thread to summarize the windows due (store_windows_summarize_due)
@@ -336,20 +360,29 @@ int writer_window_restarts(struct store *st, int64_t id, unsigned restarts);
  */
 int writer_summarize_due(struct store *st, int64_t settle_ns,
     int64_t idle_lookback_ns);
+/* store_window_get, from what the thread remembers. */
 int writer_window_get(struct store *st, int64_t id, struct store_window **out);
+/* store_windows_open: the windows stored open, with the queued changes;
+ * st->dbmu held (writer_lock_db), so that the thread changes none. */
+int writer_windows_open(struct store *st, struct store_window **out,
+    size_t *n);
+/* store_windows_abandon: drop the windows' completions, queue the marking. */
+int writer_windows_abandon(struct store *st);
 /* Queue the deletion; st->mu held. */
 int writer_delete_after(struct store *st, int device, int src,
     int64_t after_ns);
+/* store_device_map, store_card, store_smi_version: queued. */
 int writer_device_map(struct store *st, int device, const char *metric_file,
     const char *bus_id, int64_t ts_ns);
 int writer_card(struct store *st, const struct card *c, int64_t ts_ns);
 int writer_smi_version(struct store *st, const char *version, int64_t ts_ns);
 /* The writer's part of store_get_stats; st->mu held. */
 void writer_stats(struct store *st, struct store_stats *out);
+/* store_unreliable_metrics: a copy of those read before the thread started. */
 int writer_unreliable(struct store *st, char ***keys, size_t *n);
 /* Under st->mu: a row reached a pending request's time: wake the thread. */
 void writer_sync_nudge(struct store *st);
-/* Stop the thread, store what it had queued, and go back to no writer. */
+/* Stop the thread and store what it had queued on this one; st->w NULL after. */
 void writer_stop(struct store *st);
 
 /* ---- catalog.c ---- */

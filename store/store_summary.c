@@ -1,6 +1,6 @@
 /*
  * store_summary: computing and keeping the summaries of ended windows
- * (contract in store.h; the figures in summary.h).
+ * (contracts in storedb.h and store_priv.h; the figures in summary.h).
  *
  * A summary is written in its own transaction, like a window change, so
  * it is never half there; the event loop never runs it while a flush's
@@ -29,8 +29,8 @@ summarize_in_tx(struct store *st, int64_t id, int64_t idle_lookback_ns,
 	sqlite3_stmt *s;
 	int rc;
 
-	/* the database's row: with a writer, this runs in its thread */
-	if (store_db_window_get(st, id, &w) == -1)
+	/* the database's row: in the daemon, this runs in the writer thread */
+	if (storedb_window_get(st, id, &w) == -1)
 		return -1;
 	if (w == NULL || w->end_ns == 0) {
 		log_warnx("%s: summarize window %" PRId64 ": %s", st->path, id,
@@ -89,7 +89,7 @@ summarize(struct store *st, const int64_t *ids, size_t n,
 }
 
 int
-store_window_summarize(struct store *st, int64_t id, int64_t idle_lookback_ns,
+storedb_window_summarize(struct store *st, int64_t id, int64_t idle_lookback_ns,
     int64_t now_ns)
 {
 	return summarize(st, &id, 1, idle_lookback_ns, now_ns, false);
@@ -126,16 +126,6 @@ store_db_windows_abandoned(struct store *st)
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
-int
-store_windows_summarize_due(struct store *st, int64_t now_ns,
-    int64_t settle_ns, int64_t idle_lookback_ns)
-{
-	if (st->w != NULL)
-		return writer_summarize_due(st, settle_ns, idle_lookback_ns);
-	return store_db_summarize_all_due(st, now_ns, settle_ns,
-	    idle_lookback_ns);
-}
-
 /*
  * The windows left to summarize are done in steps: at most
  * SUMMARIZE_STEP_MAX of them, and no more once SUMMARIZE_STEP_NS has gone
@@ -148,7 +138,7 @@ store_windows_summarize_due(struct store *st, int64_t now_ns,
 
 int
 store_db_summarize_due(struct store *st, int64_t now_ns, int64_t settle_ns,
-    int64_t idle_lookback_ns)
+    int64_t idle_lookback_ns, bool complete)
 {
 	sqlite3_stmt *s;
 	int64_t ids[SUMMARIZE_STEP_MAX + 1];
@@ -167,12 +157,12 @@ store_db_summarize_due(struct store *st, int64_t now_ns, int64_t settle_ns,
 	if (rc != SQLITE_DONE)
 		sql_warn(st, "windows to summarize");
 	sqlite3_finalize(s);
-	/* without a writer thread every row was written as it came: the
-	 * windows are complete; with one, these were left from before */
+	/* complete: every row was written as it came (storedb.h's store);
+	 * the writer thread's windows due were left from before */
 	while (done < n && done < SUMMARIZE_STEP_MAX &&
 	    (done == 0 || now_monotonic_ns() - t0 < SUMMARIZE_STEP_NS))
 		if (summarize(st, &ids[done++], 1, idle_lookback_ns, now_ns,
-		    st->w == NULL) == -1)
+		    complete) == -1)
 			failed = 1;
 	if (rc != SQLITE_DONE || failed)
 		return -1;
@@ -180,13 +170,13 @@ store_db_summarize_due(struct store *st, int64_t now_ns, int64_t settle_ns,
 }
 
 int
-store_db_summarize_all_due(struct store *st, int64_t now_ns,
+storedb_windows_summarize_due(struct store *st, int64_t now_ns,
     int64_t settle_ns, int64_t idle_lookback_ns)
 {
 	int rc;
 
 	while ((rc = store_db_summarize_due(st, now_ns, settle_ns,
-	    idle_lookback_ns)) == 1)
+	    idle_lookback_ns, true)) == 1)
 		;
 	return rc;
 }

@@ -1,6 +1,7 @@
 /*
  * store_windows: the windows table of profiling windows, and the catalog's
- * unreliable metrics (contract in store.h).
+ * unreliable metrics, on the connection (contracts in storedb.h and
+ * store_priv.h; the daemon's writer thread runs them for store.h's calls).
  *
  * A window change is rare and must outlive a crash of the daemon, so each
  * is one statement in its own BEGIN IMMEDIATE ... COMMIT, written when it
@@ -96,7 +97,10 @@ store_db_window_insert(struct store *st, const struct store_window *win,
 	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
 	if (s == NULL)
 		return -1;
-	sqlite3_bind_int64(s, 1, win->id);
+	if (win->id > 0)
+		sqlite3_bind_int64(s, 1, win->id);
+	else
+		sqlite3_bind_null(s, 1);	/* the next id */
 	sqlite3_bind_text(s, 2, win->tag, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, win->uid);
 	sqlite3_bind_int64(s, 4, win->pid);
@@ -161,51 +165,27 @@ store_db_max_window_id(struct store *st, int64_t *id)
 }
 
 int
-store_window_begin(struct store *st, const char *tag, uint32_t uid,
+storedb_window_begin(struct store *st, const char *tag, uint32_t uid,
     int32_t pid, int64_t begin_ns, const char *meta_json,
     const struct clocksync *clock, int32_t until_pid, int64_t *id)
 {
-	sqlite3_stmt *s;
-	int changes;
+	struct store_window win = { .uid = uid, .pid = pid,
+	    .begin_ns = begin_ns, .until_pid = until_pid };
+	int rc = -1;
 
-	if (st->w != NULL)
-		return writer_window_begin(st, tag, uid, pid, begin_ns,
-		    meta_json, clock, until_pid, id);
-
-	s = prepare(st, "INSERT INTO " SCHEMA_T_WINDOWS
-	    " (tag, uid, pid, begin_ns, meta, clock_begin_synced, "
-	    "clock_begin_est_us, clock_begin_max_us, until_pid) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
-	if (s == NULL)
-		return -1;
-	sqlite3_bind_text(s, 1, tag, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, uid);
-	sqlite3_bind_int64(s, 3, pid);
-	sqlite3_bind_int64(s, 4, begin_ns);
-	sqlite3_bind_text(s, 5, meta_json != NULL ? meta_json : "{}", -1,
-	    SQLITE_STATIC);
-	bind_clock(s, 6, clock);
-	if (until_pid > 0)
-		sqlite3_bind_int(s, 9, until_pid);
-	else
-		sqlite3_bind_null(s, 9);
-	if (run_alone(st, s, "begin window", &changes) != SQLITE_OK)
-		return -1;
-	*id = sqlite3_last_insert_rowid(st->db);
-	return 0;
+	/* id 0: the INSERT takes the next one */
+	if ((win.tag = strdup(tag)) == NULL || (win.meta_json =
+	    strdup(meta_json != NULL ? meta_json : "{}")) == NULL)
+		log_warnx("%s: begin window: out of memory", st->path);
+	else if ((rc = store_db_window_insert(st, &win, clock, 0)) == 0)
+		*id = sqlite3_last_insert_rowid(st->db);
+	free(win.tag);
+	free(win.meta_json);
+	return rc;
 }
 
 int
-store_window_end(struct store *st, int64_t id, int64_t end_ns,
-    enum store_ended_by by, const struct clocksync *clock)
-{
-	if (st->w != NULL)
-		return writer_window_end(st, id, end_ns, by, clock);
-	return store_db_window_end(st, id, end_ns, by, clock);
-}
-
-int
-store_db_window_end(struct store *st, int64_t id, int64_t end_ns,
+storedb_window_end(struct store *st, int64_t id, int64_t end_ns,
     enum store_ended_by by, const struct clocksync *clock)
 {
 	static const char *const names[] = {
@@ -238,15 +218,7 @@ store_db_window_end(struct store *st, int64_t id, int64_t end_ns,
 }
 
 int
-store_window_set_restarts(struct store *st, int64_t id, unsigned restarts)
-{
-	if (st->w != NULL)
-		return writer_window_restarts(st, id, restarts);
-	return store_db_window_restarts(st, id, restarts);
-}
-
-int
-store_db_window_restarts(struct store *st, int64_t id, unsigned restarts)
+storedb_window_set_restarts(struct store *st, int64_t id, unsigned restarts)
 {
 	sqlite3_stmt *s;
 	int changes;
@@ -292,7 +264,7 @@ window_from_row(sqlite3_stmt *s, struct store_window *w)
 }
 
 int
-store_windows_open(struct store *st, struct store_window **out, size_t *n)
+storedb_windows_open(struct store *st, struct store_window **out, size_t *n)
 {
 	struct store_window *w = NULL, *grown;
 	size_t count = 0, cap = 0;
@@ -332,15 +304,7 @@ store_windows_open(struct store *st, struct store_window **out, size_t *n)
 }
 
 int
-store_window_get(struct store *st, int64_t id, struct store_window **out)
-{
-	if (st->w != NULL)
-		return writer_window_get(st, id, out);
-	return store_db_window_get(st, id, out);
-}
-
-int
-store_db_window_get(struct store *st, int64_t id, struct store_window **out)
+storedb_window_get(struct store *st, int64_t id, struct store_window **out)
 {
 	struct store_window *w;
 	sqlite3_stmt *s;
@@ -386,15 +350,13 @@ store_windows_free(struct store_window *w, size_t n)
 }
 
 int
-store_unreliable_metrics(struct store *st, char ***keys, size_t *n)
+storedb_unreliable_metrics(struct store *st, char ***keys, size_t *n)
 {
 	char **k = NULL, **grown;
 	size_t count = 0, cap = 0;
 	sqlite3_stmt *s;
 	int rc;
 
-	if (st->w != NULL)
-		return writer_unreliable(st, keys, n);
 	*keys = NULL;
 	*n = 0;
 	s = prepare(st, "SELECT key FROM " SCHEMA_T_METRICS

@@ -709,62 +709,16 @@ ctx_free(struct ctx *x)
 	free(x->coarse);
 }
 
-void
-summary_idle_cache_clear(struct summary_idle_cache *cache)
-{
-	free(cache->cards);
-	*cache = (struct summary_idle_cache){ .valid = false };
-}
-
-/* The cached figures of device, or NULL. */
-static const struct summary_idle_card *
-cached_card(const struct summary_idle_cache *cache, int device)
-{
-	for (size_t i = 0; i < cache->ncards; i++)
-		if (cache->cards[i].device == device)
-			return &cache->cards[i];
-	return NULL;
-}
-
 /* Point each card at its cached idle figures; false if the cache does not fit. */
 static bool
 idle_from_cache(struct ctx *x, const struct summary_idle_cache *cache)
 {
-	int64_t d;
-
-	if (!cache->valid)
-		return false;
-	d = x->s->end_ns - cache->end_ns;
-	if (cache->lookback_ns != x->s->idle_lookback_ns ||
-	    d > SUMMARY_IDLE_REUSE_NS || d < -SUMMARY_IDLE_REUSE_NS)
+	if (!summary_idle_cache_fits(cache, x->s))
 		return false;
 	for (size_t i = 0; i < x->s->ncards; i++)
-		if (cached_card(cache, x->s->cards[i].device) == NULL)
-			return false;
-	for (size_t i = 0; i < x->s->ncards; i++)
-		x->a[i].known = cached_card(cache, x->s->cards[i].device);
+		x->a[i].known = summary_idle_cache_card(cache,
+		    x->s->cards[i].device);
 	return true;
-}
-
-/* Keep the idle figures just learned in cache (left empty if short of memory). */
-static void
-idle_to_cache(const struct summary *s, struct summary_idle_cache *cache)
-{
-	summary_idle_cache_clear(cache);
-	if (s->ncards == 0 ||
-	    (cache->cards = calloc(s->ncards, sizeof(*cache->cards))) == NULL)
-		return;
-	for (size_t i = 0; i < s->ncards; i++)
-		cache->cards[i] = (struct summary_idle_card){
-			.device = s->cards[i].device,
-			.has = s->cards[i].has_idle,
-			.idle_w = s->cards[i].idle_w,
-			.samples = s->cards[i].idle_samples,
-		};
-	cache->ncards = s->ncards;
-	cache->end_ns = s->end_ns;
-	cache->lookback_ns = s->idle_lookback_ns;
-	cache->valid = true;
 }
 
 int
@@ -807,7 +761,7 @@ summary_compute_cached(sqlite3 *db, int64_t id, int64_t begin_ns,
 		goto done;
 	finish(&x);
 	if (cache != NULL && !reused)
-		idle_to_cache(out, cache);
+		summary_idle_cache_keep(out, cache);
 	rc = 0;
 done:
 	sqlite3_finalize(s);

@@ -4,8 +4,9 @@
  * (the window_summary tables of spyremon-schema(5)).
  *
  * summary_compute reads the samples through any connection, the
- * daemon's or a reader's; the store writes its result with
- * store_window_summarize, and summary_load reads it back.
+ * daemon's or a reader's; the store writes its result (store_summary.c:
+ * a window's completion in the daemon, storedb_window_summarize and
+ * storedb_windows_summarize_due otherwise), and summary_load reads it back.
  *
  * The figures, over the window [begin, end], of the samples whose interval
  * (ts - interval, ts] overlaps it:
@@ -136,8 +137,19 @@ int summary_compute_cached(sqlite3 *db, int64_t id, int64_t begin_ns,
     int64_t end_ns, int64_t idle_lookback_ns, int64_t now_ns,
     struct summary_idle_cache *cache, struct summary *out);
 
+/* ---- the cache itself (summary_idle.c) ---- */
+
 /* Forget what cache holds (it is then empty, and may be used again). */
 void summary_idle_cache_clear(struct summary_idle_cache *cache);
+/* True if cache may serve s (its end, look-back and cards, as above). */
+bool summary_idle_cache_fits(const struct summary_idle_cache *cache,
+    const struct summary *s);
+/* The cached figures of device, or NULL. */
+const struct summary_idle_card *summary_idle_cache_card(
+    const struct summary_idle_cache *cache, int device);
+/* Keep the idle figures s learned in cache (left empty if short of memory). */
+void summary_idle_cache_keep(const struct summary *s,
+    struct summary_idle_cache *cache);
 
 /*
  * Write s into db's window_summary tables, replacing what window

@@ -1,6 +1,6 @@
 /*
  * writer: the thread that owns the daemon's SQLite connection (contract
- * in store.h, store_writer_start).
+ * in store.h: store_open starts it).
  *
  * The event loop only ever touches memory: rows go into the store's ring
  * under st->mu, window changes, device maps, cards, aiu-smi's version and
@@ -26,9 +26,10 @@
  * map, the cards, aiu-smi's version and every pending row.  Any other file
  * there is left alone and nothing is written until it is gone.
  *
- * What touches the connection comes from store.c, store_windows.c and
- * retention.c through struct writer_ops, so this file calls none of them
- * and they call into it: no circle between the files.
+ * What touches the connection comes from storedb.c, store_windows.c,
+ * store_summary.c, smiversion.c and retention.c through struct writer_ops
+ * (filled in by store.c), so this file calls none of them: no circle
+ * between the files.
  */
 #include "store_priv.h"
 #include "writer_priv.h"
@@ -510,7 +511,7 @@ summarize_step(struct store *st, int64_t settle_ns, int64_t idle_lookback_ns)
 	sqlite3_progress_handler(st->db, SUMMARIZE_PROGRESS_OPS,
 	    summarize_interrupted, w);
 	rc = w->ops.summarize_due(st, now_realtime_ns(), settle_ns,
-	    idle_lookback_ns);
+	    idle_lookback_ns, false);
 	sqlite3_progress_handler(st->db, 0, NULL, NULL);
 	if (atomic_load(&w->stopping))
 		return;		/* left for the next start */
@@ -671,8 +672,6 @@ writer_kick(struct store *st)
 void
 store_set_retention(struct store *st, const struct store_retention *r)
 {
-	if (st->w == NULL)
-		return;
 	pthread_mutex_lock(&st->mu);
 	if (!st->w->have_ret)
 		st->w->next_retention_ns = now_monotonic_ns();
@@ -730,16 +729,12 @@ writer_start(struct store *st, const struct writer_ops *ops,
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&w->cv, &ca);
 	pthread_condattr_destroy(&ca);
-	pthread_mutex_init(&st->mu, NULL);
-	pthread_mutex_init(&st->dbmu, NULL);
 	st->w = w;
 	update_size(st);
 	if (pthread_create(&w->th, NULL, writer_main, st) != 0) {
 		log_warnx("%s: cannot start the writer thread", st->path);
 		st->w = NULL;
 		pthread_cond_destroy(&w->cv);
-		pthread_mutex_destroy(&st->mu);
-		pthread_mutex_destroy(&st->dbmu);
 		writer_open_free(w->open, w->nopen);
 		writer_strings_free(w->unreliable, w->nunreliable);
 		writer_sync_free(w);
@@ -771,8 +766,6 @@ writer_stop(struct store *st)
 	}
 	st->w = NULL;
 	pthread_cond_destroy(&w->cv);
-	pthread_mutex_destroy(&st->mu);
-	pthread_mutex_destroy(&st->dbmu);
 	rowring_free(&w->spare);
 	writer_open_free(w->open, w->nopen);
 	for (size_t i = 0; i < w->nmaps; i++)

@@ -1,8 +1,9 @@
 /*
  * writer_jobs: the changes other than rows that the event loop hands to the
- * writer thread (window begin, end and restarts, deletions, device maps,
- * cards, aiu-smi's version), queued in order under st->mu, and run on the
- * connection by the thread (writer.c).  What a recreated database must get
+ * writer thread (window begin, end and restarts, windows abandoned,
+ * deletions, device maps, cards, aiu-smi's version), queued in order under
+ * st->mu, and run on the connection by the thread (writer.c); and the
+ * windows as the loop sees them meanwhile.  What a recreated database must get
  * back is remembered here as the jobs run: the open windows, and the
  * newest device map and card of each.
  */
@@ -174,6 +175,91 @@ writer_window_get(struct store *st, int64_t id, struct store_window **out)
 out:
 	pthread_mutex_unlock(&st->mu);
 	return rc;
+}
+
+/* A copy of src with its own strings; -1 if out of memory. */
+static int
+window_copy(struct store_window *dst, const struct store_window *src)
+{
+	*dst = *src;
+	dst->tag = strdup(src->tag != NULL ? src->tag : "");
+	dst->meta_json = strdup(src->meta_json != NULL ? src->meta_json : "{}");
+	if (dst->tag == NULL || dst->meta_json == NULL) {
+		free(dst->tag);
+		free(dst->meta_json);
+		return -1;
+	}
+	return 0;
+}
+
+/* Under st->mu: window id's end is queued. */
+static bool
+end_queued(const struct writer *w, int64_t id)
+{
+	for (const struct job *j = w->head; j != NULL; j = j->next)
+		if (j->kind == JOB_WINDOW_END && j->win.id == id)
+			return true;
+	return false;
+}
+
+static int
+window_cmp(const void *a, const void *b)
+{
+	const struct store_window *x = a, *y = b;
+
+	if (x->begin_ns != y->begin_ns)
+		return x->begin_ns < y->begin_ns ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int
+writer_windows_open(struct store *st, struct store_window **out, size_t *n)
+{
+	struct writer *w = st->w;
+	struct store_window *v = NULL;
+	size_t count = 0, cap;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	/* the thread changes w->open only under dbmu (held), the queue under mu */
+	pthread_mutex_lock(&st->mu);
+	cap = w->nopen + w->njobs;
+	if (cap > 0 && (v = calloc(cap, sizeof(*v))) == NULL)
+		rc = -1;
+	for (size_t i = 0; rc == 0 && i < w->nopen; i++)
+		if (!end_queued(w, w->open[i].win.id) &&
+		    (rc = window_copy(&v[count], &w->open[i].win)) == 0)
+			count++;
+	for (const struct job *j = w->head; rc == 0 && j != NULL; j = j->next)
+		if (j->kind == JOB_WINDOW_BEGIN && !end_queued(w, j->win.id) &&
+		    (rc = window_copy(&v[count], &j->win)) == 0)
+			count++;
+	pthread_mutex_unlock(&st->mu);
+	if (rc == -1) {
+		log_warnx("%s: open windows: out of memory", st->path);
+		writer_windows_free(v, count);
+		return -1;
+	}
+	if (count > 0)
+		qsort(v, count, sizeof(*v), window_cmp);
+	*out = v;
+	*n = count;
+	return 0;
+}
+
+int
+writer_windows_abandon(struct store *st)
+{
+	struct job *j = job_new(st, JOB_WINDOWS_ABANDONED);
+
+	if (j == NULL)
+		return -1;
+	pthread_mutex_lock(&st->mu);
+	writer_sync_drop_windows(st);
+	queue(st, j);
+	pthread_mutex_unlock(&st->mu);
+	return 0;
 }
 
 int
@@ -376,6 +462,8 @@ writer_job_run(struct store *st, struct job *j)
 		    j->bus_id, j->ns);
 	case JOB_SMI_VERSION:
 		return w->ops.smi_version(st, j->version, j->ns);
+	case JOB_WINDOWS_ABANDONED:
+		return w->ops.windows_abandoned(st);
 	case JOB_CARD:
 	default:
 		return w->ops.card(st, &j->card, j->ns);

@@ -18,7 +18,7 @@
 
 enum job_kind {
 	JOB_WINDOW_BEGIN, JOB_WINDOW_END, JOB_DELETE_AFTER, JOB_DEVICE_MAP,
-	JOB_CARD, JOB_WINDOW_RESTARTS, JOB_SMI_VERSION,
+	JOB_CARD, JOB_WINDOW_RESTARTS, JOB_SMI_VERSION, JOB_WINDOWS_ABANDONED,
 };
 
 struct job {
@@ -143,6 +143,9 @@ uint64_t writer_sync_add(struct store *st, int64_t through_ns,
  * UINT64_MAX if none.
  */
 bool writer_sync_eval(struct store *st, bool force, uint64_t *next_ns);
+
+/* Under st->mu: drop the requests that complete a window (not a span's). */
+void writer_sync_drop_windows(struct store *st);
 
 /*
  * After a flush (dbmu held, st->mu not): complete the windows of the

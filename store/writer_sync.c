@@ -246,13 +246,27 @@ writer_sync_finish(struct store *st)
 		signal_done(w);
 }
 
+void
+writer_sync_drop_windows(struct store *st)
+{
+	struct writer *w = st->w;
+	size_t kept = 0;
+
+	for (size_t i = 0; i < w->nsyncs; i++)
+		if (w->syncs[i].window_id == 0)
+			w->syncs[kept++] = w->syncs[i];
+	if (kept == w->nsyncs)
+		return;
+	w->nsyncs = kept;
+	update_min_through(st);
+	signal_done(w);		/* no longer pending: a waiter learns it */
+}
+
 /* ---- the public calls (store.h) ---- */
 
 int
 store_sync(struct store *st, int64_t through_ns, uint64_t *ticket)
 {
-	if (st->w == NULL)
-		return -1;
 	pthread_mutex_lock(&st->mu);
 	*ticket = writer_sync_add(st, through_ns, 0);
 	pthread_mutex_unlock(&st->mu);
@@ -264,8 +278,6 @@ store_sync_window(struct store *st, int64_t window_id)
 {
 	uint64_t ticket = 0;
 
-	if (st->w == NULL)
-		return 0;
 	pthread_mutex_lock(&st->mu);
 	for (size_t i = 0; i < st->w->nsyncs; i++)
 		if (st->w->syncs[i].window_id == window_id)
@@ -285,8 +297,6 @@ store_sync_pending(struct store *st, uint64_t ticket, char *why, size_t len,
 
 	if (len > 0)
 		why[0] = '\0';
-	if (w == NULL)
-		return false;
 	pthread_mutex_lock(&st->mu);
 	for (size_t i = 0; i < w->nsyncs && r == NULL; i++)
 		if (w->syncs[i].ticket == ticket)
@@ -315,7 +325,7 @@ store_sync_pending(struct store *st, uint64_t ticket, char *why, size_t len,
 int
 store_sync_fd(struct store *st)
 {
-	return st->w != NULL ? st->w->sync_fd : -1;
+	return st->w->sync_fd;
 }
 
 void
@@ -323,15 +333,12 @@ store_sync_ack(struct store *st)
 {
 	uint64_t n;
 
-	if (st->w != NULL)
-		(void)read(st->w->sync_fd, &n, sizeof(n));
+	(void)read(st->w->sync_fd, &n, sizeof(n));
 }
 
 void
 store_set_idle_lookback(struct store *st, int64_t lookback_ns)
 {
-	if (st->w == NULL)
-		return;
 	pthread_mutex_lock(&st->mu);
 	st->w->lookback_ns = lookback_ns;
 	pthread_mutex_unlock(&st->mu);
@@ -342,10 +349,8 @@ store_is_file(struct store *st, uint64_t dev, uint64_t ino)
 {
 	bool same;
 
-	if (st->w != NULL)
-		pthread_mutex_lock(&st->mu);
+	pthread_mutex_lock(&st->mu);
 	same = (uint64_t)st->dev == dev && (uint64_t)st->ino == ino;
-	if (st->w != NULL)
-		pthread_mutex_unlock(&st->mu);
+	pthread_mutex_unlock(&st->mu);
 	return same;
 }

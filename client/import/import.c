@@ -1,6 +1,6 @@
 /*
  * import: an aiu-smi CSV log, or spyremon's own csv export, loaded into a
- * database through the store (store/store.h), so that the schema is
+ * database through the store (store/storedb.h), so that the schema is
  * created and migrated in one place only.
  *
  * The file is read twice.  The first pass parses and checks every line
@@ -30,7 +30,7 @@
 #include "format.h"
 #include "import_parse.h"
 #include "import_run.h"
-#include "store.h"
+#include "storedb.h"
 #include "timeparse.h"
 
 
@@ -118,7 +118,7 @@ static int
 add_metrics(struct import_run *r)
 {
 	for (size_t i = 0; i < r->nmetrics; i++)
-		if (store_metric(r->st, r->metrics[i].key, r->metrics[i].unit,
+		if (storedb_metric(r->st, r->metrics[i].key, r->metrics[i].unit,
 		    &r->metrics[i].id) == -1)
 			return -1;
 	return 0;
@@ -139,7 +139,7 @@ check_taken(struct import_run *r)
 	for (size_t i = 0; i < r->nspans; i++) {
 		const struct import_span *sp = &r->spans[i];
 
-		if (store_span_taken(r->st, sp->device, sp->first_ns,
+		if (storedb_span_taken(r->st, sp->device, sp->first_ns,
 		    sp->last_ns, &t) == -1)
 			return -1;
 		if (t.samples > 0 &&
@@ -189,7 +189,7 @@ record_runs(struct import_run *r)
 		imp.first_ns = r->runs[i].first_ns;
 		imp.last_ns = r->runs[i].last_ns;
 		imp.coarse = r->runs[i].coarse;
-		if (store_import_record(r->st, &imp) == -1)
+		if (storedb_import_record(r->st, &imp) == -1)
 			return -1;
 	}
 	return 0;
@@ -199,14 +199,14 @@ record_runs(struct import_run *r)
 static int
 write_all(struct import_run *r)
 {
-	if (add_metrics(r) == -1 || store_tx_begin(r->st) == -1)
+	if (add_metrics(r) == -1 || storedb_tx_begin(r->st) == -1)
 		return -1;
 	if (check_taken(r) == -1 || import_run_pass(r, 2) != CLIENT_EXIT_OK ||
 	    record_runs(r) == -1) {
-		store_tx_rollback(r->st);
+		storedb_tx_rollback(r->st);
 		return -1;
 	}
-	return store_tx_commit(r->st);
+	return storedb_tx_commit(r->st);
 }
 
 static void
@@ -267,7 +267,7 @@ import_cmd_run(struct client *cl, void *opts, int argc, char *argv[])
 	    (rc = import_run_check(&r)) != CLIENT_EXIT_OK)
 		goto out;
 	existed = stat(r.dbpath, &sb) == 0;
-	if (store_open(r.dbpath, IMPORT_FLUSH_ROWS, &r.st) == -1) {
+	if (storedb_open(r.dbpath, IMPORT_FLUSH_ROWS, &r.st) == -1) {
 		warnx("%s: nothing imported", o->file);
 		if (!existed)
 			remove_created(r.dbpath);
@@ -275,7 +275,7 @@ import_cmd_run(struct client *cl, void *opts, int argc, char *argv[])
 		goto out;
 	}
 	rc = write_all(&r) == 0 ? CLIENT_EXIT_OK : CLIENT_EXIT_FAILED;
-	store_close(r.st);
+	storedb_close(r.st);
 	r.st = NULL;
 	if (rc != CLIENT_EXIT_OK) {
 		warnx("%s: nothing imported", o->file);

@@ -196,7 +196,7 @@ append(struct import_run *r, const struct import_key *k, size_t n,
 
 	if (d->recorded ? strcmp(d->rec_file, file) != 0 ||
 	    strcmp(d->rec_bus, bus) != 0 : file[0] != '\0' || bus[0] != '\0') {
-		if (store_device_map(r->st, k->device, file, bus,
+		if (storedb_device_map(r->st, k->device, file, bus,
 		    k->ts_ns) == -1) {
 			stop(r, CLIENT_EXIT_FAILED);
 			return;
@@ -205,10 +205,10 @@ append(struct import_run *r, const struct import_key *k, size_t n,
 		snprintf(d->rec_file, sizeof(d->rec_file), "%s", file);
 		snprintf(d->rec_bus, sizeof(d->rec_bus), "%s", bus);
 	}
-	store_append(r->st, &s);
+	storedb_append(r->st, &s);
 	if (++r->pending == IMPORT_FLUSH_ROWS) {
 		r->pending = 0;
-		if (store_flush(r->st) == -1)
+		if (storedb_flush(r->st) == -1)
 			stop(r, CLIENT_EXIT_FAILED);
 	}
 }

@@ -21,7 +21,7 @@
 
 #include "csvparse.h"
 #include "import_parse.h"
-#include "store.h"
+#include "storedb.h"
 
 #define IMPORT_FLUSH_ROWS	4096	/* rows buffered between flushes */
 #define IMPORT_MAX_ERRORS	20	/* bad lines shown; the rest are counted */
@@ -47,7 +47,7 @@ struct import_key {
 struct import_metric {
 	char key[CSV_KEY_MAX];
 	char unit[CSV_UNIT_MAX];
-	int id;			/* store_metric's */
+	int id;			/* storedb_metric's */
 };
 
 /* A device's mapping to a metric file and bus ID, as read so far. */

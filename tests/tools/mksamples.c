@@ -25,7 +25,7 @@
 #include "clocksync.h"
 #include "log.h"
 #include "metrics.h"
-#include "store.h"
+#include "storedb.h"
 #include "timeparse.h"
 
 #define MAX_VALUES	64
@@ -95,11 +95,11 @@ sample_line(struct store *st, char *line)
 		if (eq == NULL || s.nvalues == MAX_VALUES)
 			bad("want KEY=VALUE");
 		*eq = '\0';
-		if (store_metric(st, tok, "", &ids[s.nvalues]) == -1)
-			bad("store_metric failed");
+		if (storedb_metric(st, tok, "", &ids[s.nvalues]) == -1)
+			bad("storedb_metric failed");
 		vals[s.nvalues++] = parse_value(eq + 1);
 	}
-	store_append(st, &s);
+	storedb_append(st, &s);
 }
 
 int
@@ -117,7 +117,7 @@ main(int argc, char *argv[])
 		return 2;
 	}
 	log_init("mksamples", 0);
-	if (store_open(argv[1], 1 << 20, &st) == -1)
+	if (storedb_open(argv[1], 1 << 20, &st) == -1)
 		return 1;
 	while (fgets(line, sizeof(line), stdin) != NULL) {
 		lineno++;
@@ -138,10 +138,10 @@ main(int argc, char *argv[])
 				rest += 6 + strspn(rest + 6, " ");
 			}
 			meta = *rest != '\0' ? rest : "{}";
-			if (store_flush(st) == -1 ||
-			    store_window_begin(st, tag, 0, 0, a, meta,
+			if (storedb_flush(st) == -1 ||
+			    storedb_window_begin(st, tag, 0, 0, a, meta,
 			    bad_clock ? &unsync : NULL, 0, &id) == -1 ||
-			    store_window_end(st, id, b, STORE_ENDED_MARK,
+			    storedb_window_end(st, id, b, STORE_ENDED_MARK,
 			    bad_clock ? &unsync : NULL) == -1)
 				bad("cannot record the window");
 		} else if (sscanf(line, "retention %lld %lld %lld", &a, &b,
@@ -150,11 +150,11 @@ main(int argc, char *argv[])
 			    .windows_max_age_ns = (uint64_t)c };
 			int more;
 
-			if (store_flush(st) == -1 || (summarize &&
-			    store_windows_summarize_due(st, now_realtime_ns(),
+			if (storedb_flush(st) == -1 || (summarize &&
+			    storedb_windows_summarize_due(st, now_realtime_ns(),
 			    0, 3600 * (int64_t)1000000000) == -1))
 				bad("cannot summarize the windows");
-			while ((more = store_retention_step(st, &r, a,
+			while ((more = storedb_retention_step(st, &r, a,
 			    1000000000)) == 1)
 				;
 			if (more == -1)
@@ -162,16 +162,16 @@ main(int argc, char *argv[])
 		} else if (strcmp(line, "nosummary\n") == 0) {
 			summarize = false;
 		} else if (sscanf(line, "map %d %63s", &dev, bus) == 2) {
-			if (store_device_map(st, dev, "", bus, 0) == -1)
+			if (storedb_device_map(st, dev, "", bus, 0) == -1)
 				bad("cannot record the map");
 		} else
 			sample_line(st, line);
 	}
-	if (store_flush(st) == -1)
+	if (storedb_flush(st) == -1)
 		return 1;
-	if (summarize && store_windows_summarize_due(st, now_realtime_ns(), 0,
+	if (summarize && storedb_windows_summarize_due(st, now_realtime_ns(), 0,
 	    3600 * (int64_t)1000000000) == -1)
 		return 1;
-	store_close(st);
+	storedb_close(st);
 	return 0;
 }

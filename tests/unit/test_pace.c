@@ -22,7 +22,7 @@
 
 #include "metrics.h"
 #include "pace.h"
-#include "store.h"
+#include "storedb.h"
 #include "store_priv.h"
 #include "tmpdb.h"
 
@@ -776,9 +776,9 @@ setup(void **state)
 
 	assert_non_null(f);
 	assert_int_equal(tmpdb_make(&f->db, "test_pace"), 0);
-	assert_int_equal(store_open(f->db.path, 10000, &f->st), 0);
-	assert_int_equal(store_metric(f->st, "pwr", "W", &f->pwr), 0);
-	assert_int_equal(store_metric(f->st, "busy", "%", &f->busy), 0);
+	assert_int_equal(storedb_open(f->db.path, 10000, &f->st), 0);
+	assert_int_equal(storedb_metric(f->st, "pwr", "W", &f->pwr), 0);
+	assert_int_equal(storedb_metric(f->st, "busy", "%", &f->busy), 0);
 	*state = f;
 	return 0;
 }
@@ -788,7 +788,7 @@ teardown(void **state)
 {
 	struct fx *f = *state;
 
-	store_close(f->st);
+	storedb_close(f->st);
 	assert_int_equal(tmpdb_remove(&f->db), 0);
 	free(f);
 	return 0;
@@ -801,7 +801,7 @@ append(struct fx *f, int device, int64_t ts, uint32_t ms, int64_t pwr)
 	struct store_sample s = { .ts_ns = ts, .device = device,
 	    .interval_ms = ms, .nvalues = 1, .metric = &f->pwr, .values = &v };
 
-	store_append(f->st, &s);
+	storedb_append(f->st, &s);
 }
 
 static int64_t
@@ -836,18 +836,18 @@ test_store_delete_after(void **state)
 		append(f, 0, TS(k), 100, k);
 		append(f, 1, TS(k), 100, k);
 	}
-	assert_int_equal(store_flush(f->st), 0);
+	assert_int_equal(storedb_flush(f->st), 0);
 	for (int k = 6; k <= 10; k++) {
 		append(f, 1, TS(k), 100, k);
 		append(f, 0, TS(k), 100, k);
 	}
 	/* device 0 after row 3: two rows written, five buffered */
-	assert_int_equal(store_delete_after(f->st, 0, TS(3)), 0);
-	store_get_stats(f->st, &ss);
+	assert_int_equal(storedb_delete_after(f->st, 0, TS(3)), 0);
+	storedb_get_stats(f->st, &ss);
 	assert_int_equal(ss.pending, 5);
 	/* the device may go on right after 3, without being pushed past 10 */
 	append(f, 0, TS(3) + 50 * MS, 50, 35);
-	assert_int_equal(store_flush(f->st), 0);
+	assert_int_equal(storedb_flush(f->st), 0);
 	assert_int_equal(q_int(f, "SELECT count(*) FROM samples WHERE "
 	    "device = 0"), 4);
 	assert_int_equal(q_int(f, "SELECT max(ts_ns) FROM samples WHERE "
@@ -860,7 +860,7 @@ test_store_delete_after(void **state)
 	assert_int_equal(q_int(f, "SELECT round(sum(value * 10)) FROM "
 	    "sample_values WHERE metric = 'pwr' AND device = 1"), 55);
 	/* nothing after: nothing removed, still 0 */
-	assert_int_equal(store_delete_after(f->st, 0, TS(100)), 0);
+	assert_int_equal(storedb_delete_after(f->st, 0, TS(100)), 0);
 	assert_int_equal(q_int(f, "SELECT count(*) FROM samples"), 14);
 
 	/* one primary-key range search */
@@ -879,13 +879,13 @@ test_store_delete_after(void **state)
 static void
 store_sink_row(void *arg, const struct store_sample *s)
 {
-	store_append(arg, s);
+	storedb_append(arg, s);
 }
 
 static int
 store_sink_delete(void *arg, int device, int64_t after_ns)
 {
-	return store_delete_after(arg, device, after_ns);
+	return storedb_delete_after(arg, device, after_ns);
 }
 
 static void
@@ -910,11 +910,11 @@ test_pace_into_store(void **state)
 			pace_row(p, &smp);
 		}
 		if (k == 55)
-			assert_int_equal(store_flush(f->st), 0);
+			assert_int_equal(storedb_flush(f->st), 0);
 	}
 	/* 2 s back from 6.05 s: the coarse rows 50 (written) and 60 go */
 	pace_set_window(p, true, TS(60) + 50 * MS);
-	assert_int_equal(store_flush(f->st), 0);
+	assert_int_equal(storedb_flush(f->st), 0);
 	for (int d = 0; d < 2; d++) {
 		int64_t prev = 0, n = 0;
 

@@ -20,7 +20,7 @@
 #include "inventory.h"
 #include "metrics.h"
 #include "schema.h"
-#include "store.h"
+#include "storedb.h"
 #include "store_priv.h"
 #include "tmpdb.h"
 
@@ -53,7 +53,7 @@ teardown(void **state)
 {
 	struct fx *f = *state;
 
-	store_close(f->st);
+	storedb_close(f->st);
 	assert_int_equal(tmpdb_remove(&f->db), 0);
 	free(f);
 	return 0;
@@ -62,17 +62,17 @@ teardown(void **state)
 static void
 fx_open(struct fx *f, size_t max_pending)
 {
-	assert_int_equal(store_open(f->db.path, max_pending, &f->st), 0);
+	assert_int_equal(storedb_open(f->db.path, max_pending, &f->st), 0);
 	assert_true(metric_ndefs <= sizeof(f->ids) / sizeof(f->ids[0]));
 	for (size_t i = 0; i < metric_ndefs; i++)
-		assert_int_equal(store_metric(f->st, metric_defs[i].key,
+		assert_int_equal(storedb_metric(f->st, metric_defs[i].key,
 		    metric_defs[i].unit, &f->ids[i]), 0);
 }
 
 static void
 fx_close(struct fx *f)
 {
-	store_close(f->st);
+	storedb_close(f->st);
 	f->st = NULL;
 }
 
@@ -196,7 +196,7 @@ append1(struct store *st, int64_t ts, int device, size_t n, const int *ids,
 		.nvalues = n, .metric = ids, .values = v,
 	};
 
-	store_append(st, &s);
+	storedb_append(st, &s);
 }
 
 /* A row with only pwr, whose mantissa tells rows apart. */
@@ -253,9 +253,9 @@ fill_all_metrics(struct fx *f, int64_t t0, size_t rows)
 		append1(f->st, t0 + (int64_t)(r / 8) * SEC, (int)(r % 8),
 		    metric_ndefs, f->ids, v);
 		if ((r + 1) % 800 == 0)
-			assert_int_equal(store_flush(f->st), 0);
+			assert_int_equal(storedb_flush(f->st), 0);
 	}
-	assert_int_equal(store_flush(f->st), 0);
+	assert_int_equal(storedb_flush(f->st), 0);
 }
 
 /* ---- schema ---- */
@@ -293,7 +293,7 @@ test_new_mode(void **state)
 	fx_open(f, 100);
 	umask(old);
 	append_pwr(f, T0, 0, 1);
-	assert_int_equal(store_flush(f->st), 0);
+	assert_int_equal(storedb_flush(f->st), 0);
 	for (size_t i = 0; i < 3; i++) {
 		snprintf(p, sizeof(p), "%s%s", f->db.path, suffix[i]);
 		assert_int_equal(stat(p, &sb), 0);
@@ -364,7 +364,7 @@ test_values_read_back(void **state)
 	v[2] = val(100, 0);		/* busy "100" */
 	v[3] = val(22767, 3);		/* rdmem "22.767" */
 	v[4] = val(0, 0);		/* actmem "0" */
-	store_append(f->st, &s);
+	storedb_append(f->st, &s);
 	s.ts_ns = T0 + SEC;
 	s.have_skew = false;
 	v[0] = val(2675, 2);		/* pwr "26.75": more digits than catalog */
@@ -372,12 +372,12 @@ test_values_read_back(void **state)
 	v[2] = val(7, 0);
 	v[3] = val(12345, 5);		/* rdmem "0.12345" */
 	v[4] = val(9000000000000000000LL, 0);	/* overflows when scaled: REAL */
-	store_append(f->st, &s);
+	storedb_append(f->st, &s);
 	s.ts_ns = T0 + 2 * SEC;
 	s.nvalues = 1;
 	v[0] = val(2670, 2);		/* pwr "26.70" */
-	store_append(f->st, &s);
-	assert_int_equal(store_flush(f->st), 0);
+	storedb_append(f->st, &s);
+	assert_int_equal(storedb_flush(f->st), 0);
 
 	db = db_open(f);
 	assert_true(view_value(db, "pwr", T0, 3) == 26.7);
@@ -425,8 +425,8 @@ test_unknown_metric(void **state)
 	pwr = f->ids[def_index("pwr")];
 	append_pwr(f, T0, 0, 250);
 	append_pwr(f, T0, 1, 251);
-	assert_int_equal(store_metric(f->st, "newm", "V", &idnew), 0);
-	store_get_stats(f->st, &ss);
+	assert_int_equal(storedb_metric(f->st, "newm", "V", &idnew), 0);
+	storedb_get_stats(f->st, &ss);
 	assert_int_equal(ss.pending, 0);	/* written before the schema changed */
 	assert_int_equal(ss.rows_written, 2);
 	for (size_t i = 0; i < metric_ndefs; i++)
@@ -439,16 +439,16 @@ test_unknown_metric(void **state)
 	 * column name that the next metric, whose key is not, would want.
 	 */
 	snprintf(mkey, sizeof(mkey), "m%d", idnew + 2);
-	assert_int_equal(store_metric(f->st, mkey, "", &idm), 0);
+	assert_int_equal(storedb_metric(f->st, mkey, "", &idm), 0);
 	assert_int_equal(idm, idnew + 1);
-	assert_int_equal(store_metric(f->st, "Bad-Key", "x/s", &idbad), 0);
+	assert_int_equal(storedb_metric(f->st, "Bad-Key", "x/s", &idbad), 0);
 	assert_int_equal(idbad, idnew + 2);
-	assert_int_equal(store_metric(f->st, "ts_ns", "", &idfix), 0);
+	assert_int_equal(storedb_metric(f->st, "ts_ns", "", &idfix), 0);
 	ids[1] = idbad;
 	append1(f->st, T0 + 2 * SEC, 0, 2, ids, v);
 	ids[1] = idfix;
 	append1(f->st, T0 + 3 * SEC, 0, 2, ids, v);
-	assert_int_equal(store_metric(f->st, "newm", "V", &again), 0);
+	assert_int_equal(storedb_metric(f->st, "newm", "V", &again), 0);
 	assert_int_equal(again, idnew);
 	fx_close(f);
 
@@ -484,7 +484,7 @@ test_unknown_metric(void **state)
 
 	/* the catalog persists: same ids, no new columns */
 	fx_open(f, 100);
-	assert_int_equal(store_metric(f->st, "Bad-Key", "", &again), 0);
+	assert_int_equal(storedb_metric(f->st, "Bad-Key", "", &again), 0);
 	assert_int_equal(again, idbad);
 	db = db_open(f);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM metrics"),
@@ -508,7 +508,7 @@ test_timestamps_adjusted(void **state)
 	append_pwr(f, T0, 1, 9);		/* another device: untouched */
 	append_pwr(f, T0 + 2, 0, 4);		/* not after the adjusted T0 + 2 */
 	append_pwr(f, T0 + SEC, 0, 5);
-	assert_int_equal(store_flush(f->st), 0);
+	assert_int_equal(storedb_flush(f->st), 0);
 	db = db_open(f);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 6);
 	assert_int_equal(q_int(db, "SELECT ts_ns FROM samples WHERE "
@@ -540,27 +540,27 @@ test_flush_busy_keeps_rows(void **state)
 	db_exec(db, "BEGIN IMMEDIATE");
 	for (int i = 0; i < 10; i++)
 		append_pwr(f, T0 + i * SEC, 0, i);
-	assert_int_equal(store_flush(f->st), -1);
-	store_get_stats(f->st, &ss);
+	assert_int_equal(storedb_flush(f->st), -1);
+	storedb_get_stats(f->st, &ss);
 	assert_int_equal(ss.pending, 10);
 	assert_int_equal(ss.flushes_failed, 1);
 	assert_int_equal(ss.rows_written, 0);
 	append_pwr(f, T0 + 10 * SEC, 0, 10);
 	/* a new metric cannot be added either, and nothing changes */
-	assert_int_equal(store_metric(f->st, "newm", "", &id), -1);
-	store_get_stats(f->st, &ss);
+	assert_int_equal(storedb_metric(f->st, "newm", "", &id), -1);
+	storedb_get_stats(f->st, &ss);
 	assert_int_equal(ss.pending, 11);
 	db_exec(db, "COMMIT");
 	assert_int_equal(q_int(db, "SELECT count(*) FROM metrics WHERE "
 	    "key = 'newm'"), 0);
-	assert_int_equal(store_flush(f->st), 0);
-	store_get_stats(f->st, &ss);
+	assert_int_equal(storedb_flush(f->st), 0);
+	storedb_get_stats(f->st, &ss);
 	assert_int_equal(ss.pending, 0);
 	assert_int_equal(ss.rows_written, 11);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 11);
 	assert_int_equal(q_int(db, "SELECT count(DISTINCT pwr) FROM samples"),
 	    11);
-	assert_int_equal(store_metric(f->st, "newm", "", &id), 0);
+	assert_int_equal(storedb_metric(f->st, "newm", "", &id), 0);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM metrics WHERE "
 	    "key = 'newm'"), 1);
 	sqlite3_close(db);
@@ -581,8 +581,8 @@ test_duplicate_key_skipped(void **state)
 	append_pwr(f, T0 - SEC, 0, 2);
 	append_pwr(f, T0, 0, 3);
 	append_pwr(f, T0 + SEC, 0, 4);
-	assert_int_equal(store_flush(f->st), 0);
-	store_get_stats(f->st, &ss);
+	assert_int_equal(storedb_flush(f->st), 0);
+	storedb_get_stats(f->st, &ss);
 	assert_int_equal(ss.rows_written, 2);
 	assert_int_equal(ss.rows_dropped, 1);
 	assert_int_equal(ss.pending, 0);
@@ -610,15 +610,15 @@ test_flush_full_keeps_rows(void **state)
 	assert_int_equal(sql_exec(f->st, "test", sql), 0);
 	for (int i = 0; i < 3000; i++)
 		append_pwr(f, T0 + i * SEC, i % 8, i);
-	assert_int_equal(store_flush(f->st), -1);
-	store_get_stats(f->st, &ss);
+	assert_int_equal(storedb_flush(f->st), -1);
+	storedb_get_stats(f->st, &ss);
 	assert_int_equal(ss.pending, 3000);
 	assert_int_equal(ss.flushes_failed, 1);
 	db = db_open(f);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 0);
 	assert_int_equal(sql_exec(f->st, "test",
 	    "PRAGMA max_page_count = 1000000"), 0);
-	assert_int_equal(store_flush(f->st), 0);
+	assert_int_equal(storedb_flush(f->st), 0);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 3000);
 	assert_int_equal(q_int(db, "SELECT count(DISTINCT pwr) FROM samples"),
 	    3000);
@@ -635,11 +635,11 @@ test_max_pending_drops_oldest(void **state)
 	fx_open(f, 5);
 	for (int i = 0; i < 8; i++)
 		append_pwr(f, T0 + i * SEC, 0, i);
-	store_get_stats(f->st, &ss);
+	storedb_get_stats(f->st, &ss);
 	assert_int_equal(ss.pending, 5);
 	assert_int_equal(ss.rows_dropped, 3);
 	assert_int_equal(ss.newest_ts_ns, T0 + 7 * SEC);
-	assert_int_equal(store_flush(f->st), 0);
+	assert_int_equal(storedb_flush(f->st), 0);
 	db = db_open(f);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 5);
 	assert_int_equal(q_int(db, "SELECT min(pwr) FROM samples"), 3);
@@ -677,19 +677,19 @@ test_device_map_and_cards(void **state)
 	sqlite3 *db;
 
 	fx_open(f, 10);
-	assert_int_equal(store_device_map(f->st, 0, "/tmp/metrics.0000:13:00.0",
+	assert_int_equal(storedb_device_map(f->st, 0, "/tmp/metrics.0000:13:00.0",
 	    "0000:13:00.0", T0), 0);
-	assert_int_equal(store_device_map(f->st, 0, "/tmp/metrics.0000:13:00.0",
+	assert_int_equal(storedb_device_map(f->st, 0, "/tmp/metrics.0000:13:00.0",
 	    "0000:13:00.0", T0 + SEC), 0);
-	assert_int_equal(store_device_map(f->st, 1, "/tmp/metrics.0000:12:00.0",
+	assert_int_equal(storedb_device_map(f->st, 1, "/tmp/metrics.0000:12:00.0",
 	    NULL, T0 + SEC), 0);
-	assert_int_equal(store_device_map(f->st, 0, "/tmp/metrics.0000:12:00.0",
+	assert_int_equal(storedb_device_map(f->st, 0, "/tmp/metrics.0000:12:00.0",
 	    "0000:12:00.0", T0 + 2 * SEC), 0);
-	assert_int_equal(store_card(f->st, &c, T0), 0);
+	assert_int_equal(storedb_card(f->st, &c, T0), 0);
 	c.numa_node = 1;
 	snprintf(c.driver, sizeof(c.driver), "vfio-pci");
 	c.vf = true;
-	assert_int_equal(store_card(f->st, &c, T0 + HOUR), 0);
+	assert_int_equal(storedb_card(f->st, &c, T0 + HOUR), 0);
 
 	db = db_open(f);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM device_map"), 3);
@@ -737,7 +737,7 @@ test_migrate_from_v1(void **state)
 	    "name IN ('device_map', 'windows')"), 2);
 	assert_true(view_value(db, "pwr", T0, 2) == 26.7);
 	sqlite3_close(db);
-	assert_int_equal(store_device_map(f->st, 2, "/m", "b", T0), 0);
+	assert_int_equal(storedb_device_map(f->st, 2, "/m", "b", T0), 0);
 }
 
 /* v2 -> v3 adds imports (and its index) and keeps everything else. */
@@ -782,7 +782,7 @@ test_migrate_from_v2(void **state)
 	    "AND clock_begin_synced IS NULL"), 1);
 	sqlite3_close(db);
 
-	assert_int_equal(store_import_record(f->st, &imp), 0);
+	assert_int_equal(storedb_import_record(f->st, &imp), 0);
 	db = db_open(f);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM imports WHERE "
 	    "path = '/tmp/log.csv' AND format = 'aiusmi' AND device = 2 AND "
@@ -843,20 +843,20 @@ test_sources(void **state)
 		s.ts_ns = T0 + i * MSEC;
 		s.seq = 7 + (uint32_t)i;
 		s.arrival_ns = T0 + 6 * MSEC;
-		store_append(f->st, &s);
+		storedb_append(f->st, &s);
 	}
 	append_pwr(f, T0 + 6 * MSEC, 0, 2);
-	assert_int_equal(store_flush(f->st), 0);
+	assert_int_equal(storedb_flush(f->st), 0);
 	db = db_open(f);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples WHERE src = 1 "
 	    "AND ts_ns - seq * 1000000 = 1750000000000000000 - 7000000 AND "
 	    "arrival_ns = 1750000000006000000 AND pwr = 420"), 3);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples WHERE "
 	    "src IS NULL AND seq IS NULL AND arrival_ns IS NULL"), 2);
-	assert_int_equal(store_delete_after_src(f->st, 0, SCHEMA_SRC_FILE,
+	assert_int_equal(storedb_delete_after_src(f->st, 0, SCHEMA_SRC_FILE,
 	    T0), 0);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 3);
-	assert_int_equal(store_delete_after(f->st, 0, T0), 0);
+	assert_int_equal(storedb_delete_after(f->st, 0, T0), 0);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 1);
 	sqlite3_close(db);
 }
@@ -883,18 +883,18 @@ test_counters_two_sources(void **state)
 	append_pwr(f, T0 + SEC + 3 * MSEC, 0, 500);	/* 50 W over 1 s */
 	for (int i = 1; i <= 10; i++) {
 		s.ts_ns = T0 + i * 100 * MSEC;
-		store_append(f->st, &s);
+		storedb_append(f->st, &s);
 	}
-	assert_int_equal(store_flush(f->st), 0);
+	assert_int_equal(storedb_flush(f->st), 0);
 	db = db_open(f);
 	assert_int_equal(q_int(db, ENERGY), 100);
 	/* the file is quiet for 1 s: aiu-smi's row still does not count */
 	append_pwr(f, T0 + 2 * SEC, 0, 500);
-	assert_int_equal(store_flush(f->st), 0);
+	assert_int_equal(storedb_flush(f->st), 0);
 	assert_int_equal(q_int(db, ENERGY), 100);
 	/* for 4 s: it does */
 	append_pwr(f, T0 + 5 * SEC, 0, 500);
-	assert_int_equal(store_flush(f->st), 0);
+	assert_int_equal(storedb_flush(f->st), 0);
 	assert_int_equal(q_int(db, ENERGY), 150);
 	assert_int_equal(q_int(db, "SELECT through_ns FROM counters WHERE "
 	    "name = 'energy_joules'"), T0 + 5 * SEC);
@@ -917,30 +917,30 @@ test_tx_all_or_nothing(void **state)
 	sqlite3 *db;
 
 	fx_open(f, 10);
-	assert_int_equal(store_tx_begin(f->st), 0);
-	assert_int_equal(store_tx_begin(f->st), -1);
-	assert_int_equal(store_device_map(f->st, 0, "", "0000:13:00.0", T0), 0);
+	assert_int_equal(storedb_tx_begin(f->st), 0);
+	assert_int_equal(storedb_tx_begin(f->st), -1);
+	assert_int_equal(storedb_device_map(f->st, 0, "", "0000:13:00.0", T0), 0);
 	append_pwr(f, T0, 0, 1);
 	append_pwr(f, T0 + SEC, 0, 2);
-	assert_int_equal(store_flush(f->st), 0);
-	assert_int_equal(store_import_record(f->st, &imp), 0);
+	assert_int_equal(storedb_flush(f->st), 0);
+	assert_int_equal(storedb_import_record(f->st, &imp), 0);
 	/* another connection sees none of it before the commit */
 	db = db_open(f);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 0);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM device_map"), 0);
-	assert_int_equal(store_tx_commit(f->st), 0);
+	assert_int_equal(storedb_tx_commit(f->st), 0);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 2);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM imports"), 1);
 
-	assert_int_equal(store_span_taken(f->st, 0, T0 - SEC, T0 + SEC, &t), 0);
+	assert_int_equal(storedb_span_taken(f->st, 0, T0 - SEC, T0 + SEC, &t), 0);
 	assert_int_equal(t.samples, 2);
 	assert_int_equal(t.oldest_ns, T0);
 	assert_true(t.imported);
 	assert_int_equal(t.import_first_ns, T0);
-	assert_int_equal(store_span_taken(f->st, 1, T0, T0 + SEC, &t), 0);
+	assert_int_equal(storedb_span_taken(f->st, 1, T0, T0 + SEC, &t), 0);
 	assert_int_equal(t.samples, 0);
 	assert_false(t.imported);
-	assert_int_equal(store_span_taken(f->st, 0, T0 + 2 * SEC, T0 + HOUR,
+	assert_int_equal(storedb_span_taken(f->st, 0, T0 + 2 * SEC, T0 + HOUR,
 	    &t), 0);
 	assert_int_equal(t.samples, 0);
 	assert_false(t.imported);
@@ -952,17 +952,17 @@ test_tx_all_or_nothing(void **state)
 	 */
 	db_exec(db, "INSERT INTO samples (ts_ns, device, interval_ms) VALUES "
 	    "(1750000005000000000, 1, 1000)");
-	assert_int_equal(store_tx_begin(f->st), 0);
-	assert_int_equal(store_device_map(f->st, 0, "", "0000:14:00.0",
+	assert_int_equal(storedb_tx_begin(f->st), 0);
+	assert_int_equal(storedb_device_map(f->st, 0, "", "0000:14:00.0",
 	    T0 + 2 * SEC), 0);
 	imp.first_ns = imp.last_ns = T0 + 2 * SEC;
-	assert_int_equal(store_import_record(f->st, &imp), 0);
+	assert_int_equal(storedb_import_record(f->st, &imp), 0);
 	append_pwr(f, T0 + 2 * SEC, 0, 3);
-	assert_int_equal(store_flush(f->st), 0);
+	assert_int_equal(storedb_flush(f->st), 0);
 	append_pwr(f, T0 + 3 * SEC, 0, 4);
 	append_pwr(f, T0 + 5 * SEC, 1, 5);	/* stored already */
-	assert_int_equal(store_flush(f->st), -1);
-	assert_int_equal(store_tx_commit(f->st), -1);
+	assert_int_equal(storedb_flush(f->st), -1);
+	assert_int_equal(storedb_tx_commit(f->st), -1);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 3);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM device_map"), 1);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM imports"), 1);
@@ -982,11 +982,11 @@ test_tx_refuses_new_metric(void **state)
 	int id;
 
 	fx_open(f, 10);
-	assert_int_equal(store_tx_begin(f->st), 0);
-	assert_int_equal(store_metric(f->st, "newm", "", &id), -1);
-	assert_int_equal(store_metric(f->st, "pwr", "W", &id), 0);
-	store_tx_rollback(f->st);
-	assert_int_equal(store_metric(f->st, "newm", "", &id), 0);
+	assert_int_equal(storedb_tx_begin(f->st), 0);
+	assert_int_equal(storedb_metric(f->st, "newm", "", &id), -1);
+	assert_int_equal(storedb_metric(f->st, "pwr", "W", &id), 0);
+	storedb_tx_rollback(f->st);
+	assert_int_equal(storedb_metric(f->st, "newm", "", &id), 0);
 }
 
 /* A mapping recorded before the newest one compares with the one then. */
@@ -997,10 +997,10 @@ test_device_map_in_force(void **state)
 	sqlite3 *db;
 
 	fx_open(f, 10);
-	assert_int_equal(store_device_map(f->st, 0, "", "A", T0 + HOUR), 0);
-	assert_int_equal(store_device_map(f->st, 0, "", "A", T0), 0);
-	assert_int_equal(store_device_map(f->st, 0, "", "A", T0 + SEC), 0);
-	assert_int_equal(store_device_map(f->st, 0, "", "A", T0 + 2 * HOUR), 0);
+	assert_int_equal(storedb_device_map(f->st, 0, "", "A", T0 + HOUR), 0);
+	assert_int_equal(storedb_device_map(f->st, 0, "", "A", T0), 0);
+	assert_int_equal(storedb_device_map(f->st, 0, "", "A", T0 + SEC), 0);
+	assert_int_equal(storedb_device_map(f->st, 0, "", "A", T0 + 2 * HOUR), 0);
 	db = db_open(f);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM device_map"), 2);
 	assert_int_equal(q_int(db, "SELECT min(since_ns) FROM device_map"), T0);
@@ -1019,17 +1019,17 @@ test_smi_version(void **state)
 	sqlite3 *db;
 
 	fx_open(f, 10);
-	assert_int_equal(store_smi_version(f->st, "aiu-smi 1.2.0", T0), 0);
-	assert_int_equal(store_smi_version(f->st, "aiu-smi 1.2.0", T0 + SEC),
+	assert_int_equal(storedb_smi_version(f->st, "aiu-smi 1.2.0", T0), 0);
+	assert_int_equal(storedb_smi_version(f->st, "aiu-smi 1.2.0", T0 + SEC),
 	    0);
-	assert_int_equal(store_smi_version(f->st, "aiu-smi 1.3.0", T0 + HOUR),
+	assert_int_equal(storedb_smi_version(f->st, "aiu-smi 1.3.0", T0 + HOUR),
 	    0);
-	assert_int_equal(store_smi_version(f->st, "aiu-smi 1.3.0",
+	assert_int_equal(storedb_smi_version(f->st, "aiu-smi 1.3.0",
 	    T0 + 2 * HOUR), 0);
 	/* back to the old one, then a restart of it */
-	assert_int_equal(store_smi_version(f->st, "aiu-smi 1.2.0",
+	assert_int_equal(storedb_smi_version(f->st, "aiu-smi 1.2.0",
 	    T0 + 3 * HOUR), 0);
-	assert_int_equal(store_smi_version(f->st, "aiu-smi 1.2.0",
+	assert_int_equal(storedb_smi_version(f->st, "aiu-smi 1.2.0",
 	    T0 + 4 * HOUR), 0);
 	db = db_open(f);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM smi_versions"), 3);
@@ -1056,7 +1056,7 @@ test_newer_refused(void **state)
 	    SCHEMA_VERSION + 1);
 	db_exec(db, sql);
 	sqlite3_close(db);
-	assert_int_equal(store_open(f->db.path, 10, &f->st), -1);
+	assert_int_equal(storedb_open(f->db.path, 10, &f->st), -1);
 	assert_null(f->st);
 }
 
@@ -1070,7 +1070,7 @@ test_foreign_refused(void **state)
 	assert_int_equal(sqlite3_open(f->db.path, &db), SQLITE_OK);
 	db_exec(db, "CREATE TABLE recipes (name TEXT)");
 	sqlite3_close(db);
-	assert_int_equal(store_open(f->db.path, 10, &f->st), -1);
+	assert_int_equal(storedb_open(f->db.path, 10, &f->st), -1);
 	assert_null(f->st);
 	db = db_open(f);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM sqlite_master"), 1);
@@ -1082,7 +1082,7 @@ test_foreign_refused(void **state)
 	for (int i = 0; i < 200; i++)
 		fputs("this is a text file, not a database\n", fp);
 	fclose(fp);
-	assert_int_equal(store_open(f->db.path, 10, &f->st), -1);
+	assert_int_equal(storedb_open(f->db.path, 10, &f->st), -1);
 }
 
 /* ---- retention ---- */
@@ -1092,7 +1092,7 @@ run_retention(struct fx *f, const struct store_retention *r, int64_t now)
 {
 	int rc, steps = 0;
 
-	while ((rc = store_retention_step(f->st, r, now, 50000000)) == 1)
+	while ((rc = storedb_retention_step(f->st, r, now, 50000000)) == 1)
 		assert_true(++steps < 10000);
 	assert_int_equal(rc, 0);
 }
@@ -1133,7 +1133,7 @@ test_retention_age_and_windows(void **state)
 		append_pwr(f, T0 + i * SEC, 0, i);
 		append_pwr(f, T0 + i * SEC, 1, i);
 	}
-	assert_int_equal(store_flush(f->st), 0);
+	assert_int_equal(storedb_flush(f->st), 0);
 	db = db_open(f);
 	add_window(db, kept_b, kept_e);
 	add_window(db, old_b, old_e);
@@ -1148,7 +1148,7 @@ test_retention_age_and_windows(void **state)
 			want += 2;
 	}
 	run_retention(f, &r, now);
-	store_get_stats(f->st, &ss);
+	storedb_get_stats(f->st, &ss);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), want);
 	assert_int_equal(ss.rows_deleted, 2 * (n + 1) - want);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM samples WHERE "
@@ -1244,17 +1244,17 @@ test_retention_budget(void **state)
 	fx_open(f, 100000);
 	for (int i = 0; i < 10000; i++)
 		append_pwr(f, T0 + i * SEC, i % 4, i);
-	assert_int_equal(store_flush(f->st), 0);
-	rc = store_retention_step(f->st, &r, T0 + 100 * HOUR, 1);
+	assert_int_equal(storedb_flush(f->st), 0);
+	rc = storedb_retention_step(f->st, &r, T0 + 100 * HOUR, 1);
 	assert_int_equal(rc, 1);
-	store_get_stats(f->st, &ss);
+	storedb_get_stats(f->st, &ss);
 	assert_true(ss.rows_deleted > 0);
 	assert_true(ss.rows_deleted <= RETENTION_CHUNK_INITIAL);
 	run_retention(f, &r, T0 + 100 * HOUR);
-	store_get_stats(f->st, &ss);
+	storedb_get_stats(f->st, &ss);
 	assert_int_equal(ss.rows_deleted, 10000);
 	/* nothing left to do: one call completes a pass */
-	assert_int_equal(store_retention_step(f->st, &r, T0 + 100 * HOUR,
+	assert_int_equal(storedb_retention_step(f->st, &r, T0 + 100 * HOUR,
 	    1000000000), 0);
 }
 
@@ -1293,7 +1293,7 @@ test_query_plans(void **state)
 	sqlite3 *db;
 
 	fx_open(f, 10);
-	assert_int_equal(store_metric(f->st, "Odd Key", "", &extra), 0);
+	assert_int_equal(storedb_metric(f->st, "Odd Key", "", &extra), 0);
 	db = db_open(f);
 	assert_int_equal(plan_searches(db, "SELECT * FROM sample_values "
 	    "WHERE ts_ns BETWEEN ?1 AND ?2"), (int)metric_ndefs + 1);
@@ -1320,7 +1320,7 @@ test_bytes_per_value(void **state)
 	assert_int_equal(sql_pragma_int(f->st->db, "page_count", &pages), 0);
 	assert_int_equal(sql_pragma_int(f->st->db, "page_size", &page_size),
 	    0);
-	store_get_stats(f->st, &ss);
+	storedb_get_stats(f->st, &ss);
 	assert_int_equal(ss.rows_written, rows);
 	assert_int_equal(ss.file_bytes, (uint64_t)(pages * page_size));
 	bpv = (double)(pages * page_size) / (double)(rows * metric_ndefs);
@@ -1350,7 +1350,7 @@ test_counters(void **state)
 	fx_open(f, 10);
 	append_pwr(f, T0, 0, 500);		/* 50 W over 1 s */
 	append_pwr(f, T0 + SEC, 0, 1000);	/* 100 W over 1 s */
-	assert_int_equal(store_flush(f->st), 0);
+	assert_int_equal(storedb_flush(f->st), 0);
 	db = db_open(f);
 	assert_int_equal(q_int(db, ENERGY), 150);
 	assert_int_equal(q_int(db, "SELECT through_ns FROM counters WHERE "
@@ -1359,13 +1359,13 @@ test_counters(void **state)
 	sqlite3_close(db);
 
 	/* the replaced second is not counted twice; the next one is */
-	assert_int_equal(store_delete_after(f->st, 0, T0), 0);
+	assert_int_equal(storedb_delete_after(f->st, 0, T0), 0);
 	append_pwr(f, T0 + SEC / 2, 0, 2000);
 	append_pwr(f, T0 + 2 * SEC, 0, 100);
-	assert_int_equal(store_flush(f->st), 0);
+	assert_int_equal(storedb_flush(f->st), 0);
 	store_counter_add(f->st, STORE_COUNTER_CHILD_RESTARTS, 2);
 	store_counter_add(f->st, STORE_COUNTER_REJECTED_LINES, 5);
-	assert_int_equal(store_flush(f->st), 0);
+	assert_int_equal(storedb_flush(f->st), 0);
 	db = db_open(f);
 	assert_int_equal(q_int(db, ENERGY), 160);
 	assert_int_equal(q_int(db, SCALAR("samples")), 4);

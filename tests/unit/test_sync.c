@@ -22,7 +22,7 @@
 #include <sqlite3.h>
 
 #include "schema.h"
-#include "store.h"
+#include "storedb.h"
 #include "tmpdb.h"
 
 #define MSEC		1000000LL
@@ -117,7 +117,6 @@ run_window(struct fx *f, int64_t end_ns)
 {
 	int64_t id;
 
-	assert_int_equal(store_writer_start(f->st), 0);
 	store_set_idle_lookback(f->st, 3600000 * MSEC);
 	for (int k = 1; k <= 10; k++) {
 		row(f, 0, T0 + k * 100 * MSEC);
@@ -202,16 +201,25 @@ test_abandoned_at_start(void **state)
 	char why[256];
 	int64_t id;
 
-	/* no writer thread: the end is written, nothing completes it */
-	row(f, 0, T0 + 100 * MSEC);
-	assert_int_equal(store_window_begin(f->st, "w", 0, 1, T0, "{}", NULL,
-	    0, &id), 0);
-	assert_int_equal(store_window_end(f->st, id, T0 + 200 * MSEC,
-	    STORE_ENDED_MARK, NULL), 0);
+	/* on the caller's thread: the end is written, nothing completes it */
 	store_close(f->st);
+	assert_int_equal(storedb_open(f->db.path, 1000, &f->st), 0);
+	{
+		struct store_value v = { .mant = 500, .scale = 1,
+		    .present = true };
+		struct store_sample s = { .ts_ns = T0 + 100 * MSEC,
+		    .interval_ms = f->interval_ms, .nvalues = 1,
+		    .metric = &f->pwr, .values = &v };
+
+		storedb_append(f->st, &s);
+	}
+	assert_int_equal(storedb_window_begin(f->st, "w", 0, 1, T0, "{}", NULL,
+	    0, &id), 0);
+	assert_int_equal(storedb_window_end(f->st, id, T0 + 200 * MSEC,
+	    STORE_ENDED_MARK, NULL), 0);
+	storedb_close(f->st);
 	assert_int_equal(q_int(f, "SELECT complete_ns FROM windows"), -2);
 	assert_int_equal(store_open(f->db.path, 1000, &f->st), 0);
-	assert_int_equal(store_writer_start(f->st), 0);
 	assert_int_equal(store_sync_window(f->st, id), 0);
 	store_close(f->st);
 	f->st = NULL;
@@ -239,7 +247,6 @@ test_span(void **state)
 	uint64_t ticket;
 	int64_t through;
 
-	assert_int_equal(store_writer_start(f->st), 0);
 	row(f, 0, T0 + 100 * MSEC);
 	assert_int_equal(store_sync(f->st, T0 + 150 * MSEC, &ticket), 0);
 	assert_true(store_sync_pending(f->st, ticket, NULL, 0, &through));

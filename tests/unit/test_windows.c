@@ -1,7 +1,8 @@
 /*
- * Tests of profiling windows: the windows table through store_window_* on
- * a real database (read back with plain SQL on a connection of its own),
- * and the rules of windows.c on top of it: validation, one tag per user,
+ * Tests of profiling windows: the windows table through storedb_window_*
+ * on a real database (read back with plain SQL on a connection of its
+ * own), and the rules of windows.c on top of it, over the daemon's store
+ * and its writer thread (read back once it has stored what was asked): validation, one tag per user,
  * ending by newest, tag and id, ownership, restarts, automatic closing by
  * an injected clock and by the event loop's timer, and the open/closed
  * notifications.  Every test works on its own database in a fresh directory.
@@ -10,6 +11,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +24,7 @@
 #include "metrics.h"
 #include "proto.h"
 #include "schema.h"
-#include "store.h"
+#include "storedb.h"
 #include "timeparse.h"
 #include "tmpdb.h"
 #include "windows.h"
@@ -38,6 +40,7 @@
 struct fx {
 	struct tmpdb db;
 	struct store *st;
+	bool direct;		/* st is storedb_open's, not the daemon's */
 	struct windows *w;
 	int opened, closed;	/* notifications received */
 	bool any_open;		/* the last one */
@@ -73,7 +76,10 @@ teardown(void **state)
 	struct fx *f = *state;
 
 	windows_free(f->w);
-	store_close(f->st);
+	if (f->direct)
+		storedb_close(f->st);
+	else
+		store_close(f->st);
 	assert_int_equal(tmpdb_remove(&f->db), 0);
 	free(f);
 	return 0;
@@ -97,7 +103,33 @@ fx_restart(struct fx *f, uint64_t max_open_ns, int64_t now_ns)
 	fx_start(f, max_open_ns, now_ns);
 }
 
-/* ---- plain SQL on a connection of its own ---- */
+/* The store on the caller's thread instead, for the store_window_* tests. */
+static void
+fx_direct(struct fx *f)
+{
+	store_close(f->st);
+	assert_int_equal(storedb_open(f->db.path, 100, &f->st), 0);
+	f->direct = true;
+}
+
+/* Wait until the writer thread has stored everything asked of it so far. */
+static void
+settle(const struct fx *f)
+{
+	struct pollfd p;
+	uint64_t ticket;
+
+	if (f->st == NULL || f->direct)
+		return;
+	assert_int_equal(store_sync(f->st, 0, &ticket), 0);
+	p = (struct pollfd){ .fd = store_sync_fd(f->st), .events = POLLIN };
+	while (store_sync_pending(f->st, ticket, NULL, 0, NULL)) {
+		assert_int_equal(poll(&p, 1, 10000), 1);
+		store_sync_ack(f->st);
+	}
+}
+
+/* ---- plain SQL on a connection of its own, once the store has written ---- */
 
 static int64_t
 sql_int(const struct fx *f, const char *fmt, ...)
@@ -111,6 +143,7 @@ sql_int(const struct fx *f, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(sql, sizeof(sql), fmt, ap);
 	va_end(ap);
+	settle(f);
 	assert_int_equal(sqlite3_open_v2(f->db.path, &db, SQLITE_OPEN_READONLY,
 	    NULL), SQLITE_OK);
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
@@ -130,11 +163,13 @@ sql_text(const struct fx *f, const char *sql)
 	sqlite3_stmt *s;
 	char *v = NULL;
 
+	settle(f);
 	assert_int_equal(sqlite3_open_v2(f->db.path, &db, SQLITE_OPEN_READONLY,
 	    NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
 	if (sqlite3_step(s) == SQLITE_ROW)
-		v = strdup((const char *)sqlite3_column_text(s, 0));
+		v = strdup(sqlite3_column_type(s, 0) == SQLITE_NULL ? "(null)" :
+		    (const char *)sqlite3_column_text(s, 0));
 	sqlite3_finalize(s);
 	sqlite3_close(db);
 	return v;
@@ -229,7 +264,7 @@ is_open(const struct fx *f, int64_t id)
 	return false;
 }
 
-/* ---- store_window_* ---- */
+/* ---- storedb_window_* ---- */
 
 static void
 test_store_begin_end(void **state)
@@ -239,9 +274,10 @@ test_store_begin_end(void **state)
 	int64_t a, b;
 	size_t n;
 
-	assert_int_equal(store_window_begin(f->st, "run-a", 1000, 4242, T0,
+	fx_direct(f);
+	assert_int_equal(storedb_window_begin(f->st, "run-a", 1000, 4242, T0,
 	    "{\"commit\":\"abc\"}", NULL, 0, &a), 0);
-	assert_int_equal(store_window_begin(f->st, "run-b", 0, 1, T0 + SEC,
+	assert_int_equal(storedb_window_begin(f->st, "run-b", 0, 1, T0 + SEC,
 	    NULL, NULL, 0, &b), 0);
 	assert_true(a > 0 && b > a);
 	/* on disk at once, seen by another connection */
@@ -251,7 +287,7 @@ test_store_begin_end(void **state)
 	assert_int_equal(sql_int(f, "SELECT begin_ns FROM windows WHERE id = %" PRId64, a), T0);
 	assert_int_equal(sql_int(f, "SELECT end_ns FROM windows WHERE id = %" PRId64, a), INT64_MIN);
 
-	assert_int_equal(store_windows_open(f->st, &w, &n), 0);
+	assert_int_equal(storedb_windows_open(f->st, &w, &n), 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(w[0].id, a);
 	assert_string_equal(w[0].tag, "run-a");
@@ -264,29 +300,29 @@ test_store_begin_end(void **state)
 	assert_string_equal(w[1].meta_json, "{}");
 	store_windows_free(w, n);
 
-	assert_int_equal(store_window_end(f->st, a, T0 + 5 * SEC, STORE_ENDED_MARK, NULL), 0);
-	assert_int_equal(store_window_end(f->st, b, T0 + 6 * SEC, STORE_ENDED_MAX_OPEN, NULL), 0);
+	assert_int_equal(storedb_window_end(f->st, a, T0 + 5 * SEC, STORE_ENDED_MARK, NULL), 0);
+	assert_int_equal(storedb_window_end(f->st, b, T0 + 6 * SEC, STORE_ENDED_MAX_OPEN, NULL), 0);
 	assert_int_equal(sql_int(f, "SELECT end_ns FROM windows WHERE id = %" PRId64, a),
 	    T0 + 5 * SEC);
 	assert_int_equal(sql_int(f, "SELECT auto_closed FROM windows WHERE id = %" PRId64, a), 0);
 	assert_int_equal(sql_int(f, "SELECT auto_closed FROM windows WHERE id = %" PRId64, b), 1);
-	assert_int_equal(store_windows_open(f->st, &w, &n), 0);
+	assert_int_equal(storedb_windows_open(f->st, &w, &n), 0);
 	assert_int_equal(n, 0);
 	assert_null(w);
 
 	/* a closed window cannot be closed again, nor a missing one */
-	assert_int_equal(store_window_end(f->st, a, T0 + 9 * SEC, STORE_ENDED_MARK, NULL), -1);
+	assert_int_equal(storedb_window_end(f->st, a, T0 + 9 * SEC, STORE_ENDED_MARK, NULL), -1);
 	assert_int_equal(sql_int(f, "SELECT end_ns FROM windows WHERE id = %" PRId64, a),
 	    T0 + 5 * SEC);
-	assert_int_equal(store_window_end(f->st, b + 100, T0, STORE_ENDED_MARK, NULL), -1);
+	assert_int_equal(storedb_window_end(f->st, b + 100, T0, STORE_ENDED_MARK, NULL), -1);
 
-	assert_int_equal(store_window_get(f->st, b, &got), 0);
+	assert_int_equal(storedb_window_get(f->st, b, &got), 0);
 	assert_non_null(got);
 	assert_int_equal(got->end_ns, T0 + 6 * SEC);
 	assert_true(got->auto_closed);
 	assert_string_equal(got->tag, "run-b");
 	store_windows_free(got, 1);
-	assert_int_equal(store_window_get(f->st, b + 100, &got), 0);
+	assert_int_equal(storedb_window_get(f->st, b + 100, &got), 0);
 	assert_null(got);
 }
 
@@ -298,17 +334,18 @@ test_store_reopen(void **state)
 	int64_t a, b;
 	size_t n;
 
-	assert_int_equal(store_window_begin(f->st, "x", 1, 2, T0 + SEC, "{}", NULL, 0, &a), 0);
-	assert_int_equal(store_window_begin(f->st, "y", 3, 4, T0, "{}", NULL, 0, &b), 0);
-	store_close(f->st);
-	assert_int_equal(store_open(f->db.path, 100, &f->st), 0);
-	assert_int_equal(store_windows_open(f->st, &w, &n), 0);
+	fx_direct(f);
+	assert_int_equal(storedb_window_begin(f->st, "x", 1, 2, T0 + SEC, "{}", NULL, 0, &a), 0);
+	assert_int_equal(storedb_window_begin(f->st, "y", 3, 4, T0, "{}", NULL, 0, &b), 0);
+	storedb_close(f->st);
+	assert_int_equal(storedb_open(f->db.path, 100, &f->st), 0);
+	assert_int_equal(storedb_windows_open(f->st, &w, &n), 0);
 	/* oldest first, whatever the ids */
 	assert_int_equal(n, 2);
 	assert_int_equal(w[0].id, b);
 	assert_int_equal(w[1].id, a);
 	store_windows_free(w, n);
-	assert_int_equal(store_window_end(f->st, a, T0 + 2 * SEC, STORE_ENDED_MARK, NULL), 0);
+	assert_int_equal(storedb_window_end(f->st, a, T0 + 2 * SEC, STORE_ENDED_MARK, NULL), 0);
 }
 
 /* A window change commits alone and leaves the buffered sample rows buffered. */
@@ -323,14 +360,15 @@ test_store_keeps_buffered_rows(void **state)
 	int metric;
 	int64_t id;
 
-	assert_int_equal(store_metric(f->st, "busy", "%", &metric), 0);
+	fx_direct(f);
+	assert_int_equal(storedb_metric(f->st, "busy", "%", &metric), 0);
 	s.metric = &metric;
-	store_append(f->st, &s);
-	assert_int_equal(store_window_begin(f->st, "t", 1, 1, T0, "{}", NULL, 0, &id), 0);
-	store_get_stats(f->st, &stats);
+	storedb_append(f->st, &s);
+	assert_int_equal(storedb_window_begin(f->st, "t", 1, 1, T0, "{}", NULL, 0, &id), 0);
+	storedb_get_stats(f->st, &stats);
 	assert_int_equal(stats.pending, 1);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM samples"), 0);
-	assert_int_equal(store_flush(f->st), 0);
+	assert_int_equal(storedb_flush(f->st), 0);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM samples"), 1);
 	assert_int_equal(count_windows(f), 1);
 }
@@ -342,10 +380,11 @@ test_store_unreliable(void **state)
 	char **keys;
 	size_t n, want = 0;
 
+	fx_direct(f);
 	for (size_t i = 0; i < metric_ndefs; i++)
 		want += !metric_defs[i].reliable;
 	assert_true(want > 0);
-	assert_int_equal(store_unreliable_metrics(f->st, &keys, &n), 0);
+	assert_int_equal(storedb_unreliable_metrics(f->st, &keys, &n), 0);
 	assert_int_equal(n, want);
 	for (size_t i = 0; i < n; i++) {
 		const struct metric_def *d = metric_def_find(keys[i]);
@@ -526,8 +565,8 @@ test_end_by_tag_and_id(void **state)
 
 	/* an id that has ended, and one that never was */
 	r = end(f, BOB, WINDOWS_END_ID, NULL, c, T0 + 3 * SEC);
-	assert_error(r, PROTO_E_NOT_OPEN, "already ended");
-	assert_non_null(strstr(r.message, "'c'"));
+	/* the daemon's store remembers the end of the last windows ended */
+	assert_error(r, PROTO_E_NOT_OPEN, "has already ended, at ");
 	assert_error(end(f, BOB, WINDOWS_END_ID, NULL, c + 1000, T0),
 	    PROTO_E_NOT_OPEN, "there is no window");
 	assert_int_equal(sql_int(f, "SELECT end_ns FROM windows WHERE id = %" PRId64,
@@ -723,6 +762,24 @@ assert_auto_closed(const struct fx *f, int64_t id, int64_t end_ns)
 	assert_false(is_open(f, id));
 }
 
+/*
+ * Window id ended as the daemon started: it spanned the time the daemon
+ * was not running, so it is marked incomplete, never complete.
+ */
+static void
+assert_abandoned(const struct fx *f, int64_t id)
+{
+	char sql[128], *why;
+
+	snprintf(sql, sizeof(sql), "SELECT incomplete FROM windows WHERE id = %"
+	    PRId64, id);
+	assert_non_null(why = sql_text(f, sql));
+	assert_string_equal(why, STORE_WHY_ABANDONED);
+	free(why);
+	assert_int_equal(sql_int(f, "SELECT complete_ns FROM windows WHERE id = %"
+	    PRId64, id), INT64_MIN);
+}
+
 static void
 test_expire(void **state)
 {
@@ -739,6 +796,9 @@ test_expire(void **state)
 	assert_int_equal(windows_expire(f->w, T0 + HOUR), 1);
 	/* ended at its time, not when the expiry ran */
 	assert_auto_closed(f, a, T0 + HOUR);
+	/* while running: complete once its samples (none here) are stored */
+	assert_true(sql_int(f, "SELECT complete_ns FROM windows WHERE id = %"
+	    PRId64, a) > 0);
 	assert_int_equal(f->closed, 0);
 	assert_int_equal(windows_next_expiry(f->w), T0 + 90 * MINUTE);
 	/* late: still ends at begin + max_open */
@@ -762,11 +822,13 @@ test_expire_at_start(void **state)
 	    T0 - 10 * MINUTE, "{}", NULL, 0, &recent), 0);
 	fx_start(f, (uint64_t)HOUR, T0);
 	assert_auto_closed(f, old, T0 - HOUR);
+	assert_abandoned(f, old);
 	assert_true(is_open(f, recent));
 	assert_int_equal(f->opened, 1);
 	assert_int_equal(f->closed, 0);
 	fx_restart(f, (uint64_t)HOUR, T0 + HOUR);
 	assert_auto_closed(f, recent, T0 + 50 * MINUTE);
+	assert_abandoned(f, recent);
 	/* nothing open after loading: no notification at all */
 	assert_int_equal(f->opened, 1);
 	assert_int_equal(f->closed, 0);

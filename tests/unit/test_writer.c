@@ -64,11 +64,13 @@ test_full_cause_named(void **state)
 	int64_t pages, id;
 	size_t n = 64 * 1024;
 
+	/* the thread's connection, while it waits */
+	writer_lock_db(f->st);
 	assert_int_equal(sql_pragma_int(f->st->db, "page_count", &pages), 0);
 	snprintf(sql, sizeof(sql), "PRAGMA max_page_count = %lld",
 	    (long long)pages);
 	assert_int_equal(sql_exec(f->st, "test", sql), 0);
-	assert_int_equal(store_writer_start(f->st), 0);
+	pthread_mutex_unlock(&f->st->dbmu);
 	assert_non_null(meta = malloc(n));
 	memset(meta, 'a', n);
 	memcpy(meta, "{\"x\":\"", 6);
@@ -115,10 +117,12 @@ test_repeated_failure_limited(void **state)
 	fflush(stderr);
 	assert_true((saved = dup(STDERR_FILENO)) >= 0);
 	assert_true(dup2(fileno(err), STDERR_FILENO) >= 0);
+	writer_lock_db(f->st);
 	for (int i = 0; i < 50; i++)
 		assert_int_equal(sql_exec(f->st, "read", "SELECT * FROM nowhere"),
 		    -1);
 	assert_int_equal(sql_exec(f->st, "read", "SELECT * FROM elsewhere"), -1);
+	pthread_mutex_unlock(&f->st->dbmu);
 	fflush(stderr);
 	assert_true(dup2(saved, STDERR_FILENO) >= 0);
 	close(saved);
