@@ -588,15 +588,16 @@ static int
 learn_idle(struct ctx *x)
 {
 	sqlite3_stmt *s;
-	int64_t lo = x->s->begin_ns - x->s->idle_lookback_ns;
+	int64_t lo, hi;
 	int rc;
 
 	if (!x->k[K_PWR].present || !x->k[K_BUSY].present)
 		return 0;
 	if ((s = select_samples(x, true)) == NULL)
 		return -1;
+	summary_idle_span(x->s, &lo, &hi);
 	sqlite3_bind_int64(s, 1, lo);
-	sqlite3_bind_int64(s, 2, x->s->end_ns);
+	sqlite3_bind_int64(s, 2, hi);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int device = sqlite3_column_int(s, 1);
 		int64_t mant;
@@ -757,6 +758,8 @@ summary_compute_cached(sqlite3 *db, int64_t id, int64_t begin_ns,
 	if (step != SQLITE_DONE)
 		goto done;
 	reused = cache != NULL && idle_from_cache(&x, cache);
+	if (cache != NULL)
+		reused ? cache->hits++ : cache->misses++;
 	if (!reused && learn_idle(&x) == -1)
 		goto done;
 	finish(&x);

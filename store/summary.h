@@ -107,21 +107,26 @@ int summary_compute(sqlite3 *db, int64_t id, int64_t begin_ns,
     struct summary *out);
 
 /*
- * The idle power of each card, as learned for one window, kept to be used
- * again: learning it reads every sample of the look-back (an hour of them
- * by default), while the rest of a summary reads only the window's.  So
- * a window that ends within SUMMARY_IDLE_REUSE_NS of the one it was
- * learned for, with the same look-back and no card it lacks, takes the
- * same idle figures (idle_w, idle_samples), and its net energy from them:
- * a storm of short windows costs one look-back a minute, not one each.
- * Zero-initialise; one connection's, in one thread.
+ * A card's idle power is learned from its samples with busy 0 stamped in
+ * (begin - look-back, end], each bound rounded down to a whole
+ * SUMMARY_IDLE_STEP_NS (summary_idle_span): every window that begins and
+ * ends within the same seconds as another learns it from the very same
+ * samples.  Learning it reads every sample of the look-back (an hour of
+ * them by default), while the rest of a summary reads only the window's;
+ * so the writer keeps the figures it learned for one span and gives them,
+ * unchanged and exact, to the next window of that span with no card it
+ * lacks: a storm of short windows learns it about once a second, not once
+ * per window.  Zero-initialise; one connection's, in one thread.
  */
-#define SUMMARY_IDLE_REUSE_NS	(60 * 1000000000LL)
+#define SUMMARY_IDLE_STEP_NS	1000000000LL
+
+/* The idle span of s, (*lo, *hi]. */
+void summary_idle_span(const struct summary *s, int64_t *lo, int64_t *hi);
 
 struct summary_idle_cache {
 	bool	 valid;
-	int64_t	 end_ns;		/* of the window it was learned for */
-	int64_t	 lookback_ns;
+	int64_t	 lo, hi;		/* the span it was learned over */
+	uint64_t hits, misses;		/* windows it served, and did not */
 	struct summary_idle_card {
 		int	 device;
 		bool	 has;
@@ -141,7 +146,7 @@ int summary_compute_cached(sqlite3 *db, int64_t id, int64_t begin_ns,
 
 /* Forget what cache holds (it is then empty, and may be used again). */
 void summary_idle_cache_clear(struct summary_idle_cache *cache);
-/* True if cache may serve s (its end, look-back and cards, as above). */
+/* True if cache may serve s (its span and cards, as above). */
 bool summary_idle_cache_fits(const struct summary_idle_cache *cache,
     const struct summary *s);
 /* The cached figures of device, or NULL. */

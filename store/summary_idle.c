@@ -1,17 +1,28 @@
 /*
- * summary_idle: the idle power each card had, as learned for one window's
- * summary, kept for the next ones that end close by (contract in
- * summary.h, struct summary_idle_cache).
+ * summary_idle: the span a window's idle power is learned over, and the
+ * figures learned for one span, kept for the next windows of the same
+ * span (contract in summary.h, struct summary_idle_cache).
  */
 #include <stdlib.h>
 
 #include "summary.h"
 
 void
+summary_idle_span(const struct summary *s, int64_t *lo, int64_t *hi)
+{
+	int64_t a = s->begin_ns - s->idle_lookback_ns;
+
+	*lo = a - a % SUMMARY_IDLE_STEP_NS;
+	*hi = s->end_ns - s->end_ns % SUMMARY_IDLE_STEP_NS;
+}
+
+void
 summary_idle_cache_clear(struct summary_idle_cache *cache)
 {
 	free(cache->cards);
-	*cache = (struct summary_idle_cache){ .valid = false };
+	cache->cards = NULL;
+	cache->ncards = 0;
+	cache->valid = false;
 }
 
 const struct summary_idle_card *
@@ -27,13 +38,12 @@ bool
 summary_idle_cache_fits(const struct summary_idle_cache *cache,
     const struct summary *s)
 {
-	int64_t d;
+	int64_t lo, hi;
 
 	if (!cache->valid)
 		return false;
-	d = s->end_ns - cache->end_ns;
-	if (cache->lookback_ns != s->idle_lookback_ns ||
-	    d > SUMMARY_IDLE_REUSE_NS || d < -SUMMARY_IDLE_REUSE_NS)
+	summary_idle_span(s, &lo, &hi);
+	if (lo != cache->lo || hi != cache->hi)
 		return false;
 	for (size_t i = 0; i < s->ncards; i++)
 		if (summary_idle_cache_card(cache, s->cards[i].device) == NULL)
@@ -57,7 +67,6 @@ summary_idle_cache_keep(const struct summary *s,
 			.samples = s->cards[i].idle_samples,
 		};
 	cache->ncards = s->ncards;
-	cache->end_ns = s->end_ns;
-	cache->lookback_ns = s->idle_lookback_ns;
+	summary_idle_span(s, &cache->lo, &cache->hi);
 	cache->valid = true;
 }

@@ -118,7 +118,8 @@ summary_write_idle(FILE *fp, const struct winsum *ws)
 	fmt_span(ws->s.idle_lookback_ns, lb, sizeof(lb));
 	fprintf(fp, "Net energy = energy - idle power x time covered.  Idle "
 	    "power: the median power of the card's samples with busy 0, from "
-	    "%s before the window's begin to its end (windows.idle_lookback):",
+	    "%s before the window's begin to its end, in whole seconds "
+	    "(windows.idle_lookback):",
 	    lb);
 	for (size_t i = 0; i < ws->s.ncards; i++) {
 		const struct summary_card *c = &ws->s.cards[i];

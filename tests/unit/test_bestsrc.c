@@ -323,10 +323,11 @@ card1(sqlite3 *db, int64_t b, int64_t e, int64_t lookback,
 }
 
 /*
- * The idle figures learned for one window are used again for a window that
- * ends within SUMMARY_IDLE_REUSE_NS of it with the same look-back (though
- * the samples have changed since), and learned anew past that, or with
- * another look-back: then they are what a summary without the cache gives.
+ * The idle span is rounded down to whole seconds at both ends, so windows
+ * in the same seconds share it: the figures learned for one are given to
+ * the next as they are, and equal what learning them again gives; a window
+ * in another second, or with another look-back, learns its own, equal to
+ * the uncached computation too.
  */
 static void
 test_idle_cache(void **state)
@@ -343,33 +344,35 @@ test_idle_cache(void **state)
 	assert_true(c->idle_w == 70);
 	assert_int_equal(c->idle_samples, 10);
 	assert_true(cache.valid);
+	assert_int_equal(cache.misses, 1);
 	summary_free(&a);
 
-	/* 2 s later, idle at 10 W: within the minute, the cached 70 W */
+	/* 200 ms in, 500 ms past that second: the same span, served */
+	c = card1(db, T0 + 200 * MS, T0 + 1500 * MS, L, &cache, &b);
+	f = card1(db, T0 + 200 * MS, T0 + 1500 * MS, L, NULL, &fresh);
+	assert_int_equal(cache.hits, 1);
+	assert_true(c->idle_w == f->idle_w);
+	assert_int_equal(c->idle_samples, f->idle_samples);
+	assert_true(c->net_energy_j == f->net_energy_j);
+	summary_free(&b);
+	summary_free(&fresh);
+
+	/* idle at 10 W in the next seconds: another span, learned again */
 	idle_rows(db, T0 + 3000 * MS, 10);
 	c = card1(db, T0 + 3000 * MS, T0 + 4000 * MS, L, &cache, &b);
 	f = card1(db, T0 + 3000 * MS, T0 + 4000 * MS, L, NULL, &fresh);
+	assert_int_equal(cache.misses, 2);
+	assert_int_equal(c->idle_samples, 30);
 	assert_int_equal(f->idle_samples, 30);
-	assert_true(c->idle_w == 70);
-	assert_int_equal(c->idle_samples, 10);
-	assert_true(c->net_energy_j == summary_energy(c) - 70.0);
-	summary_free(&b);
-	summary_free(&fresh);
-
-	/* 70 s after the window it was learned for: learned again */
-	idle_rows(db, T0 + 70000 * MS, 10);
-	c = card1(db, T0 + 70000 * MS, T0 + 71000 * MS, L, &cache, &b);
-	f = card1(db, T0 + 70000 * MS, T0 + 71000 * MS, L, NULL, &fresh);
-	assert_int_equal(c->idle_samples, 40);
-	assert_int_equal(f->idle_samples, 40);
-	assert_true(c->idle_w == 40 && f->idle_w == 40);
+	assert_true(c->idle_w == 70 && f->idle_w == 70);
 	assert_true(c->net_energy_j == f->net_energy_j);
-	assert_int_equal(cache.end_ns, T0 + 71000 * MS);
+	assert_int_equal(cache.hi, T0 + 4000 * MS);
 	summary_free(&b);
 	summary_free(&fresh);
 
-	/* the same window with a 2 s look-back: learned again */
-	c = card1(db, T0 + 70000 * MS, T0 + 71000 * MS, 2000 * MS, &cache, &b);
+	/* the same window with a 1 s look-back: learned again, 10 W */
+	c = card1(db, T0 + 3000 * MS, T0 + 4000 * MS, 1000 * MS, &cache, &b);
+	assert_int_equal(cache.misses, 3);
 	assert_int_equal(c->idle_samples, 10);
 	assert_true(c->idle_w == 10);
 	summary_free(&b);
