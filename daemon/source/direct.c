@@ -1,5 +1,6 @@
 /* direct: the cards' new-format metric files, read from a map; see direct.h. */
 #include "direct.h"
+#include "direct_clock.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -536,29 +537,6 @@ note_metrics(struct direct *d, struct dcard *c)
 	}
 }
 
-/*
- * Why stamp ms (the writer's clock), read at realtime now_ns, cannot be
- * the card's time, or NULL if it can (see direct.h); good_ms is the
- * previous good stamp, 0 if none.
- */
-static const char *
-stamp_fault(uint64_t ms, uint64_t good_ms, int64_t now_ns)
-{
-	int64_t ns;
-
-	if (ms == 0 || ms > (uint64_t)INT64_MAX / NSEC_PER_MSEC)
-		return "out of range (zero or overflowed)";
-	ns = (int64_t)(ms * NSEC_PER_MSEC);
-	if (ns > now_ns && ns - now_ns > DIRECT_CLOCK_AHEAD_NS)
-		return "ahead of the host clock";
-	if (ns < now_ns && now_ns - ns > DIRECT_CLOCK_BEHIND_NS)
-		return "behind the host clock";
-	if (good_ms != 0 && ms < good_ms)
-		return "behind the previous stamp";
-	if (good_ms != 0 && ms - good_ms > DIRECT_SPAN_MAX_MS)
-		return "too long after the previous stamp (interval out of range)";
-	return NULL;
-}
 
 /*
  * True if stamp ms may be the card's time; else count and log why.  A
@@ -568,14 +546,14 @@ stamp_fault(uint64_t ms, uint64_t good_ms, int64_t now_ns)
 static bool
 check_stamp(struct direct *d, struct dcard *c, uint64_t ms)
 {
-	const char *fault = stamp_fault(ms, c->good_ms, c->copied_ns);
+	const char *fault = direct_stamp_fault(ms, c->good_ms, c->copied_ns);
 	unsigned dropped;
 
 	if (fault == NULL) {
 		c->good_ms = ms;
 		return true;
 	}
-	if (stamp_fault(ms, 0, c->copied_ns) == NULL)
+	if (direct_stamp_fault(ms, 0, c->copied_ns) == NULL)
 		c->good_ms = ms;
 	c->st.clock_dropped++;
 	snprintf(c->st.clock_why, sizeof(c->st.clock_why), "stamp %" PRIu64
@@ -634,13 +612,15 @@ emit_row(struct direct *d, struct dcard *c, const struct mf_section *stamp)
 	d->sink.row(d->sink.arg, &s);
 }
 
-/* True if baseline stamp ms overflows or is ahead of the host clock. */
+
+/* A section of f is stamped after f's header. */
 static bool
-baseline_off(uint64_t ms, int64_t now_ns)
+section_after(const struct mf_file *f)
 {
-	return ms > (uint64_t)INT64_MAX / NSEC_PER_MSEC ||
-	    ((int64_t)(ms * NSEC_PER_MSEC) > now_ns &&
-	    (int64_t)(ms * NSEC_PER_MSEC) - now_ns > DIRECT_CLOCK_AHEAD_NS);
+	for (size_t i = 0; i < f->nsec; i++)
+		if (f->sec[i].updated_ms > f->updated_ms)
+			return true;
+	return false;
 }
 
 /* Hand on the sample in c->img/c->f if it is new and whole. */
@@ -655,30 +635,20 @@ take_sample(struct direct *d, struct dcard *c)
 
 	/*
 	 * The header's last update is written after the sections': a section
-	 * stamped later is an update still in progress (once the header's
-	 * time is known to move at all).
+	 * stamped later is an update still in progress, once the header is
+	 * known to keep in step (seen to move, or, at a first read, stamped
+	 * at or after every section: else a reader that starts late, inside
+	 * a torn update, would take one section's new sample with another's
+	 * old words until it had seen the header move).
 	 */
-	if (c->file_ms != 0 && f->updated_ms != c->file_ms)
+	if ((c->file_ms != 0 && f->updated_ms != c->file_ms) ||
+	    (!c->have_last && f->updated_ms != 0 && !section_after(f)))
 		c->file_ms_moves = true;
 	c->file_ms = f->updated_ms;
-	/*
-	 * A first read whose header is stamped at or after every section
-	 * shows the same: without it, a reader that starts late, inside a
-	 * torn update, takes one section's new sample with another's old
-	 * words until it has seen the header move.
-	 */
-	if (!c->have_last && f->updated_ms != 0 && !c->file_ms_moves) {
-		bool in_step = true;
-
-		for (size_t i = 0; i < f->nsec; i++)
-			in_step &= f->sec[i].updated_ms <= f->updated_ms;
-		c->file_ms_moves = in_step;
+	if (c->file_ms_moves && section_after(f)) {
+		c->st.torn++;
+		return;
 	}
-	for (size_t i = 0; i < f->nsec && c->file_ms_moves; i++)
-		if (f->sec[i].updated_ms > f->updated_ms) {
-			c->st.torn++;
-			return;
-		}
 	for (size_t i = 0; i < f->nsec; i++) {
 		const struct mf_section *sec = &f->sec[i];
 		bool old = same_layout && c->off[i] == sec->offset &&
@@ -704,7 +674,7 @@ take_sample(struct direct *d, struct dcard *c)
 		/* the first read of a mapping: only the baseline */
 		for (size_t i = 0; i < f->nsec; i++)
 			if (f->sec[i].updated_ms > c->good_ms &&
-			    !baseline_off(f->sec[i].updated_ms, c->copied_ns))
+			    !direct_baseline_off(f->sec[i].updated_ms, c->copied_ns))
 				c->good_ms = f->sec[i].updated_ms;
 		stamp = NULL;
 	} else if (!any_new || stamp == NULL) {
