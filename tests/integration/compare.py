@@ -66,8 +66,8 @@ def main():
                     help="fail if that p99 is above this many us")
     ap.add_argument("--baseline", metavar="FROM:TO", default=None,
                     help="the same figures for rows written in [FROM, TO]; "
-                         "the limits above are raised to twice those, so "
-                         "that a loaded machine is not taken for a stall")
+                         "the limits above are raised to three times those, "
+                         "so that a loaded machine is not taken for a stall")
     ap.add_argument("--max-gap-ns", type=int, default=None,
                     help="fail if a device's stored stamps in [FROM, TO] "
                          "are further apart than this")
@@ -154,10 +154,14 @@ def main():
                 print(f"baseline [{blo}, {bhi}]: {len(base)} rows, stamping "
                       f"latency p99 {p99base:.1f} us, largest gap "
                       f"{max(bgaps, default=0) / 1e6:.1f} ms")
+                # the span measured has one more busy process than the
+                # baseline (an import: a core's worth), so on a loaded
+                # 2-core host the loop waits for a CPU more often; a stall
+                # on a lock shows as tens of ms and more, far past 3x
                 if max_p99 is not None:
-                    max_p99 = max(max_p99, 2 * p99base)
+                    max_p99 = max(max_p99, 3 * p99base)
                 if max_gap is not None:
-                    max_gap = max(max_gap, 2 * max(bgaps, default=0))
+                    max_gap = max(max_gap, 3 * max(bgaps, default=0))
             if max_p99 is not None and p99b > max_p99:
                 errors.append(f"stamping p99 {p99b:.1f} us > {max_p99:.1f} us")
             if max_gap is not None and max(gaps, default=0) > max_gap:

@@ -3,7 +3,7 @@
 # import writes (its transactions hold the write lock for seconds), the
 # stamping latency p99 of the rows written meanwhile stays at most 5 ms and
 # no card's stored rows are more than two intervals apart (on a machine so
-# loaded that the 10 s before already miss these, at most twice what
+# loaded that the 10 s before already miss these, at most three times what
 # those show), every row is stored, and marks still answer within 50 ms
 # (a begin past windows.max_ending_per_uid, as no window completes while
 # the import holds the lock, with busy);
