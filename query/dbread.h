@@ -74,6 +74,8 @@ struct db_window {
 	bool open;
 	bool auto_closed;
 	char *meta;		/* the JSON object text, "{}" if none */
+	int32_t until_pid;	/* ends when this process exits; 0 if none
+				   (or the schema predates it, before 4) */
 };
 
 /* Which windows db_windows returns; zero means no condition. */
@@ -84,6 +86,7 @@ struct db_window_filter {
 	bool have_since;
 	int64_t since_ns;	/* open at some time at or after since_ns */
 	bool newest_first;	/* else oldest first (by begin_ns, then id) */
+	bool open_only;		/* only the windows not ended */
 };
 
 /*
@@ -120,6 +123,15 @@ void db_window_filter_name(struct db_window_filter *f, const char *name);
 int db_windows(sqlite3 *db, const struct db_window_filter *f,
     struct db_window **out, size_t *n);
 void db_windows_free(struct db_window *w, size_t n);
+
+/*
+ * The same, printing nothing: 0; -1 when the select cannot be prepared
+ * and -3 when a row cannot be read (sqlite3_errmsg says why); -2 when out
+ * of memory.  *out is NULL and *n 0 after a failure.  The store reads its
+ * windows through this.
+ */
+int db_windows_read(sqlite3 *db, const struct db_window_filter *f,
+    struct db_window **out, size_t *n);
 
 /*
  * Runs of samples that "spyremon import" loaded from an aiu-smi log, whose

@@ -1,11 +1,13 @@
 /* windows_read: the windows table, read (contracts in dbread.h). */
 #include "dbread.h"
-#include "dbread_priv.h"
 
+#include <err.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "pragma.h"
 #include "schema.h"
 
 void
@@ -25,59 +27,113 @@ db_window_filter_name(struct db_window_filter *f, const char *name)
 	f->tag = name;
 }
 
+/* Column i of s's row, malloc'd, "" for NULL; NULL when out of memory. */
+static char *
+text_dup(sqlite3_stmt *s, int i)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+
+	return strdup(t != NULL ? (const char *)t : "");
+}
+
+/* The row s is on into *w; -2 when out of memory (*w holds nothing). */
+static int
+window_from_row(sqlite3_stmt *s, struct db_window *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->id = sqlite3_column_int64(s, 0);
+	w->uid = (uint32_t)sqlite3_column_int64(s, 2);
+	w->pid = sqlite3_column_int(s, 3);
+	w->begin_ns = sqlite3_column_int64(s, 4);
+	w->open = sqlite3_column_type(s, 5) == SQLITE_NULL;
+	w->end_ns = w->open ? 0 : sqlite3_column_int64(s, 5);
+	w->auto_closed = sqlite3_column_int(s, 6) != 0;
+	w->until_pid = sqlite3_column_int(s, 8);
+	w->tag = text_dup(s, 1);
+	w->meta = text_dup(s, 7);
+	if (w->tag == NULL || w->meta == NULL) {
+		free(w->tag);
+		free(w->meta);
+		return -2;
+	}
+	return 0;
+}
+
 int
-db_windows(sqlite3 *db, const struct db_window_filter *f,
+db_windows_read(sqlite3 *db, const struct db_window_filter *f,
     struct db_window **out, size_t *n)
 {
+	struct db_window *w = NULL, *grown;
+	size_t count = 0, cap = 0;
+	int64_t version = 0;
 	char sql[512];
 	sqlite3_stmt *s;
-	int rc;
+	int rc, err = 0;
 
 	*out = NULL;
 	*n = 0;
+	/* until_pid came with schema version 4 (spyremon-schema(5)) */
+	if (sql_pragma_int(db, "user_version", &version) == -1)
+		return -1;
 	snprintf(sql, sizeof(sql), "SELECT id, tag, uid, pid, begin_ns, end_ns, "
-	    "auto_closed, meta FROM " SCHEMA_T_WINDOWS " WHERE "
+	    "auto_closed, meta, %s FROM " SCHEMA_T_WINDOWS " WHERE "
 	    "(?1 IS NULL OR id = ?1) AND (?2 IS NULL OR tag = ?2) AND "
-	    "(?3 IS NULL OR end_ns IS NULL OR end_ns >= ?3) "
-	    "ORDER BY begin_ns %s, id %s", f->newest_first ? "DESC" : "ASC",
-	    f->newest_first ? "DESC" : "ASC");
+	    "(?3 IS NULL OR end_ns IS NULL OR end_ns >= ?3) AND "
+	    "(?4 IS NULL OR end_ns IS NULL) "
+	    "ORDER BY begin_ns %s, id %s",
+	    version >= 4 ? "coalesce(until_pid, 0)" : "0",
+	    f->newest_first ? "DESC" : "ASC", f->newest_first ? "DESC" : "ASC");
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-		return db_error(db, "the windows");
+		return -1;
 	if (f->by_id)
 		sqlite3_bind_int64(s, 1, f->id);
 	if (f->tag != NULL)
 		sqlite3_bind_text(s, 2, f->tag, -1, SQLITE_STATIC);
 	if (f->have_since)
 		sqlite3_bind_int64(s, 3, f->since_ns);
+	if (f->open_only)
+		sqlite3_bind_int(s, 4, 1);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		struct db_window *w;
-
-		*out = dbread_grow(*out, *n, sizeof(*w));
-		w = &(*out)[(*n)++];
-
-		w->id = sqlite3_column_int64(s, 0);
-		w->tag = dbread_column_dup(s, 1);
-		w->uid = (uint32_t)sqlite3_column_int64(s, 2);
-		w->pid = sqlite3_column_int(s, 3);
-		w->begin_ns = sqlite3_column_int64(s, 4);
-		w->open = sqlite3_column_type(s, 5) == SQLITE_NULL;
-		w->end_ns = w->open ? 0 : sqlite3_column_int64(s, 5);
-		w->auto_closed = sqlite3_column_int(s, 6) != 0;
-		w->meta = dbread_column_dup(s, 7);
+		if (count == cap) {
+			cap = cap == 0 ? 8 : cap * 2;
+			if ((grown = reallocarray(w, cap, sizeof(*w))) == NULL) {
+				err = -2;
+				break;
+			}
+			w = grown;
+		}
+		if ((err = window_from_row(s, &w[count])) != 0)
+			break;
+		count++;
 	}
 	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		db_windows_free(*out, *n);
-		*out = NULL;
-		*n = 0;
-		return db_error(db, "the windows");
+	if (err == 0 && rc != SQLITE_DONE)
+		err = -3;
+	if (err != 0) {
+		db_windows_free(w, count);
+		return err;
 	}
+	*out = w;
+	*n = count;
 	return 0;
+}
+
+int
+db_windows(sqlite3 *db, const struct db_window_filter *f,
+    struct db_window **out, size_t *n)
+{
+	int rc = db_windows_read(db, f, out, n);
+
+	if (rc == -2)
+		errx(EXIT_FAILURE, "out of memory");
+	return rc == 0 ? 0 : db_error(db, "the windows");
 }
 
 void
 db_windows_free(struct db_window *w, size_t n)
 {
+	if (w == NULL)
+		return;
 	for (size_t i = 0; i < n; i++) {
 		free(w[i].tag);
 		free(w[i].meta);
