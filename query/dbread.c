@@ -81,6 +81,45 @@ db_oldest_cover(sqlite3 *db, int64_t *from_ns, bool *found)
 	    db_error(db, "the samples");
 }
 
+/* One int64 from a query with up to one bound parameter; false if NULL. */
+static int
+query_ts(sqlite3 *db, const char *sql, bool bind, int64_t arg, bool *found,
+    int64_t *out)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		return db_error(db, "the samples");
+	if (bind)
+		sqlite3_bind_int64(s, 1, arg);
+	*found = false;
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW &&
+	    sqlite3_column_type(s, 0) != SQLITE_NULL) {
+		*found = true;
+		*out = sqlite3_column_int64(s, 0);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 :
+	    db_error(db, "the samples");
+}
+
+int
+db_sample_before(sqlite3 *db, int64_t ts_ns, bool *found, int64_t *stamp_ns)
+{
+	return query_ts(db, "SELECT max(" SCHEMA_C_TS ") FROM "
+	    SCHEMA_T_SAMPLES " WHERE " SCHEMA_C_TS " <= ?1", true, ts_ns,
+	    found, stamp_ns);
+}
+
+int
+db_cover_after(sqlite3 *db, int64_t ts_ns, bool *found, int64_t *from_ns)
+{
+	return query_ts(db, "SELECT min(" SCHEMA_C_TS " - "
+	    SCHEMA_C_INTERVAL " * 1000000) FROM " SCHEMA_T_SAMPLES " WHERE "
+	    SCHEMA_C_TS " >= ?1", true, ts_ns, found, from_ns);
+}
+
 int
 db_count_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns, int64_t *count)
 {

@@ -22,6 +22,7 @@
 
 #include <sqlite3.h>
 
+#include "clocksync.h"
 #include "timeparse.h"
 
 /* The status of a read that failed: spyremon's CLIENT_EXIT_DATABASE. */
@@ -133,6 +134,22 @@ void db_windows_free(struct db_window *w, size_t n);
 int db_windows_read(sqlite3 *db, const struct db_window_filter *f,
     struct db_window **out, size_t *n);
 
+/* What schema version 4 added to a window (spyremon-schema(5)). */
+struct db_window_facts {
+	bool recorded;		/* false before schema 4: the rest is zero */
+	char ended_by[16];	/* "mark", "max_open", "exit", "" */
+	int32_t until_pid;	/* 0 if none */
+	struct clocksync clock_begin, clock_end;	/* known false if not recorded */
+	bool restarts_known;
+	int64_t restarts;
+};
+
+/*
+ * The facts of window id in *f; a window that is not there is an error
+ * ("the window").
+ */
+int db_window_facts(sqlite3 *db, int64_t id, struct db_window_facts *f);
+
 /*
  * Runs of samples that "spyremon import" loaded from an aiu-smi log, whose
  * stamps are aiu-smi's whole-second local times (the imports table rows
@@ -189,6 +206,21 @@ void db_coarse_free(struct db_coarse *c);
  */
 sqlite3_stmt *db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
     size_t ncols, const char *device_sql, bool ordered);
+
+/*
+ * The newest sample stamped at or before ts_ns: its stamp in *stamp_ns,
+ * *found false if there is none.
+ */
+int db_sample_before(sqlite3 *db, int64_t ts_ns, bool *found,
+    int64_t *stamp_ns);
+
+/*
+ * Of the samples stamped at or after ts_ns, the earliest start of what
+ * one describes (its ts_ns minus its interval) in *from_ns, *found false
+ * if there is none.
+ */
+int db_cover_after(sqlite3 *db, int64_t ts_ns, bool *found,
+    int64_t *from_ns);
 
 /* The number of samples whose interval overlaps (lo_ns, hi_ns). */
 int db_count_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,

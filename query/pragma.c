@@ -35,6 +35,22 @@ sql_table_exists(sqlite3 *db, const char *name)
 	return rc;
 }
 
+bool
+sql_column_exists(sqlite3 *db, const char *table, const char *col)
+{
+	sqlite3_stmt *s;
+	bool yes = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?1) "
+	    "WHERE name = ?2", -1, &s, NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, col, -1, SQLITE_STATIC);
+	yes = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return yes;
+}
+
 int
 sql_used_bytes(sqlite3 *db, uint64_t *out)
 {

@@ -140,3 +140,46 @@ db_windows_free(struct db_window *w, size_t n)
 	}
 	free(w);
 }
+
+/* Columns i..i+2 of s: a clock's sync state, not known where NULL. */
+static void
+clock_at(sqlite3_stmt *s, int i, struct clocksync *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (sqlite3_column_type(s, i) == SQLITE_NULL)
+		return;
+	c->known = true;
+	c->synced = sqlite3_column_int(s, i) != 0;
+	c->est_error_us = sqlite3_column_int64(s, i + 1);
+	c->max_error_us = sqlite3_column_int64(s, i + 2);
+}
+
+int
+db_window_facts(sqlite3 *db, int64_t id, struct db_window_facts *f)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	if (!sql_column_exists(db, SCHEMA_T_WINDOWS, "ended_by"))
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT coalesce(ended_by, ''), "
+	    "coalesce(until_pid, 0), clock_begin_synced, clock_begin_est_us, "
+	    "clock_begin_max_us, clock_end_synced, clock_end_est_us, "
+	    "clock_end_max_us, child_restarts FROM windows WHERE id = ?1",
+	    -1, &s, NULL) != SQLITE_OK)
+		return db_error(db, "the window");
+	sqlite3_bind_int64(s, 1, id);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		f->recorded = true;
+		snprintf(f->ended_by, sizeof(f->ended_by), "%s",
+		    (const char *)sqlite3_column_text(s, 0));
+		f->until_pid = sqlite3_column_int(s, 1);
+		clock_at(s, 2, &f->clock_begin);
+		clock_at(s, 5, &f->clock_end);
+		f->restarts_known = sqlite3_column_type(s, 8) != SQLITE_NULL;
+		f->restarts = sqlite3_column_int64(s, 8);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 0 : db_error(db, "the window");
+}
