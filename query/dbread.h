@@ -23,6 +23,7 @@
 #include <sqlite3.h>
 
 #include "clocksync.h"
+#include "proto.h"
 #include "timeparse.h"
 
 /* The status of a read that failed: spyremon's CLIENT_EXIT_DATABASE. */
@@ -150,6 +151,33 @@ struct db_window_facts {
  */
 int db_window_facts(sqlite3 *db, int64_t id, struct db_window_facts *f);
 
+/* An ended window's completeness as db's snapshot has it. */
+struct db_window_state {
+	bool found, ended, complete;
+	bool known;		/* the schema records completeness (9 on) */
+	char tag[PROTO_TAG_MAX + 1];
+	int64_t begin_ns, end_ns;
+	char incomplete[256];	/* why it never will be, "" if not said */
+};
+
+/*
+ * Window id's state in *out; before schema 9, which records no
+ * completeness, it is found, ended and complete, and known false.
+ */
+int db_window_state(sqlite3 *db, int64_t id, struct db_window_state *out);
+
+/*
+ * Up to max ids, newest first, of the windows ended but neither complete
+ * nor said to be incomplete, in ids; how many.  None before schema 9.
+ */
+size_t db_windows_pending(sqlite3 *db, int64_t *ids, size_t max);
+
+/*
+ * True if some card whose samples reach within a few seconds of t has no
+ * sample stamped at or after t: samples covering t may still be queued.
+ */
+bool db_span_open(sqlite3 *db, int64_t t);
+
 /*
  * Runs of samples that "spyremon import" loaded from an aiu-smi log, whose
  * stamps are aiu-smi's whole-second local times (the imports table rows
@@ -191,6 +219,15 @@ size_t db_key_search(size_t n, struct db_key (*key_at)(const void *ctx,
     size_t i), const void *ctx, struct db_key k, bool inclusive);
 
 void db_coarse_free(struct db_coarse *c);
+
+/*
+ * Per card with samples stamped in (begin_ns, end_ns + DB_MAX_INTERVAL_NS),
+ * its newest stamp, by device, in *out (free it); as many as were read
+ * before a failure.  -1, printing nothing, if the select cannot be
+ * prepared.
+ */
+int db_newest_by_device(sqlite3 *db, int64_t begin_ns, int64_t end_ns,
+    struct db_key **out, size_t *n);
 
 /*
  * A statement selecting, for the span bound later as ?1 = lo, ?2 = hi, ?3

@@ -169,3 +169,46 @@ db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
 	sqlite3_free(sql);
 	return s;
 }
+
+bool
+db_span_open(sqlite3 *db, int64_t t)
+{
+	sqlite3_stmt *s;
+	bool open = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM (SELECT device, max(ts_ns) "
+	    "AS newest, max(interval_ms) AS iv FROM " SCHEMA_T_SAMPLES
+	    " WHERE ts_ns > ?1 - ?2 GROUP BY device) WHERE newest < ?1 AND "
+	    "newest >= ?1 - 2 * iv * 1000000 - ?3 LIMIT 1", -1, &s,
+	    NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_int64(s, 1, t);
+	sqlite3_bind_int64(s, 2, 2 * DB_MAX_INTERVAL_NS);
+	sqlite3_bind_int64(s, 3, 2 * (int64_t)NSEC_PER_SEC);
+	open = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return open;
+}
+
+int
+db_newest_by_device(sqlite3 *db, int64_t begin_ns, int64_t end_ns,
+    struct db_key **out, size_t *n)
+{
+	sqlite3_stmt *s;
+
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(db, "SELECT device, max(ts_ns) FROM "
+	    SCHEMA_T_SAMPLES " WHERE ts_ns > ?1 AND ts_ns < ?3 GROUP BY device "
+	    "ORDER BY device", -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(s, 1, begin_ns);
+	sqlite3_bind_int64(s, 3, end_ns + DB_MAX_INTERVAL_NS);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		*out = dbread_grow(*out, *n, sizeof(**out));
+		(*out)[(*n)++] = (struct db_key){ sqlite3_column_int(s, 0),
+		    sqlite3_column_int64(s, 1) };
+	}
+	sqlite3_finalize(s);
+	return 0;
+}

@@ -183,3 +183,56 @@ db_window_facts(sqlite3 *db, int64_t id, struct db_window_facts *f)
 	sqlite3_finalize(s);
 	return rc == SQLITE_ROW ? 0 : db_error(db, "the window");
 }
+
+int
+db_window_state(sqlite3 *db, int64_t id, struct db_window_state *out)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (sqlite3_prepare_v2(db, "SELECT tag, begin_ns, end_ns, "
+	    SCHEMA_C_COMPLETE ", " SCHEMA_C_INCOMPLETE " FROM "
+	    SCHEMA_T_WINDOWS " WHERE id = ?1", -1, &s, NULL) != SQLITE_OK) {
+		/* before schema 9: no completeness recorded */
+		out->found = out->ended = out->complete = true;
+		return 0;
+	}
+	out->known = true;
+	sqlite3_bind_int64(s, 1, id);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		out->found = true;
+		snprintf(out->tag, sizeof(out->tag), "%s",
+		    (const char *)sqlite3_column_text(s, 0));
+		out->begin_ns = sqlite3_column_int64(s, 1);
+		out->ended = sqlite3_column_type(s, 2) != SQLITE_NULL;
+		out->end_ns = sqlite3_column_int64(s, 2);
+		out->complete = sqlite3_column_type(s, 3) != SQLITE_NULL;
+		if (sqlite3_column_type(s, 4) != SQLITE_NULL)
+			snprintf(out->incomplete, sizeof(out->incomplete), "%s",
+			    (const char *)sqlite3_column_text(s, 4));
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db_error(db, "the window's state");
+	return 0;
+}
+
+size_t
+db_windows_pending(sqlite3 *db, int64_t *ids, size_t max)
+{
+	sqlite3_stmt *s;
+	size_t n = 0;
+
+	/* before schema 9 the statement fails: nothing is pending then */
+	if (sqlite3_prepare_v2(db, "SELECT id FROM " SCHEMA_T_WINDOWS
+	    " WHERE end_ns IS NOT NULL AND " SCHEMA_C_COMPLETE " IS NULL AND "
+	    SCHEMA_C_INCOMPLETE " IS NULL ORDER BY id DESC LIMIT ?1", -1, &s,
+	    NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(s, 1, (int64_t)max);
+	while (n < max && sqlite3_step(s) == SQLITE_ROW)
+		ids[n++] = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return n;
+}
