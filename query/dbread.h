@@ -259,6 +259,22 @@ int db_sample_before(sqlite3 *db, int64_t ts_ns, bool *found,
 int db_cover_after(sqlite3 *db, int64_t ts_ns, bool *found,
     int64_t *from_ns);
 
+/*
+ * Add to *count the samples overlapping (lo_ns, hi_ns) that were read
+ * from metric files, with device_sql ("" or " AND device IN (...)")
+ * appended; nothing where no card has file rows (bestsrc.h).
+ */
+int db_count_file_rows(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
+    const char *device_sql, int64_t *count);
+
+/*
+ * Add to *count the samples overlapping (lo_ns, hi_ns), with device_sql
+ * appended, that lie in c's coarse runs: one count per run, over a range
+ * of the primary key.
+ */
+int db_count_coarse(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
+    const char *device_sql, const struct db_coarse *c, int64_t *count);
+
 /* The number of samples whose interval overlaps (lo_ns, hi_ns). */
 int db_count_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
     int64_t *count);

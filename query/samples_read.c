@@ -212,3 +212,65 @@ db_newest_by_device(sqlite3 *db, int64_t begin_ns, int64_t end_ns,
 	sqlite3_finalize(s);
 	return 0;
 }
+
+int
+db_count_file_rows(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
+    const char *device_sql, int64_t *count)
+{
+	sqlite3_str *q;
+	sqlite3_stmt *s;
+	struct bestsrc b;
+	char *sql;
+	int rc;
+
+	if (bestsrc_init(db, &b, NULL, 0) == -1)
+		return db_error(db, "the schema");
+	if (!b.on)
+		return 0;
+	q = sqlite3_str_new(db);
+	sqlite3_str_appendall(q, "SELECT count(*)");
+	bestsrc_file_rows(q, &b);
+	sqlite3_str_appendf(q, DB_OVERLAPS_SQL "%s", device_sql);
+	if ((sql = sqlite3_str_finish(q)) == NULL)
+		errx(EXIT_FAILURE, "out of memory");
+	rc = db_preparef(db, &s, "the samples", "%s", sql);
+	sqlite3_free(sql);
+	if (rc != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, lo_ns);
+	sqlite3_bind_int64(s, 2, hi_ns);
+	sqlite3_bind_int64(s, 3, hi_ns + DB_MAX_INTERVAL_NS);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		*count += sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 0 : db_error(db, "the samples");
+}
+
+int
+db_count_coarse(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
+    const char *device_sql, const struct db_coarse *c, int64_t *count)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (c->n == 0)
+		return 0;
+	if ((rc = db_preparef(db, &s, "the samples", "SELECT count(*) FROM "
+	    SCHEMA_T_SAMPLES " WHERE " DB_OVERLAPS_SQL " AND " SCHEMA_C_DEVICE
+	    " = ?4 AND " SCHEMA_C_TS " BETWEEN ?5 AND ?6%s", device_sql)) != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, lo_ns);
+	sqlite3_bind_int64(s, 2, hi_ns);
+	sqlite3_bind_int64(s, 3, hi_ns + DB_MAX_INTERVAL_NS);
+	for (size_t i = 0; i < c->n; i++) {
+		sqlite3_bind_int(s, 4, c->r[i].device);
+		sqlite3_bind_int64(s, 5, c->r[i].first_ns);
+		sqlite3_bind_int64(s, 6, c->r[i].last_ns);
+		if ((rc = sqlite3_step(s)) != SQLITE_ROW)
+			break;
+		*count += sqlite3_column_int64(s, 0);
+		sqlite3_reset(s);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 0 : db_error(db, "the samples");
+}

@@ -173,6 +173,12 @@ void summary_idle_cache_keep(const struct summary *s,
  */
 int summary_load(sqlite3 *db, int64_t id, struct summary *out, bool *found);
 
+/*
+ * The stored energy of window id, all cards, into *j; false if it has no
+ * summary (open, not yet summarized, or a database before schema 4).
+ */
+bool summary_stored_energy(sqlite3 *db, int64_t id, double *j);
+
 /* The energy of card c as a double (0 if it has none). */
 double summary_energy(const struct summary_card *c);
 

@@ -176,3 +176,23 @@ summary_load(sqlite3 *db, int64_t id, struct summary *sm, bool *found)
 	sm->stored = true;
 	return 0;
 }
+
+bool
+summary_stored_energy(sqlite3 *db, int64_t id, double *j)
+{
+	sqlite3_stmt *s;
+	bool ok = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT (SELECT total(CAST(energy_j AS "
+	    "REAL)) FROM window_summary WHERE window_id = ?1) FROM windows "
+	    "WHERE id = ?1 AND summarized_ns IS NOT NULL", -1, &s, NULL) !=
+	    SQLITE_OK)
+		return false;
+	sqlite3_bind_int64(s, 1, id);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		*j = sqlite3_column_double(s, 0);
+		ok = true;
+	}
+	sqlite3_finalize(s);
+	return ok;
+}
