@@ -221,6 +221,13 @@ size_t db_key_search(size_t n, struct db_key (*key_at)(const void *ctx,
 void db_coarse_free(struct db_coarse *c);
 
 /*
+ * Per card with samples overlapping (lo_ns, hi_ns), with device_sql
+ * appended, its oldest stamp among them, by device, in *out (free it).
+ */
+int db_first_by_device(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
+    const char *device_sql, struct db_key **out, size_t *n);
+
+/*
  * Per card with samples stamped in (begin_ns, end_ns + DB_MAX_INTERVAL_NS),
  * its newest stamp, by device, in *out (free it); as many as were read
  * before a failure.  -1, printing nothing, if the select cannot be

@@ -274,3 +274,36 @@ db_count_coarse(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
 	sqlite3_finalize(s);
 	return rc == SQLITE_ROW ? 0 : db_error(db, "the samples");
 }
+
+int
+db_first_by_device(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
+    const char *device_sql, struct db_key **out, size_t *n)
+{
+	int64_t hi3 = hi_ns > INT64_MAX - DB_MAX_INTERVAL_NS ? INT64_MAX :
+	    hi_ns + DB_MAX_INTERVAL_NS;
+	sqlite3_stmt *s;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if ((rc = db_preparef(db, &s, "the samples", "SELECT " SCHEMA_C_DEVICE
+	    ", min(" SCHEMA_C_TS ") FROM " SCHEMA_T_SAMPLES " WHERE "
+	    DB_OVERLAPS_SQL "%s GROUP BY " SCHEMA_C_DEVICE " ORDER BY "
+	    SCHEMA_C_DEVICE, device_sql)) != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, lo_ns);
+	sqlite3_bind_int64(s, 2, hi_ns);
+	sqlite3_bind_int64(s, 3, hi3);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		*out = dbread_grow(*out, *n, sizeof(**out));
+		(*out)[(*n)++] = (struct db_key){ sqlite3_column_int(s, 0),
+		    sqlite3_column_int64(s, 1) };
+	}
+	sqlite3_finalize(s);
+	if (rc == SQLITE_DONE)
+		return 0;
+	free(*out);
+	*out = NULL;
+	*n = 0;
+	return db_error(db, "the samples");
+}
