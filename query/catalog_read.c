@@ -176,3 +176,25 @@ db_devmap_free(struct db_devmap *map)
 	map->e = NULL;
 	map->n = 0;
 }
+
+const char *
+db_card_function(sqlite3 *db, const char *bus_id)
+{
+	sqlite3_stmt *s;
+	const char *t = "";
+
+	if (bus_id[0] == '\0' || sqlite3_prepare_v2(db, "SELECT function FROM "
+	    SCHEMA_T_CARDS " WHERE bus_id = ?1", -1, &s, NULL) != SQLITE_OK)
+		return t;
+	sqlite3_bind_text(s, 1, bus_id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		const char *f = (const char *)sqlite3_column_text(s, 0);
+
+		if (f != NULL && strcmp(f, "vf") == 0)
+			t = "vf";
+		else if (f != NULL && strcmp(f, "pf") == 0)
+			t = "pf";
+	}
+	sqlite3_finalize(s);
+	return t;
+}

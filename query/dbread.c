@@ -211,3 +211,43 @@ db_host(sqlite3 *db, char **hostname, char **machine_id)
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 :
 	    db_error(db, SCHEMA_T_HOST);
 }
+
+int
+db_counters(sqlite3 *db, bool *recorded, struct db_counter **out, size_t *n)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	*recorded = false;
+	if (sql_table_exists(db, SCHEMA_T_COUNTERS) != 1)
+		return 0;
+	*recorded = true;
+	if (sqlite3_prepare_v2(db, "SELECT name, device, value, through_ns "
+	    "FROM " SCHEMA_T_COUNTERS, -1, &s, NULL) != SQLITE_OK)
+		return db_error(db, SCHEMA_T_COUNTERS);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const unsigned char *name = sqlite3_column_text(s, 0);
+		struct db_counter *k;
+
+		*out = dbread_grow(*out, *n, sizeof(**out));
+		k = &(*out)[(*n)++];
+		if (name != NULL && (k->name = strdup((const char *)name)) ==
+		    NULL)
+			errx(EXIT_FAILURE, "out of memory");
+		k->device = sqlite3_column_int(s, 1);
+		k->value = sqlite3_column_double(s, 2);
+		k->through_ns = sqlite3_column_int64(s, 3);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : db_error(db, SCHEMA_T_COUNTERS);
+}
+
+void
+db_counters_free(struct db_counter *k, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(k[i].name);
+	free(k);
+}

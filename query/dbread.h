@@ -114,6 +114,9 @@ const char *db_devmap_bus_id(const struct db_devmap *map, int device,
     int64_t ts_ns);
 void db_devmap_free(struct db_devmap *map);
 
+/* The PCI function ("pf", "vf") of the card at bus_id in the inventory; "" if absent. */
+const char *db_card_function(sqlite3 *db, const char *bus_id);
+
 /*
  * Make f select the windows a command-line name means: the window with
  * that id when name is all digits, else those tagged name (f keeps the
@@ -282,6 +285,23 @@ int db_count_file_rows(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
 int db_count_coarse(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
     const char *device_sql, const struct db_coarse *c, int64_t *count);
 
+/*
+ * A statement reading the samples stamped in (?1, ?2], newest first:
+ * ts_ns, device, interval_ms, then per cols[i] its value in natural units
+ * (the stored value / 10^decimals; NULL when cols[i] is NULL, or where
+ * the card's other stream is its source over those rows, bestsrc.h),
+ * then the row's source.  NULL on error (db_error tells why); dies when
+ * out of memory.
+ */
+sqlite3_stmt *db_select_newest(sqlite3 *db,
+    const struct db_metric *const *cols, size_t ncols);
+
+/*
+ * The newest stamp at or before now_ns into *ts_ns (0 if the samples are
+ * empty; left alone if the select returns no row).
+ */
+int db_newest_stamp(sqlite3 *db, int64_t now_ns, int64_t *ts_ns);
+
 /* The number of samples whose interval overlaps (lo_ns, hi_ns). */
 int db_count_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
     int64_t *count);
@@ -291,6 +311,23 @@ int db_count_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
  * *machine_id malloc'd, or both NULL for an older database.
  */
 int db_host(sqlite3 *db, char **hostname, char **machine_id);
+
+/* One of the daemon's running totals (the counters table). */
+struct db_counter {
+	char *name;		/* NULL if the row has none */
+	int device;
+	double value;
+	int64_t through_ns;
+};
+
+/*
+ * The daemon's counters in *out, as many as were read (free with
+ * db_counters_free, also after a failure); *recorded false if the
+ * database predates their table (schema 5).
+ */
+int db_counters(sqlite3 *db, bool *recorded, struct db_counter **out,
+    size_t *n);
+void db_counters_free(struct db_counter *k, size_t n);
 
 /* A version aiu-smi gave (its -v answer), in force from since_ns. */
 struct db_smi_version {

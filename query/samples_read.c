@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "bestsrc.h"
+#include "metrics.h"
 #include "schema.h"
 
 static int
@@ -306,4 +307,67 @@ db_first_by_device(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
 	*out = NULL;
 	*n = 0;
 	return db_error(db, "the samples");
+}
+
+sqlite3_stmt *
+db_select_newest(sqlite3 *db, const struct db_metric *const *cols,
+    size_t ncols)
+{
+	sqlite3_str *q = sqlite3_str_new(db);
+	sqlite3_stmt *s = NULL;
+	const char **names;
+	struct bestsrc b;
+	char *sql;
+
+	if ((names = calloc(ncols > 0 ? ncols : 1, sizeof(*names))) == NULL)
+		errx(EXIT_FAILURE, "out of memory");
+	for (size_t i = 0; i < ncols; i++)
+		names[i] = cols[i] != NULL ? cols[i]->col : NULL;
+	if (bestsrc_init(db, &b, names, ncols) == -1) {
+		free(names);
+		sqlite3_free(sqlite3_str_finish(q));
+		return NULL;
+	}
+	bestsrc_with(q, &b, SCHEMA_C_TS " > ?1 AND " SCHEMA_C_TS " <= ?2");
+	sqlite3_str_appendall(q, "SELECT " SCHEMA_C_TS ", " SCHEMA_C_DEVICE
+	    ", " SCHEMA_C_INTERVAL);
+	for (size_t i = 0; i < ncols; i++) {
+		sqlite3_str_appendall(q, ", ");
+		if (names[i] == NULL) {
+			sqlite3_str_appendall(q, "NULL");
+			continue;
+		}
+		sqlite3_str_appendall(q, "(");
+		bestsrc_col(q, &b, i);
+		sqlite3_str_appendf(q, ") / %.1f",
+		    (double)metric_pow10[cols[i]->decimals]);
+	}
+	free(names);
+	sqlite3_str_appendall(q, ", ");
+	bestsrc_src(q, &b);
+	bestsrc_from(q, &b);
+	sqlite3_str_appendall(q, " WHERE " SCHEMA_C_TS " > ?1 AND " SCHEMA_C_TS
+	    " <= ?2 ORDER BY " SCHEMA_C_TS " DESC");
+	if ((sql = sqlite3_str_finish(q)) == NULL)
+		errx(EXIT_FAILURE, "out of memory");
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		s = NULL;
+	sqlite3_free(sql);
+	return s;
+}
+
+int
+db_newest_stamp(sqlite3 *db, int64_t now_ns, int64_t *ts_ns)
+{
+	sqlite3_stmt *s;
+
+	if (sqlite3_prepare_v2(db, "SELECT max(" SCHEMA_C_TS ") FROM "
+	    SCHEMA_T_SAMPLES " WHERE " SCHEMA_C_TS " <= ?1", -1, &s, NULL) !=
+	    SQLITE_OK)
+		return db_error(db, "samples");
+	sqlite3_bind_int64(s, 1, now_ns);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		*ts_ns = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return 0;
 }
