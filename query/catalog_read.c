@@ -198,3 +198,56 @@ db_card_function(sqlite3 *db, const char *bus_id)
 	sqlite3_finalize(s);
 	return t;
 }
+
+/* Column i of s's row, malloc'd, or NULL where the column is NULL. */
+static char *
+text_or_null(sqlite3_stmt *s, int i)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+	char *p;
+
+	if (t == NULL)
+		return NULL;
+	if ((p = strdup((const char *)t)) == NULL)
+		errx(EXIT_FAILURE, "out of memory");
+	return p;
+}
+
+int
+db_cards(sqlite3 *db, struct db_card **out, size_t *n)
+{
+	sqlite3_stmt *s;
+
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(db, "SELECT c.bus_id, coalesce(c.numa_node, "
+	    "-1), coalesce(c.link_speed, ''), coalesce(c.link_width, 0), "
+	    "(SELECT group_concat(DISTINCT m.device) FROM device_map m WHERE "
+	    "m.bus_id = c.bus_id) FROM cards c ORDER BY c.bus_id", -1, &s,
+	    NULL) != SQLITE_OK)
+		return -1;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		struct db_card *c;
+
+		*out = dbread_grow(*out, *n, sizeof(**out));
+		c = &(*out)[(*n)++];
+		c->bus_id = text_or_null(s, 0);
+		c->numa_node = sqlite3_column_int(s, 1);
+		c->link_speed = text_or_null(s, 2);
+		c->link_width = sqlite3_column_int(s, 3);
+		c->devices = text_or_null(s, 4);
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
+void
+db_cards_free(struct db_card *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(c[i].bus_id);
+		free(c[i].link_speed);
+		free(c[i].devices);
+	}
+	free(c);
+}

@@ -114,6 +114,22 @@ const char *db_devmap_bus_id(const struct db_devmap *map, int device,
     int64_t ts_ns);
 void db_devmap_free(struct db_devmap *map);
 
+/* A card of the inventory (the cards table), with its devices. */
+struct db_card {
+	char *bus_id;
+	int numa_node;		/* -1 if not known */
+	char *link_speed;	/* "" if not known */
+	int link_width;		/* 0 if not known */
+	char *devices;		/* "0,1": aiu-smi's IDs mapped to it; NULL if none */
+};
+
+/*
+ * The cards by bus ID, as many as could be read, in *out (free with
+ * db_cards_free); -1, printing nothing, if the inventory cannot be read.
+ */
+int db_cards(sqlite3 *db, struct db_card **out, size_t *n);
+void db_cards_free(struct db_card *c, size_t n);
+
 /* The PCI function ("pf", "vf") of the card at bus_id in the inventory; "" if absent. */
 const char *db_card_function(sqlite3 *db, const char *bus_id);
 
