@@ -1,17 +1,19 @@
 /*
  * dbread: what every reader of spyremond's database reads from a
  * connection it has opened (spyremon-schema(5)): the metric catalog, the
- * device map, the windows, the runs of imported samples, the samples
- * themselves through the one rule of bestsrc.h, the host and aiu-smi's
- * versions.  spyremon opens the database read-only (client/db.h) and
- * reads everything through these; the store reads its catalog through
- * db_catalog_read.
+ * device map and the cards, the windows and their state, the runs of
+ * imported samples, the samples themselves through the one rule of
+ * bestsrc.h, the host, aiu-smi's versions and the daemon's counters.
+ * spyremon opens the database read-only (client/db.h) and reads
+ * everything through these; the store reads its catalog and windows
+ * through db_catalog_read and db_windows_read, which print nothing.
  *
- * Functions returning int give 0, or DB_READ_FAILED after printing the
- * error on stderr as "cannot read <what>: <why>"; DB_READ_FAILED is the
- * exit status spyremon(1) gives for a database it cannot read, so a
- * command returns it as it is.  They end the program (status 1) when out
- * of memory.
+ * Unless a function's contract says otherwise (the *_read ones, and those
+ * that print nothing), functions returning int give 0, or DB_READ_FAILED
+ * after printing the error on stderr as "cannot read <what>: <why>";
+ * DB_READ_FAILED is the exit status spyremon(1) gives for a database it
+ * cannot read, so a command returns it as it is.  They end the program
+ * (status 1) when out of memory.
  */
 #ifndef SPYREMON_DBREAD_H
 #define SPYREMON_DBREAD_H
