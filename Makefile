@@ -14,8 +14,8 @@
 # rpm/spyremon.spec name the build dependencies).
 #
 # The tree, bottom up (README.md, "How it is built"): common/ is what both
-# programs read and write the same way; store/ is the only code that writes
-# the database; daemon/ is spyremond (daemon/source/, where samples come
+# programs read and write the same way; query/ is how both read the
+# database; store/ is the only code that writes it; daemon/ is spyremond (daemon/source/, where samples come
 # in; daemon/control/, where requests come in); client/ is spyremon.
 # Each program's objects but its main.o go into an archive that the unit
 # tests link, so tests run the real modules.
@@ -56,11 +56,14 @@ COMMON_SRCS = common/log.c common/timeparse.c common/metrics.c common/proto.c \
 	common/inventory.c common/rowring.c common/jsonw.c common/window_json.c \
 	common/energy.c common/clocksync.c common/metricfile.c \
 	common/metricfile_json.c common/regfile.c
+# query/: reading the database, the same for the store and every command
+QUERY_SRCS = query/pragma.c query/dbread.c query/catalog_read.c \
+	query/windows_read.c query/bestsrc.c query/samples_read.c \
+	query/summary.c query/summary_idle.c query/summary_read.c
 STORE_SRCS = store/sql.c store/catalog.c store/store.c store/storebuf.c store/storedb.c \
 	store/dbfile.c store/retention.c \
 	store/store_windows.c store/store_import.c store/counters.c \
-	store/summary.c store/summary_idle.c store/summary_rw.c store/store_summary.c \
-	store/bestsrc.c \
+	store/summary_write.c store/store_summary.c \
 	store/writer.c store/writer_jobs.c store/writer_sync.c \
 	store/smiversion.c
 # daemon/: samples in (source/), requests in (control/), and what ties
@@ -111,7 +114,8 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 # ---- include paths, per folder: the client never sees daemon/ ----
 
 INC_COMMON = -Icommon
-INC_STORE  = $(INC_COMMON) -Istore
+INC_QUERY  = $(INC_COMMON) -Iquery
+INC_STORE  = $(INC_QUERY) -Istore
 INC_DAEMON = $(INC_STORE) -Idaemon -Idaemon/source -Idaemon/control
 INC_CLIENT = $(INC_STORE) -Iclient -Iclient/ctl -Iclient/trace -Iclient/export -Iclient/import \
 	     -Iclient/metrics -Iclient/report -Iclient/capture
@@ -121,6 +125,8 @@ INC_TEST   = $(INC_DAEMON) -Iclient -Iclient/ctl -Iclient/trace -Iclient/export 
 
 $(B)/common/%.o: INC = $(INC_COMMON)
 $(B)/common/%.o: PKGS = $(LIB_PKGS)
+$(B)/query/%.o: INC = $(INC_QUERY)
+$(B)/query/%.o: PKGS = $(LIB_PKGS)
 $(B)/store/%.o: INC = $(INC_STORE)
 $(B)/store/%.o: PKGS = $(LIB_PKGS)
 $(B)/daemon/%.o: INC = $(INC_DAEMON)
@@ -142,12 +148,12 @@ ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(FPFLAGS) $(CFLAGS) -D_GNU_SOURCE $(INC) \
 
 objs = $(patsubst %.c,$(B)/%.o,$(1))
 
-# libspyremon.a: common/ and store/, below both programs.
+# libspyremon.a: common/, query/ and store/, below both programs.
 LIBSPYREMON	= $(B)/libspyremon.a
 DAEMON_LIB	= $(B)/libspyremond.a
 CLIENT_LIB	= $(B)/libspyremon-client.a
 
-$(LIBSPYREMON): $(call objs,$(COMMON_SRCS) $(STORE_SRCS))
+$(LIBSPYREMON): $(call objs,$(COMMON_SRCS) $(QUERY_SRCS) $(STORE_SRCS))
 $(DAEMON_LIB): $(call objs,$(DAEMON_SRCS))
 $(CLIENT_LIB): $(call objs,$(CLIENT_SRCS))
 $(B)/%.a:

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The cost of the best-source rule (store/bestsrc.c) to an export of a
+# The cost of the best-source rule (query/bestsrc.c) to an export of a
 # one-hour window, against a baseline spyremon built without it.
 #
 #   KEEP=1 bench/export.sh 2 1        (leaves DIR/small.db, 2 days at 1 Hz)

@@ -1,5 +1,6 @@
 /*
- * db: read-only access to spyremond's database (spyremon-schema(5)).
+ * db: opening spyremond's database read-only (spyremon-schema(5)); what
+ * is read from it once open is query/'s (dbread.h, included here).
  *
  * The database is opened read-only through a URI, so members of group
  * spyremon can read it by its file modes, and a copy from another host can
@@ -13,77 +14,15 @@
 #ifndef SPYREMON_DB_H
 #define SPYREMON_DB_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
 #include <sqlite3.h>
 
-#include "timeparse.h"
-
-/*
- * The longest interval a sample can cover: source.interval and
- * source.window_interval are at most 60 s (spyremond.yaml(5)).  A sample
- * stamped t covers [t - interval, t], so the samples that overlap a span
- * ending at e are stamped before e + DB_MAX_INTERVAL_NS, which bounds the
- * primary-key range a query reads.
- */
-#define DB_MAX_INTERVAL_NS	(60 * (int64_t)NSEC_PER_SEC)
+#include "dbread.h"
 
 /*
  * The oldest schema version the client reads: version 3 only added the
  * imports table, and a version 2 database simply has no coarse samples.
  */
 #define DB_MIN_VERSION		2
-
-/*
- * The rule, over samples, for "covers part of (?1, ?2)": the sample's
- * interval (ts_ns - interval_ms, ts_ns) overlaps the span (?1, ?2), with
- * ?3 = ?2 + DB_MAX_INTERVAL_NS.  The first two terms are a range of the
- * primary key.
- */
-#define DB_OVERLAPS_SQL \
-	"ts_ns > ?1 AND ts_ns < ?3 AND ts_ns - interval_ms * 1000000 < ?2"
-
-struct db_metric {
-	char *key;		/* aiu-smi's key */
-	char *unit;		/* "" if none */
-	char *col;		/* its column in samples */
-	int decimals;		/* stored = natural * 10^decimals; 0..18 */
-	bool reliable;
-};
-
-struct db_catalog {
-	struct db_metric *m;	/* in catalog order (by id) */
-	size_t n;
-};
-
-struct db_devmap {
-	struct db_devmap_entry *e;	/* by device, then since_ns */
-	size_t n;
-};
-
-struct db_window {
-	int64_t id;
-	char *tag;
-	uint32_t uid;
-	int32_t pid;
-	int64_t begin_ns;
-	int64_t end_ns;		/* meaningful only if !open */
-	bool open;
-	bool auto_closed;
-	char *meta;		/* the JSON object text, "{}" if none */
-};
-
-/* Which windows db_windows returns; zero means no condition. */
-struct db_window_filter {
-	bool by_id;
-	int64_t id;
-	const char *tag;	/* NULL: any */
-	bool have_since;
-	int64_t since_ns;	/* open at some time at or after since_ns */
-	bool newest_first;	/* else oldest first (by begin_ns, then id) */
-};
 
 /*
  * Open path read-only and start a read transaction.  A database in WAL
@@ -96,128 +35,5 @@ int db_open(const char *path, sqlite3 **out);
 
 /* End the transaction and close; NULL is a no-op. */
 void db_close(sqlite3 *db);
-
-int db_catalog_load(sqlite3 *db, struct db_catalog *cat);
-const struct db_metric *db_catalog_find(const struct db_catalog *cat,
-    const char *key);
-void db_catalog_free(struct db_catalog *cat);
-
-int db_devmap_load(sqlite3 *db, struct db_devmap *map);
-/* The bus ID mapped to device at ts_ns, "" if none was. */
-const char *db_devmap_bus_id(const struct db_devmap *map, int device,
-    int64_t ts_ns);
-void db_devmap_free(struct db_devmap *map);
-
-/*
- * Make f select the windows a command-line name means: the window with
- * that id when name is all digits, else those tagged name (f keeps the
- * pointer).
- */
-void db_window_filter_name(struct db_window_filter *f, const char *name);
-
-/* The windows f selects, in *out (free with db_windows_free). */
-int db_windows(sqlite3 *db, const struct db_window_filter *f,
-    struct db_window **out, size_t *n);
-void db_windows_free(struct db_window *w, size_t n);
-
-/*
- * Runs of samples that "spyremon import" loaded from an aiu-smi log, whose
- * stamps are aiu-smi's whole-second local times (the imports table rows
- * with coarse 1).
- */
-struct db_coarse_range {
-	int device;
-	int64_t first_ns, last_ns;	/* the run's first and last ts_ns */
-};
-
-struct db_coarse {
-	struct db_coarse_range *r;	/* by device, then first_ns; disjoint */
-	size_t n;
-};
-
-/*
- * Add to *c (zeroed, or filled by earlier calls) the coarse runs that
- * overlap [lo_ns, hi_ns], merging runs that overlap; a database of schema
- * version 2 has none.  Free with db_coarse_free.
- */
-int db_coarse_load(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
-    struct db_coarse *c);
-
-/* True if device's sample stamped ts_ns lies in one of c's runs. */
-bool db_coarse_has(const struct db_coarse *c, int device, int64_t ts_ns);
-
-/* (device, ts_ns): the order samples are keyed by. */
-struct db_key {
-	int device;
-	int64_t ts_ns;
-};
-
-/*
- * In n entries sorted by key, entry i's key being key_at(ctx, i): the index
- * of the first entry whose key comes after k (at or after k if inclusive);
- * n if none does.
- */
-size_t db_key_search(size_t n, struct db_key (*key_at)(const void *ctx,
-    size_t i), const void *ctx, struct db_key k, bool inclusive);
-
-void db_coarse_free(struct db_coarse *c);
-
-/*
- * A statement selecting, for the span bound later as ?1 = lo, ?2 = hi, ?3
- * = hi + DB_MAX_INTERVAL_NS (or a smaller reach), the samples that
- * overlap it: columns ts_ns, device, interval_ms, then one per cols[i]
- * (NULL when cols[i] is NULL), then the row's source (0 aiu-smi, 1 its
- * metric file) and whether it is of its card's row source (1 or 0), with
- * device_sql ("" or " AND device IN (...)") appended, by time then device
- * when ordered.  Each value is NULL where the other stream is its card's
- * source for that metric over the span (bestsrc.h, the rule every
- * command follows).  NULL on error (db_error tells why); dies when out of
- * memory.
- */
-sqlite3_stmt *db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
-    size_t ncols, const char *device_sql, bool ordered);
-
-/* The number of samples whose interval overlaps (lo_ns, hi_ns). */
-int db_count_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
-    int64_t *count);
-
-/*
- * The host that created the database (schema version 5 on): *hostname and
- * *machine_id malloc'd, or both NULL for an older database.
- */
-int db_host(sqlite3 *db, char **hostname, char **machine_id);
-
-/* A version aiu-smi gave (its -v answer), in force from since_ns. */
-struct db_smi_version {
-	int64_t	 since_ns;
-	char	*version;
-};
-
-/*
- * The aiu-smi versions in force over [begin_ns, end_ns], oldest first:
- * the one at begin_ns, then each change.  *recorded is false if the
- * database predates their table (then *n is 0).  CLIENT_EXIT_OK, or
- * another after saying why.
- */
-int db_smi_versions(sqlite3 *db, int64_t begin_ns, int64_t end_ns,
-    struct db_smi_version **out, size_t *n, bool *recorded);
-void db_smi_versions_free(struct db_smi_version *v, size_t n);
-
-/* Print "cannot read <what>: <sqlite error>" and return CLIENT_EXIT_DATABASE. */
-int db_error(sqlite3 *db, const char *what);
-
-/*
- * Prepare the SQL that sqlite3_mprintf makes of fmt into *out: 0, or the
- * db_error status for what; dies when out of memory.
- */
-int db_preparef(sqlite3 *db, sqlite3_stmt **out, const char *what,
-    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-/*
- * The start of what the oldest stored sample describes, its ts_ns minus
- * its interval, in *from_ns; *found false if there is no sample.
- * Retention deletes from the oldest end, so everything before it is gone.
- */
-int db_oldest_cover(sqlite3 *db, int64_t *from_ns, bool *found);
 
 #endif

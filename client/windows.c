@@ -13,6 +13,7 @@
 #include "client.h"
 #include "cmd.h"
 #include "settle.h"
+#include "summary.h"
 #include "db.h"
 #include "format.h"
 #include "json.h"
@@ -101,30 +102,6 @@ meta_words(const char *meta)
 	}
 	yajl_tree_free(v);
 	return str_finish(q);
-}
-
-/*
- * The stored energy of window id, all cards, into *j; false if it has no
- * summary (open, not yet summarized, or a database before schema 4).
- */
-static bool
-stored_energy(sqlite3 *db, int64_t id, double *j)
-{
-	sqlite3_stmt *s;
-	bool ok = false;
-
-	if (sqlite3_prepare_v2(db, "SELECT (SELECT total(CAST(energy_j AS "
-	    "REAL)) FROM window_summary WHERE window_id = ?1) FROM windows "
-	    "WHERE id = ?1 AND summarized_ns IS NOT NULL", -1, &s, NULL) !=
-	    SQLITE_OK)
-		return false;
-	sqlite3_bind_int64(s, 1, id);
-	if (sqlite3_step(s) == SQLITE_ROW) {
-		*j = sqlite3_column_double(s, 0);
-		ok = true;
-	}
-	sqlite3_finalize(s);
-	return ok;
 }
 
 static void
@@ -233,7 +210,7 @@ list(sqlite3 *db, const struct db_window *ws, size_t n, bool json)
 	for (size_t i = 0; i < n && rc == CLIENT_EXIT_OK; i++) {
 		int64_t end = ws[i].open ? now : ws[i].end_ns;
 		double energy = 0;
-		bool have = stored_energy(db, ws[i].id, &energy);
+		bool have = summary_stored_energy(db, ws[i].id, &energy);
 
 		if ((rc = db_count_samples(db, ws[i].begin_ns, end,
 		    &samples)) != CLIENT_EXIT_OK)

@@ -12,6 +12,7 @@
  * 10^decimals whenever that is exact (see store.c).
  */
 #include "store_priv.h"
+#include "dbread.h"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -542,27 +543,24 @@ catalog_index(struct store_catalog *cat)
 int
 store_catalog_load(struct store *st, struct store_catalog *cat)
 {
-	sqlite3_stmt *s;
+	struct db_catalog read;
 	int rc;
 
 	memset(cat, 0, sizeof(*cat));
-	if (sql_prepare(st, "SELECT id, key, col, decimals FROM " SCHEMA_T_METRICS
-	    " ORDER BY id", &s) == -1)
+	if ((rc = db_catalog_read(st->db, &read)) == -1) {
+		sql_warn(st, "prepare");
 		return -1;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(s, 0);
-
-		if (id < 1 || id > 1000000 ||
-		    catalog_add_col(cat, (int)id,
-		    (const char *)sqlite3_column_text(s, 1),
-		    (const char *)sqlite3_column_text(s, 2),
-		    sqlite3_column_int(s, 3)) == -1) {
-			rc = SQLITE_CORRUPT;
-			break;
-		}
 	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE || catalog_index(cat) == -1) {
+	for (size_t i = 0; rc == 0 && i < read.n; i++) {
+		const struct db_metric *m = &read.m[i];
+
+		if (m->id < 1 || m->id > 1000000 ||
+		    catalog_add_col(cat, (int)m->id, m->key, m->col,
+		    m->decimals) == -1)
+			rc = -1;
+	}
+	db_catalog_free(&read);
+	if (rc != 0 || catalog_index(cat) == -1) {
 		log_warnx("%s: cannot load the metric catalog", st->path);
 		store_catalog_free(cat);
 		return -1;

@@ -9,6 +9,8 @@
 
 #include <sqlite3.h>
 
+#include "pragma.h"	/* the read-only helpers, below store/ */
+
 struct store;
 
 /*
@@ -28,14 +30,5 @@ void sql_warn(struct store *st, const char *what);
 
 /* Prepare sql into *out; on failure log it, set *out to NULL and return -1. */
 int sql_prepare(struct store *st, const char *sql, sqlite3_stmt **out);
-
-/* The integer result of "PRAGMA name"; -1 on failure. */
-int sql_pragma_int(sqlite3 *db, const char *name, int64_t *out);
-
-/* 1 if db has a table of that name, 0 if not, -1 if the schema cannot be read. */
-int sql_table_exists(sqlite3 *db, const char *name);
-
-/* Bytes of the database file in use: (page_count - freelist_count) * page_size. */
-int sql_used_bytes(sqlite3 *db, uint64_t *out);
 
 #endif

@@ -405,7 +405,17 @@ int store_catalog_insert(struct store *st, const struct metric_def *d);
 /* (Re)create the sample_values view from the catalog. */
 int store_view_rebuild(struct store *st);
 
-/* Read the catalog into *cat (zeroed first); on failure *cat is empty. */
+/*
+ * Write s into db's window_summary tables (summary_write.c), replacing what window
+ * s->window_id had, and set the window's summarized_ns, inside the
+ * caller's transaction.
+ */
+int summary_write(sqlite3 *db, const struct summary *s);
+
+/*
+ * Read the catalog into *cat (zeroed first) through query/'s reader
+ * (db_catalog_read); on failure *cat is empty.
+ */
 int store_catalog_load(struct store *st, struct store_catalog *cat);
 
 /* Free cat's contents and leave it empty. */

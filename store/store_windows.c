@@ -20,10 +20,8 @@
 #include <string.h>
 
 #include "clocksync.h"
+#include "dbread.h"
 #include "schema.h"
-
-#define WINDOW_COLUMNS	"id, tag, uid, pid, begin_ns, end_ns, auto_closed, meta, " \
-	"coalesce(until_pid, 0)"
 
 static sqlite3_stmt *
 prepare(struct store *st, const char *sql)
@@ -241,100 +239,73 @@ column_strdup(sqlite3_stmt *s, int col)
 	return strdup(text != NULL ? (const char *)text : "");
 }
 
-/* The row s is on, in the order of WINDOW_COLUMNS; -1 if out of memory. */
-static int
-window_from_row(sqlite3_stmt *s, struct store_window *w)
+/*
+ * Move what query/ read into the store's windows: w[i] takes r[i]'s
+ * strings, and r is freed.
+ */
+static void
+windows_take(struct store_window *w, struct db_window *r, size_t n)
 {
-	memset(w, 0, sizeof(*w));
-	w->id = sqlite3_column_int64(s, 0);
-	w->uid = (uint32_t)sqlite3_column_int64(s, 2);
-	w->pid = (int32_t)sqlite3_column_int64(s, 3);
-	w->begin_ns = sqlite3_column_int64(s, 4);
-	w->end_ns = sqlite3_column_int64(s, 5);
-	w->auto_closed = sqlite3_column_int(s, 6) != 0;
-	w->tag = column_strdup(s, 1);
-	w->meta_json = column_strdup(s, 7);
-	w->until_pid = (int32_t)sqlite3_column_int64(s, 8);
-	if (w->tag == NULL || w->meta_json == NULL) {
-		free(w->tag);
-		free(w->meta_json);
+	for (size_t i = 0; i < n; i++) {
+		w[i] = (struct store_window){
+			.id = r[i].id, .tag = r[i].tag, .uid = r[i].uid,
+			.pid = r[i].pid, .begin_ns = r[i].begin_ns,
+			.end_ns = r[i].end_ns, .auto_closed = r[i].auto_closed,
+			.meta_json = r[i].meta, .until_pid = r[i].until_pid,
+		};
+		r[i].tag = r[i].meta = NULL;
+	}
+	db_windows_free(r, n);
+}
+
+/*
+ * The windows f selects through query/'s reader, into *out; what failed
+ * is logged naming what.  0 or -1.
+ */
+static int
+windows_read(struct store *st, const struct db_window_filter *f,
+    const char *what, struct store_window **out, size_t *n)
+{
+	struct db_window *r;
+	size_t count;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if ((rc = db_windows_read(st->db, f, &r, &count)) != 0) {
+		if (rc == -1)
+			sql_warn(st, "prepare");
+		else if (rc == -2)
+			log_warnx("%s: %s: out of memory", st->path, what);
+		else
+			sql_warn(st, what);
 		return -1;
 	}
+	if (count > 0 && (*out = calloc(count, sizeof(**out))) == NULL) {
+		log_warnx("%s: %s: out of memory", st->path, what);
+		db_windows_free(r, count);
+		return -1;
+	}
+	windows_take(*out, r, count);
+	*n = count;
 	return 0;
 }
 
 int
 storedb_windows_open(struct store *st, struct store_window **out, size_t *n)
 {
-	struct store_window *w = NULL, *grown;
-	size_t count = 0, cap = 0;
-	sqlite3_stmt *s;
-	int rc;
+	struct db_window_filter f = { .open_only = true };
 
-	*out = NULL;
-	*n = 0;
-	s = prepare(st, "SELECT " WINDOW_COLUMNS " FROM " SCHEMA_T_WINDOWS
-	    " WHERE end_ns IS NULL ORDER BY begin_ns, id");
-	if (s == NULL)
-		return -1;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (count == cap) {
-			cap = cap == 0 ? 8 : cap * 2;
-			if ((grown = realloc(w, cap * sizeof(*w))) == NULL)
-				break;
-			w = grown;
-		}
-		if (window_from_row(s, &w[count]) == -1)
-			break;
-		count++;
-	}
-	if (rc != SQLITE_DONE) {
-		if (rc == SQLITE_ROW)
-			log_warnx("%s: open windows: out of memory", st->path);
-		else
-			sql_warn(st, "open windows");
-		sqlite3_finalize(s);
-		store_windows_free(w, count);
-		return -1;
-	}
-	sqlite3_finalize(s);
-	*out = w;
-	*n = count;
-	return 0;
+	return windows_read(st, &f, "open windows", out, n);
 }
 
 int
 storedb_window_get(struct store *st, int64_t id, struct store_window **out)
 {
-	struct store_window *w;
-	sqlite3_stmt *s;
-	int rc;
+	struct db_window_filter f = { .by_id = true, .id = id };
+	size_t n;
 
-	*out = NULL;
-	s = prepare(st, "SELECT " WINDOW_COLUMNS " FROM " SCHEMA_T_WINDOWS
-	    " WHERE id = ?");
-	if (s == NULL)
-		return -1;
-	sqlite3_bind_int64(s, 1, id);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_DONE) {
-		sqlite3_finalize(s);
-		return 0;
-	}
-	if (rc != SQLITE_ROW) {
-		sql_warn(st, "find window");
-		sqlite3_finalize(s);
-		return -1;
-	}
-	if ((w = malloc(sizeof(*w))) == NULL || window_from_row(s, w) == -1) {
-		log_warnx("%s: find window: out of memory", st->path);
-		free(w);
-		sqlite3_finalize(s);
-		return -1;
-	}
-	sqlite3_finalize(s);
-	*out = w;
-	return 0;
+	return windows_read(st, &f, "find window", out, &n);
 }
 
 void

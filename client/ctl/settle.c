@@ -22,51 +22,7 @@
 #include "json.h"
 #include "jsonw.h"
 #include "proto.h"
-#include "schema.h"
 #include "timeparse.h"
-
-/* An ended window's completeness as db's snapshot has it. */
-struct state {
-	bool found, ended, complete;
-	bool known;		/* the schema records completeness (9 on) */
-	char tag[PROTO_TAG_MAX + 1];
-	int64_t begin_ns, end_ns;
-	char incomplete[256];	/* why it never will be, "" if not said */
-};
-
-static int
-read_state(sqlite3 *db, int64_t id, struct state *out)
-{
-	sqlite3_stmt *s;
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	if (sqlite3_prepare_v2(db, "SELECT tag, begin_ns, end_ns, "
-	    SCHEMA_C_COMPLETE ", " SCHEMA_C_INCOMPLETE " FROM "
-	    SCHEMA_T_WINDOWS " WHERE id = ?1", -1, &s, NULL) != SQLITE_OK) {
-		/* before schema 9: no completeness recorded */
-		out->found = out->ended = out->complete = true;
-		return CLIENT_EXIT_OK;
-	}
-	out->known = true;
-	sqlite3_bind_int64(s, 1, id);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		out->found = true;
-		snprintf(out->tag, sizeof(out->tag), "%s",
-		    (const char *)sqlite3_column_text(s, 0));
-		out->begin_ns = sqlite3_column_int64(s, 1);
-		out->ended = sqlite3_column_type(s, 2) != SQLITE_NULL;
-		out->end_ns = sqlite3_column_int64(s, 2);
-		out->complete = sqlite3_column_type(s, 3) != SQLITE_NULL;
-		if (sqlite3_column_type(s, 4) != SQLITE_NULL)
-			snprintf(out->incomplete, sizeof(out->incomplete), "%s",
-			    (const char *)sqlite3_column_text(s, 4));
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return db_error(db, "the window's state");
-	return CLIENT_EXIT_OK;
-}
 
 /* End db's read transaction and begin another: the daemon stored more. */
 static int
@@ -154,24 +110,21 @@ ask(struct client *cl, const char *path, const char *key, int64_t value,
  * card, whether its samples reach the end, and where they stop if not.
  */
 static void
-say_missing(sqlite3 *db, int64_t id, const struct state *st, int64_t end_ns,
+say_missing(sqlite3 *db, int64_t id, const struct db_window_state *st, int64_t end_ns,
     const char *why)
 {
 	char end[64], last[64], span[32], *tag = fmt_controls(st->tag, false);
-	sqlite3_stmt *s;
+	struct db_key *nw;
 	bool any = false;
+	size_t n;
 
 	fmt_time_ms(end_ns, end, sizeof(end));
 	warnx("window %" PRId64 " '%s' is incomplete: %s", id, tag, why);
 	free(tag);
-	if (sqlite3_prepare_v2(db, "SELECT device, max(ts_ns) FROM "
-	    SCHEMA_T_SAMPLES " WHERE ts_ns > ?1 AND ts_ns < ?3 GROUP BY device "
-	    "ORDER BY device", -1, &s, NULL) != SQLITE_OK)
+	if (db_newest_by_device(db, st->begin_ns, end_ns, &nw, &n) == -1)
 		return;
-	sqlite3_bind_int64(s, 1, st->begin_ns);
-	sqlite3_bind_int64(s, 3, end_ns + DB_MAX_INTERVAL_NS);
-	while (sqlite3_step(s) == SQLITE_ROW) {
-		int64_t newest = sqlite3_column_int64(s, 1);
+	for (size_t i = 0; i < n; i++) {
+		int64_t newest = nw[i].ts_ns;
 
 		any = true;
 		if (newest >= end_ns)
@@ -179,10 +132,10 @@ say_missing(sqlite3 *db, int64_t id, const struct state *st, int64_t end_ns,
 		fmt_time_ms(newest, last, sizeof(last));
 		fmt_span(end_ns - newest, span, sizeof(span));
 		fprintf(stderr, "spyremon: card %d: no samples after %s, %s "
-		    "before the window's end %s\n", sqlite3_column_int(s, 0),
-		    last, span, end);
+		    "before the window's end %s\n", nw[i].device, last, span,
+		    end);
 	}
-	sqlite3_finalize(s);
+	free(nw);
 	if (!any)
 		fprintf(stderr, "spyremon: no samples of the window are stored\n");
 	fprintf(stderr, "spyremon: read as far as it goes (exit status %d)\n",
@@ -193,14 +146,14 @@ int
 settle_window(struct client *cl, sqlite3 *db, const char *path, int64_t id,
     char *why_out, size_t len)
 {
-	struct state st;
+	struct db_window_state st;
 	char why[512];
 	const char *reason;
 	enum answer a;
 	int64_t end_ns;
 	int rc;
 
-	if ((rc = read_state(db, id, &st)) != CLIENT_EXIT_OK)
+	if ((rc = db_window_state(db, id, &st)) != CLIENT_EXIT_OK)
 		return rc;
 	if (!st.found || !st.known || st.complete)
 		return CLIENT_EXIT_OK;
@@ -220,7 +173,7 @@ settle_window(struct client *cl, sqlite3 *db, const char *path, int64_t id,
 	if (!st.ended && a == NO_DAEMON)
 		return CLIENT_EXIT_OK;		/* open, with no one to end it */
 	/* what it says now, whatever the answer: it may have made it */
-	if ((rc = read_state(db, id, &st)) != CLIENT_EXIT_OK)
+	if ((rc = db_window_state(db, id, &st)) != CLIENT_EXIT_OK)
 		return rc;
 	if (st.complete || (!st.ended && a == STORED))
 		return CLIENT_EXIT_OK;
@@ -248,20 +201,11 @@ settle_ended(struct client *cl, int64_t id)
 int
 settle_pending(struct client *cl, sqlite3 *db, const char *path)
 {
-	sqlite3_stmt *s;
 	int64_t ids[64];
-	size_t n = 0;
+	size_t n;
 	int rc, worst = CLIENT_EXIT_OK;
 
-	/* before schema 9 the statement fails: nothing is pending then */
-	if (sqlite3_prepare_v2(db, "SELECT id FROM " SCHEMA_T_WINDOWS
-	    " WHERE end_ns IS NOT NULL AND " SCHEMA_C_COMPLETE " IS NULL AND "
-	    SCHEMA_C_INCOMPLETE " IS NULL ORDER BY id DESC LIMIT 64", -1, &s,
-	    NULL) != SQLITE_OK)
-		return CLIENT_EXIT_OK;
-	while (sqlite3_step(s) == SQLITE_ROW)
-		ids[n++] = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
+	n = db_windows_pending(db, ids, sizeof(ids) / sizeof(ids[0]));
 	for (size_t i = 0; i < n; i++) {
 		rc = settle_window(cl, db, path, ids[i], NULL, 0);
 		if (rc == CLIENT_EXIT_INCOMPLETE)
@@ -272,30 +216,6 @@ settle_pending(struct client *cl, sqlite3 *db, const char *path)
 	return worst;
 }
 
-/*
- * True if some card whose samples reach within a few seconds of t has no
- * sample stamped at or after t in db: samples covering t may be queued.
- */
-static bool
-span_open(sqlite3 *db, int64_t t)
-{
-	sqlite3_stmt *s;
-	bool open = false;
-
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM (SELECT device, max(ts_ns) "
-	    "AS newest, max(interval_ms) AS iv FROM " SCHEMA_T_SAMPLES
-	    " WHERE ts_ns > ?1 - ?2 GROUP BY device) WHERE newest < ?1 AND "
-	    "newest >= ?1 - 2 * iv * 1000000 - ?3 LIMIT 1", -1, &s,
-	    NULL) != SQLITE_OK)
-		return false;
-	sqlite3_bind_int64(s, 1, t);
-	sqlite3_bind_int64(s, 2, 2 * DB_MAX_INTERVAL_NS);
-	sqlite3_bind_int64(s, 3, 2 * (int64_t)NSEC_PER_SEC);
-	open = sqlite3_step(s) == SQLITE_ROW;
-	sqlite3_finalize(s);
-	return open;
-}
-
 int
 settle_span(struct client *cl, sqlite3 *db, const char *path,
     int64_t through_ns)
@@ -304,7 +224,7 @@ settle_span(struct client *cl, sqlite3 *db, const char *path,
 	enum answer a;
 	int64_t t;
 
-	if (!span_open(db, through_ns))
+	if (!db_span_open(db, through_ns))
 		return CLIENT_EXIT_OK;
 	if ((a = ask(cl, path, "through_ns", through_ns, why, sizeof(why),
 	    &t)) == STORED)

@@ -19,7 +19,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "bestsrc.h"
 #include "client.h"
 #include "export.h"
 #include "format.h"
@@ -86,41 +85,6 @@ export_writer_free(struct export_writer *w)
 	db_coarse_free(&w->coarse);
 }
 
-/* Add to w->nfile the span's rows read from metric files. */
-static int
-count_file_rows(sqlite3 *db, struct export_writer *w, int64_t lo_ns,
-    int64_t hi_ns, const char *device_sql)
-{
-	sqlite3_str *q;
-	sqlite3_stmt *s;
-	struct bestsrc b;
-	char *sql;
-	int rc;
-
-	if (bestsrc_init(db, &b, NULL, 0) == -1)
-		return db_error(db, "the schema");
-	if (!b.on)
-		return CLIENT_EXIT_OK;
-	q = sqlite3_str_new(db);
-	sqlite3_str_appendall(q, "SELECT count(*)");
-	bestsrc_file_rows(q, &b);
-	sqlite3_str_appendf(q, DB_OVERLAPS_SQL "%s", device_sql);
-	if ((sql = sqlite3_str_finish(q)) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
-	rc = db_preparef(db, &s, "the samples", "%s", sql);
-	sqlite3_free(sql);
-	if (rc != CLIENT_EXIT_OK)
-		return rc;
-	sqlite3_bind_int64(s, 1, lo_ns);
-	sqlite3_bind_int64(s, 2, hi_ns);
-	sqlite3_bind_int64(s, 3, hi_ns + DB_MAX_INTERVAL_NS);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		w->nfile += sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	return rc == SQLITE_ROW ? CLIENT_EXIT_OK :
-	    db_error(db, "the samples");
-}
-
 /*
  * One count per coarse run, over a range of the primary key: only the
  * coarse samples are read, and an export without any costs one query.
@@ -129,35 +93,16 @@ int
 export_coarse_span(sqlite3 *db, struct export_writer *w, int64_t lo_ns,
     int64_t hi_ns, const char *device_sql)
 {
-	sqlite3_stmt *s;
 	int rc;
 
-	if ((rc = count_file_rows(db, w, lo_ns, hi_ns, device_sql)) !=
-	    CLIENT_EXIT_OK)
+	if ((rc = db_count_file_rows(db, lo_ns, hi_ns, device_sql,
+	    &w->nfile)) != CLIENT_EXIT_OK)
 		return rc;
 	if ((rc = db_coarse_load(db, lo_ns, hi_ns + DB_MAX_INTERVAL_NS,
 	    &w->coarse)) != CLIENT_EXIT_OK || w->coarse.n == 0)
 		return rc;
-	if ((rc = db_preparef(db, &s, "the samples", "SELECT count(*) FROM "
-	    SCHEMA_T_SAMPLES " WHERE " DB_OVERLAPS_SQL " AND " SCHEMA_C_DEVICE
-	    " = ?4 AND " SCHEMA_C_TS " BETWEEN ?5 AND ?6%s", device_sql)) !=
-	    CLIENT_EXIT_OK)
-		return rc;
-	sqlite3_bind_int64(s, 1, lo_ns);
-	sqlite3_bind_int64(s, 2, hi_ns);
-	sqlite3_bind_int64(s, 3, hi_ns + DB_MAX_INTERVAL_NS);
-	for (size_t i = 0; i < w->coarse.n; i++) {
-		sqlite3_bind_int(s, 4, w->coarse.r[i].device);
-		sqlite3_bind_int64(s, 5, w->coarse.r[i].first_ns);
-		sqlite3_bind_int64(s, 6, w->coarse.r[i].last_ns);
-		if ((rc = sqlite3_step(s)) != SQLITE_ROW)
-			break;
-		w->ncoarse += sqlite3_column_int64(s, 0);
-		sqlite3_reset(s);
-	}
-	sqlite3_finalize(s);
-	return rc == SQLITE_ROW ? CLIENT_EXIT_OK :
-	    db_error(db, "the samples");
+	return db_count_coarse(db, lo_ns, hi_ns, device_sql, &w->coarse,
+	    &w->ncoarse);
 }
 
 static bool

@@ -200,33 +200,24 @@ bind_span(sqlite3_stmt *s, const struct events *ev)
 static int
 find_cards(sqlite3 *db, struct events *ev)
 {
-	sqlite3_stmt *s;
-	size_t cap = 0;
+	struct db_key *first;
+	size_t n;
 	int rc;
 
-	if ((rc = db_preparef(db, &s, "the samples", "SELECT " SCHEMA_C_DEVICE
-	    ", min(" SCHEMA_C_TS ") FROM " SCHEMA_T_SAMPLES " WHERE "
-	    DB_OVERLAPS_SQL "%s GROUP BY " SCHEMA_C_DEVICE " ORDER BY "
-	    SCHEMA_C_DEVICE, ev->rq->device_sql)) != CLIENT_EXIT_OK)
+	if ((rc = db_first_by_device(db, ev->lo_ns, ev->hi_ns,
+	    ev->rq->device_sql, &first, &n)) != CLIENT_EXIT_OK || n == 0)
 		return rc;
-	bind_span(s, ev);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		struct card *c;
+	if ((ev->cards = calloc(n, sizeof(*ev->cards))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		struct card *c = &ev->cards[ev->ncards++];
 
-		if (ev->ncards == cap) {
-			cap = cap ? cap * 2 : 8;
-			ev->cards = reallocarray(ev->cards, cap, sizeof(*c));
-			if (ev->cards == NULL)
-				errx(CLIENT_EXIT_FAILED, "out of memory");
-		}
-		c = &ev->cards[ev->ncards++];
-		memset(c, 0, sizeof(*c));
-		c->device = sqlite3_column_int(s, 0);
-		c->first_ts = sqlite3_column_int64(s, 1);
+		c->device = first[i].device;
+		c->first_ts = first[i].ts_ns;
 		c->last_ns = INT64_MIN;
 	}
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? CLIENT_EXIT_OK : db_error(db, "the samples");
+	free(first);
+	return CLIENT_EXIT_OK;
 }
 
 /* Each card's pid, and each track's head: what its events start with. */

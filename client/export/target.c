@@ -13,7 +13,6 @@
 #include "client.h"
 #include "db.h"
 #include "format.h"
-#include "schema.h"
 #include "timeparse.h"
 #include "target.h"
 
@@ -170,29 +169,6 @@ trace_target_free(struct trace_target *t)
 	trace_info_free(&t->info);
 }
 
-/* One int64 from a query with up to one bound parameter; false if NULL. */
-static int
-query_ts(sqlite3 *db, const char *sql, bool bind, int64_t arg, bool *found,
-    int64_t *out)
-{
-	sqlite3_stmt *s;
-	int rc;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-		return db_error(db, "the samples");
-	if (bind)
-		sqlite3_bind_int64(s, 1, arg);
-	*found = false;
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW &&
-	    sqlite3_column_type(s, 0) != SQLITE_NULL) {
-		*found = true;
-		*out = sqlite3_column_int64(s, 0);
-	}
-	sqlite3_finalize(s);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? CLIENT_EXIT_OK :
-	    db_error(db, "the samples");
-}
-
 int
 trace_target_check_samples(sqlite3 *db, const struct trace_target *t,
     int64_t pad_ns)
@@ -207,12 +183,9 @@ trace_target_check_samples(sqlite3 *db, const struct trace_target *t,
 		return rc;
 	if (count > 0)
 		return CLIENT_EXIT_OK;
-	if ((rc = query_ts(db, "SELECT max(" SCHEMA_C_TS ") FROM "
-	    SCHEMA_T_SAMPLES " WHERE " SCHEMA_C_TS " <= ?1", true, lo,
-	    &has_before, &before)) != CLIENT_EXIT_OK ||
-	    (rc = query_ts(db, "SELECT min(" SCHEMA_C_TS " - "
-	    SCHEMA_C_INTERVAL " * 1000000) FROM " SCHEMA_T_SAMPLES " WHERE "
-	    SCHEMA_C_TS " >= ?1", true, hi, &has_after, &after)) !=
+	if ((rc = db_sample_before(db, lo, &has_before, &before)) !=
+	    CLIENT_EXIT_OK ||
+	    (rc = db_cover_after(db, hi, &has_after, &after)) !=
 	    CLIENT_EXIT_OK)
 		return rc;
 	if (!has_before && !has_after) {

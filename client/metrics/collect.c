@@ -9,12 +9,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bestsrc.h"
 #include "client.h"
 #include "db.h"
 #include "metrics.h"
 #include "schema.h"
-#include "sql.h"
 #include "timeparse.h"
 
 /*
@@ -96,29 +94,6 @@ convert(enum collect_conv conv, double v, uint32_t interval_ms)
 	return v;
 }
 
-/* The card's PCI function ("pf"/"vf") from the inventory, "" if absent. */
-static const char *
-card_type(sqlite3 *db, const char *bus_id)
-{
-	sqlite3_stmt *s;
-	const char *t = "";
-
-	if (bus_id[0] == '\0' || sqlite3_prepare_v2(db, "SELECT function FROM "
-	    SCHEMA_T_CARDS " WHERE bus_id = ?1", -1, &s, NULL) != SQLITE_OK)
-		return t;
-	sqlite3_bind_text(s, 1, bus_id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW) {
-		const char *f = (const char *)sqlite3_column_text(s, 0);
-
-		if (f != NULL && strcmp(f, "vf") == 0)
-			t = "vf";
-		else if (f != NULL && strcmp(f, "pf") == 0)
-			t = "pf";
-	}
-	sqlite3_finalize(s);
-	return t;
-}
-
 static int
 cmp_card(const void *a, const void *b)
 {
@@ -129,59 +104,23 @@ cmp_card(const void *a, const void *b)
 
 /*
  * The statement reading samples newest first from ?1 on, up to ?2 (now:
- * a row stamped in the future is never published): ts_ns, device,
- * interval_ms, then one column per collect_values entry (NULL for a column
- * absent or unreliable, or where the rule of bestsrc.h takes the card's
- * metric from its other stream over the rows from ?1 on), then the row's
- * source (0 aiu-smi, 1 metric file).
+ * a row stamped in the future is never published), with one column per
+ * collect_values entry, absent or unreliable ones NULL
+ * (db_select_newest).
  */
 static sqlite3_stmt *
 newest_stmt(sqlite3 *db, const struct db_catalog *cat)
 {
-	const char *names[sizeof(collect_values) / sizeof(collect_values[0])];
-	sqlite3_str *q = sqlite3_str_new(db);
-	sqlite3_stmt *s = NULL;
-	struct bestsrc b;
-	char *sql;
+	const struct db_metric *cols[sizeof(collect_values) /
+	    sizeof(collect_values[0])];
 
 	for (size_t i = 0; i < collect_nvalues; i++) {
 		const struct db_metric *m = db_catalog_find(cat,
 		    collect_values[i].key);
 
-		names[i] = m != NULL && m->reliable ? m->col : NULL;
+		cols[i] = m != NULL && m->reliable ? m : NULL;
 	}
-	if (bestsrc_init(db, &b, names, collect_nvalues) == -1) {
-		sqlite3_free(sqlite3_str_finish(q));
-		return NULL;
-	}
-	bestsrc_with(q, &b, SCHEMA_C_TS " > ?1 AND " SCHEMA_C_TS " <= ?2");
-	sqlite3_str_appendall(q, "SELECT " SCHEMA_C_TS ", " SCHEMA_C_DEVICE
-	    ", " SCHEMA_C_INTERVAL);
-	for (size_t i = 0; i < collect_nvalues; i++) {
-		const struct db_metric *m = db_catalog_find(cat,
-		    collect_values[i].key);
-
-		sqlite3_str_appendall(q, ", ");
-		if (names[i] == NULL) {
-			sqlite3_str_appendall(q, "NULL");
-			continue;
-		}
-		sqlite3_str_appendall(q, "(");
-		bestsrc_col(q, &b, i);
-		sqlite3_str_appendf(q, ") / %.1f",
-		    (double)metric_pow10[m->decimals]);
-	}
-	sqlite3_str_appendall(q, ", ");
-	bestsrc_src(q, &b);
-	bestsrc_from(q, &b);
-	sqlite3_str_appendall(q, " WHERE " SCHEMA_C_TS " > ?1 AND " SCHEMA_C_TS
-	    " <= ?2 ORDER BY " SCHEMA_C_TS " DESC");
-	if ((sql = sqlite3_str_finish(q)) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-		s = NULL;
-	sqlite3_free(sql);
-	return s;
+	return db_select_newest(db, cols, collect_nvalues);
 }
 
 static struct collect_card *
@@ -296,7 +235,7 @@ read_cards(sqlite3 *db, struct collect *c)
 		cd->ts_ns = ts;
 		cd->interval_ms = ival;
 		cd->bus_id = xstrdup(db_devmap_bus_id(&map, dev, ts));
-		cd->type = card_type(db, cd->bus_id);
+		cd->type = db_card_function(db, cd->bus_id);
 		cd->v = xcalloc(collect_nvalues, sizeof(*cd->v));
 		cd->have = xcalloc(collect_nvalues, sizeof(*cd->have));
 		take_values(cd, s, ival);
@@ -316,19 +255,14 @@ out:
 static int
 read_counters(sqlite3 *db, struct collect *c)
 {
-	sqlite3_stmt *s;
+	struct db_counter *k;
+	size_t n;
 	int rc;
 
-	if (sql_table_exists(db, SCHEMA_T_COUNTERS) != 1)
-		return CLIENT_EXIT_OK;
-	c->have_counters = true;
-	if (sqlite3_prepare_v2(db, "SELECT name, device, value, through_ns "
-	    "FROM " SCHEMA_T_COUNTERS, -1, &s, NULL) != SQLITE_OK)
-		return db_error(db, SCHEMA_T_COUNTERS);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(s, 0);
-		int dev = sqlite3_column_int(s, 1);
-		double v = sqlite3_column_double(s, 2);
+	rc = db_counters(db, &c->have_counters, &k, &n);
+	for (size_t i = 0; i < n; i++) {
+		const char *name = k[i].name;
+		double v = k[i].value;
 		struct collect_card *cd;
 
 		if (name == NULL)
@@ -340,34 +274,23 @@ read_counters(sqlite3 *db, struct collect *c)
 		else if (strcmp(name, COUNTER_REJECTED_LINES) == 0)
 			c->rejected_lines = v;
 		else if (strcmp(name, COUNTER_ENERGY) == 0 &&
-		    (cd = find_card(c, dev)) != NULL) {
+		    (cd = find_card(c, k[i].device)) != NULL) {
 			cd->have_energy = true;
 			cd->energy_j = v;
-			cd->energy_ts_ns = sqlite3_column_int64(s, 3);
+			cd->energy_ts_ns = k[i].through_ns;
 			if (cd->energy_ts_ns > c->now_ns)	/* never the future */
 				cd->energy_ts_ns = c->now_ns;
 		}
 	}
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? CLIENT_EXIT_OK :
-	    db_error(db, SCHEMA_T_COUNTERS);
+	db_counters_free(k, n);
+	return rc;
 }
 
 static int
 read_newest(sqlite3 *db, struct collect *c)
 {
-	sqlite3_stmt *s;
-
 	/* a row stamped in the future is not the newest sample: never published */
-	if (sqlite3_prepare_v2(db, "SELECT max(" SCHEMA_C_TS ") FROM "
-	    SCHEMA_T_SAMPLES " WHERE " SCHEMA_C_TS " <= ?1", -1, &s, NULL) !=
-	    SQLITE_OK)
-		return db_error(db, "samples");
-	sqlite3_bind_int64(s, 1, c->now_ns);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		c->newest_ts_ns = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	return CLIENT_EXIT_OK;
+	return db_newest_stamp(db, c->now_ns, &c->newest_ts_ns);
 }
 
 static int

@@ -58,27 +58,18 @@ item_meta(FILE *fp, const struct report *r, const char *label,
 static void
 md_cards(FILE *fp, const struct report *r)
 {
-	sqlite3_stmt *s;
+	struct db_card *c;
+	size_t n;
 
-	if (sqlite3_prepare_v2(r->db, "SELECT c.bus_id, coalesce(c.numa_node, "
-	    "-1), coalesce(c.link_speed, ''), coalesce(c.link_width, 0), "
-	    "(SELECT group_concat(DISTINCT m.device) FROM device_map m WHERE "
-	    "m.bus_id = c.bus_id) FROM cards c ORDER BY c.bus_id", -1, &s,
-	    NULL) != SQLITE_OK) {
+	if (db_cards(r->db, &c, &n) == -1) {
 		fprintf(fp, "- cards: not recorded\n");
 		return;
 	}
-	while (sqlite3_step(s) == SQLITE_ROW) {
-		const unsigned char *dev = sqlite3_column_text(s, 4);
-
+	for (size_t i = 0; i < n; i++)
 		fprintf(fp, "- card %s: bus `%s`, NUMA node %d, link %s x%d\n",
-		    dev != NULL ? (const char *)dev : "?",
-		    (const char *)sqlite3_column_text(s, 0),
-		    sqlite3_column_int(s, 1),
-		    (const char *)sqlite3_column_text(s, 2),
-		    sqlite3_column_int(s, 3));
-	}
-	sqlite3_finalize(s);
+		    c[i].devices != NULL ? c[i].devices : "?", c[i].bus_id,
+		    c[i].numa_node, c[i].link_speed, c[i].link_width);
+	db_cards_free(c, n);
 }
 
 /* The checklist's iteration count: the active steps of each trace. */

@@ -12,6 +12,7 @@
 
 #include "client.h"
 #include "format.h"
+#include "pragma.h"
 #include "settle.h"
 #include "timeparse.h"
 #include "winsum.h"
@@ -32,61 +33,24 @@ note(struct winsum *ws, const char *fmt, ...)
 	ws->notes[ws->nnotes++] = s;
 }
 
-static bool
-has_column(sqlite3 *db, const char *table, const char *col)
-{
-	sqlite3_stmt *s;
-	bool yes = false;
-
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?1) "
-	    "WHERE name = ?2", -1, &s, NULL) != SQLITE_OK)
-		return false;
-	sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, col, -1, SQLITE_STATIC);
-	yes = sqlite3_step(s) == SQLITE_ROW;
-	sqlite3_finalize(s);
-	return yes;
-}
-
-static void
-clock_at(sqlite3_stmt *s, int i, struct clocksync *c)
-{
-	memset(c, 0, sizeof(*c));
-	if (sqlite3_column_type(s, i) == SQLITE_NULL)
-		return;
-	c->known = true;
-	c->synced = sqlite3_column_int(s, i) != 0;
-	c->est_error_us = sqlite3_column_int64(s, i + 1);
-	c->max_error_us = sqlite3_column_int64(s, i + 2);
-}
-
 /* The columns schema 4 added to windows; absent before. */
 static int
 load_facts(sqlite3 *db, struct winsum *ws)
 {
-	sqlite3_stmt *s;
+	struct db_window_facts f;
 	int rc;
 
-	if (!has_column(db, "windows", "ended_by"))
+	if ((rc = db_window_facts(db, ws->w.id, &f)) != CLIENT_EXIT_OK)
+		return rc;
+	if (!f.recorded)
 		return CLIENT_EXIT_OK;
-	if (sqlite3_prepare_v2(db, "SELECT coalesce(ended_by, ''), "
-	    "coalesce(until_pid, 0), clock_begin_synced, clock_begin_est_us, "
-	    "clock_begin_max_us, clock_end_synced, clock_end_est_us, "
-	    "clock_end_max_us, child_restarts FROM windows WHERE id = ?1",
-	    -1, &s, NULL) != SQLITE_OK)
-		return db_error(db, "the window");
-	sqlite3_bind_int64(s, 1, ws->w.id);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		snprintf(ws->ended_by, sizeof(ws->ended_by), "%s",
-		    (const char *)sqlite3_column_text(s, 0));
-		ws->until_pid = sqlite3_column_int(s, 1);
-		clock_at(s, 2, &ws->clock_begin);
-		clock_at(s, 5, &ws->clock_end);
-		ws->restarts_known = sqlite3_column_type(s, 8) != SQLITE_NULL;
-		ws->restarts = sqlite3_column_int64(s, 8);
-	}
-	sqlite3_finalize(s);
-	return rc == SQLITE_ROW ? CLIENT_EXIT_OK : db_error(db, "the window");
+	memcpy(ws->ended_by, f.ended_by, sizeof(ws->ended_by));
+	ws->until_pid = f.until_pid;
+	ws->clock_begin = f.clock_begin;
+	ws->clock_end = f.clock_end;
+	ws->restarts_known = f.restarts_known;
+	ws->restarts = f.restarts;
+	return CLIENT_EXIT_OK;
 }
 
 /* Append card c's device to list (a sentence's "cards 0, 1"). */
@@ -267,7 +231,7 @@ winsum_load(sqlite3 *db, const struct winsum_from *from, const char *name,
 		out->live = true;
 		snprintf(out->why_live, sizeof(out->why_live), "%s",
 		    out->w.open ? "the window is still open" :
-		    !has_column(db, "windows", "summarized_ns") ?
+		    !sql_column_exists(db, "windows", "summarized_ns") ?
 		    "the database is from before summaries (schema 4)" :
 		    "spyremond has not summarized the window yet");
 		if (summary_compute(db, out->w.id, out->w.begin_ns,

@@ -65,7 +65,7 @@ options() {
 
 CFLAGS="-std=gnu11 -g -O1 -D_GNU_SOURCE -fno-omit-frame-pointer
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-	-Icommon -Istore -Idaemon -Idaemon/source -Idaemon/control -Iclient
+	-Icommon -Iquery -Istore -Idaemon -Idaemon/source -Idaemon/control -Iclient
 	-Iclient/trace
 	$(pkg-config --cflags $PKGS)"
 LIBS=$(pkg-config --libs $PKGS)

@@ -77,7 +77,7 @@ grep -q "interval 1s (inferred from the stamps)" "$T/out" || fail "no inferred i
 grep -q "coarse: aiu-smi's whole-second local times, read in Europe/Berlin" "$T/out" ||
 	fail "summary does not say coarse: $(cat "$T/out")"
 [ "$(q "$A" 'SELECT count(*) FROM samples')" -eq "$rows" ] || fail "row count"
-schema=$(sed -n 's/^#define SCHEMA_VERSION \([0-9]*\).*/\1/p' "$ROOT/store/schema.h")
+schema=$(sed -n 's/^#define SCHEMA_VERSION \([0-9]*\).*/\1/p' "$ROOT/query/schema.h")
 [ "$(q "$A" 'PRAGMA user_version')" -eq "$schema" ] || fail "schema version"
 python3 - "$T/log.csv" "$A" Europe/Berlin <<'EOF' || fail "imported values differ from the CSV"
 import csv, sqlite3, sys

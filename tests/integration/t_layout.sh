@@ -30,7 +30,7 @@ fi
 echo "ok: no client object sees daemon/"
 
 # 2. circles between files, and calls up into main.o
-find "$B/common" "$B/store" "$B/daemon" "$B/client" -name '*.o' | sort |
+find "$B/common" "$B/query" "$B/store" "$B/daemon" "$B/client" -name '*.o' | sort |
 python3 -c '
 import subprocess, sys
 objs = [l.strip() for l in sys.stdin if l.strip()]

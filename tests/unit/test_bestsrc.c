@@ -1,7 +1,7 @@
 /*
  * bestsrc: the rule that takes each metric of a card from one of its two
- * streams of rows, as SQL (store/bestsrc.c), and the window summary that
- * follows it (store/summary.c).
+ * streams of rows, as SQL (query/bestsrc.c), and the window summary that
+ * follows it (query/summary.c).
  */
 #include <stdarg.h>
 #include <stddef.h>

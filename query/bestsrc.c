@@ -2,7 +2,7 @@
 #include "bestsrc.h"
 
 #include "schema.h"
-#include "sql.h"
+#include "pragma.h"
 
 int
 bestsrc_init(sqlite3 *db, struct bestsrc *b, const char *const *cols,

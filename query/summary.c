@@ -10,7 +10,7 @@
 
 #include "bestsrc.h"
 #include "schema.h"
-#include "sql.h"
+#include "pragma.h"
 #include "summary.h"
 
 const char *const summary_bw_keys[SUMMARY_NBW] = {

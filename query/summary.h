@@ -4,7 +4,7 @@
  * (the window_summary tables of spyremon-schema(5)).
  *
  * summary_compute reads the samples through any connection, the
- * daemon's or a reader's; the store writes its result (store_summary.c:
+ * daemon's or a reader's; the store writes its result (store/summary_write.c, from store_summary.c:
  * a window's completion in the daemon, storedb_window_summarize and
  * storedb_windows_summarize_due otherwise), and summary_load reads it back.
  *
@@ -157,17 +157,27 @@ void summary_idle_cache_keep(const struct summary *s,
     struct summary_idle_cache *cache);
 
 /*
- * Write s into db's window_summary tables, replacing what window
- * s->window_id had, and set the window's summarized_ns, inside the
- * caller's transaction.
+ * The columns of window_summary after window_id, in the order the store
+ * writes them and summary_load reads them.
  */
-int summary_write(sqlite3 *db, const struct summary *s);
+#define SUMMARY_CARD_COLUMNS \
+	"device, computed_ns, begin_ns, end_ns, idle_lookback_ns, samples, " \
+	"covered_ns, gaps, gap_ns, max_interval_ms, busy_samples, " \
+	"coarse_samples, energy_j, power_mean, power_min, power_max, " \
+	"power_p95, power_n, power_sd, gtemp_max, busy_mean, actmem_peak, peakmem_peak, " \
+	"idle_w, idle_samples, net_energy_j, zero_while_busy, unreliable"
 
 /*
  * The stored summary of window id into *out (*found false, *out empty,
  * if it has none, also in a database of a schema before 4).
  */
 int summary_load(sqlite3 *db, int64_t id, struct summary *out, bool *found);
+
+/*
+ * The stored energy of window id, all cards, into *j; false if it has no
+ * summary (open, not yet summarized, or a database before schema 4).
+ */
+bool summary_stored_energy(sqlite3 *db, int64_t id, double *j);
 
 /* The energy of card c as a double (0 if it has none). */
 double summary_energy(const struct summary_card *c);

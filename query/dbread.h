@@ -1,0 +1,383 @@
+/*
+ * dbread: what every reader of spyremond's database reads from a
+ * connection it has opened (spyremon-schema(5)): the metric catalog, the
+ * device map and the cards, the windows and their state, the runs of
+ * imported samples, the samples themselves through the one rule of
+ * bestsrc.h, the host, aiu-smi's versions and the daemon's counters.
+ * spyremon opens the database read-only (client/db.h) and reads
+ * everything through these; the store reads its catalog and windows
+ * through db_catalog_read and db_windows_read, which print nothing.
+ *
+ * Unless a function's contract says otherwise (the *_read ones, and those
+ * that print nothing), functions returning int give 0, or DB_READ_FAILED
+ * after printing the error on stderr as "cannot read <what>: <why>";
+ * DB_READ_FAILED is the exit status spyremon(1) gives for a database it
+ * cannot read, so a command returns it as it is.  They end the program
+ * (status 1) when out of memory.
+ */
+#ifndef SPYREMON_DBREAD_H
+#define SPYREMON_DBREAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "clocksync.h"
+#include "proto.h"
+#include "timeparse.h"
+
+/* The status of a read that failed: spyremon's CLIENT_EXIT_DATABASE. */
+#define DB_READ_FAILED		4
+
+/*
+ * The longest interval a sample can cover: source.interval and
+ * source.window_interval are at most 60 s (spyremond.yaml(5)).  A sample
+ * stamped t covers [t - interval, t], so the samples that overlap a span
+ * ending at e are stamped before e + DB_MAX_INTERVAL_NS, which bounds the
+ * primary-key range a query reads.
+ */
+#define DB_MAX_INTERVAL_NS	(60 * (int64_t)NSEC_PER_SEC)
+
+/*
+ * The rule, over samples, for "covers part of (?1, ?2)": the sample's
+ * interval (ts_ns - interval_ms, ts_ns) overlaps the span (?1, ?2), with
+ * ?3 = ?2 + DB_MAX_INTERVAL_NS.  The first two terms are a range of the
+ * primary key.
+ */
+#define DB_OVERLAPS_SQL \
+	"ts_ns > ?1 AND ts_ns < ?3 AND ts_ns - interval_ms * 1000000 < ?2"
+
+struct db_metric {
+	int64_t id;		/* its row in the catalog */
+	char *key;		/* aiu-smi's key */
+	char *unit;		/* "" if none */
+	char *col;		/* its column in samples */
+	int decimals;		/* stored = natural * 10^decimals; 0..18 */
+	bool reliable;
+};
+
+struct db_catalog {
+	struct db_metric *m;	/* in catalog order (by id) */
+	size_t n;
+};
+
+struct db_devmap {
+	struct db_devmap_entry *e;	/* by device, then since_ns */
+	size_t n;
+};
+
+struct db_window {
+	int64_t id;
+	char *tag;
+	uint32_t uid;
+	int32_t pid;
+	int64_t begin_ns;
+	int64_t end_ns;		/* meaningful only if !open */
+	bool open;
+	bool auto_closed;
+	char *meta;		/* the JSON object text, "{}" if none */
+	int32_t until_pid;	/* ends when this process exits; 0 if none
+				   (or the schema predates it, before 4) */
+};
+
+/* Which windows db_windows returns; zero means no condition. */
+struct db_window_filter {
+	bool by_id;
+	int64_t id;
+	const char *tag;	/* NULL: any */
+	bool have_since;
+	int64_t since_ns;	/* open at some time at or after since_ns */
+	bool newest_first;	/* else oldest first (by begin_ns, then id) */
+	bool open_only;		/* only the windows not ended */
+};
+
+/*
+ * The metric catalog, in *cat (free with db_catalog_free); a metric
+ * stored with decimals outside 0..18 is refused.
+ */
+int db_catalog_load(sqlite3 *db, struct db_catalog *cat);
+
+/*
+ * The same, printing nothing and checking no decimals: 0; -1 when the
+ * select cannot be prepared and -3 when a row cannot be read
+ * (sqlite3_errmsg says why); -2 when out of memory.  *cat is empty after
+ * a failure.  The store's catalog is read through this.
+ */
+int db_catalog_read(sqlite3 *db, struct db_catalog *cat);
+const struct db_metric *db_catalog_find(const struct db_catalog *cat,
+    const char *key);
+void db_catalog_free(struct db_catalog *cat);
+
+int db_devmap_load(sqlite3 *db, struct db_devmap *map);
+/* The bus ID mapped to device at ts_ns, "" if none was. */
+const char *db_devmap_bus_id(const struct db_devmap *map, int device,
+    int64_t ts_ns);
+void db_devmap_free(struct db_devmap *map);
+
+/* A card of the inventory (the cards table), with its devices. */
+struct db_card {
+	char *bus_id;
+	int numa_node;		/* -1 if not known */
+	char *link_speed;	/* "" if not known */
+	int link_width;		/* 0 if not known */
+	char *devices;		/* "0,1": aiu-smi's IDs mapped to it; NULL if none */
+};
+
+/*
+ * The cards by bus ID, as many as could be read, in *out (free with
+ * db_cards_free); -1, printing nothing, if the inventory cannot be read.
+ */
+int db_cards(sqlite3 *db, struct db_card **out, size_t *n);
+void db_cards_free(struct db_card *c, size_t n);
+
+/* The PCI function ("pf", "vf") of the card at bus_id in the inventory; "" if absent. */
+const char *db_card_function(sqlite3 *db, const char *bus_id);
+
+/*
+ * Make f select the windows a command-line name means: the window with
+ * that id when name is all digits, else those tagged name (f keeps the
+ * pointer).
+ */
+void db_window_filter_name(struct db_window_filter *f, const char *name);
+
+/* The windows f selects, in *out (free with db_windows_free). */
+int db_windows(sqlite3 *db, const struct db_window_filter *f,
+    struct db_window **out, size_t *n);
+void db_windows_free(struct db_window *w, size_t n);
+
+/*
+ * The same, printing nothing: 0; -1 when the select cannot be prepared
+ * and -3 when a row cannot be read (sqlite3_errmsg says why); -2 when out
+ * of memory.  *out is NULL and *n 0 after a failure.  The store reads its
+ * windows through this.
+ */
+int db_windows_read(sqlite3 *db, const struct db_window_filter *f,
+    struct db_window **out, size_t *n);
+
+/* What schema version 4 added to a window (spyremon-schema(5)). */
+struct db_window_facts {
+	bool recorded;		/* false before schema 4: the rest is zero */
+	char ended_by[16];	/* "mark", "max_open", "exit", "" */
+	int32_t until_pid;	/* 0 if none */
+	struct clocksync clock_begin, clock_end;	/* known false if not recorded */
+	bool restarts_known;
+	int64_t restarts;
+};
+
+/*
+ * The facts of window id in *f; a window that is not there is an error
+ * ("the window").
+ */
+int db_window_facts(sqlite3 *db, int64_t id, struct db_window_facts *f);
+
+/* An ended window's completeness as db's snapshot has it. */
+struct db_window_state {
+	bool found, ended, complete;
+	bool known;		/* the schema records completeness (9 on) */
+	char tag[PROTO_TAG_MAX + 1];
+	int64_t begin_ns, end_ns;
+	char incomplete[256];	/* why it never will be, "" if not said */
+};
+
+/*
+ * Window id's state in *out; before schema 9, which records no
+ * completeness, it is found, ended and complete, and known false.
+ */
+int db_window_state(sqlite3 *db, int64_t id, struct db_window_state *out);
+
+/*
+ * Up to max ids, newest first, of the windows ended but neither complete
+ * nor said to be incomplete, in ids; how many.  None before schema 9.
+ */
+size_t db_windows_pending(sqlite3 *db, int64_t *ids, size_t max);
+
+/*
+ * True if some card whose samples reach within a few seconds of t has no
+ * sample stamped at or after t: samples covering t may still be queued.
+ */
+bool db_span_open(sqlite3 *db, int64_t t);
+
+/*
+ * Runs of samples that "spyremon import" loaded from an aiu-smi log, whose
+ * stamps are aiu-smi's whole-second local times (the imports table rows
+ * with coarse 1).
+ */
+struct db_coarse_range {
+	int device;
+	int64_t first_ns, last_ns;	/* the run's first and last ts_ns */
+};
+
+struct db_coarse {
+	struct db_coarse_range *r;	/* by device, then first_ns; disjoint */
+	size_t n;
+};
+
+/*
+ * Add to *c (zeroed, or filled by earlier calls) the coarse runs that
+ * overlap [lo_ns, hi_ns], merging runs that overlap; a database of schema
+ * version 2 has none.  Free with db_coarse_free.
+ */
+int db_coarse_load(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
+    struct db_coarse *c);
+
+/* True if device's sample stamped ts_ns lies in one of c's runs. */
+bool db_coarse_has(const struct db_coarse *c, int device, int64_t ts_ns);
+
+/* (device, ts_ns): the order samples are keyed by. */
+struct db_key {
+	int device;
+	int64_t ts_ns;
+};
+
+/*
+ * In n entries sorted by key, entry i's key being key_at(ctx, i): the index
+ * of the first entry whose key comes after k (at or after k if inclusive);
+ * n if none does.
+ */
+size_t db_key_search(size_t n, struct db_key (*key_at)(const void *ctx,
+    size_t i), const void *ctx, struct db_key k, bool inclusive);
+
+void db_coarse_free(struct db_coarse *c);
+
+/*
+ * Per card with samples overlapping (lo_ns, hi_ns), with device_sql
+ * appended, its oldest stamp among them, by device, in *out (free it).
+ */
+int db_first_by_device(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
+    const char *device_sql, struct db_key **out, size_t *n);
+
+/*
+ * Per card with samples stamped in (begin_ns, end_ns + DB_MAX_INTERVAL_NS),
+ * its newest stamp, by device, in *out (free it); as many as were read
+ * before a failure.  -1, printing nothing, if the select cannot be
+ * prepared.
+ */
+int db_newest_by_device(sqlite3 *db, int64_t begin_ns, int64_t end_ns,
+    struct db_key **out, size_t *n);
+
+/*
+ * A statement selecting, for the span bound later as ?1 = lo, ?2 = hi, ?3
+ * = hi + DB_MAX_INTERVAL_NS (or a smaller reach), the samples that
+ * overlap it: columns ts_ns, device, interval_ms, then one per cols[i]
+ * (NULL when cols[i] is NULL), then the row's source (0 aiu-smi, 1 its
+ * metric file) and whether it is of its card's row source (1 or 0), with
+ * device_sql ("" or " AND device IN (...)") appended, by time then device
+ * when ordered.  Each value is NULL where the other stream is its card's
+ * source for that metric over the span (bestsrc.h, the rule every
+ * command follows).  NULL on error (db_error tells why); dies when out of
+ * memory.
+ */
+sqlite3_stmt *db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
+    size_t ncols, const char *device_sql, bool ordered);
+
+/*
+ * The newest sample stamped at or before ts_ns: its stamp in *stamp_ns,
+ * *found false if there is none.
+ */
+int db_sample_before(sqlite3 *db, int64_t ts_ns, bool *found,
+    int64_t *stamp_ns);
+
+/*
+ * Of the samples stamped at or after ts_ns, the earliest start of what
+ * one describes (its ts_ns minus its interval) in *from_ns, *found false
+ * if there is none.
+ */
+int db_cover_after(sqlite3 *db, int64_t ts_ns, bool *found,
+    int64_t *from_ns);
+
+/*
+ * Add to *count the samples overlapping (lo_ns, hi_ns) that were read
+ * from metric files, with device_sql ("" or " AND device IN (...)")
+ * appended; nothing where no card has file rows (bestsrc.h).
+ */
+int db_count_file_rows(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
+    const char *device_sql, int64_t *count);
+
+/*
+ * Add to *count the samples overlapping (lo_ns, hi_ns), with device_sql
+ * appended, that lie in c's coarse runs: one count per run, over a range
+ * of the primary key.
+ */
+int db_count_coarse(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
+    const char *device_sql, const struct db_coarse *c, int64_t *count);
+
+/*
+ * A statement reading the samples stamped in (?1, ?2], newest first:
+ * ts_ns, device, interval_ms, then per cols[i] its value in natural units
+ * (the stored value / 10^decimals; NULL when cols[i] is NULL, or where
+ * the card's other stream is its source over those rows, bestsrc.h),
+ * then the row's source.  NULL on error (db_error tells why); dies when
+ * out of memory.
+ */
+sqlite3_stmt *db_select_newest(sqlite3 *db,
+    const struct db_metric *const *cols, size_t ncols);
+
+/*
+ * The newest stamp at or before now_ns into *ts_ns (0 if the samples are
+ * empty; left alone if the select returns no row).
+ */
+int db_newest_stamp(sqlite3 *db, int64_t now_ns, int64_t *ts_ns);
+
+/* The number of samples whose interval overlaps (lo_ns, hi_ns). */
+int db_count_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
+    int64_t *count);
+
+/*
+ * The host that created the database (schema version 5 on): *hostname and
+ * *machine_id malloc'd, or both NULL for an older database.
+ */
+int db_host(sqlite3 *db, char **hostname, char **machine_id);
+
+/* One of the daemon's running totals (the counters table). */
+struct db_counter {
+	char *name;		/* NULL if the row has none */
+	int device;
+	double value;
+	int64_t through_ns;
+};
+
+/*
+ * The daemon's counters in *out, as many as were read (free with
+ * db_counters_free, also after a failure); *recorded false if the
+ * database predates their table (schema 5).
+ */
+int db_counters(sqlite3 *db, bool *recorded, struct db_counter **out,
+    size_t *n);
+void db_counters_free(struct db_counter *k, size_t n);
+
+/* A version aiu-smi gave (its -v answer), in force from since_ns. */
+struct db_smi_version {
+	int64_t	 since_ns;
+	char	*version;
+};
+
+/*
+ * The aiu-smi versions in force over [begin_ns, end_ns], oldest first:
+ * the one at begin_ns, then each change.  *recorded is false if the
+ * database predates their table (then *n is 0).  CLIENT_EXIT_OK, or
+ * another after saying why.
+ */
+int db_smi_versions(sqlite3 *db, int64_t begin_ns, int64_t end_ns,
+    struct db_smi_version **out, size_t *n, bool *recorded);
+void db_smi_versions_free(struct db_smi_version *v, size_t n);
+
+/* Print "cannot read <what>: <sqlite error>" and return CLIENT_EXIT_DATABASE. */
+int db_error(sqlite3 *db, const char *what);
+
+/*
+ * Prepare the SQL that sqlite3_mprintf makes of fmt into *out: 0, or the
+ * db_error status for what; dies when out of memory.
+ */
+int db_preparef(sqlite3 *db, sqlite3_stmt **out, const char *what,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/*
+ * The start of what the oldest stored sample describes, its ts_ns minus
+ * its interval, in *from_ns; *found false if there is no sample.
+ * Retention deletes from the oldest end, so everything before it is gone.
+ */
+int db_oldest_cover(sqlite3 *db, int64_t *from_ns, bool *found);
+
+#endif

@@ -1,0 +1,373 @@
+/*
+ * samples_read: the samples as every reader selects them (one source per
+ * metric per card, bestsrc.h), and the runs of imported coarse samples
+ * (contracts in dbread.h).
+ */
+#include "dbread.h"
+#include "dbread_priv.h"
+
+#include <err.h>
+#include <stdlib.h>
+
+#include "bestsrc.h"
+#include "metrics.h"
+#include "schema.h"
+
+static int
+cmp_range(const void *a, const void *b)
+{
+	const struct db_coarse_range *x = a, *y = b;
+
+	if (x->device != y->device)
+		return x->device < y->device ? -1 : 1;
+	if (x->first_ns != y->first_ns)
+		return x->first_ns < y->first_ns ? -1 : 1;
+	return 0;
+}
+
+/* Sort c's runs and merge those of a device that overlap. */
+static void
+coarse_merge(struct db_coarse *c)
+{
+	size_t k = 0;
+
+	if (c->n == 0)
+		return;
+	qsort(c->r, c->n, sizeof(*c->r), cmp_range);
+	for (size_t i = 1; i < c->n; i++) {
+		struct db_coarse_range *last = &c->r[k];
+
+		if (c->r[i].device == last->device &&
+		    c->r[i].first_ns <= last->last_ns) {
+			if (c->r[i].last_ns > last->last_ns)
+				last->last_ns = c->r[i].last_ns;
+		} else
+			c->r[++k] = c->r[i];
+	}
+	c->n = k + 1;
+}
+
+int
+db_coarse_load(sqlite3 *db, int64_t lo_ns, int64_t hi_ns, struct db_coarse *c)
+{
+	sqlite3_stmt *s;
+	int rc, version = 0;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s,
+	    NULL) != SQLITE_OK)
+		return db_error(db, "the schema version");
+	if (sqlite3_step(s) == SQLITE_ROW)
+		version = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	if (version < 3)
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT device, first_ns, last_ns FROM "
+	    SCHEMA_T_IMPORTS " WHERE coarse != 0 AND first_ns <= ?2 AND "
+	    "last_ns >= ?1", -1, &s, NULL) != SQLITE_OK)
+		return db_error(db, "the imports");
+	sqlite3_bind_int64(s, 1, lo_ns);
+	sqlite3_bind_int64(s, 2, hi_ns);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct db_coarse_range *r;
+
+		c->r = dbread_grow(c->r, c->n, sizeof(*r));
+		r = &c->r[c->n++];
+		r->device = sqlite3_column_int(s, 0);
+		r->first_ns = sqlite3_column_int64(s, 1);
+		r->last_ns = sqlite3_column_int64(s, 2);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return db_error(db, "the imports");
+	coarse_merge(c);
+	return 0;
+}
+
+size_t
+db_key_search(size_t n, struct db_key (*key_at)(const void *ctx, size_t i),
+    const void *ctx, struct db_key k, bool inclusive)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		struct db_key m = key_at(ctx, mid);
+
+		if (m.device < k.device || (m.device == k.device &&
+		    (m.ts_ns < k.ts_ns || (!inclusive && m.ts_ns == k.ts_ns))))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static struct db_key
+coarse_key(const void *ctx, size_t i)
+{
+	const struct db_coarse_range *r = &((const struct db_coarse *)ctx)->r[i];
+
+	return (struct db_key){ r->device, r->first_ns };
+}
+
+bool
+db_coarse_has(const struct db_coarse *c, int device, int64_t ts_ns)
+{
+	/* the last run at or before (device, ts_ns) */
+	size_t lo = db_key_search(c->n, coarse_key, c,
+	    (struct db_key){ device, ts_ns }, false);
+
+	return lo > 0 && c->r[lo - 1].device == device &&
+	    c->r[lo - 1].last_ns >= ts_ns;
+}
+
+void
+db_coarse_free(struct db_coarse *c)
+{
+	free(c->r);
+	c->r = NULL;
+	c->n = 0;
+}
+
+sqlite3_stmt *
+db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
+    size_t ncols, const char *device_sql, bool ordered)
+{
+	sqlite3_str *q = sqlite3_str_new(db);
+	sqlite3_stmt *s = NULL;
+	const char **names;
+	struct bestsrc b;
+	char *sql;
+
+	if ((names = calloc(ncols > 0 ? ncols : 1, sizeof(*names))) == NULL)
+		errx(EXIT_FAILURE, "out of memory");
+	for (size_t i = 0; i < ncols; i++)
+		names[i] = cols[i] != NULL ? cols[i]->col : NULL;
+	if (bestsrc_init(db, &b, names, ncols) == -1) {
+		free(names);
+		sqlite3_free(sqlite3_str_finish(q));
+		return NULL;
+	}
+	bestsrc_with(q, &b, DB_OVERLAPS_SQL);
+	sqlite3_str_appendall(q, "SELECT " SCHEMA_C_TS ", " SCHEMA_C_DEVICE
+	    ", " SCHEMA_C_INTERVAL);
+	for (size_t i = 0; i < ncols; i++) {
+		sqlite3_str_appendall(q, ", ");
+		bestsrc_col(q, &b, i);
+	}
+	sqlite3_str_appendall(q, ", ");
+	bestsrc_src(q, &b);
+	sqlite3_str_appendall(q, ", ");
+	bestsrc_row(q, &b);
+	bestsrc_from(q, &b);
+	sqlite3_str_appendf(q, " WHERE " DB_OVERLAPS_SQL "%s%s", device_sql,
+	    ordered ? " ORDER BY " SCHEMA_C_TS ", " SCHEMA_C_DEVICE : "");
+	free(names);
+	if ((sql = sqlite3_str_finish(q)) == NULL)
+		errx(EXIT_FAILURE, "out of memory");
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		s = NULL;
+	sqlite3_free(sql);
+	return s;
+}
+
+bool
+db_span_open(sqlite3 *db, int64_t t)
+{
+	sqlite3_stmt *s;
+	bool open = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM (SELECT device, max(ts_ns) "
+	    "AS newest, max(interval_ms) AS iv FROM " SCHEMA_T_SAMPLES
+	    " WHERE ts_ns > ?1 - ?2 GROUP BY device) WHERE newest < ?1 AND "
+	    "newest >= ?1 - 2 * iv * 1000000 - ?3 LIMIT 1", -1, &s,
+	    NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_int64(s, 1, t);
+	sqlite3_bind_int64(s, 2, 2 * DB_MAX_INTERVAL_NS);
+	sqlite3_bind_int64(s, 3, 2 * (int64_t)NSEC_PER_SEC);
+	open = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return open;
+}
+
+int
+db_newest_by_device(sqlite3 *db, int64_t begin_ns, int64_t end_ns,
+    struct db_key **out, size_t *n)
+{
+	sqlite3_stmt *s;
+
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(db, "SELECT device, max(ts_ns) FROM "
+	    SCHEMA_T_SAMPLES " WHERE ts_ns > ?1 AND ts_ns < ?3 GROUP BY device "
+	    "ORDER BY device", -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(s, 1, begin_ns);
+	sqlite3_bind_int64(s, 3, end_ns + DB_MAX_INTERVAL_NS);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		*out = dbread_grow(*out, *n, sizeof(**out));
+		(*out)[(*n)++] = (struct db_key){ sqlite3_column_int(s, 0),
+		    sqlite3_column_int64(s, 1) };
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
+int
+db_count_file_rows(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
+    const char *device_sql, int64_t *count)
+{
+	sqlite3_str *q;
+	sqlite3_stmt *s;
+	struct bestsrc b;
+	char *sql;
+	int rc;
+
+	if (bestsrc_init(db, &b, NULL, 0) == -1)
+		return db_error(db, "the schema");
+	if (!b.on)
+		return 0;
+	q = sqlite3_str_new(db);
+	sqlite3_str_appendall(q, "SELECT count(*)");
+	bestsrc_file_rows(q, &b);
+	sqlite3_str_appendf(q, DB_OVERLAPS_SQL "%s", device_sql);
+	if ((sql = sqlite3_str_finish(q)) == NULL)
+		errx(EXIT_FAILURE, "out of memory");
+	rc = db_preparef(db, &s, "the samples", "%s", sql);
+	sqlite3_free(sql);
+	if (rc != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, lo_ns);
+	sqlite3_bind_int64(s, 2, hi_ns);
+	sqlite3_bind_int64(s, 3, hi_ns + DB_MAX_INTERVAL_NS);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		*count += sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 0 : db_error(db, "the samples");
+}
+
+int
+db_count_coarse(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
+    const char *device_sql, const struct db_coarse *c, int64_t *count)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (c->n == 0)
+		return 0;
+	if ((rc = db_preparef(db, &s, "the samples", "SELECT count(*) FROM "
+	    SCHEMA_T_SAMPLES " WHERE " DB_OVERLAPS_SQL " AND " SCHEMA_C_DEVICE
+	    " = ?4 AND " SCHEMA_C_TS " BETWEEN ?5 AND ?6%s", device_sql)) != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, lo_ns);
+	sqlite3_bind_int64(s, 2, hi_ns);
+	sqlite3_bind_int64(s, 3, hi_ns + DB_MAX_INTERVAL_NS);
+	for (size_t i = 0; i < c->n; i++) {
+		sqlite3_bind_int(s, 4, c->r[i].device);
+		sqlite3_bind_int64(s, 5, c->r[i].first_ns);
+		sqlite3_bind_int64(s, 6, c->r[i].last_ns);
+		if ((rc = sqlite3_step(s)) != SQLITE_ROW)
+			break;
+		*count += sqlite3_column_int64(s, 0);
+		sqlite3_reset(s);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 0 : db_error(db, "the samples");
+}
+
+int
+db_first_by_device(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
+    const char *device_sql, struct db_key **out, size_t *n)
+{
+	int64_t hi3 = hi_ns > INT64_MAX - DB_MAX_INTERVAL_NS ? INT64_MAX :
+	    hi_ns + DB_MAX_INTERVAL_NS;
+	sqlite3_stmt *s;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if ((rc = db_preparef(db, &s, "the samples", "SELECT " SCHEMA_C_DEVICE
+	    ", min(" SCHEMA_C_TS ") FROM " SCHEMA_T_SAMPLES " WHERE "
+	    DB_OVERLAPS_SQL "%s GROUP BY " SCHEMA_C_DEVICE " ORDER BY "
+	    SCHEMA_C_DEVICE, device_sql)) != 0)
+		return rc;
+	sqlite3_bind_int64(s, 1, lo_ns);
+	sqlite3_bind_int64(s, 2, hi_ns);
+	sqlite3_bind_int64(s, 3, hi3);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		*out = dbread_grow(*out, *n, sizeof(**out));
+		(*out)[(*n)++] = (struct db_key){ sqlite3_column_int(s, 0),
+		    sqlite3_column_int64(s, 1) };
+	}
+	sqlite3_finalize(s);
+	if (rc == SQLITE_DONE)
+		return 0;
+	free(*out);
+	*out = NULL;
+	*n = 0;
+	return db_error(db, "the samples");
+}
+
+sqlite3_stmt *
+db_select_newest(sqlite3 *db, const struct db_metric *const *cols,
+    size_t ncols)
+{
+	sqlite3_str *q = sqlite3_str_new(db);
+	sqlite3_stmt *s = NULL;
+	const char **names;
+	struct bestsrc b;
+	char *sql;
+
+	if ((names = calloc(ncols > 0 ? ncols : 1, sizeof(*names))) == NULL)
+		errx(EXIT_FAILURE, "out of memory");
+	for (size_t i = 0; i < ncols; i++)
+		names[i] = cols[i] != NULL ? cols[i]->col : NULL;
+	if (bestsrc_init(db, &b, names, ncols) == -1) {
+		free(names);
+		sqlite3_free(sqlite3_str_finish(q));
+		return NULL;
+	}
+	bestsrc_with(q, &b, SCHEMA_C_TS " > ?1 AND " SCHEMA_C_TS " <= ?2");
+	sqlite3_str_appendall(q, "SELECT " SCHEMA_C_TS ", " SCHEMA_C_DEVICE
+	    ", " SCHEMA_C_INTERVAL);
+	for (size_t i = 0; i < ncols; i++) {
+		sqlite3_str_appendall(q, ", ");
+		if (names[i] == NULL) {
+			sqlite3_str_appendall(q, "NULL");
+			continue;
+		}
+		sqlite3_str_appendall(q, "(");
+		bestsrc_col(q, &b, i);
+		sqlite3_str_appendf(q, ") / %.1f",
+		    (double)metric_pow10[cols[i]->decimals]);
+	}
+	free(names);
+	sqlite3_str_appendall(q, ", ");
+	bestsrc_src(q, &b);
+	bestsrc_from(q, &b);
+	sqlite3_str_appendall(q, " WHERE " SCHEMA_C_TS " > ?1 AND " SCHEMA_C_TS
+	    " <= ?2 ORDER BY " SCHEMA_C_TS " DESC");
+	if ((sql = sqlite3_str_finish(q)) == NULL)
+		errx(EXIT_FAILURE, "out of memory");
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		s = NULL;
+	sqlite3_free(sql);
+	return s;
+}
+
+int
+db_newest_stamp(sqlite3 *db, int64_t now_ns, int64_t *ts_ns)
+{
+	sqlite3_stmt *s;
+
+	if (sqlite3_prepare_v2(db, "SELECT max(" SCHEMA_C_TS ") FROM "
+	    SCHEMA_T_SAMPLES " WHERE " SCHEMA_C_TS " <= ?1", -1, &s, NULL) !=
+	    SQLITE_OK)
+		return db_error(db, "samples");
+	sqlite3_bind_int64(s, 1, now_ns);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		*ts_ns = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return 0;
+}
