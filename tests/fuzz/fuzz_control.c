@@ -3,7 +3,8 @@
  * control_request_handle, with a real window set on a real database (in
  * a temporary directory, removed at exit) and a source whose child never
  * starts, so that every command, status included, runs as in the daemon.
- * The reply must be one line.  Windows the input opened are ended after
+ * The reply must be one line; a sync left waiting is answered at once, as
+ * when its wait runs out.  Windows the input opened are ended after
  * each input, so no state piles up between inputs.
  */
 #include <stddef.h>
@@ -98,6 +99,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size > 0 && (data[0] & 1))
 		peer.uid = 0;
 	if (control_request_handle(&ctx, line, size, &peer, T0, &reply) == 0) {
+		/* a sync the writer has not met yet: its answer as it stands,
+		 * as the daemon gives it when the wait runs out */
+		if (reply.wait_ticket > 0 && control_request_sync_reply(&ctx,
+		    reply.wait_ticket, &reply) == -1)
+			abort();
 		if (reply.len == 0 || reply.text[reply.len - 1] != '\n' ||
 		    memchr(reply.text, '\n', reply.len - 1) != NULL)
 			abort();

@@ -49,7 +49,7 @@ sources() {
 	csv)	echo common/csvparse.c ;;
 	config)	echo $COMMON ;;
 	trace)	echo $(ls client/trace/*.c | grep -v '/trace_info\.c$') $COMMON ;;
-	control) echo $(ls daemon/*.c daemon/source/*.c daemon/control/*.c store/*.c |
+	control) echo $(ls daemon/*.c daemon/source/*.c daemon/control/*.c store/*.c query/*.c |
 		     grep -v '/main\.c$') $COMMON ;;
 	esac
 }
