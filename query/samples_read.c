@@ -129,25 +129,54 @@ db_coarse_free(struct db_coarse *c)
 	c->n = 0;
 }
 
-sqlite3_stmt *
-db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
-    size_t ncols, const char *device_sql, bool ordered)
+/*
+ * The rule (bestsrc.h) over cols' columns, into *b; the column names it
+ * points at, which the caller frees once the query is built, or NULL if
+ * the database cannot say which rows carry which stream.
+ */
+static const char **
+rule_of(sqlite3 *db, const struct db_metric *const *cols, size_t ncols,
+    struct bestsrc *b)
 {
-	sqlite3_str *q = sqlite3_str_new(db);
-	sqlite3_stmt *s = NULL;
 	const char **names;
-	struct bestsrc b;
-	char *sql;
 
 	if ((names = calloc(ncols > 0 ? ncols : 1, sizeof(*names))) == NULL)
 		errx(EXIT_FAILURE, "out of memory");
 	for (size_t i = 0; i < ncols; i++)
 		names[i] = cols[i] != NULL ? cols[i]->col : NULL;
-	if (bestsrc_init(db, &b, names, ncols) == -1) {
+	if (bestsrc_init(db, b, names, ncols) == -1) {
 		free(names);
-		sqlite3_free(sqlite3_str_finish(q));
 		return NULL;
 	}
+	return names;
+}
+
+/* The statement q built (q is finished), or NULL if it does not prepare. */
+static sqlite3_stmt *
+prepare_built(sqlite3 *db, sqlite3_str *q)
+{
+	sqlite3_stmt *s = NULL;
+	char *sql;
+
+	if ((sql = sqlite3_str_finish(q)) == NULL)
+		errx(EXIT_FAILURE, "out of memory");
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		s = NULL;
+	sqlite3_free(sql);
+	return s;
+}
+
+sqlite3_stmt *
+db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
+    size_t ncols, const char *device_sql, bool ordered)
+{
+	sqlite3_str *q;
+	const char **names;
+	struct bestsrc b;
+
+	if ((names = rule_of(db, cols, ncols, &b)) == NULL)
+		return NULL;
+	q = sqlite3_str_new(db);
 	bestsrc_with(q, &b, DB_OVERLAPS_SQL);
 	sqlite3_str_appendall(q, "SELECT " SCHEMA_C_TS ", " SCHEMA_C_DEVICE
 	    ", " SCHEMA_C_INTERVAL);
@@ -163,12 +192,7 @@ db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
 	sqlite3_str_appendf(q, " WHERE " DB_OVERLAPS_SQL "%s%s", device_sql,
 	    ordered ? " ORDER BY " SCHEMA_C_TS ", " SCHEMA_C_DEVICE : "");
 	free(names);
-	if ((sql = sqlite3_str_finish(q)) == NULL)
-		errx(EXIT_FAILURE, "out of memory");
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-		s = NULL;
-	sqlite3_free(sql);
-	return s;
+	return prepare_built(db, q);
 }
 
 bool
@@ -313,21 +337,13 @@ sqlite3_stmt *
 db_select_newest(sqlite3 *db, const struct db_metric *const *cols,
     size_t ncols)
 {
-	sqlite3_str *q = sqlite3_str_new(db);
-	sqlite3_stmt *s = NULL;
+	sqlite3_str *q;
 	const char **names;
 	struct bestsrc b;
-	char *sql;
 
-	if ((names = calloc(ncols > 0 ? ncols : 1, sizeof(*names))) == NULL)
-		errx(EXIT_FAILURE, "out of memory");
-	for (size_t i = 0; i < ncols; i++)
-		names[i] = cols[i] != NULL ? cols[i]->col : NULL;
-	if (bestsrc_init(db, &b, names, ncols) == -1) {
-		free(names);
-		sqlite3_free(sqlite3_str_finish(q));
+	if ((names = rule_of(db, cols, ncols, &b)) == NULL)
 		return NULL;
-	}
+	q = sqlite3_str_new(db);
 	bestsrc_with(q, &b, SCHEMA_C_TS " > ?1 AND " SCHEMA_C_TS " <= ?2");
 	sqlite3_str_appendall(q, "SELECT " SCHEMA_C_TS ", " SCHEMA_C_DEVICE
 	    ", " SCHEMA_C_INTERVAL);
@@ -348,12 +364,7 @@ db_select_newest(sqlite3 *db, const struct db_metric *const *cols,
 	bestsrc_from(q, &b);
 	sqlite3_str_appendall(q, " WHERE " SCHEMA_C_TS " > ?1 AND " SCHEMA_C_TS
 	    " <= ?2 ORDER BY " SCHEMA_C_TS " DESC");
-	if ((sql = sqlite3_str_finish(q)) == NULL)
-		errx(EXIT_FAILURE, "out of memory");
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-		s = NULL;
-	sqlite3_free(sql);
-	return s;
+	return prepare_built(db, q);
 }
 
 int
