@@ -9,7 +9,10 @@
 # databases go, default $TMPDIR or /tmp); RUNS (timed runs, default 5);
 # KEEP=1 keeps the databases; REUSE=DIR times the small.db and large.db
 # that a KEEP=1 run left in DIR instead of making new ones (DAYS and FACTOR
-# are then ignored); SPY=PATH times another spyremon.
+# are then ignored); SPY=PATH times another spyremon; BASE_SPY=PATH times
+# a baseline spyremon (the build before a change) beside it, in the same
+# rounds, as the kinds base-csv, base-jsonl and base-aiusmi, and prints
+# each run's ratio of the two.
 #
 # build/bench-mkdb (bench/mkdb.c) writes both databases through the store,
 # each with the window "bench-hour" in its middle: DAYS days, then
@@ -97,6 +100,8 @@ cmd() {
 		CMD=(sqlite3 -csv "$db" "SELECT * FROM samples WHERE ts_ns BETWEEN ${A[$1]} AND ${Z[$1]}") ;;
 	csv-file)
 		CMD=("$SPY" export --db "$db" --window "$TAG" --format csv --output "$W/out.csv") ;;
+	base-*)
+		CMD=("$BASE_SPY" export --db "$db" --window "$TAG" --format "${2#base-}") ;;
 	*)
 		CMD=("$SPY" export --db "$db" --window "$TAG" --format "$2") ;;
 	esac
@@ -108,6 +113,7 @@ if [ -z "${REUSE:-}" ]; then
 fi
 
 kinds=(sqlite3 csv jsonl aiusmi csv-file)
+[ -z "${BASE_SPY:-}" ] || kinds+=(base-csv base-jsonl base-aiusmi)
 declare -A A Z N I
 for db in small large; do
 	read -r a z n < <(span "$db")
@@ -119,7 +125,7 @@ for db in small large; do
 	    ORDER BY ts_ns, device" | sed 's/^/   export plan: /'
 	for k in "${kinds[@]}"; do
 		case $k in
-		sqlite3|jsonl) want=$n ;;
+		sqlite3|jsonl|base-jsonl) want=$n ;;
 		*) want=$((n + 1)) ;;	# a header
 		esac
 		cmd "$db" "$k"
@@ -183,17 +189,44 @@ for k in "${kinds[@]}"; do
 done
 echo "targets: export <= 2 x sqlite3 and <= 100 ms; large <= 1.2 x small"
 
+if [ -n "${BASE_SPY:-}" ]; then
+	printf '\n%s / %s, run by run in the same rounds (CPU time; wall in brackets)\n' \
+	    "$SPY" "$BASE_SPY"
+	for db in small large; do
+		for k in csv jsonl aiusmi; do
+			paste -d ' ' "$W/t.$db.$k" "$W/t.$db.base-$k" |
+			    awk '{ printf "%.2f %.2f\n", $2 / $4, $1 / $3 }' >"$W/t.ratio"
+			printf '%-5s %-6s median %s [%s]  runs %s  [%s]\n' "$db" "$k" \
+			    "$(cut -d' ' -f1 "$W/t.ratio" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')" \
+			    "$(cut -d' ' -f2 "$W/t.ratio" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')" \
+			    "$(cut -d' ' -f1 "$W/t.ratio" | paste -sd ' ')" \
+			    "$(cut -d' ' -f2 "$W/t.ratio" | paste -sd ' ')"
+		done
+	done
+fi
+
 if [ "${IR:-1}" = 0 ] || ! command -v valgrind >/dev/null; then
 	exit 0
 fi
 printf '\ninstructions executed (valgrind --tool=callgrind), millions\n'
 printf '%-8s %10s %10s %12s\n' kind small large large/small
-for k in sqlite3 csv jsonl aiusmi; do
+ir_kinds=(sqlite3 csv jsonl aiusmi)
+[ -z "${BASE_SPY:-}" ] || ir_kinds+=(base-csv base-jsonl base-aiusmi)
+for k in "${ir_kinds[@]}"; do
 	for db in small large; do
 		cmd "$db" "$k"
 		I[$db]=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 		    "${CMD[@]}" 2>&1 >/dev/null | awk '/Collected/ { print $NF }')
+		I[$k.$db]=${I[$db]}
 	done
 	awk -v k="$k" -v s="${I[small]}" -v l="${I[large]}" 'BEGIN {
 		printf "%-8s %10.1f %10.1f %12.3f\n", k, s / 1e6, l / 1e6, l / s }'
 done
+if [ -n "${BASE_SPY:-}" ]; then
+	printf '%-8s %10s %10s   (this spyremon / the baseline)\n' ratio small large
+	for k in csv jsonl aiusmi; do
+		awk -v k="$k" -v s="${I[$k.small]}" -v l="${I[$k.large]}" \
+		    -v bs="${I[base-$k.small]}" -v bl="${I[base-$k.large]}" 'BEGIN {
+			printf "%-8s %10.4f %10.4f\n", k, s / bs, l / bl }'
+	done
+fi
