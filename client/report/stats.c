@@ -9,38 +9,42 @@
 #define BETACF_EPS	1e-15
 #define TINY		1e-300
 
+/* A value kept away from zero, so that the next division stays finite. */
+static double
+not_tiny(double v)
+{
+	return fabs(v) < TINY ? TINY : v;
+}
+
+/*
+ * One modified-Lentz step with coefficient aa: updates the running
+ * terms *c and *d and returns the factor by which the fraction changes.
+ */
+static double
+lentz_step(double aa, double *c, double *d)
+{
+	*d = 1 / not_tiny(1 + aa * *d);
+	*c = not_tiny(1 + aa / *c);
+	return *d * *c;
+}
+
 /* The continued fraction of the incomplete beta function I_x(a, b). */
 static double
 betacf(double a, double b, double x)
 {
 	double qab = a + b, qap = a + 1, qam = a - 1, c = 1, d, h;
 
-	d = 1 - qab * x / qap;
-	if (fabs(d) < TINY)
-		d = TINY;
-	d = 1 / d;
+	d = 1 / not_tiny(1 - qab * x / qap);
 	h = d;
 	for (int m = 1; m <= BETACF_ITER; m++) {
 		int m2 = 2 * m;
-		double aa = m * (b - m) * x / ((qam + m2) * (a + m2)), del;
+		double aa, del;
 
-		d = 1 + aa * d;
-		if (fabs(d) < TINY)
-			d = TINY;
-		c = 1 + aa / c;
-		if (fabs(c) < TINY)
-			c = TINY;
-		d = 1 / d;
-		h *= d * c;
+		/* The even and the odd term of the fraction, one step each. */
+		aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+		h *= lentz_step(aa, &c, &d);
 		aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-		d = 1 + aa * d;
-		if (fabs(d) < TINY)
-			d = TINY;
-		c = 1 + aa / c;
-		if (fabs(c) < TINY)
-			c = TINY;
-		d = 1 / d;
-		del = d * c;
+		del = lentz_step(aa, &c, &d);
 		h *= del;
 		if (fabs(del - 1) < BETACF_EPS)
 			break;
