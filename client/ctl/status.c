@@ -163,25 +163,50 @@ print_object(yajl_val obj, int indent)
 
 /* ---- the sections the client knows ---- */
 
+/* Whether key is one of known (NULL-terminated). */
+static bool
+is_known(const char *const *known, const char *key)
+{
+	for (const char *const *k = known; *k != NULL; k++)
+		if (strcmp(*k, key) == 0)
+			return true;
+	return false;
+}
+
+/* Member i of obj alone, as print_object shows it, at indent. */
+static void
+print_member(yajl_val obj, size_t i, int indent)
+{
+	struct yajl_val_s one;
+
+	one.type = yajl_t_object;
+	one.u.object.keys = &obj->u.object.keys[i];
+	one.u.object.values = &obj->u.object.values[i];
+	one.u.object.len = 1;
+	print_object(&one, indent);
+}
+
 /* Members of obj not in known (NULL-terminated), generically. */
 static void
 print_rest(yajl_val obj, const char *const *known, int indent)
 {
-	for (size_t i = 0; obj != NULL && i < obj->u.object.len; i++) {
-		const char *key = obj->u.object.keys[i];
-		const char *const *k;
-		struct yajl_val_s one;
+	for (size_t i = 0; obj != NULL && i < obj->u.object.len; i++)
+		if (!is_known(known, obj->u.object.keys[i]))
+			print_member(obj, i, indent);
+}
 
-		for (k = known; *k != NULL && strcmp(*k, key) != 0; k++)
-			;
-		if (*k != NULL)
-			continue;
-		one.type = yajl_t_object;
-		one.u.object.keys = &obj->u.object.keys[i];
-		one.u.object.values = &obj->u.object.values[i];
-		one.u.object.len = 1;
-		print_object(&one, indent);
-	}
+/* The age of obj's newest sample, or that there is none, and a newline. */
+static void
+print_newest(yajl_val obj)
+{
+	char age[FMT_BUFLEN];
+	int64_t a;
+
+	if (json_int(obj, "newest_age_ns", &a)) {
+		fmt_span(a, age, sizeof(age));
+		printf("newest sample %s ago\n", age);
+	} else
+		printf("no sample yet\n");
 }
 
 /* A "_ns" member as a duration, or "?" if absent. */
@@ -224,15 +249,11 @@ show_child(yajl_val c)
 {
 	static const char *const known[] = { "pid", "state", "restarts",
 	    "last_error", "bad_lines", "smi_version", NULL };
-	const char *state = json_str(c, "state"), *err, *ver;
-	int64_t pid, restarts, bad;
+	const char *err, *ver;
+	int64_t bad;
 
-	printf("child:      %s", state != NULL ? state : "?");
-	if (json_int(c, "pid", &pid))
-		printf(", pid %" PRId64, pid);
-	if (json_int(c, "restarts", &restarts))
-		printf(", %" PRId64 " restart%s", restarts,
-		    restarts == 1 ? "" : "s");
+	printf("child:      ");
+	status_child_head(c);
 	if (json_int(c, "bad_lines", &bad))
 		printf(", %" PRId64 " rejected line%s", bad, bad == 1 ? "" : "s");
 	putchar('\n');
@@ -255,8 +276,7 @@ show_sampling(yajl_val s)
 	    "child_interval_ns", "newest_ns", "newest_age_ns", "direct", NULL };
 	const char *direct = json_str(s, "direct");
 	char now[FMT_BUFLEN], cfg[FMT_BUFLEN], win[FMT_BUFLEN],
-	    pre[FMT_BUFLEN], child[FMT_BUFLEN], age[FMT_BUFLEN];
-	int64_t a;
+	    pre[FMT_BUFLEN], child[FMT_BUFLEN];
 
 	duration_of(s, "interval_ns", now, sizeof(now));
 	duration_of(s, "configured_interval_ns", cfg, sizeof(cfg));
@@ -269,11 +289,8 @@ show_sampling(yajl_val s)
 		if (strcmp(child, now) != 0)
 			printf("            aiu-smi runs every %s\n", child);
 	}
-	if (json_int(s, "newest_age_ns", &a)) {
-		fmt_span(a, age, sizeof(age));
-		printf("            newest sample %s ago\n", age);
-	} else
-		printf("            no sample yet\n");
+	printf("            ");
+	print_newest(s);
 	if (direct != NULL)
 		printf("            metric files read directly: %s "
 		    "(source.direct)\n", direct);
@@ -310,12 +327,7 @@ is_counter(const char *key, yajl_val v)
 	static const char *const not[] = { "file_interval", "newest_age_ns",
 	    NULL };
 
-	if (!YAJL_IS_INTEGER(v))
-		return false;
-	for (const char *const *k = not; *k != NULL; k++)
-		if (strcmp(*k, key) == 0)
-			return false;
-	return true;
+	return YAJL_IS_INTEGER(v) && !is_known(not, key);
 }
 
 /* Items joined by ", " on lines of about LINE_WIDTH, continued at indent. */
@@ -400,20 +412,10 @@ show_direct(yajl_val dir)
 	putchar('\n');
 	for (size_t i = 0; i < dir->u.object.len; i++) {
 		const char *key = dir->u.object.keys[i];
-		const char *const *kn;
-		struct yajl_val_s one;
 
-		if (is_counter(key, dir->u.object.values[i]))
-			continue;
-		for (kn = known; *kn != NULL && strcmp(*kn, key) != 0; kn++)
-			;
-		if (*kn != NULL)
-			continue;
-		one.type = yajl_t_object;
-		one.u.object.keys = &dir->u.object.keys[i];
-		one.u.object.values = &dir->u.object.values[i];
-		one.u.object.len = 1;
-		print_object(&one, 6);
+		if (!is_counter(key, dir->u.object.values[i]) &&
+		    !is_known(known, key))
+			print_member(dir, i, 6);
 	}
 }
 
@@ -426,8 +428,7 @@ show_health(yajl_val h)
 	const char *text = json_str(h, "text"), *bus = json_str(h, "bus_id");
 	const char *src = json_str(h, "source");
 	yajl_val dir = json_object(h, "direct");
-	char age[FMT_BUFLEN];
-	int64_t dev, a;
+	int64_t dev;
 
 	if (json_int(h, "device", &dev))
 		printf("  device %" PRId64, dev);
@@ -445,11 +446,7 @@ show_health(yajl_val h)
 		if (src != NULL)
 			printf("source: %s; ", strcmp(src, "file") == 0 ?
 			    "file (read directly) and aiu-smi" : src);
-		if (json_int(h, "newest_age_ns", &a)) {
-			fmt_span(a, age, sizeof(age));
-			printf("newest sample %s ago\n", age);
-		} else
-			printf("no sample yet\n");
+		print_newest(h);
 	}
 	if (dir != NULL)
 		show_direct(dir);

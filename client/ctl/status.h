@@ -24,4 +24,10 @@
  */
 void status_print_brief(yajl_val reply);
 
+/*
+ * The head of a line on aiu-smi, for both views: its state, its pid and
+ * how often it was restarted, as far as the reply c says; no newline.
+ */
+void status_child_head(yajl_val c);
+
 #endif

@@ -173,18 +173,28 @@ line_daemon(yajl_val d, int64_t now_ns)
 	putchar('\n');
 }
 
-static void
-line_child(yajl_val c)
+void
+status_child_head(yajl_val c)
 {
-	const char *state = json_str(c, "state"), *ver = json_str(c, "smi_version");
-	int64_t pid, restarts, bad;
+	const char *state = json_str(c, "state");
+	int64_t pid, restarts;
 
-	printf("aiu-smi:  %s", state != NULL ? state : "?");
+	printf("%s", state != NULL ? state : "?");
 	if (json_int(c, "pid", &pid))
 		printf(", pid %" PRId64, pid);
 	if (json_int(c, "restarts", &restarts))
 		printf(", %" PRId64 " restart%s", restarts,
 		    restarts == 1 ? "" : "s");
+}
+
+static void
+line_child(yajl_val c)
+{
+	const char *ver = json_str(c, "smi_version");
+	int64_t bad;
+
+	printf("aiu-smi:  ");
+	status_child_head(c);
 	if (json_int(c, "bad_lines", &bad) && bad > 0)
 		printf(", %" PRId64 " line%s rejected", bad, bad == 1 ? "" : "s");
 	/* absent from an older daemon; null: no answer to -v (yet) */
@@ -407,50 +417,62 @@ card_lines(yajl_val health, yajl_val cards, const char *mode)
 	}
 }
 
+/*
+ * The notes on metric files, in the order printed: the health state that
+ * calls for each (NULL: counters_zero instead), and the text around the
+ * devices it names.
+ */
+static const struct health_note {
+	const char *state, *before, *after;
+} health_note[] = {
+	{ "missing", "no metric file for ", ": is the workload running "
+	    "with SENLIB_DEVEL_CONFIG_FILE set?" },
+	{ "not a file", "the metric file path of ", " holds a FIFO, a device "
+	    "or a folder, not a file: status -v says which" },
+	{ "stale", "the metric file of ", " is not being updated: the "
+	    "workload may have stopped" },
+	{ NULL, "the counters of ", " are all zero: was the workload "
+	    "started with SENLIB_DEVEL_CONFIG_FILE?" },
+};
+#define HEALTH_NOTES	(sizeof(health_note) / sizeof(health_note[0]))
+
+/* Whether health entry h calls for note n. */
+static bool
+health_calls_for(yajl_val h, const struct health_note *n)
+{
+	const char *state = json_str(h, "state");
+	bool z = false;
+
+	if (n->state == NULL)
+		return json_bool(h, "counters_zero", &z) && z;
+	return state != NULL && strcmp(state, n->state) == 0;
+}
+
 /* A note per kind of metric-file problem, naming the devices. */
 static void
 health_notes(yajl_val health)
 {
-	struct devs missing = { .n = 0 }, stale = { .n = 0 }, zero = { .n = 0 };
-	struct devs other = { .n = 0 };
+	struct devs named[HEALTH_NOTES];
 	char list[512];
 
+	for (size_t n = 0; n < HEALTH_NOTES; n++)
+		named[n].n = 0;
 	for (size_t i = 0; health != NULL && i < health->u.array.len; i++) {
 		yajl_val h = health->u.array.values[i];
-		const char *state = json_str(h, "state");
-		bool z = false;
 		int64_t dev;
 
 		if (!json_int(h, "device", &dev))
 			continue;
-		if (state != NULL && strcmp(state, "missing") == 0)
-			devs_add(&missing, dev);
-		else if (state != NULL && strcmp(state, "stale") == 0)
-			devs_add(&stale, dev);
-		else if (state != NULL && strcmp(state, "not a file") == 0)
-			devs_add(&other, dev);
-		if (json_bool(h, "counters_zero", &z) && z)
-			devs_add(&zero, dev);
+		for (size_t n = 0; n < HEALTH_NOTES; n++)
+			if (health_calls_for(h, &health_note[n]))
+				devs_add(&named[n], dev);
 	}
-	if (missing.n > 0) {
-		devs_text(&missing, list, sizeof(list));
-		printf("note: no metric file for %s: is the workload running "
-		    "with SENLIB_DEVEL_CONFIG_FILE set?\n", list);
-	}
-	if (other.n > 0) {
-		devs_text(&other, list, sizeof(list));
-		printf("note: the metric file path of %s holds a FIFO, a device "
-		    "or a folder, not a file: status -v says which\n", list);
-	}
-	if (stale.n > 0) {
-		devs_text(&stale, list, sizeof(list));
-		printf("note: the metric file of %s is not being updated: the "
-		    "workload may have stopped\n", list);
-	}
-	if (zero.n > 0) {
-		devs_text(&zero, list, sizeof(list));
-		printf("note: the counters of %s are all zero: was the workload "
-		    "started with SENLIB_DEVEL_CONFIG_FILE?\n", list);
+	for (size_t n = 0; n < HEALTH_NOTES; n++) {
+		if (named[n].n == 0)
+			continue;
+		devs_text(&named[n], list, sizeof(list));
+		printf("note: %s%s%s\n", health_note[n].before, list,
+		    health_note[n].after);
 	}
 }
 
