@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,53 @@ card_of(const struct winsum *ws, int device)
 	return NULL;
 }
 
+/*
+ * The figures of a card, in the order shown: where in struct summary_card
+ * the flag that it is there and the value are (CARD_FIG_ENERGY: by
+ * summary_energy()).  Only mean power has a spread kept (power_sd,
+ * power_n), so it alone is tested.
+ */
+#define CARD_FIG_ENERGY	((size_t)-1)
+static const struct card_fig {
+	const char *name, *unit;
+	size_t has, value;
+	bool tested;
+} card_figs[] = {
+	{ "power_mean", "W", offsetof(struct summary_card, has_power),
+	    offsetof(struct summary_card, power_mean), true },
+	{ "power_max", "W", offsetof(struct summary_card, has_power),
+	    offsetof(struct summary_card, power_max), false },
+	{ "power_p95", "W", offsetof(struct summary_card, has_power),
+	    offsetof(struct summary_card, power_p95), false },
+	{ "energy", "J", offsetof(struct summary_card, has_power),
+	    CARD_FIG_ENERGY, false },
+	{ "energy_net", "J", offsetof(struct summary_card, has_idle),
+	    offsetof(struct summary_card, net_energy_j), false },
+	{ "busy_mean", "%", offsetof(struct summary_card, has_busy),
+	    offsetof(struct summary_card, busy_mean), false },
+	{ "gtemp_max", "C", offsetof(struct summary_card, has_gtemp),
+	    offsetof(struct summary_card, gtemp_max), false },
+	{ "actmem_peak", "MiB", offsetof(struct summary_card, has_actmem),
+	    offsetof(struct summary_card, actmem_peak), false },
+};
+#define CARD_FIGS	(sizeof(card_figs) / sizeof(card_figs[0]))
+
+/* Whether card x has figure f. */
+static bool
+card_fig_has(const struct card_fig *f, const struct summary_card *x)
+{
+	return *(const bool *)((const char *)x + f->has);
+}
+
+/* Figure f of card x. */
+static double
+card_fig_value(const struct card_fig *f, const struct summary_card *x)
+{
+	if (f->value == CARD_FIG_ENERGY)
+		return summary_energy(x);
+	return *(const double *)((const char *)x + f->value);
+}
+
 /* The figures of every card either window has. */
 static void
 card_figures(struct cmp *c)
@@ -144,38 +192,22 @@ card_figures(struct cmp *c)
 		bool both = x != NULL && y != NULL;
 		int d = devs[i];
 
-		add_fig(c, "power_mean", "W", d, both && x->has_power &&
-		    y->has_power, both ? x->power_mean : 0, both ?
-		    y->power_mean : 0);
-		if (c->f[c->n - 1].has) {
-			struct stats_sample sb = { x->power_mean, x->power_sd,
-			    (size_t)x->power_n };
-			struct stats_sample sn = { y->power_mean, y->power_sd,
-			    (size_t)y->power_n };
+		for (size_t k = 0; k < CARD_FIGS; k++) {
+			const struct card_fig *cf = &card_figs[k];
 
-			judge(c, &sb, &sn, "higher", "lower");
+			add_fig(c, cf->name, cf->unit, d, both &&
+			    card_fig_has(cf, x) && card_fig_has(cf, y),
+			    both ? card_fig_value(cf, x) : 0,
+			    both ? card_fig_value(cf, y) : 0);
+			if (cf->tested && c->f[c->n - 1].has) {
+				struct stats_sample sb = { x->power_mean,
+				    x->power_sd, (size_t)x->power_n };
+				struct stats_sample sn = { y->power_mean,
+				    y->power_sd, (size_t)y->power_n };
+
+				judge(c, &sb, &sn, "higher", "lower");
+			}
 		}
-		add_fig(c, "power_max", "W", d, both && x->has_power &&
-		    y->has_power, both ? x->power_max : 0, both ?
-		    y->power_max : 0);
-		add_fig(c, "power_p95", "W", d, both && x->has_power &&
-		    y->has_power, both ? x->power_p95 : 0, both ?
-		    y->power_p95 : 0);
-		add_fig(c, "energy", "J", d, both && x->has_power &&
-		    y->has_power, both ? summary_energy(x) : 0, both ?
-		    summary_energy(y) : 0);
-		add_fig(c, "energy_net", "J", d, both && x->has_idle &&
-		    y->has_idle, both ? x->net_energy_j : 0, both ?
-		    y->net_energy_j : 0);
-		add_fig(c, "busy_mean", "%", d, both && x->has_busy &&
-		    y->has_busy, both ? x->busy_mean : 0, both ?
-		    y->busy_mean : 0);
-		add_fig(c, "gtemp_max", "C", d, both && x->has_gtemp &&
-		    y->has_gtemp, both ? x->gtemp_max : 0, both ?
-		    y->gtemp_max : 0);
-		add_fig(c, "actmem_peak", "MiB", d, both && x->has_actmem &&
-		    y->has_actmem, both ? x->actmem_peak : 0, both ?
-		    y->actmem_peak : 0);
 		for (int k = 0; k < SUMMARY_NBW; k++) {
 			char name[32];
 
