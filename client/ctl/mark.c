@@ -121,11 +121,22 @@ begin_done(void *opts)
 	meta_free(&((struct begin_opts *)opts)->meta);
 }
 
+/* Whether tag may name a window; if not, says why. */
+static bool
+tag_ok(const char *tag)
+{
+	const char *why;
+
+	if (proto_tag_valid(tag, &why))
+		return true;
+	warnx("--tag %s: %s", tag, why);
+	return false;
+}
+
 static int
 begin_run(struct client *cl, void *opts, int argc, char *argv[])
 {
 	struct begin_opts *o = opts;
-	const char *why;
 	yajl_val reply;
 	yajl_gen g;
 	int64_t id;
@@ -137,10 +148,8 @@ begin_run(struct client *cl, void *opts, int argc, char *argv[])
 			warnx("mark begin needs --tag");
 		return cmd_usage(&begin_spec, stderr, CLIENT_EXIT_USAGE);
 	}
-	if (!proto_tag_valid(o->tag, &why)) {
-		warnx("--tag %s: %s", o->tag, why);
+	if (!tag_ok(o->tag))
 		return CLIENT_EXIT_USAGE;
-	}
 
 	g = ctl_request_new("begin");
 	jsonw_str(g, "tag");
@@ -242,7 +251,6 @@ static int
 end_run(struct client *cl, void *opts, int argc, char *argv[])
 {
 	struct end_opts *o = opts;
-	const char *why;
 	yajl_val reply;
 	yajl_gen g;
 	int64_t id;
@@ -254,10 +262,8 @@ end_run(struct client *cl, void *opts, int argc, char *argv[])
 			warnx("mark end takes --tag or --id, not both");
 		return cmd_usage(&end_spec, stderr, CLIENT_EXIT_USAGE);
 	}
-	if (o->tag != NULL && !proto_tag_valid(o->tag, &why)) {
-		warnx("--tag %s: %s", o->tag, why);
+	if (o->tag != NULL && !tag_ok(o->tag))
 		return CLIENT_EXIT_USAGE;
-	}
 
 	g = ctl_request_new("end");
 	if (o->tag != NULL) {
