@@ -31,18 +31,30 @@ split_ns(int64_t ns, time_t *secs, int64_t *frac)
 	}
 }
 
-const char *
-fmt_time_ms(int64_t ns, char *buf, size_t len)
+/* The UTC calendar time of ns in *tm; returns its milliseconds (truncated). */
+static int
+utc_of(int64_t ns, struct tm *tm)
 {
-	struct tm tm;
 	time_t t;
 	int64_t frac;
 
 	split_ns(ns, &t, &frac);
-	gmtime_r(&t, &tm);
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec, (int)(frac / (int64_t)NSEC_PER_MSEC));
+	gmtime_r(&t, tm);
+	return (int)(frac / (int64_t)NSEC_PER_MSEC);
+}
+
+const char *
+fmt_time_ms(int64_t ns, char *buf, size_t len)
+{
+	struct tm tm;
+	int n;
+
+	(void)utc_of(ns, &tm);
+	/* the date, then the time of day as fmt_clock_ms words it */
+	n = snprintf(buf, len, "%04d-%02d-%02dT", tm.tm_year + 1900,
+	    tm.tm_mon + 1, tm.tm_mday);
+	if (n >= 0 && (size_t)n < len)
+		fmt_clock_ms(ns, buf + n, len - (size_t)n);
 	return buf;
 }
 
@@ -50,13 +62,10 @@ void
 fmt_clock_ms(int64_t ns, char *buf, size_t len)
 {
 	struct tm tm;
-	time_t t;
-	int64_t frac;
+	int ms = utc_of(ns, &tm);
 
-	split_ns(ns, &t, &frac);
-	gmtime_r(&t, &tm);
 	snprintf(buf, len, "%02d:%02d:%02d.%03dZ", tm.tm_hour, tm.tm_min,
-	    tm.tm_sec, (int)(frac / (int64_t)NSEC_PER_MSEC));
+	    tm.tm_sec, ms);
 }
 
 bool
