@@ -214,17 +214,38 @@ parse_delay(struct sim_options *opts, const char *s)
 	opts->delay_ns = parse_seconds("delay", s);
 }
 
+/* An option's word and the value it stands for. */
+struct word {
+	const char *word;
+	int value;
+};
+
+/* The value of word s in words (ended by a NULL word); false if none. */
+static bool
+word_value(const struct word *words, const char *s, int *value)
+{
+	for (; words->word != NULL; words++)
+		if (strcmp(words->word, s) == 0) {
+			*value = words->value;
+			return true;
+		}
+	return false;
+}
+
 static void
 parse_mformat(struct sim_options *opts, const char *s)
 {
-	if (strcmp(s, "stub") == 0)
-		opts->mformat = MFORMAT_STUB;
-	else if (strcmp(s, "new") == 0)
-		opts->mformat = MFORMAT_NEW;
-	else if (strcmp(s, "new-le") == 0)
-		opts->mformat = MFORMAT_NEW_LE;
-	else if (strcmp(s, "new-be") == 0)
-		opts->mformat = MFORMAT_NEW_BE;
+	static const struct word formats[] = {
+		{ "stub", MFORMAT_STUB },
+		{ "new", MFORMAT_NEW },
+		{ "new-le", MFORMAT_NEW_LE },
+		{ "new-be", MFORMAT_NEW_BE },
+		{ NULL, 0 },
+	};
+	int v;
+
+	if (word_value(formats, s, &v))
+		opts->mformat = (enum sim_mformat)v;
 	else
 		usage_error("--metric-format: '%s' is not stub, new, new-le or "
 		    "new-be", s);
@@ -276,14 +297,17 @@ parse_groups(struct sim_options *opts, const char *s)
 static void
 parse_workload(struct sim_options *opts, const char *s)
 {
-	if (strcmp(s, "idle") == 0)
-		opts->workload = WORKLOAD_IDLE;
-	else if (strcmp(s, "busy") == 0)
-		opts->workload = WORKLOAD_BUSY;
-	else if (strcmp(s, "cycle") == 0)
-		opts->workload = WORKLOAD_CYCLE;
-	else if (strcmp(s, "zero") == 0)
-		opts->workload = WORKLOAD_ZERO;
+	static const struct word workloads[] = {
+		{ "idle", WORKLOAD_IDLE },
+		{ "busy", WORKLOAD_BUSY },
+		{ "cycle", WORKLOAD_CYCLE },
+		{ "zero", WORKLOAD_ZERO },
+		{ NULL, 0 },
+	};
+	int v;
+
+	if (word_value(workloads, s, &v))
+		opts->workload = (enum sim_workload)v;
 	else if (strncmp(s, "file:", 5) == 0 && s[5] != '\0') {
 		opts->workload = WORKLOAD_FILE;
 		opts->workload_path = s + 5;
