@@ -125,22 +125,37 @@ event_key(const unsigned char *k, size_t len)
 	return KEY_NONE;
 }
 
+/*
+ * The keys read in the maps outside the events, by the role of the map:
+ * the header, distributedInfo and a deviceProperties entry.
+ */
+static const struct role_key {
+	enum role role;
+	const char *name;
+	enum key key;
+} role_keys[] = {
+	{ ROLE_TOP, "traceEvents", KEY_TRACE_EVENTS },
+	{ ROLE_TOP, "baseTimeNanoseconds", KEY_BASE },
+	{ ROLE_TOP, "displayTimeUnit", KEY_DISPLAY_UNIT },
+	{ ROLE_TOP, "distributedInfo", KEY_DISTINFO },
+	{ ROLE_TOP, "deviceProperties", KEY_DEVICES },
+	{ ROLE_TOP, "host_name", KEY_HOST },
+	{ ROLE_TOP, "hostname", KEY_HOST },
+	{ ROLE_TOP, "hostName", KEY_HOST },
+	{ ROLE_DISTINFO, "rank", KEY_RANK },
+	{ ROLE_DISTINFO, "world_size", KEY_WORLD_SIZE },
+	{ ROLE_DEVICE, "id", KEY_ID },
+	{ ROLE_DEVICE, "name", KEY_DEVICE_NAME },
+};
+
+/* The key k is in a map of role role, from role_keys. */
 static enum key
-header_key(const unsigned char *k, size_t len)
+role_key(enum role role, const unsigned char *k, size_t len)
 {
-	if (key_is(k, len, "traceEvents"))
-		return KEY_TRACE_EVENTS;
-	if (key_is(k, len, "baseTimeNanoseconds"))
-		return KEY_BASE;
-	if (key_is(k, len, "displayTimeUnit"))
-		return KEY_DISPLAY_UNIT;
-	if (key_is(k, len, "distributedInfo"))
-		return KEY_DISTINFO;
-	if (key_is(k, len, "deviceProperties"))
-		return KEY_DEVICES;
-	if (key_is(k, len, "host_name") || key_is(k, len, "hostname") ||
-	    key_is(k, len, "hostName"))
-		return KEY_HOST;
+	for (size_t i = 0; i < sizeof(role_keys) / sizeof(role_keys[0]); i++)
+		if (role_keys[i].role == role && key_is(k, len,
+		    role_keys[i].name))
+			return role_keys[i].key;
 	return KEY_NONE;
 }
 
@@ -157,19 +172,9 @@ cb_map_key(void *ctx, const unsigned char *k, size_t len)
 		key = event_key(k, len);
 		break;
 	case ROLE_TOP:
-		key = header_key(k, len);
-		break;
 	case ROLE_DISTINFO:
-		if (key_is(k, len, "rank"))
-			key = KEY_RANK;
-		else if (key_is(k, len, "world_size"))
-			key = KEY_WORLD_SIZE;
-		break;
 	case ROLE_DEVICE:
-		if (key_is(k, len, "id"))
-			key = KEY_ID;
-		else if (key_is(k, len, "name"))
-			key = KEY_DEVICE_NAME;
+		key = role_key(r->role[r->depth], k, len);
 		break;
 	default:
 		break;
