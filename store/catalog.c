@@ -284,7 +284,6 @@ fill_host(struct store *st)
 {
 	char host[256] = "", mid[64];
 	sqlite3_stmt *s;
-	int rc;
 
 	if (gethostname(host, sizeof(host) - 1) == -1)
 		host[0] = '\0';
@@ -295,13 +294,7 @@ fill_host(struct store *st)
 	sqlite3_bind_text(s, 1, host, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, mid, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, now_realtime_ns());
-	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		sql_warn(st, "record the host");
-		return -1;
-	}
-	return 0;
+	return sql_finish(st, s, sqlite3_step(s), "record the host");
 }
 
 int
@@ -321,12 +314,7 @@ storedb_host(struct store *st, char *hostname, char *machine_id, size_t len)
 		snprintf(hostname, len, "%s", h != NULL ? h : "");
 		snprintf(machine_id, len, "%s", m != NULL ? m : "");
 	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		sql_warn(st, "read the host");
-		return -1;
-	}
-	return 0;
+	return sql_finish_lookup(st, s, rc, "read the host");
 }
 
 /* ---- the metric catalog ---- */
@@ -363,11 +351,8 @@ column_taken(struct store *st, const char *col, bool *taken)
 		return -1;
 	sqlite3_bind_text(s, 1, col, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		sql_warn(st, "catalog lookup");
+	if (sql_finish_lookup(st, s, rc, "catalog lookup") == -1)
 		return -1;
-	}
 	*taken = rc == SQLITE_ROW;
 	return 0;
 }
@@ -435,11 +420,7 @@ store_catalog_insert(struct store *st, const struct metric_def *d)
 	sqlite3_bind_int(s, 7, d->decimals);
 	sqlite3_bind_text(s, 8, col, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 9, now_realtime_ns());
-	rc = sqlite3_step(s);
-	if (rc != SQLITE_DONE)
-		sql_warn(st, "add metric");
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? 0 : -1;
+	return sql_finish(st, s, sqlite3_step(s), "add metric");
 }
 
 /*

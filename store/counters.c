@@ -78,12 +78,7 @@ store_counters_load(struct store *st)
 		e->through_file_ns = 0;
 		e->dirty = false;
 	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		sql_warn(st, "read counters");
-		return -1;
-	}
-	return 0;
+	return sql_finish(st, s, rc, "read counters");
 }
 
 void

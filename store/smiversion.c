@@ -15,7 +15,6 @@ int
 storedb_smi_version(struct store *st, const char *version, int64_t ts_ns)
 {
 	sqlite3_stmt *s;
-	int rc;
 
 	/* a row only where the version in force at ts_ns differs */
 	if (sql_prepare(st, "INSERT OR REPLACE INTO " SCHEMA_T_SMI_VERSIONS
@@ -25,11 +24,5 @@ storedb_smi_version(struct store *st, const char *version, int64_t ts_ns)
 		return -1;
 	sqlite3_bind_int64(s, 1, ts_ns);
 	sqlite3_bind_text(s, 2, version, -1, SQLITE_STATIC);
-	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		sql_warn(st, "write the aiu-smi version");
-		return -1;
-	}
-	return 0;
+	return sql_finish(st, s, sqlite3_step(s), "write the aiu-smi version");
 }

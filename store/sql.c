@@ -70,3 +70,20 @@ sql_prepare(struct store *st, const char *sql, sqlite3_stmt **out)
 	*out = NULL;
 	return -1;
 }
+
+int
+sql_finish(struct store *st, sqlite3_stmt *s, int rc, const char *what)
+{
+	/* the connection keeps the failed step's error through the finalize */
+	sqlite3_finalize(s);
+	if (rc == SQLITE_DONE)
+		return 0;
+	sql_warn(st, what);
+	return -1;
+}
+
+int
+sql_finish_lookup(struct store *st, sqlite3_stmt *s, int rc, const char *what)
+{
+	return sql_finish(st, s, rc == SQLITE_ROW ? SQLITE_DONE : rc, what);
+}

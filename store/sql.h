@@ -31,4 +31,14 @@ void sql_warn(struct store *st, const char *what);
 /* Prepare sql into *out; on failure log it, set *out to NULL and return -1. */
 int sql_prepare(struct store *st, const char *sql, sqlite3_stmt **out);
 
+/*
+ * Finalize s, whose last step returned rc; unless rc is SQLITE_DONE (it
+ * ran to its end), log what failed as sql_warn does and return -1.
+ */
+int sql_finish(struct store *st, sqlite3_stmt *s, int rc, const char *what);
+
+/* As sql_finish, but a row (SQLITE_ROW, a lookup that found) is no failure. */
+int sql_finish_lookup(struct store *st, sqlite3_stmt *s, int rc,
+    const char *what);
+
 #endif

@@ -16,7 +16,6 @@ int
 storedb_import_record(struct store *st, const struct store_import *imp)
 {
 	sqlite3_stmt *s;
-	int rc;
 
 	if (sql_prepare(st, "INSERT INTO " SCHEMA_T_IMPORTS " (path, format, "
 	    "device, first_ns, last_ns, coarse, imported_ns) VALUES "
@@ -29,13 +28,7 @@ storedb_import_record(struct store *st, const struct store_import *imp)
 	sqlite3_bind_int64(s, 5, imp->last_ns);
 	sqlite3_bind_int(s, 6, imp->coarse);
 	sqlite3_bind_int64(s, 7, imp->imported_ns);
-	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		sql_warn(st, "record import");
-		return -1;
-	}
-	return 0;
+	return sql_finish(st, s, sqlite3_step(s), "record import");
 }
 
 /*
@@ -79,10 +72,5 @@ storedb_span_taken(struct store *st, int device, int64_t first_ns,
 		out->import_first_ns = sqlite3_column_int64(s, 0);
 		out->import_last_ns = sqlite3_column_int64(s, 1);
 	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		sql_warn(st, "read imports");
-		return -1;
-	}
-	return 0;
+	return sql_finish_lookup(st, s, rc, "read imports");
 }

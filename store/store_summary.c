@@ -107,7 +107,7 @@ int
 store_db_windows_abandoned(struct store *st)
 {
 	sqlite3_stmt *s;
-	int rc, n;
+	int n;
 
 	if (sql_prepare(st, "UPDATE " SCHEMA_T_WINDOWS " SET "
 	    SCHEMA_C_INCOMPLETE " = ?1 WHERE end_ns IS NOT NULL AND "
@@ -115,15 +115,13 @@ store_db_windows_abandoned(struct store *st)
 	    &s) == -1)
 		return -1;
 	sqlite3_bind_text(s, 1, STORE_WHY_ABANDONED, -1, SQLITE_STATIC);
-	rc = sqlite3_step(s);
-	if (rc != SQLITE_DONE)
-		sql_warn(st, "mark windows incomplete");
-	sqlite3_finalize(s);
-	if (rc == SQLITE_DONE && (n = sqlite3_changes(st->db)) > 0)
+	if (sql_finish(st, s, sqlite3_step(s), "mark windows incomplete") == -1)
+		return -1;
+	if ((n = sqlite3_changes(st->db)) > 0)
 		log_warnx("%s: %d ended window%s never complete: spyremond "
 		    "stopped before it had stored all of %s samples", st->path,
 		    n, n == 1 ? " is" : "s are", n == 1 ? "its" : "their");
-	return rc == SQLITE_DONE ? 0 : -1;
+	return 0;
 }
 
 /*

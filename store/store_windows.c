@@ -138,10 +138,8 @@ store_db_window_begin_state(struct store *st, int64_t id,
 		clock->max_error_us = sqlite3_column_int64(s, 2);
 		if (sqlite3_column_int64(s, 3) > 0)
 			*restarts = (unsigned)sqlite3_column_int64(s, 3);
-	} else if (rc != SQLITE_DONE)
-		sql_warn(st, "open window's begin");
-	sqlite3_finalize(s);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+	}
+	return sql_finish_lookup(st, s, rc, "open window's begin");
 }
 
 int

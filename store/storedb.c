@@ -485,7 +485,6 @@ int
 store_db_delete_after(struct store *st, int device, int src, int64_t after_ns)
 {
 	sqlite3_stmt *s;
-	int rc;
 
 	if (sql_prepare(st, store_sql_delete_after, &s) == -1)
 		return -1;
@@ -493,11 +492,7 @@ store_db_delete_after(struct store *st, int device, int src, int64_t after_ns)
 	sqlite3_bind_int(s, 2, device);
 	if (src != SCHEMA_SRC_SMI)
 		sqlite3_bind_int(s, 3, src);
-	rc = sqlite3_step(s);
-	if (rc != SQLITE_DONE)
-		sql_warn(st, "delete rows to replace");
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? 0 : -1;
+	return sql_finish(st, s, sqlite3_step(s), "delete rows to replace");
 }
 
 int
@@ -612,11 +607,8 @@ storedb_device_map(struct store *st, int device, const char *metric_file,
 	rc = sqlite3_step(s);
 	same = rc == SQLITE_ROW && same_text(s, 0, metric_file) &&
 	    same_text(s, 1, bus_id);
-	sqlite3_finalize(s);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		sql_warn(st, "read device map");
+	if (sql_finish_lookup(st, s, rc, "read device map") == -1)
 		return -1;
-	}
 	if (same)
 		return 0;
 	if (sql_prepare(st, "INSERT OR REPLACE INTO " SCHEMA_T_DEVICE_MAP
@@ -627,13 +619,7 @@ storedb_device_map(struct store *st, int device, const char *metric_file,
 	sqlite3_bind_text(s, 2, metric_file, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, bus_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 4, ts_ns);
-	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		sql_warn(st, "write device map");
-		return -1;
-	}
-	return 0;
+	return sql_finish(st, s, sqlite3_step(s), "write device map");
 }
 
 static void
@@ -650,7 +636,6 @@ int
 storedb_card(struct store *st, const struct card *c, int64_t ts_ns)
 {
 	sqlite3_stmt *s;
-	int rc;
 
 	if (sql_prepare(st, "INSERT INTO " SCHEMA_T_CARDS " (bus_id, function, "
 	    "numa_node, driver, link_speed, link_width, first_seen_ns, "
@@ -674,13 +659,7 @@ storedb_card(struct store *st, const struct card *c, int64_t ts_ns)
 	else
 		sqlite3_bind_null(s, 6);
 	sqlite3_bind_int64(s, 7, ts_ns);
-	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		sql_warn(st, "write card");
-		return -1;
-	}
-	return 0;
+	return sql_finish(st, s, sqlite3_step(s), "write card");
 }
 
 /* ---- stats, closing ---- */
