@@ -1,9 +1,12 @@
 /*
- * store: the daemon's store (contract in store.h).  Every call here is
- * the event loop's side of the writer thread: it touches memory under
- * st->mu (the row buffer, storebuf.c) or queues a change for the thread
- * (writer_jobs.c), and only store_metric with a key the catalog lacks
- * waits for the connection.  What the thread runs on the connection is
+ * store: the daemon's store (contract in store.h): opening and closing it,
+ * the rows, the catalog and the status.  Every call here is the event
+ * loop's side of the writer thread: it touches memory under st->mu (the
+ * row buffer, storebuf.c) or queues a change for the thread, and only
+ * store_metric with a key the catalog lacks waits for the connection.
+ * The calls that only queue a change or read what the thread keeps (the
+ * windows, the inventory, store_flush) are the writer's own, in
+ * writer_jobs.c and writer.c.  What the thread runs on the connection is
  * in storedb.c, store_windows.c, store_summary.c, smiversion.c and
  * retention.c; it reaches them through the table below.
  */
@@ -96,12 +99,6 @@ store_append(struct store *st, const struct store_sample *s)
 }
 
 int
-store_flush(struct store *st)
-{
-	return writer_kick(st);
-}
-
-int
 store_delete_after_src(struct store *st, int device, int src, int64_t after_ns)
 {
 	int rc;
@@ -144,88 +141,6 @@ store_metric(struct store *st, const char *key, const char *unit, int *id)
 	rc = store_db_metric_add(st, key, unit, id);
 	pthread_mutex_unlock(&st->dbmu);
 	return rc;
-}
-
-/* ---- inventory ---- */
-
-int
-store_device_map(struct store *st, int device, const char *metric_file,
-    const char *bus_id, int64_t ts_ns)
-{
-	return writer_device_map(st, device, metric_file, bus_id, ts_ns);
-}
-
-int
-store_card(struct store *st, const struct card *c, int64_t ts_ns)
-{
-	return writer_card(st, c, ts_ns);
-}
-
-int
-store_smi_version(struct store *st, const char *version, int64_t ts_ns)
-{
-	return writer_smi_version(st, version, ts_ns);
-}
-
-/* ---- windows ---- */
-
-int
-store_window_begin(struct store *st, const char *tag, uint32_t uid,
-    int32_t pid, int64_t begin_ns, const char *meta_json,
-    const struct clocksync *clock, int32_t until_pid, int64_t *id)
-{
-	return writer_window_begin(st, tag, uid, pid, begin_ns, meta_json,
-	    clock, until_pid, id);
-}
-
-int
-store_window_end(struct store *st, int64_t id, int64_t end_ns,
-    enum store_ended_by by, const struct clocksync *clock)
-{
-	return writer_window_end(st, id, end_ns, by, clock);
-}
-
-int
-store_window_set_restarts(struct store *st, int64_t id, unsigned restarts)
-{
-	return writer_window_restarts(st, id, restarts);
-}
-
-int
-store_window_get(struct store *st, int64_t id, struct store_window **out)
-{
-	return writer_window_get(st, id, out);
-}
-
-int
-store_windows_open(struct store *st, struct store_window **out, size_t *n)
-{
-	int rc;
-
-	writer_lock_db(st);
-	rc = writer_windows_open(st, out, n);
-	pthread_mutex_unlock(&st->dbmu);
-	return rc;
-}
-
-int
-store_windows_abandon(struct store *st)
-{
-	return writer_windows_abandon(st);
-}
-
-int
-store_windows_summarize_due(struct store *st, int64_t now_ns,
-    int64_t settle_ns, int64_t idle_lookback_ns)
-{
-	(void)now_ns;		/* the thread summarizes at its own now */
-	return writer_summarize_due(st, settle_ns, idle_lookback_ns);
-}
-
-int
-store_unreliable_metrics(struct store *st, char ***keys, size_t *n)
-{
-	return writer_unreliable(st, keys, n);
 }
 
 /* ---- status ---- */

@@ -305,8 +305,11 @@ int store_path_check(const char *path, char *why, size_t len);
 /* ---- writer.c, writer_jobs.c ----
  * The writer reaches the connection's side only through these pointers
  * (filled in by store.c), so that it calls into no other store file.
- * The writer_* calls below are store.h's calls of the same name, made by
- * store.c; -1 only when out of memory. */
+ * store.h's calls that only queue a change or read what the thread keeps
+ * (store_flush, store_window_*, store_windows_*, store_device_map,
+ * store_card, store_smi_version, store_unreliable_metrics) are defined
+ * there; -1 from them only when out of memory.  The writer_* calls below
+ * are the rest of what store.c asks of the writer. */
 struct writer_ops {
 	int (*rows_write)(struct store *, const struct rowring *, size_t *);
 	int (*delete_after)(struct store *, int, int, int64_t);
@@ -338,48 +341,16 @@ struct writer_ops {
 int writer_start(struct store *st, const struct writer_ops *ops,
     struct store_window *open, size_t nopen, int64_t max_window_id,
     char **unreliable, size_t nunreliable);
-/* store_flush: wake the thread to run the queue and write the rows; 0. */
-int writer_kick(struct store *st);
 /*
  * Take st->dbmu from a thread other than the writer's (st->mu not held):
  * the writer, between two steps of its work, lets it go first.
  */
 void writer_lock_db(struct store *st);
-/* store_window_begin: the next id at once, the insert queued. */
-int writer_window_begin(struct store *st, const char *tag, uint32_t uid,
-    int32_t pid, int64_t begin_ns, const char *meta_json,
-    const struct clocksync *clock, int32_t until_pid, int64_t *id);
-/* store_window_end: queued, with the request that completes the window. */
-int writer_window_end(struct store *st, int64_t id, int64_t end_ns,
-    enum store_ended_by by, const struct clocksync *clock);
-/* store_window_set_restarts, queued. */
-int writer_window_restarts(struct store *st, int64_t id, unsigned restarts);
-/*
- * Ask the thread to summarize the windows due (store_windows_summarize_due)
- * after its next flush, at its own now; 0.
- */
-int writer_summarize_due(struct store *st, int64_t settle_ns,
-    int64_t idle_lookback_ns);
-/* store_window_get, from what the thread remembers. */
-int writer_window_get(struct store *st, int64_t id, struct store_window **out);
-/* store_windows_open: the windows stored open, with the queued changes;
- * st->dbmu held (writer_lock_db), so that the thread changes none. */
-int writer_windows_open(struct store *st, struct store_window **out,
-    size_t *n);
-/* store_windows_abandon: drop the windows' completions, queue the marking. */
-int writer_windows_abandon(struct store *st);
 /* Queue the deletion; st->mu held. */
 int writer_delete_after(struct store *st, int device, int src,
     int64_t after_ns);
-/* store_device_map, store_card, store_smi_version: queued. */
-int writer_device_map(struct store *st, int device, const char *metric_file,
-    const char *bus_id, int64_t ts_ns);
-int writer_card(struct store *st, const struct card *c, int64_t ts_ns);
-int writer_smi_version(struct store *st, const char *version, int64_t ts_ns);
 /* The writer's part of store_get_stats; st->mu held. */
 void writer_stats(struct store *st, struct store_stats *out);
-/* store_unreliable_metrics: a copy of those read before the thread started. */
-int writer_unreliable(struct store *st, char ***keys, size_t *n);
 /* Under st->mu: a row reached a pending request's time: wake the thread. */
 void writer_sync_nudge(struct store *st);
 /* Stop the thread and store what it had queued on this one; st->w NULL after. */

@@ -128,7 +128,7 @@ writer_stats(struct store *st, struct store_stats *out)
 }
 
 int
-writer_unreliable(struct store *st, char ***keys, size_t *n)
+store_unreliable_metrics(struct store *st, char ***keys, size_t *n)
 {
 	struct writer *w = st->w;
 
@@ -659,8 +659,9 @@ writer_lock_db(struct store *st)
 	pthread_mutex_unlock(&st->mu);
 }
 
+/* Wake the thread to run the queue and write the rows. */
 int
-writer_kick(struct store *st)
+store_flush(struct store *st)
 {
 	pthread_mutex_lock(&st->mu);
 	st->w->flush_req = true;

@@ -84,8 +84,9 @@ job_new(struct store *st, enum job_kind kind)
 	return j;
 }
 
+/* The next id at once, the insert queued. */
 int
-writer_window_begin(struct store *st, const char *tag, uint32_t uid,
+store_window_begin(struct store *st, const char *tag, uint32_t uid,
     int32_t pid, int64_t begin_ns, const char *meta_json,
     const struct clocksync *clock, int32_t until_pid, int64_t *id)
 {
@@ -110,8 +111,9 @@ writer_window_begin(struct store *st, const char *tag, uint32_t uid,
 	return 0;
 }
 
+/* Queued, with the request that completes the window. */
 int
-writer_window_end(struct store *st, int64_t id, int64_t end_ns,
+store_window_end(struct store *st, int64_t id, int64_t end_ns,
     enum store_ended_by by, const struct clocksync *clock)
 {
 	struct job *j = job_new(st, JOB_WINDOW_END);
@@ -141,7 +143,7 @@ writer_window_end(struct store *st, int64_t id, int64_t end_ns,
 }
 
 int
-writer_window_get(struct store *st, int64_t id, struct store_window **out)
+store_window_get(struct store *st, int64_t id, struct store_window **out)
 {
 	struct writer *w = st->w;
 	struct store_window *sw;
@@ -213,7 +215,7 @@ window_cmp(const void *a, const void *b)
 }
 
 int
-writer_windows_open(struct store *st, struct store_window **out, size_t *n)
+store_windows_open(struct store *st, struct store_window **out, size_t *n)
 {
 	struct writer *w = st->w;
 	struct store_window *v = NULL;
@@ -222,7 +224,8 @@ writer_windows_open(struct store *st, struct store_window **out, size_t *n)
 
 	*out = NULL;
 	*n = 0;
-	/* the thread changes w->open only under dbmu (held), the queue under mu */
+	/* the thread changes w->open only under dbmu, the queue under mu */
+	writer_lock_db(st);
 	pthread_mutex_lock(&st->mu);
 	cap = w->nopen + w->njobs;
 	if (cap > 0 && (v = calloc(cap, sizeof(*v))) == NULL)
@@ -236,6 +239,7 @@ writer_windows_open(struct store *st, struct store_window **out, size_t *n)
 		    (rc = window_copy(&v[count], &j->win)) == 0)
 			count++;
 	pthread_mutex_unlock(&st->mu);
+	pthread_mutex_unlock(&st->dbmu);
 	if (rc == -1) {
 		log_warnx("%s: open windows: out of memory", st->path);
 		writer_windows_free(v, count);
@@ -248,8 +252,9 @@ writer_windows_open(struct store *st, struct store_window **out, size_t *n)
 	return 0;
 }
 
+/* Drop the windows' completions, queue the marking. */
 int
-writer_windows_abandon(struct store *st)
+store_windows_abandon(struct store *st)
 {
 	struct job *j = job_new(st, JOB_WINDOWS_ABANDONED);
 
@@ -263,7 +268,7 @@ writer_windows_abandon(struct store *st)
 }
 
 int
-writer_window_restarts(struct store *st, int64_t id, unsigned restarts)
+store_window_set_restarts(struct store *st, int64_t id, unsigned restarts)
 {
 	struct job *j = job_new(st, JOB_WINDOW_RESTARTS);
 
@@ -275,12 +280,14 @@ writer_window_restarts(struct store *st, int64_t id, unsigned restarts)
 	return 0;
 }
 
+/* After its next flush, the thread summarizes the windows due. */
 int
-writer_summarize_due(struct store *st, int64_t settle_ns,
-    int64_t idle_lookback_ns)
+store_windows_summarize_due(struct store *st, int64_t now_ns,
+    int64_t settle_ns, int64_t idle_lookback_ns)
 {
 	struct writer *w = st->w;
 
+	(void)now_ns;		/* the thread summarizes at its own now */
 	pthread_mutex_lock(&st->mu);
 	w->summarize_req = true;
 	w->settle_ns = settle_ns;
@@ -306,7 +313,7 @@ writer_delete_after(struct store *st, int device, int src, int64_t after_ns)
 }
 
 int
-writer_device_map(struct store *st, int device, const char *metric_file,
+store_device_map(struct store *st, int device, const char *metric_file,
     const char *bus_id, int64_t ts_ns)
 {
 	struct job *j = job_new(st, JOB_DEVICE_MAP);
@@ -323,7 +330,7 @@ writer_device_map(struct store *st, int device, const char *metric_file,
 }
 
 int
-writer_card(struct store *st, const struct card *c, int64_t ts_ns)
+store_card(struct store *st, const struct card *c, int64_t ts_ns)
 {
 	struct job *j = job_new(st, JOB_CARD);
 
@@ -336,7 +343,7 @@ writer_card(struct store *st, const struct card *c, int64_t ts_ns)
 }
 
 int
-writer_smi_version(struct store *st, const char *version, int64_t ts_ns)
+store_smi_version(struct store *st, const char *version, int64_t ts_ns)
 {
 	struct job *j = job_new(st, JOB_SMI_VERSION);
 
