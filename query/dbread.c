@@ -1,7 +1,7 @@
 /*
  * dbread: the readers' shared ground, how they report, and what is read
  * of the database as a whole: the host, aiu-smi's versions, the oldest
- * sample, a count of samples (contracts in dbread.h).
+ * sample (contracts in dbread.h).
  */
 #include "dbread.h"
 #include "dbread_priv.h"
@@ -118,24 +118,6 @@ db_cover_after(sqlite3 *db, int64_t ts_ns, bool *found, int64_t *from_ns)
 	return query_ts(db, "SELECT min(" SCHEMA_C_TS " - "
 	    SCHEMA_C_INTERVAL " * 1000000) FROM " SCHEMA_T_SAMPLES " WHERE "
 	    SCHEMA_C_TS " >= ?1", true, ts_ns, found, from_ns);
-}
-
-int
-db_count_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns, int64_t *count)
-{
-	sqlite3_stmt *s;
-	int rc;
-
-	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM " SCHEMA_T_SAMPLES
-	    " WHERE " DB_OVERLAPS_SQL, -1, &s, NULL) != SQLITE_OK)
-		return db_error(db, "the samples");
-	sqlite3_bind_int64(s, 1, lo_ns);
-	sqlite3_bind_int64(s, 2, hi_ns);
-	sqlite3_bind_int64(s, 3, hi_ns + DB_MAX_INTERVAL_NS);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		*count = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	return rc == SQLITE_ROW ? 0 : db_error(db, "the samples");
 }
 
 int

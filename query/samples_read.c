@@ -130,25 +130,31 @@ db_coarse_free(struct db_coarse *c)
 }
 
 /*
- * The rule (bestsrc.h) over cols' columns, into *b; the column names it
- * points at, which the caller frees once the query is built, or NULL if
- * the database cannot say which rows carry which stream.
+ * The rule (bestsrc.h) over cols' columns, into *b, and the start of a
+ * query of the samples that match where: its WITH, then "SELECT ts_ns,
+ * device, interval_ms".  *names gets the column names b points at, which
+ * the caller frees once the query is built.  NULL if the database cannot
+ * say which rows carry which stream.
  */
-static const char **
-rule_of(sqlite3 *db, const struct db_metric *const *cols, size_t ncols,
-    struct bestsrc *b)
+static sqlite3_str *
+select_begin(sqlite3 *db, const struct db_metric *const *cols, size_t ncols,
+    const char *where, struct bestsrc *b, const char ***names)
 {
-	const char **names;
+	sqlite3_str *q;
 
-	if ((names = calloc(ncols > 0 ? ncols : 1, sizeof(*names))) == NULL)
+	if ((*names = calloc(ncols > 0 ? ncols : 1, sizeof(**names))) == NULL)
 		errx(EXIT_FAILURE, "out of memory");
 	for (size_t i = 0; i < ncols; i++)
-		names[i] = cols[i] != NULL ? cols[i]->col : NULL;
-	if (bestsrc_init(db, b, names, ncols) == -1) {
-		free(names);
+		(*names)[i] = cols[i] != NULL ? cols[i]->col : NULL;
+	if (bestsrc_init(db, b, *names, ncols) == -1) {
+		free(*names);
 		return NULL;
 	}
-	return names;
+	q = sqlite3_str_new(db);
+	bestsrc_with(q, b, where);
+	sqlite3_str_appendall(q, "SELECT " SCHEMA_C_TS ", " SCHEMA_C_DEVICE
+	    ", " SCHEMA_C_INTERVAL);
+	return q;
 }
 
 /* The statement q built (q is finished), or NULL if it does not prepare. */
@@ -174,12 +180,9 @@ db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
 	const char **names;
 	struct bestsrc b;
 
-	if ((names = rule_of(db, cols, ncols, &b)) == NULL)
+	if ((q = select_begin(db, cols, ncols, DB_OVERLAPS_SQL, &b,
+	    &names)) == NULL)
 		return NULL;
-	q = sqlite3_str_new(db);
-	bestsrc_with(q, &b, DB_OVERLAPS_SQL);
-	sqlite3_str_appendall(q, "SELECT " SCHEMA_C_TS ", " SCHEMA_C_DEVICE
-	    ", " SCHEMA_C_INTERVAL);
 	for (size_t i = 0; i < ncols; i++) {
 		sqlite3_str_appendall(q, ", ");
 		bestsrc_col(q, &b, i);
@@ -238,12 +241,48 @@ db_newest_by_device(sqlite3 *db, int64_t begin_ns, int64_t end_ns,
 	return 0;
 }
 
+/* Bind the span (lo_ns, hi_ns) to DB_OVERLAPS_SQL's ?1, ?2 and ?3. */
+static void
+bind_overlaps(sqlite3_stmt *s, int64_t lo_ns, int64_t hi_ns)
+{
+	sqlite3_bind_int64(s, 1, lo_ns);
+	sqlite3_bind_int64(s, 2, hi_ns);
+	sqlite3_bind_int64(s, 3, hi_ns + DB_MAX_INTERVAL_NS);
+}
+
+/*
+ * Add to *count the one value of sql, a count(*) of the samples matching
+ * DB_OVERLAPS_SQL over (lo_ns, hi_ns).
+ */
+static int
+count_overlapping(sqlite3 *db, const char *sql, int64_t lo_ns, int64_t hi_ns,
+    int64_t *count)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		return db_error(db, "the samples");
+	bind_overlaps(s, lo_ns, hi_ns);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		*count += sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 0 : db_error(db, "the samples");
+}
+
+int
+db_count_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns, int64_t *count)
+{
+	*count = 0;
+	return count_overlapping(db, "SELECT count(*) FROM " SCHEMA_T_SAMPLES
+	    " WHERE " DB_OVERLAPS_SQL, lo_ns, hi_ns, count);
+}
+
 int
 db_count_file_rows(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
     const char *device_sql, int64_t *count)
 {
 	sqlite3_str *q;
-	sqlite3_stmt *s;
 	struct bestsrc b;
 	char *sql;
 	int rc;
@@ -258,17 +297,9 @@ db_count_file_rows(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
 	sqlite3_str_appendf(q, DB_OVERLAPS_SQL "%s", device_sql);
 	if ((sql = sqlite3_str_finish(q)) == NULL)
 		errx(EXIT_FAILURE, "out of memory");
-	rc = db_preparef(db, &s, "the samples", "%s", sql);
+	rc = count_overlapping(db, sql, lo_ns, hi_ns, count);
 	sqlite3_free(sql);
-	if (rc != 0)
-		return rc;
-	sqlite3_bind_int64(s, 1, lo_ns);
-	sqlite3_bind_int64(s, 2, hi_ns);
-	sqlite3_bind_int64(s, 3, hi_ns + DB_MAX_INTERVAL_NS);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		*count += sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	return rc == SQLITE_ROW ? 0 : db_error(db, "the samples");
+	return rc;
 }
 
 int
@@ -284,9 +315,7 @@ db_count_coarse(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
 	    SCHEMA_T_SAMPLES " WHERE " DB_OVERLAPS_SQL " AND " SCHEMA_C_DEVICE
 	    " = ?4 AND " SCHEMA_C_TS " BETWEEN ?5 AND ?6%s", device_sql)) != 0)
 		return rc;
-	sqlite3_bind_int64(s, 1, lo_ns);
-	sqlite3_bind_int64(s, 2, hi_ns);
-	sqlite3_bind_int64(s, 3, hi_ns + DB_MAX_INTERVAL_NS);
+	bind_overlaps(s, lo_ns, hi_ns);
 	for (size_t i = 0; i < c->n; i++) {
 		sqlite3_bind_int(s, 4, c->r[i].device);
 		sqlite3_bind_int64(s, 5, c->r[i].first_ns);
@@ -341,12 +370,9 @@ db_select_newest(sqlite3 *db, const struct db_metric *const *cols,
 	const char **names;
 	struct bestsrc b;
 
-	if ((names = rule_of(db, cols, ncols, &b)) == NULL)
+	if ((q = select_begin(db, cols, ncols, SCHEMA_C_TS " > ?1 AND "
+	    SCHEMA_C_TS " <= ?2", &b, &names)) == NULL)
 		return NULL;
-	q = sqlite3_str_new(db);
-	bestsrc_with(q, &b, SCHEMA_C_TS " > ?1 AND " SCHEMA_C_TS " <= ?2");
-	sqlite3_str_appendall(q, "SELECT " SCHEMA_C_TS ", " SCHEMA_C_DEVICE
-	    ", " SCHEMA_C_INTERVAL);
 	for (size_t i = 0; i < ncols; i++) {
 		sqlite3_str_appendall(q, ", ");
 		if (names[i] == NULL) {
