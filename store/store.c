@@ -1,14 +1,14 @@
 /*
  * store: the daemon's store (contract in store.h): opening and closing it,
- * the rows, the catalog and the status.  Every call here is the event
- * loop's side of the writer thread: it touches memory under st->mu (the
- * row buffer, storebuf.c) or queues a change for the thread, and only
- * store_metric with a key the catalog lacks waits for the connection.
- * The calls that only queue a change or read what the thread keeps (the
- * windows, the inventory, store_flush) are the writer's own, in
- * writer_jobs.c and writer.c.  What the thread runs on the connection is
- * in storedb.c, store_windows.c, store_summary.c, smiversion.c and
- * retention.c; it reaches them through the table below.
+ * the rows, the catalog, the open windows and the status.  Every call here
+ * is the event loop's side of the writer thread: it touches memory under
+ * st->mu (the row buffer, storebuf.c) or queues a change for the thread,
+ * and only store_metric with a key the catalog lacks waits for the
+ * connection.  The calls that only queue a change or read what the thread
+ * keeps (the other window calls, the inventory, store_flush) are the
+ * writer's own, in writer_jobs.c and writer.c.  What the thread runs on
+ * the connection is in storedb.c, store_windows.c, store_summary.c,
+ * smiversion.c and retention.c; it reaches them through the table below.
  */
 #include "store_priv.h"
 #include "storedb.h"
@@ -139,6 +139,19 @@ store_metric(struct store *st, const char *key, const char *unit, int *id)
 	 */
 	writer_lock_db(st);
 	rc = store_db_metric_add(st, key, unit, id);
+	pthread_mutex_unlock(&st->dbmu);
+	return rc;
+}
+
+/* ---- windows ---- */
+
+int
+store_windows_open(struct store *st, struct store_window **out, size_t *n)
+{
+	int rc;
+
+	writer_lock_db(st);
+	rc = writer_windows_open(st, out, n);
 	pthread_mutex_unlock(&st->dbmu);
 	return rc;
 }

@@ -306,10 +306,11 @@ int store_path_check(const char *path, char *why, size_t len);
  * The writer reaches the connection's side only through these pointers
  * (filled in by store.c), so that it calls into no other store file.
  * store.h's calls that only queue a change or read what the thread keeps
- * (store_flush, store_window_*, store_windows_*, store_device_map,
- * store_card, store_smi_version, store_unreliable_metrics) are defined
- * there; -1 from them only when out of memory.  The writer_* calls below
- * are the rest of what store.c asks of the writer. */
+ * (store_flush, store_window_*, store_windows_abandon and
+ * store_windows_summarize_due, store_device_map, store_card,
+ * store_smi_version, store_unreliable_metrics) are defined there; -1 from
+ * them only when out of memory.  The writer_* calls below are the rest of
+ * what store.c asks of the writer. */
 struct writer_ops {
 	int (*rows_write)(struct store *, const struct rowring *, size_t *);
 	int (*delete_after)(struct store *, int, int, int64_t);
@@ -346,6 +347,10 @@ int writer_start(struct store *st, const struct writer_ops *ops,
  * the writer, between two steps of its work, lets it go first.
  */
 void writer_lock_db(struct store *st);
+/* store_windows_open: the windows stored open, with the queued changes;
+ * st->dbmu held (writer_lock_db), so that the thread changes none. */
+int writer_windows_open(struct store *st, struct store_window **out,
+    size_t *n);
 /* Queue the deletion; st->mu held. */
 int writer_delete_after(struct store *st, int device, int src,
     int64_t after_ns);

@@ -2,10 +2,10 @@
  * writer_jobs: the changes other than rows that the event loop hands to the
  * writer thread (window begin, end and restarts, windows abandoned,
  * deletions, device maps, cards, aiu-smi's version), queued in order under
- * st->mu, and run on the connection by the thread (writer.c); and the
- * windows as the loop sees them meanwhile.  What a recreated database must get
- * back is remembered here as the jobs run: the open windows, and the
- * newest device map and card of each.
+ * st->mu by the store.h calls defined here, and run on the connection by
+ * the thread (writer.c); and the windows as the loop sees them meanwhile.
+ * What a recreated database must get back is remembered here as the jobs
+ * run: the open windows, and the newest device map and card of each.
  */
 #include "store_priv.h"
 #include "writer_priv.h"
@@ -215,7 +215,7 @@ window_cmp(const void *a, const void *b)
 }
 
 int
-store_windows_open(struct store *st, struct store_window **out, size_t *n)
+writer_windows_open(struct store *st, struct store_window **out, size_t *n)
 {
 	struct writer *w = st->w;
 	struct store_window *v = NULL;
@@ -224,8 +224,7 @@ store_windows_open(struct store *st, struct store_window **out, size_t *n)
 
 	*out = NULL;
 	*n = 0;
-	/* the thread changes w->open only under dbmu, the queue under mu */
-	writer_lock_db(st);
+	/* the thread changes w->open only under dbmu (held), the queue under mu */
 	pthread_mutex_lock(&st->mu);
 	cap = w->nopen + w->njobs;
 	if (cap > 0 && (v = calloc(cap, sizeof(*v))) == NULL)
@@ -239,7 +238,6 @@ store_windows_open(struct store *st, struct store_window **out, size_t *n)
 		    (rc = window_copy(&v[count], &j->win)) == 0)
 			count++;
 	pthread_mutex_unlock(&st->mu);
-	pthread_mutex_unlock(&st->dbmu);
 	if (rc == -1) {
 		log_warnx("%s: open windows: out of memory", st->path);
 		writer_windows_free(v, count);
