@@ -1,12 +1,11 @@
 /* log: stderr or native journal logging, and a small rate limiter. */
 #include "log.h"
 
-#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <syslog.h>
 #include <unistd.h>
 
 #include <systemd/sd-journal.h>
@@ -86,103 +85,22 @@ log_emit(int prio, const char *const *fields, const char *msg)
 	fprintf(stderr, "%s: %s\n", log_progname, msg);
 }
 
-static void
-log_vlog(int prio, const char *const *fields, const char *errstr,
-    const char *fmt, va_list ap)
+void
+log_at(int prio, int errnum, const char *const *fields, const char *fmt, ...)
 {
 	char msg[2048];
+	va_list ap;
 	int n;
 
 	if (!log_enabled(prio))
 		return;
+	va_start(ap, fmt);
 	n = vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (errstr != NULL && n >= 0 && (size_t)n < sizeof(msg))
-		snprintf(msg + n, sizeof(msg) - (size_t)n, ": %s", errstr);
+	va_end(ap);
+	if (errnum != LOG_NOERR && n >= 0 && (size_t)n < sizeof(msg))
+		snprintf(msg + n, sizeof(msg) - (size_t)n, ": %s",
+		    strerror(errnum));
 	log_emit(prio, fields, msg);
-}
-
-void
-log_fields(int prio, const char *const *fields, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vlog(prio, fields, NULL, fmt, ap);
-	va_end(ap);
-}
-
-void
-log_warn(const char *fmt, ...)
-{
-	const char *errstr = strerror(errno);
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vlog(LOG_WARNING, NULL, errstr, fmt, ap);
-	va_end(ap);
-}
-
-void
-log_warnx(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vlog(LOG_WARNING, NULL, NULL, fmt, ap);
-	va_end(ap);
-}
-
-void
-log_notice(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vlog(LOG_NOTICE, NULL, NULL, fmt, ap);
-	va_end(ap);
-}
-
-void
-log_info(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vlog(LOG_INFO, NULL, NULL, fmt, ap);
-	va_end(ap);
-}
-
-void
-log_debug(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vlog(LOG_DEBUG, NULL, NULL, fmt, ap);
-	va_end(ap);
-}
-
-void
-fatal(int code, const char *fmt, ...)
-{
-	const char *errstr = strerror(errno);
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vlog(LOG_ERR, NULL, errstr, fmt, ap);
-	va_end(ap);
-	exit(code);
-}
-
-void
-fatalx(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vlog(LOG_ERR, NULL, NULL, fmt, ap);
-	va_end(ap);
-	exit(code);
 }
 
 bool

@@ -10,9 +10,11 @@
 #ifndef SPYREMON_LOG_H
 #define SPYREMON_LOG_H
 
-#include <stdarg.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <syslog.h>
 
 #define LOG_FMT(a, b) __attribute__((format(printf, a, b)))
 
@@ -25,21 +27,33 @@ void log_set_verbosity(int verbosity);
 /* True when messages go to the journal rather than stderr. */
 bool log_to_journal(void);
 
-void log_warn(const char *fmt, ...) LOG_FMT(1, 2);
-void log_warnx(const char *fmt, ...) LOG_FMT(1, 2);
-void log_notice(const char *fmt, ...) LOG_FMT(1, 2);
-void log_info(const char *fmt, ...) LOG_FMT(1, 2);
-void log_debug(const char *fmt, ...) LOG_FMT(1, 2);
-_Noreturn void fatal(int code, const char *fmt, ...) LOG_FMT(2, 3);
-_Noreturn void fatalx(int code, const char *fmt, ...) LOG_FMT(2, 3);
+/* errnum for log_at when no ": strerror" suffix is wanted. */
+#define LOG_NOERR (-1)
 
 /*
- * Log at syslog priority prio with extra journal fields.  fields is a
- * NULL-terminated list of "KEY=value" strings (may be NULL); on stderr the
- * fields are dropped and only the message is printed.
+ * Log at syslog priority prio, adding ": strerror(errnum)" unless errnum is
+ * LOG_NOERR.  fields is a NULL-terminated list of "KEY=value" journal
+ * fields (may be NULL); on stderr the fields are dropped and only the
+ * message is printed.
  */
-void log_fields(int prio, const char *const *fields, const char *fmt, ...)
-	LOG_FMT(3, 4);
+void log_at(int prio, int errnum, const char *const *fields, const char *fmt,
+    ...) LOG_FMT(4, 5);
+
+/*
+ * The usual entry points, by priority; the ones ending in x (and
+ * log_notice, log_info, log_debug) leave errno out.
+ */
+#define log_warn(...)	log_at(LOG_WARNING, errno, NULL, __VA_ARGS__)
+#define log_warnx(...)	log_at(LOG_WARNING, LOG_NOERR, NULL, __VA_ARGS__)
+#define log_notice(...)	log_at(LOG_NOTICE, LOG_NOERR, NULL, __VA_ARGS__)
+#define log_info(...)	log_at(LOG_INFO, LOG_NOERR, NULL, __VA_ARGS__)
+#define log_debug(...)	log_at(LOG_DEBUG, LOG_NOERR, NULL, __VA_ARGS__)
+#define log_fields(prio, fields, ...) \
+	log_at((prio), LOG_NOERR, (fields), __VA_ARGS__)
+#define fatal(code, ...) \
+	(log_at(LOG_ERR, errno, NULL, __VA_ARGS__), exit(code))
+#define fatalx(code, ...) \
+	(log_at(LOG_ERR, LOG_NOERR, NULL, __VA_ARGS__), exit(code))
 
 /*
  * A rate limit for repeated messages: at most burst messages per interval.
