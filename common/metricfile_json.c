@@ -61,37 +61,31 @@ parse_id(const char *s, uint32_t *out)
 	return 0;
 }
 
+/* A word the table file uses and the enum value it stands for. */
+struct code_name {
+	const char *name;
+	int code;
+};
+
+static const struct code_name vtype_codes[] = {
+	{ "int", MF_VT_INT }, { "KiB", MF_VT_KIB }, { "MiB", MF_VT_MIB },
+	{ "GiB", MF_VT_GIB }, { "fdec1", MF_VT_FDEC1 },
+	{ "float", MF_VT_FLOAT }, { NULL, -1 },
+};
+
+static const struct code_name summ_codes[] = {
+	{ "first", MF_SUM_FIRST }, { "last", MF_SUM_LAST },
+	{ "sum", MF_SUM_SUM }, { "avg", MF_SUM_AVG },
+	{ "max", MF_SUM_MAX }, { NULL, -1 },
+};
+
+/* The code table gives for name s (table ends at a NULL name), or -1. */
 static int
-parse_vtype(const char *s, enum mf_vtype *out)
+code_of(const struct code_name *table, const char *s)
 {
-	static const struct { const char *n; enum mf_vtype v; } m[] = {
-		{ "int", MF_VT_INT }, { "KiB", MF_VT_KIB }, { "MiB", MF_VT_MIB },
-		{ "GiB", MF_VT_GIB }, { "fdec1", MF_VT_FDEC1 },
-		{ "float", MF_VT_FLOAT },
-	};
-
-	for (size_t i = 0; s != NULL && i < sizeof(m) / sizeof(m[0]); i++)
-		if (strcmp(s, m[i].n) == 0) {
-			*out = m[i].v;
-			return 0;
-		}
-	return -1;
-}
-
-static int
-parse_summ(const char *s, enum mf_summ *out)
-{
-	static const struct { const char *n; enum mf_summ v; } m[] = {
-		{ "first", MF_SUM_FIRST }, { "last", MF_SUM_LAST },
-		{ "sum", MF_SUM_SUM }, { "avg", MF_SUM_AVG },
-		{ "max", MF_SUM_MAX },
-	};
-
-	for (size_t i = 0; s != NULL && i < sizeof(m) / sizeof(m[0]); i++)
-		if (strcmp(s, m[i].n) == 0) {
-			*out = m[i].v;
-			return 0;
-		}
+	for (; s != NULL && table->name != NULL; table++)
+		if (strcmp(s, table->name) == 0)
+			return table->code;
 	return -1;
 }
 
@@ -144,6 +138,7 @@ load_metrics(yajl_val arr, struct mf_table *t, const char *path, char *err,
 		const char *sec = str_field(e, "section");
 		const char *name = str_field(e, "name");
 		struct mf_metric_type m = { 0 };
+		int vtype, summ;
 		size_t k;
 
 		if (sec == NULL || name == NULL ||
@@ -159,12 +154,16 @@ load_metrics(yajl_val arr, struct mf_table *t, const char *path, char *err,
 			return errf(err, errlen, path, "metric_type[%zu] (%s): "
 			    "no section_type named \"%s\"", i, name, sec);
 		m.section = t->sections[k].id;
-		if (parse_vtype(str_field(e, "type"), &m.vtype) == -1)
+		vtype = code_of(vtype_codes, str_field(e, "type"));
+		summ = code_of(summ_codes, str_field(e, "summarizer"));
+		if (vtype == -1)
 			return errf(err, errlen, path, "metric_type[%zu] (%s): "
 			    "unknown \"type\"", i, name);
-		if (parse_summ(str_field(e, "summarizer"), &m.summ) == -1)
+		if (summ == -1)
 			return errf(err, errlen, path, "metric_type[%zu] (%s): "
 			    "unknown \"summarizer\"", i, name);
+		m.vtype = (enum mf_vtype)vtype;
+		m.summ = (enum mf_summ)summ;
 		if (copy_name(m.name, name) == -1)
 			return errf(err, errlen, path, "metric_type[%zu]: name "
 			    "too long", i);
