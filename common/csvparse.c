@@ -509,6 +509,7 @@ parse_cell(const struct csv_parser *p, int i, const char *s, const char *e,
 {
 	const struct csv_column *col = &p->cols[i];
 	struct csv_value *v = &row->values[i];
+	const char *why = NULL;
 	enum decimal_status st;
 
 	if (col->role != CSV_ROLE_METRIC) {
@@ -518,33 +519,27 @@ parse_cell(const struct csv_parser *p, int i, const char *s, const char *e,
 	}
 	switch (col->role) {
 	case CSV_ROLE_ID:
-		if (parse_uint(s, e, DEVICE_ID_MAX, &row->device) == -1) {
-			bad_cell(res, i, col->key, "not a device ID", s, e);
-			return -1;
-		}
-		return 0;
+		if (parse_uint(s, e, DEVICE_ID_MAX, &row->device) == -1)
+			why = "not a device ID";
+		break;
 	case CSV_ROLE_DATE:
-		if (!is_missing(s, e) && parse_date(s, e, &row->date) == -1) {
-			bad_cell(res, i, col->key, "not a date (YYYYMMDD)",
-			    s, e);
-			return -1;
-		}
-		return 0;
+		if (!is_missing(s, e) && parse_date(s, e, &row->date) == -1)
+			why = "not a date (YYYYMMDD)";
+		break;
 	case CSV_ROLE_TIME:
-		if (!is_missing(s, e) && parse_hms(s, e, &row->hms) == -1) {
-			bad_cell(res, i, col->key, "not a time (HH:MM:SS)",
-			    s, e);
-			return -1;
-		}
-		return 0;
+		if (!is_missing(s, e) && parse_hms(s, e, &row->hms) == -1)
+			why = "not a time (HH:MM:SS)";
+		break;
 	case CSV_ROLE_METRIC:
+		st = parse_decimal(s, e, v);
+		if (st != DECIMAL_OK)
+			why = st == DECIMAL_RANGE ? "number out of range" :
+			    "not a number";
 		break;
 	}
-	st = parse_decimal(s, e, v);
-	if (st == DECIMAL_OK)
+	if (why == NULL)
 		return 0;
-	bad_cell(res, i, col->key, st == DECIMAL_RANGE ?
-	    "number out of range" : "not a number", s, e);
+	bad_cell(res, i, col->key, why, s, e);
 	return -1;
 }
 
