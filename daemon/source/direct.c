@@ -305,14 +305,23 @@ check_file(struct dcard *c, uint64_t mono_ns)
 	return false;
 }
 
-/* The map's bytes read once each: the writer may change them any time. */
+/*
+ * n bytes of the map from off into b, each read once: the writer may change
+ * them any time.
+ */
+static void
+map_copy(const struct dcard *c, size_t off, uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = ((const volatile uint8_t *)c->map)[off + i];
+}
+
 static uint32_t
 map_u32(const struct dcard *c, size_t off)
 {
 	uint8_t b[4];
 
-	for (int i = 0; i < 4; i++)
-		b[i] = ((const volatile uint8_t *)c->map)[off + (size_t)i];
+	map_copy(c, off, b, sizeof(b));
 	return mf_get_u32(b, c->order);
 }
 
@@ -321,8 +330,7 @@ map_u64(const struct dcard *c, size_t off)
 {
 	uint8_t b[8];
 
-	for (int i = 0; i < 8; i++)
-		b[i] = ((const volatile uint8_t *)c->map)[off + (size_t)i];
+	map_copy(c, off, b, sizeof(b));
 	return mf_get_u64(b, c->order);
 }
 

@@ -82,14 +82,23 @@ source_stored_interval(const struct source *src)
 	return src->windows_open ? fine_ns(src) : src->interval_ns;
 }
 
-struct pace_params
-source_pace_params(const struct source *src)
+/* The pace parameters of rows held in a pre-window ring. */
+static struct pace_params
+ring_params(const struct source *src)
 {
 	struct pace_params prm = {
 		.fine_ns = fine_ns(src),
 		.coarse_ns = src->interval_ns,
 		.pre_ns = src->cfg->source.pre_window_ns,
 	};
+
+	return prm;
+}
+
+struct pace_params
+source_pace_params(const struct source *src)
+{
+	struct pace_params prm = ring_params(src);
 
 	/* without a ring, the child's own rate is the stored one */
 	if (prm.pre_ns == 0 || src->direct_all)
@@ -100,15 +109,11 @@ source_pace_params(const struct source *src)
 struct pace_params
 source_direct_params(const struct source *src)
 {
-	struct pace_params prm = {
-		.fine_ns = fine_ns(src),
-		.coarse_ns = src->interval_ns,
-		.pre_ns = src->cfg->source.pre_window_ns,
-	};
+	struct pace_params prm = ring_params(src);
 
+	/* without a ring, rows are paced at the rate they are stored at */
 	if (prm.pre_ns == 0)
-		prm.fine_ns = prm.coarse_ns = src->windows_open ? fine_ns(src) :
-		    src->interval_ns;
+		prm.fine_ns = prm.coarse_ns = source_stored_interval(src);
 	return prm;
 }
 
