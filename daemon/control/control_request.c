@@ -452,16 +452,21 @@ status_child(yajl_gen g, const struct source_stats *ss)
 {
 	jsonw_str(g, "child");
 	yajl_gen_map_open(g);
-	if (ss->pid != 0)
-		jsonw_put_int(g, "pid", ss->pid);
-	else
-		jsonw_put_null(g, "pid");
+	jsonw_put_int_or_null(g, "pid", ss->pid != 0, ss->pid);
 	jsonw_put_str(g, "state", ss->pid != 0 ? "running" : "stopped");
 	jsonw_put_uint(g, "restarts", ss->restarts);
 	jsonw_put_str_or_null(g, "last_error", ss->last_error);
 	jsonw_put_uint(g, "bad_lines", ss->bad_lines);
 	jsonw_put_str_or_null(g, "smi_version", ss->smi_version);
 	yajl_gen_map_close(g);
+}
+
+/* "newest_ns" and "newest_age_ns" of a sample stamped newest (0: none). */
+static void
+put_newest(yajl_gen g, int64_t newest, int64_t now_ns)
+{
+	jsonw_put_int_or_null(g, "newest_ns", newest != 0, newest);
+	jsonw_put_int_or_null(g, "newest_age_ns", newest != 0, now_ns - newest);
 }
 
 static void
@@ -476,13 +481,7 @@ status_sampling(yajl_gen g, const struct control_ctx *ctx,
 	jsonw_put_uint(g, "pre_window_ns", ctx->cfg->source.pre_window_ns);
 	jsonw_put_uint(g, "child_interval_ns", ss->interval_ns);
 	jsonw_put_str(g, "direct", config_direct_name(ctx->cfg->source.direct));
-	if (ss->newest_ts_ns != 0) {
-		jsonw_put_int(g, "newest_ns", ss->newest_ts_ns);
-		jsonw_put_int(g, "newest_age_ns", now_ns - ss->newest_ts_ns);
-	} else {
-		jsonw_put_null(g, "newest_ns");
-		jsonw_put_null(g, "newest_age_ns");
-	}
+	put_newest(g, ss->newest_ts_ns, now_ns);
 	yajl_gen_map_close(g);
 }
 
@@ -500,16 +499,12 @@ status_cards(yajl_gen g, const struct control_ctx *ctx)
 		yajl_gen_map_open(g);
 		jsonw_put_str(g, "bus_id", c->bus_id);
 		jsonw_put_str(g, "function", c->vf ? "vf" : "pf");
-		if (c->numa_node >= 0)
-			jsonw_put_int(g, "numa_node", c->numa_node);
-		else
-			jsonw_put_null(g, "numa_node");
+		jsonw_put_int_or_null(g, "numa_node", c->numa_node >= 0,
+		    c->numa_node);
 		jsonw_put_str_or_null(g, "driver", c->driver);
 		jsonw_put_str_or_null(g, "link_speed", c->link_speed);
-		if (c->link_width > 0)
-			jsonw_put_int(g, "link_width", c->link_width);
-		else
-			jsonw_put_null(g, "link_width");
+		jsonw_put_int_or_null(g, "link_width", c->link_width > 0,
+		    c->link_width);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -582,10 +577,8 @@ status_direct(yajl_gen g, const struct direct_card_stats *dc, int64_t now_ns)
 	jsonw_put_str_or_null(g, "clock_why", dc->clock_why);
 	jsonw_put_uint(g, "file_interval", dc->interval);
 	jsonw_put_bool(g, "byte_swapped", dc->swapped);
-	if (dc->newest_ts_ns != 0)
-		jsonw_put_int(g, "newest_age_ns", now_ns - dc->newest_ts_ns);
-	else
-		jsonw_put_null(g, "newest_age_ns");
+	jsonw_put_int_or_null(g, "newest_age_ns", dc->newest_ts_ns != 0,
+	    now_ns - dc->newest_ts_ns);
 	file_metrics(g, dc->metrics);
 	yajl_gen_map_close(g);
 }
@@ -599,13 +592,7 @@ card_newest(yajl_gen g, int64_t aiusmi_ns, const struct direct_card_stats *dc,
 
 	if (dc != NULL && dc->newest_ts_ns > newest)
 		newest = dc->newest_ts_ns;
-	if (newest != 0) {
-		jsonw_put_int(g, "newest_ns", newest);
-		jsonw_put_int(g, "newest_age_ns", now_ns - newest);
-	} else {
-		jsonw_put_null(g, "newest_ns");
-		jsonw_put_null(g, "newest_age_ns");
-	}
+	put_newest(g, newest, now_ns);
 }
 
 static void
