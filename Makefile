@@ -117,11 +117,11 @@ INC_COMMON = -Icommon
 INC_QUERY  = $(INC_COMMON) -Iquery
 INC_STORE  = $(INC_QUERY) -Istore
 INC_DAEMON = $(INC_STORE) -Idaemon -Idaemon/source -Idaemon/control
-INC_CLIENT = $(INC_STORE) -Iclient -Iclient/ctl -Iclient/trace -Iclient/export -Iclient/import \
-	     -Iclient/metrics -Iclient/report -Iclient/capture
+CLIENT_DIRS = client client/ctl client/trace client/export client/import \
+	      client/metrics client/report client/capture
+INC_CLIENT = $(INC_STORE) $(addprefix -I,$(CLIENT_DIRS))
 INC_SIM    = $(INC_COMMON) -Isim
-INC_TEST   = $(INC_DAEMON) -Iclient -Iclient/ctl -Iclient/trace -Iclient/export -Iclient/import \
-	     -Iclient/metrics -Iclient/report -Iclient/capture -Itests/unit
+INC_TEST   = $(INC_DAEMON) $(addprefix -I,$(CLIENT_DIRS)) -Itests/unit
 
 $(B)/common/%.o: INC = $(INC_COMMON)
 $(B)/common/%.o: PKGS = $(LIB_PKGS)
