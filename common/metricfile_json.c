@@ -98,6 +98,13 @@ copy_name(char *dst, const char *src)
 	return 0;
 }
 
+/* The reference table's placeholder entries: ID 0, or named "invalid". */
+static bool
+placeholder(uint32_t id, const char *name)
+{
+	return id == 0 || strcmp(name, "invalid") == 0;
+}
+
 static int
 load_sections(yajl_val arr, struct mf_table *t, const char *path, char *err,
     size_t errlen)
@@ -111,7 +118,7 @@ load_sections(yajl_val arr, struct mf_table *t, const char *path, char *err,
 		if (name == NULL || parse_id(str_field(e, "id"), &id) == -1)
 			return errf(err, errlen, path, "section_type[%zu]: "
 			    "needs a \"name\" and a numeric \"id\"", i);
-		if (id == 0 || strcmp(name, "invalid") == 0)
+		if (placeholder(id, name))
 			continue;
 		if (t->nsections == MF_TABLE_SECTIONS)
 			return errf(err, errlen, path, "more than %d section "
@@ -145,7 +152,7 @@ load_metrics(yajl_val arr, struct mf_table *t, const char *path, char *err,
 		    parse_id(str_field(e, "id"), &m.id) == -1)
 			return errf(err, errlen, path, "metric_type[%zu]: needs "
 			    "\"section\", \"name\" and a numeric \"id\"", i);
-		if (m.id == 0 || strcmp(name, "invalid") == 0)
+		if (placeholder(m.id, name))
 			continue;
 		for (k = 0; k < t->nsections; k++)
 			if (strcmp(t->sections[k].name, sec) == 0)
