@@ -124,7 +124,10 @@ sigkill_daemon() {
 	wait "$DPID" 2>/dev/null || true
 	DPID=
 	[ -n "$sim" ] || fail "run $1: no simulator running"
-	wait_for 5 process_gone "$sim" || fail "run $1: simulator orphaned"
+	# a timing bound, so it stretches: under qemu-user the simulator's exit
+	# runs translated, behind everything else the machine is doing
+	wait_for $((5 * $(time_scale))) process_gone "$sim" ||
+		fail "run $1: simulator orphaned"
 }
 
 # start_loaded_daemon: 8 cards every 10 ms, flushed every 500 ms, then 10 s
