@@ -49,6 +49,7 @@ struct windows {
 
 	sd_event_source *timer;	/* NULL without an event loop */
 	bool expire_failed;	/* the store refused an auto-close: retry later */
+	bool starting;		/* windows_new: ends now spanned the daemon's absence */
 };
 
 /* ---- windows in memory ---- */
@@ -448,7 +449,9 @@ close_window(struct windows *w, size_t i, int64_t end_ns,
 	if (end_ns < win->begin_ns)
 		end_ns = win->begin_ns;
 	clocksync_read(&clock);
-	if (store_window_end(w->st, win->id, end_ns, by, &clock) == -1)
+	/* one that spanned the daemon's absence is never complete */
+	if (store_window_end(w->st, win->id, end_ns, by, &clock,
+	    !w->starting) == -1)
 		return -1;
 	windows_storing_add(&w->storing, win->uid, win->id);
 	if (win->restarts_known && w->restarts != NULL)
@@ -674,9 +677,11 @@ windows_start(sd_event *ev, struct store *st, uint64_t max_open_ns,
 	if (w->n > 0)
 		log_info("%zu window%s still open from before", w->n,
 		    w->n == 1 ? " is" : "s are");
+	/* those ended now spanned the time the daemon was not running */
+	w->starting = true;
 	windows_expire(w, now_ns);
 	rewatch(w, now_ns);
-	/* those just ended spanned the time the daemon was not running */
+	w->starting = false;
 	if (store_windows_abandon(st) == -1) {
 		windows_free(w);
 		return -1;

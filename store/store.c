@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "schema.h"
+#include "timeparse.h"
 
 /* The connection's side of each change, for the thread (writer.c). */
 static const struct writer_ops ops = {
@@ -93,7 +94,9 @@ store_append(struct store *st, const struct store_sample *s)
 	int64_t ts_ns;
 
 	pthread_mutex_lock(&st->mu);
-	if (store_buf_append(st, s, &ts_ns) && ts_ns >= st->sync_min_through)
+	/* a row that starts at or after a pending sync's time may complete it */
+	if (store_buf_append(st, s, &ts_ns) && ts_ns -
+	    (int64_t)(s->interval_ms * NSEC_PER_MSEC) >= st->sync_min_through)
 		writer_sync_nudge(st);
 	pthread_mutex_unlock(&st->mu);
 }

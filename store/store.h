@@ -219,10 +219,14 @@ int store_window_begin(struct store *st, const char *tag, uint32_t uid,
 
 /*
  * Close window id at end_ns, ended by, with the clock's state then (NULL:
- * unknown); auto_closed is set for every end but STORE_ENDED_MARK.
+ * unknown); auto_closed is set for every end but STORE_ENDED_MARK.  With
+ * complete, the window is completed once the rows over its end are in;
+ * without (a window that spanned the time the daemon was not running),
+ * store_windows_abandon marks it never complete, and nothing can complete
+ * it in between.
  */
 int store_window_end(struct store *st, int64_t id, int64_t end_ns,
-    enum store_ended_by by, const struct clocksync *clock);
+    enum store_ended_by by, const struct clocksync *clock, bool complete);
 
 /*
  * Record that the source's child was restarted restarts times while
@@ -243,7 +247,7 @@ int store_windows_summarize_due(struct store *st, int64_t now_ns,
 /*
  * The windows ended so far that are not complete never will be (those the
  * daemon ends as it starts, for a process gone or max_open passed while it
- * was not running): no completion is waited for, and the thread marks them
+ * was not running, ended without completion): the thread marks them
  * incomplete as it did those left ended by the last daemon.  0, or -1 if
  * out of memory.
  */
@@ -253,7 +257,7 @@ int store_windows_abandon(struct store *st);
  *
  * A window that has ended is complete once every sample that overlaps it
  * is committed (for each card and source still sending, up to its first
- * row stamped at or after the end) and its summary with it; the windows
+ * row that starts at or after the end) and its summary with it; the windows
  * table's complete_ns says when (spyremon-schema(5)).  store_window_end
  * asks for that at once, the writer thread flushes as soon as those rows
  * are in, and readers can wait for it over the control socket. */

@@ -111,10 +111,10 @@ store_window_begin(struct store *st, const char *tag, uint32_t uid,
 	return 0;
 }
 
-/* Queued, with the request that completes the window. */
+/* Queued, with the request that completes the window if asked for. */
 int
 store_window_end(struct store *st, int64_t id, int64_t end_ns,
-    enum store_ended_by by, const struct clocksync *clock)
+    enum store_ended_by by, const struct clocksync *clock, bool complete)
 {
 	struct job *j = job_new(st, JOB_WINDOW_END);
 	struct store_window *e;
@@ -137,7 +137,8 @@ store_window_end(struct store *st, int64_t id, int64_t end_ns,
 	e->auto_closed = j->win.auto_closed;
 	queue(st, j);
 	/* complete once the rows that cover the end are stored */
-	(void)writer_sync_add(st, end_ns, id);
+	if (complete)
+		(void)writer_sync_add(st, end_ns, id);
 	pthread_mutex_unlock(&st->mu);
 	return 0;
 }
@@ -250,7 +251,7 @@ writer_windows_open(struct store *st, struct store_window **out, size_t *n)
 	return 0;
 }
 
-/* Drop the windows' completions, queue the marking. */
+/* Queue the marking. */
 int
 store_windows_abandon(struct store *st)
 {
@@ -259,7 +260,6 @@ store_windows_abandon(struct store *st)
 	if (j == NULL)
 		return -1;
 	pthread_mutex_lock(&st->mu);
-	writer_sync_drop_windows(st);
 	queue(st, j);
 	pthread_mutex_unlock(&st->mu);
 	return 0;

@@ -144,8 +144,6 @@ uint64_t writer_sync_add(struct store *st, int64_t through_ns,
  */
 bool writer_sync_eval(struct store *st, bool force, uint64_t *next_ns);
 
-/* Under st->mu: drop the requests that complete a window (not a span's). */
-void writer_sync_drop_windows(struct store *st);
 
 /*
  * After a flush (dbmu held, st->mu not): complete the windows of the

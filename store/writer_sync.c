@@ -5,16 +5,21 @@
  *
  * A sample stamped t covers [t - interval, t], so the samples that cover
  * a time T are all in once each stream (a card's aiu-smi rows, or its
- * metric file's) has a row stamped at or after T.  A request waits for
- * that in three steps, each visible in its state:
+ * metric file's) has a row that starts at or after T: stamps only grow,
+ * so no later row can reach back over T.  A row merely stamped at or after
+ * T is not enough: one that came late (stamped just after T) can be
+ * followed by one on time whose span still starts before T, and a reader
+ * right after the end then misses it.  A request waits in three steps,
+ * each visible in its state:
  *
- *   1. rows: every live stream has appended a row stamped at or after
+ *   1. rows: every live stream has appended a row that starts at or after
  *      through_ns.  A stream is live if its newest row is recent enough
  *      that its next one is due (within two of its intervals and
  *      SYNC_SLACK_NS); a stream that stopped (a card gone, aiu-smi
  *      restarting) is waited for only until the deadline, so a request
  *      never waits for rows that will not come.  store_append nudges the
- *      thread when a row reaches the earliest pending through_ns.
+ *      thread when a row starts at or after the earliest pending
+ *      through_ns.
  *   2. commit: the rows appended until step 1 was met (seq) are committed:
  *      the next flush, which step 1 asks for at once.
  *   3. for a window: its summary and complete_ns in one transaction.
@@ -68,6 +73,13 @@ writer_sync_free(struct writer *w)
 	if (w->sync_fd != -1)
 		close(w->sync_fd);
 	w->sync_fd = -1;
+}
+
+/* Stream d has a row that starts at or after through_ns: it covers no more of it. */
+static bool
+stream_past(const struct device_last *d, int64_t through_ns)
+{
+	return d->ts_ns - (int64_t)(d->interval_ms * NSEC_PER_MSEC) >= through_ns;
 }
 
 /* Stream d is still sending rows, as far as a request for through_ns goes. */
@@ -140,7 +152,7 @@ streams_short(const struct store *st, const struct sync_req *r, char *buf,
 	for (size_t i = 0; i < st->ndevs; i++) {
 		const struct device_last *d = &st->devs[i];
 
-		if (!stream_live(d, r->through_ns) || d->ts_ns >= r->through_ns)
+		if (!stream_live(d, r->through_ns) || stream_past(d, r->through_ns))
 			continue;
 		n++;
 		if (used < len)
@@ -244,22 +256,6 @@ writer_sync_finish(struct store *st)
 	}
 	if (done)
 		signal_done(w);
-}
-
-void
-writer_sync_drop_windows(struct store *st)
-{
-	struct writer *w = st->w;
-	size_t kept = 0;
-
-	for (size_t i = 0; i < w->nsyncs; i++)
-		if (w->syncs[i].window_id == 0)
-			w->syncs[kept++] = w->syncs[i];
-	if (kept == w->nsyncs)
-		return;
-	w->nsyncs = kept;
-	update_min_through(st);
-	signal_done(w);		/* no longer pending: a waiter learns it */
 }
 
 /* ---- the public calls (store.h) ---- */

@@ -67,7 +67,7 @@ struct pace_dev {
 	uint32_t acc_rows;
 	uint64_t acc_ms;	/* the rows' intervals added up */
 	struct fine_row acc_last;
-	bool cover_due;		/* the row covering a window's end is still to come */
+	bool cover_due;		/* rows covering a window's end are still to come */
 };
 
 struct pace {
@@ -614,8 +614,14 @@ pace_row(struct pace *p, const struct store_sample *s)
 		return;
 	}
 	if (p->window_open || d->cover_due) {
-		/* the first row stamped at or after the close covers the end */
-		if (!p->window_open && s->ts_ns >= p->closed_ns)
+		/*
+		 * the rows covering the end are stored as they are, through the
+		 * first that starts at or after the close (one stamped just
+		 * after it may be followed by one that still reaches back over
+		 * it); none after that can
+		 */
+		if (!p->window_open && s->ts_ns -
+		    (int64_t)(s->interval_ms * NSEC_PER_MSEC) >= p->closed_ns)
 			d->cover_due = false;
 		/* none pending, unless the rates just changed */
 		dev_emit_aggregate(p, d, s->device);

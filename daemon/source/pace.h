@@ -122,10 +122,11 @@ void pace_row(struct pace *p, const struct store_sample *s);
  * are deleted and the ring's rows after c0 stored one by one.  A device
  * whose partial aggregate reaches back beyond its ring has that aggregate
  * stored as a row instead.  On closing, each device's fine rows go on
- * being stored as they arrive up to and including its first row stamped
- * at or after now_ns, the row that covers the window's end, so that the
- * end is covered at the fine rate within one fine interval; aggregation
- * starts afresh after it.  Repeating the current state does nothing.
+ * being stored as they arrive up to and including its first row that
+ * starts at or after now_ns, so that every row covering the window's end
+ * is a fine row and is stored within two fine intervals (the store's
+ * completion waits for that row); aggregation starts afresh after it.
+ * Repeating the current state does nothing.
  */
 void pace_set_window(struct pace *p, bool open, int64_t now_ns);
 

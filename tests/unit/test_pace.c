@@ -502,34 +502,38 @@ test_window_replay(void **state)
 	assert_int_equal(r->ndeletes, 2);
 
 	/*
-	 * closed at 12.05 s: row 121, the first stamped after the close,
-	 * covers the end and is stored as it is; then coarse again, the
-	 * first aggregate made of 122..131
+	 * closed at 12.05 s: row 121, stamped after the close, still covers
+	 * the end from 12.0 s, and row 122 is the first that starts after
+	 * it (at 12.1 s); both are stored as they are, so that every row
+	 * over the end is a fine one.  Then coarse again, the first
+	 * aggregate made of 123..132.
 	 */
 	pace_set_window(p, false, TS(120) + 50 * MS);
 	feed_range(p, 0, 121, 145);
 	n = rec_device(r, 0, rows, REC_ROWS);
-	assert_int_equal(n, 7 + 50 + 1 + 2);
-	assert_int_equal(rows[n - 3]->ts, TS(121));
+	assert_int_equal(n, 7 + 50 + 2 + 2);
+	assert_int_equal(rows[n - 4]->ts, TS(121));
+	assert_int_equal(rows[n - 4]->interval_ms, 100);
+	assert_int_equal(rows[n - 3]->ts, TS(122));
 	assert_int_equal(rows[n - 3]->interval_ms, 100);
-	assert_int_equal(rows[n - 2]->ts, TS(131));
+	assert_int_equal(rows[n - 2]->ts, TS(132));
 	assert_int_equal(rows[n - 2]->interval_ms, 1000);
-	assert_value(rows[n - 2], PWR, 127, 1);	/* 126.5 / 10 W, away */
-	assert_value(rows[n - 2], PEAK, 1131, 0);
-	assert_int_equal(rows[n - 1]->ts, TS(141));
+	assert_value(rows[n - 2], PWR, 128, 1);	/* 127.5 / 10 W, away */
+	assert_value(rows[n - 2], PEAK, 1132, 0);
+	assert_int_equal(rows[n - 1]->ts, TS(142));
 	assert_series(r, 0, true);
 	assert_series(r, 1, true);
 
 	/*
-	 * Open again at 14.55 s: 3 s back is 11.55 s.  Rows 116..121 were
-	 * stored one by one, so the replay starts after 121, not 115.
+	 * Open again at 14.55 s: 3 s back is 11.55 s.  Rows 116..122 were
+	 * stored one by one, so the replay starts after 122, not 115.
 	 */
 	pace_set_window(p, true, TS(145) + 50 * MS);
 	assert_int_equal(r->ndeletes, 3);	/* device 1 had nothing after 120 */
 	assert_int_equal(r->del_device[2], 0);
-	assert_int_equal(r->del_after[2], TS(121));
+	assert_int_equal(r->del_after[2], TS(122));
 	n = rec_device(r, 0, rows, REC_ROWS);
-	assert_int_equal(n, 7 + 50 + 1 + 24);
+	assert_int_equal(n, 7 + 50 + 2 + 23);
 	for (size_t i = 7; i < n; i++)
 		assert_int_equal(rows[i]->interval_ms, 100);
 	assert_series(r, 0, true);

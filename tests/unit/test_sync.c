@@ -125,7 +125,7 @@ run_window(struct fx *f, int64_t end_ns)
 	assert_int_equal(store_window_begin(f->st, "w", 0, 1, T0 + 150 * MSEC,
 	    "{}", NULL, 0, &id), 0);
 	assert_int_equal(store_window_end(f->st, id, end_ns, STORE_ENDED_MARK,
-	    NULL), 0);
+	    NULL, true), 0);
 	return id;
 }
 
@@ -146,17 +146,25 @@ test_complete_when_covered(void **state)
 	assert_true(store_sync_pending(f->st, ticket, why, sizeof(why), NULL));
 	assert_string_equal(why, "waiting for the first sample after the end "
 	    "from card 0, 1");
+	/* stamped after the end, but its 5 s reach back over it */
 	row(f, 0, T0 + 1100 * MSEC);
+	row(f, 1, T0 + 1100 * MSEC);
+	none_done(f, 300);
+	assert_true(store_sync_pending(f->st, ticket, why, sizeof(why), NULL));
+	assert_string_equal(why, "waiting for the first sample after the end "
+	    "from card 0, 1");
+	/* card 0's next row starts after the end */
+	row(f, 0, T0 + 6100 * MSEC);
 	none_done(f, 300);
 	assert_true(store_sync_pending(f->st, ticket, why, sizeof(why), NULL));
 	assert_string_equal(why, "waiting for the first sample after the end "
 	    "from card 1");
-	row(f, 1, T0 + 1100 * MSEC);
+	row(f, 1, T0 + 6100 * MSEC);
 	wait_done(f, 5000);
 	assert_false(store_sync_pending(f->st, ticket, NULL, 0, NULL));
 	assert_int_equal(store_sync_window(f->st, id), 0);
-	/* committed: the rows through the covering ones, the summary, when */
-	assert_int_equal(q_int(f, "SELECT count(*) FROM samples"), 22);
+	/* committed: every row over the end and the next, the summary, when */
+	assert_int_equal(q_int(f, "SELECT count(*) FROM samples"), 24);
 	assert_true(q_int(f, "SELECT complete_ns FROM windows") > 0);
 	assert_int_equal(q_int(f, "SELECT incomplete IS NULL FROM windows"), 1);
 	assert_int_equal(q_int(f, "SELECT count(*) FROM window_summary"), 2);
@@ -251,10 +259,15 @@ test_span(void **state)
 	assert_int_equal(store_sync(f->st, T0 + 150 * MSEC, &ticket), 0);
 	assert_true(store_sync_pending(f->st, ticket, NULL, 0, &through));
 	assert_int_equal(through, T0 + 150 * MSEC);
+	/* stamped after 150 ms but starting before: a row on time may follow */
 	row(f, 0, T0 + 200 * MSEC);
+	none_done(f, 300);
+	assert_true(store_sync_pending(f->st, ticket, NULL, 0, NULL));
+	/* this one starts after it, so no later row reaches back over it */
+	row(f, 0, T0 + 300 * MSEC);
 	wait_done(f, 5000);
 	assert_false(store_sync_pending(f->st, ticket, NULL, 0, NULL));
-	assert_int_equal(q_int(f, "SELECT count(*) FROM samples"), 2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM samples"), 3);
 }
 
 int
