@@ -170,11 +170,22 @@ def check(args):
         before = rows[:f]
         inside = [r for r in rows[f:] if r[0] <= end]
         after = [r for r in rows[f:] if r[0] > end]
-        # the first row stamped after the end covers the end, at the fine
-        # rate; coarse rows follow it (the last may be partial)
+        # the rows over the end, and the first that starts after it (no
+        # later one can reach back over the end), are fine rows; coarse
+        # rows follow (the last may be partial)
         if after and after[0][1] == fine and \
                 after[0][0] - fine * 1_000_000 <= end:
-            inside.append(after.pop(0))
+            over = 0
+            while after and after[0][1] == fine:
+                r = after.pop(0)
+                inside.append(r)
+                over += 1
+                if r[0] - r[1] * 1_000_000 >= end:
+                    break
+            if over > 3 or inside[-1][0] - inside[-1][1] * 1_000_000 < end:
+                errors.append(f"device {dev}: {over} fine rows after the "
+                              f"end, the last starting at "
+                              f"{(inside[-1][0] - inside[-1][1] * 1_000_000 - end) / 1e6:+.0f} ms of it")
         else:
             errors.append(f"device {dev}: the end is not covered by a "
                           f"{fine} ms row")
