@@ -114,10 +114,10 @@ fi
 
 kinds=(sqlite3 csv jsonl aiusmi csv-file)
 [ -z "${BASE_SPY:-}" ] || kinds+=(base-csv base-jsonl base-aiusmi)
-declare -A A Z N I
+declare -A A Z I
 for db in small large; do
 	read -r a z n < <(span "$db")
-	A[$db]=$a Z[$db]=$z N[$db]=$n
+	A[$db]=$a Z[$db]=$z
 	echo "== $db: $(awk '$1 == "rows" { print $2 }' "$W/$db.info") rows," \
 	    "$(du -h "$W/$db.db" | cut -f1); window $TAG selects $n rows, ts_ns $a .. $z"
 	sqlite3 "$W/$db.db" "EXPLAIN QUERY PLAN SELECT * FROM samples
