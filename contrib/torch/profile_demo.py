@@ -7,7 +7,8 @@ record_function("iteration_<i>"), the Chrome trace written when the
 profiler hands it over (on_trace_ready); then one more iteration, which the
 profiler no longer records, as a run goes on past the steps it profiles.
 Each iteration is a few matrix products sized so that it takes about
---step-seconds on this CPU.
+--step-seconds on this CPU when nothing else runs (longer when the CPU is
+busy).
 
 The window brackets the profiled steps and ends after the last iteration,
 when the profiler has stopped: that iteration keeps it open past the last
@@ -63,7 +64,12 @@ def layer(x, w1, w2):
 
 
 def calibrate(x, w1, w2, seconds):
-    """How many layer() calls take about seconds on this CPU."""
+    """How many layer() calls take about seconds on this CPU when it is free.
+
+    The fastest of three timings counts: a timing that other work on the
+    CPU slowed down would give too few calls, and the iterations would
+    then end early once the CPU is free (twice as early was seen).
+    """
     layer(x, w1, w2)
     n, t = 1, 0.0
     while True:
@@ -74,6 +80,11 @@ def calibrate(x, w1, w2, seconds):
         if t >= 0.05 or n >= 1 << 16:
             break
         n *= 2
+    for _ in range(2):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            layer(x, w1, w2)
+        t = min(t, time.perf_counter() - t0)
     return max(1, round(seconds * n / t))
 
 
