@@ -257,7 +257,8 @@ int store_windows_abandon(struct store *st);
  *
  * A window that has ended is complete once every sample that overlaps it
  * is committed (for each card and source still sending, up to its first
- * row that starts at or after the end) and its summary with it; the windows
+ * row that starts at or after the end; with none sending yet, since the
+ * store's start, up to a first such row) and its summary with it; the windows
  * table's complete_ns says when (spyremon-schema(5)).  store_window_end
  * asks for that at once, the writer thread flushes as soon as those rows
  * are in, and readers can wait for it over the control socket. */

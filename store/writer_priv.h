@@ -105,6 +105,7 @@ struct writer {
 	uint64_t taken_seq;		/* rows appended when the last batch was taken */
 	uint64_t committed_seq;		/* rows appended before the last commit */
 	int sync_fd;			/* eventfd: a request was done */
+	int64_t started_ns;		/* realtime: the thread's start */
 	int64_t lookback_ns;		/* windows.idle_lookback, for completions */
 };
 

@@ -17,9 +17,12 @@
  *      that its next one is due (within two of its intervals and
  *      SYNC_SLACK_NS); a stream that stopped (a card gone, aiu-smi
  *      restarting) is waited for only until the deadline, so a request
- *      never waits for rows that will not come.  store_append nudges the
- *      thread when a row starts at or after the earliest pending
- *      through_ns.
+ *      never waits for rows that will not come.  While no stream is live
+ *      (before any card's first row, as a daemon starts) a card's first
+ *      row may still reach back over a through_ns since the thread
+ *      started: such a request waits for one, again until the deadline.
+ *      store_append nudges the thread when a row starts at or after the
+ *      earliest pending through_ns.
  *   2. commit: the rows appended until step 1 was met (seq) are committed:
  *      the next flush, which step 1 asks for at once.
  *   3. for a window: its summary and complete_ns in one transaction.
@@ -56,6 +59,7 @@ int
 writer_sync_init(struct writer *w)
 {
 	w->next_ticket = 1;
+	w->started_ns = now_realtime_ns();
 	w->sync_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (w->sync_fd == -1) {
 		log_warn("eventfd");
@@ -163,6 +167,29 @@ streams_short(const struct store *st, const struct sync_req *r, char *buf,
 	return n;
 }
 
+/*
+ * Under st->mu: the rows covering r's through_ns are all appended: every
+ * live stream has one that starts at or after it.  With none live, a
+ * card's first row may still reach back over a time since the thread
+ * started; a time before that is covered by an earlier run's rows.
+ */
+static bool
+rows_covered(const struct store *st, const struct sync_req *r)
+{
+	bool any_live = false;
+
+	for (size_t i = 0; i < st->ndevs; i++) {
+		const struct device_last *d = &st->devs[i];
+
+		if (!stream_live(d, r->through_ns))
+			continue;
+		if (!stream_past(d, r->through_ns))
+			return false;
+		any_live = true;
+	}
+	return any_live || r->through_ns < st->w->started_ns;
+}
+
 bool
 writer_sync_eval(struct store *st, bool force, uint64_t *next_ns)
 {
@@ -177,8 +204,7 @@ writer_sync_eval(struct store *st, bool force, uint64_t *next_ns)
 
 		if (r->rows_in)
 			continue;
-		if (force || now >= r->deadline_ns ||
-		    streams_short(st, r, NULL, 0) == 0) {
+		if (force || now >= r->deadline_ns || rows_covered(st, r)) {
 			r->rows_in = true;
 			r->seq = st->appended;
 			any = true;
@@ -308,6 +334,9 @@ store_sync_pending(struct store *st, uint64_t ticket, char *why, size_t len,
 	    sizeof(streams)) > 0)
 		snprintf(why, len, "waiting for the first sample after the end "
 		    "from card %s", streams);
+	else if (!r->rows_in)
+		snprintf(why, len, "waiting for the first sample after the end "
+		    "from any card");
 	else if (r->rows_in && r->seq > w->committed_seq)
 		snprintf(why, len, "%zu rows are still to be written",
 		    st->pool.n + st->inflight);

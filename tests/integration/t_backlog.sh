@@ -49,10 +49,6 @@ windows:
 YAML
 start_daemon
 wait_for 20 test -S "$T/control.sock" || fail "no control socket"
-# the probe is a run on a host that is already sampling: it begins once
-# the daemon has stored rows of its own (a window that ends before the
-# daemon has read its first row is a case of its own, not this test's)
-wait_for 20 rows_at_least $((rows0 + 1)) || fail "no rows stored after the start"
 id=$("$CLIENT" --socket "$T/control.sock" mark begin --tag probe) ||
 	fail "mark begin during the backlog"
 rc=0

@@ -1,9 +1,10 @@
 /*
  * Tests of complete windows (store.h, writer_sync.c), with the writer
  * thread running as in the daemon: a window is complete once every card
- * that still sends has a row stamped at or after its end and those rows
- * are committed, and its summary is stored with complete_ns; a card that
- * stopped is waited for only until the deadline; a clean close completes
+ * that still sends has a row that starts at or after its end (and, before
+ * any card's first row, once one has) and those rows are committed, and
+ * its summary is stored with complete_ns; a card that stopped is waited
+ * for only until the deadline; a clean close completes
  * what has ended; a window left unfinished by a daemon that stopped is
  * marked incomplete at the next start; a span asked for is stored.
  * Nothing sleeps: each test waits on the store's sync descriptor.
@@ -23,6 +24,7 @@
 
 #include "schema.h"
 #include "storedb.h"
+#include "timeparse.h"
 #include "tmpdb.h"
 
 #define MSEC		1000000LL
@@ -172,6 +174,48 @@ test_complete_when_covered(void **state)
 	    20);
 }
 
+/*
+ * Ended before any card's first row (a daemon just started): no card is
+ * sending yet, but the first rows may reach back over the end, so the
+ * window waits for one that starts after it.  (A time before the store's
+ * start waits for none: test_span's and the other tests' times are.)
+ */
+static void
+test_before_the_first_row(void **state)
+{
+	struct fx *f = *state;
+	char why[256];
+	uint64_t ticket;
+	int64_t id;
+
+	int64_t t = now_realtime_ns();	/* after the store's start */
+
+	assert_int_equal(store_window_begin(f->st, "w", 0, 1, t, "{}", NULL,
+	    0, &id), 0);
+	assert_int_equal(store_window_end(f->st, id, t + 20 * MSEC,
+	    STORE_ENDED_MARK, NULL, true), 0);
+	ticket = store_sync_window(f->st, id);
+	assert_true(ticket != 0);
+	none_done(f, 300);
+	assert_true(store_sync_pending(f->st, ticket, why, sizeof(why), NULL));
+	assert_string_equal(why, "waiting for the first sample after the end "
+	    "from any card");
+	/* the first rows, stamped after the end, reach back over it */
+	row(f, 0, t + 90 * MSEC);
+	row(f, 1, t + 90 * MSEC);
+	none_done(f, 300);
+	assert_true(store_sync_pending(f->st, ticket, why, sizeof(why), NULL));
+	assert_string_equal(why, "waiting for the first sample after the end "
+	    "from card 0, 1");
+	row(f, 0, t + 190 * MSEC);
+	row(f, 1, t + 190 * MSEC);
+	wait_done(f, 5000);
+	assert_false(store_sync_pending(f->st, ticket, NULL, 0, NULL));
+	assert_true(q_int(f, "SELECT complete_ns FROM windows") > 0);
+	assert_int_equal(q_int(f, "SELECT sum(samples) FROM window_summary"),
+	    2);
+}
+
 static void
 test_stopped_card_not_waited_for(void **state)
 {
@@ -275,6 +319,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_complete_when_covered,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_before_the_first_row,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stopped_card_not_waited_for,
 		    setup, teardown),
