@@ -4,8 +4,8 @@
 # With pre_window 3s: rows are 1 s apart before begin - 3 s, 100 ms apart
 # from begin - 3 s (the ring's rows replaced the coarse rows there) through
 # the first row that starts after the end, 1 s apart again after it; no
-# two rows of a card overlap, and every stored value is the exact aggregate of the simulator's rows
-# (windowrate.py).  With pre_window 0 the child is restarted at 100 ms on
+# two rows of a card overlap, and every stored value is the exact
+# aggregate of the simulator's rows (windowrate.py).  With pre_window 0 the child is restarted at 100 ms on
 # begin: the switch latency (begin request to the first 100 ms row) is
 # printed, and every row is one the simulator wrote.
 source "$(dirname "$0")/lib.sh"
