@@ -5,6 +5,14 @@
 #
 #   sh mk/deps.sh [SET...]          install SET (default: build)
 #   sh mk/deps.sh --list [SET...]   print SET's packages, one a line
+#   sh mk/deps.sh --packages PKG... install these packages (the tests that
+#                                   need a large one, such as python3-torch)
+#
+# Another apt-get or dpkg holding the package locks (an unattended upgrade,
+# a second shell) is waited for, at most DEPS_LOCK_WAIT seconds (default
+# 600), saying so; then the install fails, never half-done in silence.  A
+# package counts as installed when dpkg has it unpacked and configured,
+# triggers pending or not (man-db's often are).
 #
 # Sets:
 #   build    what "make", "make check" and "make demo" use, on a minimal
@@ -40,14 +48,15 @@ arch="
 mmdebstrap qemu-user-static arch-test
 "
 
-list=0
-if [ "${1:-}" = --list ]; then
-	list=1
-	shift
-fi
+list=0 named=0
+case ${1:-} in
+--list)     list=1; shift ;;
+--packages) named=1; shift ;;
+esac
 [ $# -gt 0 ] || set -- build
 
 pkgs=""
+[ $named -eq 1 ] && { pkgs="$*"; set --; }
 for set in "$@"; do
 	case $set in
 	build)   body=$build ;;
@@ -64,22 +73,92 @@ if [ $list -eq 1 ]; then
 	exit 0
 fi
 
-missing=""
-for p in $pkgs; do
-	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
-		missing="$missing $p"
-	fi
-done
+# installed: unpacked and configured; "triggers-pending" and
+# "triggers-awaited" are configured packages whose triggers have not run yet
+is_installed() {
+	case $(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null) in
+	installed|triggers-pending|triggers-awaited) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+
+missing_of() {
+	for p in "$@"; do
+		is_installed "$p" || printf ' %s' "$p"
+	done
+}
+
+# The process holding one of apt's or dpkg's locks, or nothing.  Read from
+# /proc/locks (both take fcntl(2) locks), so that it needs no tool a
+# minimal image lacks.
+LOCKS="/var/lib/apt/lists/lock /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock
+/var/cache/apt/archives/lock"
+lock_holder() {
+	for f in $LOCKS; do
+		[ -e "$f" ] || continue
+		ino=$(stat -c %i "$f")
+		pid=$(awk -v ino="$ino" '{ n = split($6, id, ":");
+			if ($2 != "->" && id[n] == ino) { print $5; exit } }' \
+			/proc/locks)
+		[ -n "$pid" ] && { echo "$pid"; return 0; }
+	done
+	return 0
+}
+
+# Wait until no one holds the locks, at most until $deadline; 1 if still held.
+wait_for_locks() {
+	said=0
+	while pid=$(lock_holder) && [ -n "$pid" ]; do
+		if [ "$(date +%s)" -ge "$deadline" ]; then
+			echo "deps: the package lock is still held by process $pid" \
+			    "($(cat /proc/"$pid"/comm 2>/dev/null || echo gone))" \
+			    "after ${DEPS_LOCK_WAIT:-600} s; try again when it is done" >&2
+			return 1
+		fi
+		if [ $said -eq 0 ] || [ $(( $(date +%s) % 30 )) -eq 0 ]; then
+			echo "deps: waiting for process $pid" \
+			    "($(cat /proc/"$pid"/comm 2>/dev/null || echo gone))," \
+			    "which holds the package lock" >&2
+			said=1
+		fi
+		sleep 1
+	done
+	return 0
+}
+
+# apt-get, retried while another process takes the lock between our wait and
+# its start (apt-get update itself never waits for the lists lock)
+apt_get() {
+	while :; do
+		wait_for_locks || return 1
+		left=$(( deadline - $(date +%s) ))
+		[ $left -gt 0 ] || left=1
+		apt-get -o DPkg::Lock::Timeout=$left "$@" >&2 && return 0
+		pid=$(lock_holder)
+		[ -n "$pid" ] && [ "$(date +%s)" -lt "$deadline" ] && continue
+		return 1
+	done
+}
+
+# shellcheck disable=SC2086
+missing=$(missing_of $pkgs)
 [ -z "$missing" ] && exit 0
 
-if [ "$(id -u)" -eq 0 ]; then
-	echo "deps: installing:$missing" >&2
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	# shellcheck disable=SC2086
-	apt-get install -y -qq --no-install-recommends $missing >&2
-else
+if [ "$(id -u)" -ne 0 ]; then
 	echo "deps: missing packages:$missing" >&2
 	echo "deps: run as root:  apt-get install -y$missing" >&2
+	exit 1
+fi
+echo "deps: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+deadline=$(( $(date +%s) + ${DEPS_LOCK_WAIT:-600} ))
+apt_get update -qq || { echo "deps: apt-get update failed" >&2; exit 1; }
+# shellcheck disable=SC2086
+apt_get install -y -qq --no-install-recommends $missing ||
+	{ echo "deps: apt-get install$missing failed" >&2; exit 1; }
+# shellcheck disable=SC2086
+still=$(missing_of $missing)
+if [ -n "$still" ]; then
+	echo "deps: still not installed after apt-get:$still" >&2
 	exit 1
 fi

@@ -36,6 +36,15 @@ fail() {
 	exit 1
 }
 
+# need PROGRAM...: fail unless each is on PATH.  A missing program is for
+# the user to install (sh mk/deps.sh does), never a reason to skip.
+need() {
+	local p
+	for p in "$@"; do
+		command -v "$p" >/dev/null || fail "$p is missing (sh mk/deps.sh installs it)"
+	done
+}
+
 # make_sysfs N: a fake sysfs with N Spyre PFs and one unrelated device.
 make_sysfs() {
 	local n=$1 i dev

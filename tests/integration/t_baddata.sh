@@ -9,8 +9,8 @@
 # report.md.
 source "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
-command -v sqlite3 >/dev/null || { echo "SKIP: no sqlite3"; exit 77; }
+need python3
+need sqlite3
 MKSAMPLES=$BIN/tests/mksamples
 [ -x "$MKSAMPLES" ] || fail "no $MKSAMPLES: run make check"
 spy() { "$CLIENT" --db "$DB" --socket "$T/none.sock" "$@"; }

@@ -21,7 +21,7 @@
 #  - --check-config prints direct: auto.
 source "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+need python3
 SPY="$CLIENT -c $T/spyremond.yaml"
 
 write_config 2 200ms --write-metric-files --metric-format new \

@@ -18,7 +18,7 @@
 # incomplete (7), also from a copy of the database, with no daemon.
 source "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+need python3
 SPY="$CLIENT -c $T/spyremond.yaml"
 RUNS=${COMPLETE_RUNS:-25}
 

@@ -10,10 +10,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-if ! command -v python3 >/dev/null; then
-	echo "SKIP: python3 is not installed (mk/deps.sh installs it)"
-	exit 77
-fi
+need python3
 [ -x "$DAEMON" ] || fail "no $DAEMON; build it first"
 export PYTHONPATH=$ROOT/tests/integration
 SOCK=$T/control.sock

@@ -33,7 +33,7 @@ skip() {
 command -v dpkg-buildpackage >/dev/null && command -v mmdebstrap >/dev/null &&
 	command -v lintian >/dev/null && command -v systemd-nspawn >/dev/null ||
 	sh "$ROOT/mk/deps.sh" package build >"$T/deps.log" 2>&1 ||
-	{ cat "$T/deps.log"; skip "mk/deps.sh package could not install the packaging tools"; }
+	{ cat "$T/deps.log"; fail "mk/deps.sh package could not install the packaging tools"; }
 
 # ---- build from a copy of the tree: dpkg-buildpackage writes to ".." ----
 mkdir -p "$T/pkg/src" "$T/debs"

@@ -16,7 +16,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 command -v nm >/dev/null || fail "nm (binutils) is missing"
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+command -v python3 >/dev/null || { echo "FAIL: python3 is missing (sh mk/deps.sh installs it)" >&2; exit 1; }
 [ -d "$B/client" ] || fail "$B/client: build first (make check does)"
 
 # 1. client objects and daemon headers

@@ -12,10 +12,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
-if ! command -v mandoc >/dev/null; then
-	echo "SKIP: mandoc is not installed (mk/deps.sh installs it)"
-	exit 77
-fi
+command -v mandoc >/dev/null ||
+	{ echo "FAIL: mandoc is missing (sh mk/deps.sh installs it)" >&2; exit 1; }
 
 # Pages that SEE ALSO may name before they exist.
 PLANNED=""

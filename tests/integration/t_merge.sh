@@ -20,7 +20,7 @@ TRACES=$ROOT/tests/data/traces
 LEGACY_START=1760000000000000000
 
 [ -d "$TRACES" ] || { echo "FAIL: no real traces: $TRACES is missing" >&2; exit 1; }
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+command -v python3 >/dev/null || { echo "FAIL: python3 is missing (sh mk/deps.sh installs it)" >&2; exit 1; }
 if [ ! -x "$MKSAMPLES" ]; then
 	echo "SKIP: $MKSAMPLES is not built (make check builds it)"
 	exit 77

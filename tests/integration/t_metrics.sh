@@ -13,7 +13,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || { echo "SKIP: python3 is not installed"; exit 77; }
+need python3
 [ -x "$DAEMON" ] || fail "no $DAEMON; build it first"
 SPY="$CLIENT -c $T/spyremond.yaml"
 q() { sqlite3 -readonly "file:$DB?mode=ro" "$1"; }

@@ -19,8 +19,8 @@
 #     trace: both checked event by event in python (multihost_check.py).
 source "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
-command -v sqlite3 >/dev/null || { echo "SKIP: no sqlite3"; exit 77; }
+need python3
+need sqlite3
 unshare --uts true 2>/dev/null ||
 	{ echo "SKIP: unshare --uts is not allowed here (needs root)"; exit 77; }
 CHECK=$ROOT/tests/integration/multihost_check.py

@@ -6,10 +6,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-if ! command -v python3 >/dev/null; then
-	echo "SKIP: python3 is not installed (mk/deps.sh installs it)"
-	exit 77
-fi
+need python3
 [ -x "$DAEMON" ] || fail "no $DAEMON; build it first"
 
 write_config 2 100ms

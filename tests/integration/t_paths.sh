@@ -22,7 +22,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "SKIP: needs root, to flip the files as another user"
 	exit 77
 fi
-command -v setpriv >/dev/null || { echo "SKIP: no setpriv"; exit 77; }
+need setpriv
 [ -x "$PY" ] || { echo "SKIP: no $PY"; exit 77; }
 getent passwd nobody >/dev/null && getent group nogroup >/dev/null ||
 	{ echo "SKIP: no user nobody or group nogroup"; exit 77; }

@@ -13,7 +13,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || { echo "SKIP: python3 is not installed"; exit 77; }
+need python3
 command -v systemd-socket-activate >/dev/null ||
 	{ echo "SKIP: no systemd-socket-activate (Debian's systemd package)"; exit 77; }
 if ! command -v prometheus >/dev/null; then
@@ -22,15 +22,8 @@ if ! command -v prometheus >/dev/null; then
 		exit 77
 	fi
 	echo "installing prometheus"
-	export DEBIAN_FRONTEND=noninteractive
-	apt_get() { apt-get -o DPkg::Lock::Timeout=300 "$@" >>"$T/apt.log" 2>&1; }
-	apt_get install -y -qq --no-install-recommends prometheus ||
-		{ apt_get update -qq && apt_get install -y -qq --no-install-recommends prometheus; } || true
-	if ! command -v prometheus >/dev/null; then
-		tail -n 5 "$T/apt.log"
-		echo "SKIP: apt-get install prometheus failed (see above)"
-		exit 77
-	fi
+	sh "$ROOT/mk/deps.sh" --packages prometheus >"$T/apt.log" 2>&1 ||
+		{ tail -n 5 "$T/apt.log"; fail "mk/deps.sh --packages prometheus failed (see above)"; }
 fi
 
 free_port() {

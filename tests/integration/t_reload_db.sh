@@ -6,7 +6,7 @@
 # about the right files; naming the running file again clears it.
 source "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+need python3
 SPY="$CLIENT -c $T/spyremond.yaml --socket $T/control.sock"
 dbpaths() { $SPY status --json | python3 -c 'import json,sys; d=json.load(sys.stdin)["database"]; print(d["path"], d["path_after_restart"])'; }
 reload() {

@@ -10,7 +10,7 @@
 # deletes every sample and summary prints the same as before.
 source "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+need python3
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3)
 MKSAMPLES=$BIN/tests/mksamples

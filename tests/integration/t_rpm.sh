@@ -19,7 +19,7 @@ skip() {
 if ! command -v rpmbuild >/dev/null || ! command -v rpmlint >/dev/null; then
 	[ "$(id -u)" -eq 0 ] || skip "no rpmbuild or rpmlint, and not root to install them (apt-get install rpm rpmlint)"
 	sh "$ROOT/mk/deps.sh" package >"$T/deps.log" 2>&1 ||
-		{ cat "$T/deps.log"; skip "mk/deps.sh package could not install rpm and rpmlint"; }
+		{ cat "$T/deps.log"; fail "mk/deps.sh package could not install rpm and rpmlint"; }
 fi
 
 sh "$ROOT/rpm/build.sh" "$T/rpm" >"$T/build.log" 2>&1 ||

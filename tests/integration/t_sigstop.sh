@@ -6,7 +6,7 @@
 # stored again.
 source "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+need python3
 SPY="$CLIENT -c $T/spyremond.yaml"
 child() { $SPY status --json | python3 -c 'import json,sys; c=json.load(sys.stdin)["child"]; print(c["pid"], c["restarts"])'; }
 

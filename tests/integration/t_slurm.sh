@@ -8,7 +8,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || { echo "SKIP: python3 is not installed"; exit 77; }
+need python3
 PROLOG=$ROOT/contrib/slurm/spyremon-prolog
 EPILOG=$ROOT/contrib/slurm/spyremon-epilog
 SPY="$CLIENT -c $T/spyremond.yaml"

@@ -21,7 +21,7 @@
 #    24 lines.
 source "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+need python3
 SPY="$CLIENT -c $T/spyremond.yaml"
 OLD="2 5 7"
 

@@ -9,7 +9,7 @@
 # without bandwidth values or columns; and the real traces with steps.
 source "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+need python3
 MKSAMPLES=$BIN/tests/mksamples
 [ -x "$MKSAMPLES" ] || fail "no $MKSAMPLES: run make check"
 CHECK="python3 $ROOT/tests/integration/steps_check.py"

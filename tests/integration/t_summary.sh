@@ -11,7 +11,7 @@
 # "higher" for steps 30 % longer, and fails --fail-on-regression.
 source "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+need python3
 MKSAMPLES=$BIN/tests/mksamples
 [ -x "$MKSAMPLES" ] || fail "no $MKSAMPLES: run make check"
 spy() { "$CLIENT" --db "$DB" "$@"; }

@@ -7,7 +7,7 @@
 # restarted at the flips (at most once a minute, spyremond(8)).
 source "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+need python3
 SPY="$CLIENT -c $T/spyremond.yaml"
 restarts() { $SPY status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["child"]["restarts"])'; }
 

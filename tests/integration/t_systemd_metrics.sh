@@ -12,7 +12,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || { echo "SKIP: python3 is not installed"; exit 77; }
+need python3
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: booting a container needs root"; exit 77; }
 # qemu-user has no PR_SET_CHILD_SUBREAPER, which systemd-nspawn needs
 if emulated; then
@@ -20,12 +20,8 @@ if emulated; then
 	exit 77
 fi
 if ! command -v systemd-nspawn >/dev/null; then
-	export DEBIAN_FRONTEND=noninteractive
-	apt_get() { apt-get -o DPkg::Lock::Timeout=300 "$@" >>"$T/apt.log" 2>&1; }
-	apt_get install -y -qq --no-install-recommends systemd-container ||
-		{ apt_get update -qq && apt_get install -y -qq --no-install-recommends systemd-container; } || true
-	command -v systemd-nspawn >/dev/null ||
-		{ tail -n 5 "$T/apt.log"; echo "SKIP: apt-get install systemd-container failed"; exit 77; }
+	sh "$ROOT/mk/deps.sh" --packages systemd-container >"$T/apt.log" 2>&1 ||
+		{ tail -n 5 "$T/apt.log"; fail "mk/deps.sh --packages systemd-container failed"; }
 fi
 
 D=$T/root

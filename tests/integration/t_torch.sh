@@ -142,18 +142,14 @@ if ! "$PY" -c 'import torch' 2>/dev/null; then
 	else
 		echo "installing python3-torch for $PY"
 		t0=$(date +%s)
-		export DEBIAN_FRONTEND=noninteractive
-		apt_get() { apt-get -o DPkg::Lock::Timeout=300 "$@" >>"$T/apt.log" 2>&1; }
-		apt_get install -y -qq python3-torch ||
-			{ apt_get update -qq && apt_get install -y -qq python3-torch; } || true
+		sh "$ROOT/mk/deps.sh" --packages python3-torch >"$T/apt.log" 2>&1 || true
 		[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 		if "$PY" -c 'import torch' 2>>"$T/apt.log"; then
 			echo "installed python3-torch in $(($(date +%s) - t0))s"
 		else
-			echo "--- apt-get install python3-torch (last lines) ---"
+			echo "--- mk/deps.sh --packages python3-torch (last lines) ---"
 			tail -n 5 "$T/apt.log"
-			TORCH=
-			SKIP_WHY="$PY cannot import torch, and apt-get install python3-torch failed (see the log)"
+			fail "$PY cannot import torch, and installing python3-torch failed (see above)"
 		fi
 	fi
 fi

@@ -18,8 +18,8 @@
 #     folder and the pattern, and leave no output file.
 source "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
-command -v sqlite3 >/dev/null || { echo "SKIP: no sqlite3"; exit 77; }
+need python3
+need sqlite3
 MAKE=$ROOT/tests/integration/multihost_check.py
 SRC_TRACE=$ROOT/tests/data/traces/kineto-base-relative-cpu-only.json.gz
 spy() { "$CLIENT" --db "$DB" "$@"; }

@@ -12,7 +12,7 @@ CLIENT=$ROOT/$B/spyremon
 TRACES=$ROOT/tests/data/traces
 
 [ -d "$TRACES" ] || { echo "FAIL: no real traces: $TRACES is missing" >&2; exit 1; }
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+command -v python3 >/dev/null || { echo "FAIL: python3 is missing (sh mk/deps.sh installs it)" >&2; exit 1; }
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/spyremon-traces.XXXXXX")
 trap 'rm -rf "$T"' EXIT
