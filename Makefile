@@ -3,6 +3,8 @@
 #   make            build build/spyremond, build/spyremon, build/aiu-smi-sim
 #   make check      build and run every test (unit and integration)
 #   make demo       run the daemon on the simulator and show what it stored
+#   make run        start spyremond from the build tree on the simulator
+#                   (conf/run.yaml, state in run/); make stop stops it
 #   make bench      build the benchmark programs (bench/README.md)
 #   make SAN=1 B=build-san check    the same tests under ASan and UBSan
 #   make check-arch ARCH=s390x      build and test on s390x (or ppc64le)
@@ -226,10 +228,16 @@ check-arch:
 demo: all
 	@sh mk/demo.sh $(B)
 
+run: all
+	@sh mk/run.sh start $(B)
+
+stop:
+	@sh mk/run.sh stop $(B)
+
 clean:
 	rm -rf $(B)
 
-.PHONY: all check bench deps demo clean check-arch stress
+.PHONY: all check bench deps demo run stop clean check-arch stress
 
 include mk/install.mk
 

@@ -31,15 +31,7 @@ rm -rf "$dir"/spyremon.db* "$dir/busy" "$dir/control.sock" "$dir"/trace*.json \
 	"$dir"/trace*.json.gz "$dir/steps.csv" "$dir/report"
 
 # a simulated PCI tree with the 4 cards the simulator reports
-for i in 0 1 2 3; do
-	dev=$dir/sys/bus/pci/devices/0000:1$((3 + i)):00.0
-	mkdir -p "$dev"
-	echo 0x1014 >"$dev/vendor"
-	echo 0x06a7 >"$dev/device"
-	echo $((i / 2)) >"$dev/numa_node"
-	echo "16.0 GT/s PCIe" >"$dev/current_link_speed"
-	echo 16 >"$dev/current_link_width"
-done
+sh "$top/mk/fakesysfs.sh" "$dir/sys" 4
 
 cat >"$dir/spyremond.yaml" <<EOF2
 # written by mk/demo.sh: the simulator stands in for aiu-smi, and demo/sys

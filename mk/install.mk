@@ -85,6 +85,7 @@ install: all $(B)/spyremond.service $(addprefix $(B)/units/, $(METRICS_UNITS))
 		$(DESTDIR)$(LIBEXECDIR)/spyremon-epilog
 	$(INSTALL) -D -m 0644 contrib/grafana/spyremon.json \
 		$(DESTDIR)$(DATADIR)/spyremon/grafana/spyremon.json
+	$(INSTALL) -D -m 0644 conf/sim.yaml $(DESTDIR)$(DATADIR)/aiu-smi-sim/spyremond.yaml
 	@set -e; for f in $(TORCH_JOBS); do \
 		echo "$(INSTALL) -D -m 0755 contrib/torch/$$f $(DESTDIR)$(DATADIR)/aiu-smi-sim/torch/$$f"; \
 		$(INSTALL) -D -m 0755 contrib/torch/$$f $(DESTDIR)$(DATADIR)/aiu-smi-sim/torch/$$f; done
@@ -125,6 +126,7 @@ uninstall:
 		$(DESTDIR)$(LIBEXECDIR)/spyremon-prolog \
 		$(DESTDIR)$(LIBEXECDIR)/spyremon-epilog \
 		$(DESTDIR)$(DATADIR)/spyremon/grafana/spyremon.json \
+		$(DESTDIR)$(DATADIR)/aiu-smi-sim/spyremond.yaml \
 		$(addprefix $(DESTDIR)$(DATADIR)/aiu-smi-sim/torch/, $(TORCH_JOBS) $(TORCH_LIBS))
 	@rmdir $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)/spyremon/grafana \
 		$(DESTDIR)$(DATADIR)/spyremon $(DESTDIR)$(DATADIR)/aiu-smi-sim/torch \

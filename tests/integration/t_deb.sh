@@ -141,6 +141,8 @@ check "/etc/spyremond/spyremond.yaml is a conffile" \
 	bash -c "dpkg-query -W -f='\${Conffiles}' spyremond | grep -q ' /etc/spyremond/spyremond.yaml '"
 check "the Python helper imports" python3 -c 'import spyremon'
 check "aiu-smi-sim(1) installed" test -f /usr/share/man/man1/aiu-smi-sim.1.gz
+check "the simulator's config for the drop-in is shipped and valid" \
+	spyremond --check-config -c /usr/share/aiu-smi-sim/spyremond.yaml
 
 useradd -M -G spyremon -s /bin/sh alice
 check "samples stored" wait_samples 5

@@ -46,6 +46,7 @@ install_into "$D" /usr/local
 	echo usr/local/libexec/spyremon/spyremon-prolog
 	echo usr/local/libexec/spyremon/spyremon-epilog
 	echo usr/local/share/spyremon/grafana/spyremon.json
+	echo usr/local/share/aiu-smi-sim/spyremond.yaml
 	echo usr/local/share/aiu-smi-sim/torch/fake_trace.py
 	echo usr/local/share/aiu-smi-sim/torch/jobargs.py
 	echo usr/local/share/aiu-smi-sim/torch/profile_demo.py
@@ -69,6 +70,9 @@ for f in usr/local/lib/systemd/system/spyremond.service \
     usr/local/share/man/man1/spyremon.1 usr/local/share/man/man8/spyremond.8; do
 	mode_is "$D/$f" 644
 done
+"$D/usr/local/sbin/spyremond" --check-config \
+	-c "$D/usr/local/share/aiu-smi-sim/spyremond.yaml" >/dev/null ||
+	fail "the installed simulator config does not pass --check-config"
 cmp -s "$ROOT/conf/spyremond.yaml" "$D/etc/spyremond/spyremond.yaml" ||
 	fail "the installed config differs from conf/spyremond.yaml"
 "$D/usr/local/sbin/spyremond" --version | grep -q '^spyremond ' ||
