@@ -7,6 +7,7 @@
 #                   (conf/run.yaml, state in run/); make stop stops it
 #   make bench      build the benchmark programs (bench/README.md)
 #   make SAN=1 B=build-san check    the same tests under ASan and UBSan
+#   make check-loaded               the tests beside 2 CPU-bound processes
 #   make check-arch ARCH=s390x      build and test on s390x (or ppc64le)
 #                                   under qemu-user, in a Debian 12 root
 #   make install                    PREFIX, DESTDIR and more: mk/install.mk
@@ -225,6 +226,10 @@ ARCH	?= s390x
 check-arch:
 	@ONLY="$(ONLY)" sh mk/arch.sh $(ARCH) $(B)
 
+# the same tests on a busy machine (mk/loaded.sh); SAN=1 and B pass through
+check-loaded:
+	@sh mk/loaded.sh B=$(B) $(if $(SAN),SAN=$(SAN))
+
 demo: all
 	@sh mk/demo.sh $(B)
 
@@ -237,7 +242,7 @@ stop:
 clean:
 	rm -rf $(B)
 
-.PHONY: all check bench deps demo run stop clean check-arch stress
+.PHONY: all check check-loaded bench deps demo run stop clean check-arch stress
 
 include mk/install.mk
 

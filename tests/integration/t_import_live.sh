@@ -58,7 +58,11 @@ sys.exit(1 if worst > 50_000_000 * int(os.environ["SCALE"]) else 0)
 PY
 marks=$!
 IMP0=$(date +%s%N)
-"$CLIENT" import --db "$DB" "$T/big.csv" >"$T/import.out" 2>&1 ||
+# at the lowest CPU priority: what is proved is that the import's write
+# lock never holds up stamping.  At the same priority on a busy 2-core
+# machine the CPU-bound import takes the core the daemon needs, which is
+# the scheduler's doing, not the lock's (nice an import on a live host)
+nice -n 19 "$CLIENT" import --db "$DB" "$T/big.csv" >"$T/import.out" 2>&1 ||
 	{ cat "$T/import.out"; fail "the import into the live database failed"; }
 IMP1=$(date +%s%N)
 touch "$T/import.done"
