@@ -16,10 +16,11 @@
 # NO_DEPS=1 leaves that to the caller (package builds: debian/control and
 # rpm/spyremon.spec name the build dependencies).
 #
-# The tree, bottom up (README.md, "How it is built"): common/ is what both
-# programs read and write the same way; query/ is how both read the
-# database; store/ is the only code that writes it; daemon/ is spyremond (daemon/source/, where samples come
-# in; daemon/control/, where requests come in); client/ is spyremon.
+# The tree, bottom up (docs/architecture.md, "The flow and the tree"):
+# common/ is what both programs read and write the same way; query/ is
+# how both read the database; store/ is the only code that writes it;
+# daemon/ is spyremond (daemon/source/, where samples come in;
+# daemon/control/, where requests come in); client/ is spyremon.
 # Each program's objects but its main.o go into an archive that the unit
 # tests link, so tests run the real modules.
 

@@ -1,6 +1,6 @@
 #!/bin/bash
-# The architecture, checked on the built objects (README.md, "How it is
-# built"):
+# The architecture, checked on the built objects (docs/architecture.md,
+# "The flow and the tree"):
 #   - no client object reads a daemon/ header (from the compiler's own
 #     dependency files), and none is compiled with -Idaemon;
 #   - no two files call each other's functions in a circle (from the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Prometheus endpoint under a real systemd: a container booted with
-# systemd-nspawn on the host's /usr (the recipe of README "Many hosts")
+# systemd-nspawn on the host's /usr (the endpoint of docs/fleet.md, "Prometheus")
 # runs the installed spyremond.service on the simulator and
 # spyremon-metrics.socket (on a loopback port); a GET /metrics through
 # Accept=yes is answered with the cards' samples, by a service that runs
