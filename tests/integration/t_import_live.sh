@@ -4,7 +4,7 @@
 # stamping latency p99 of the rows written meanwhile stays at most 5 ms and
 # no card's stored rows are more than two intervals apart (on a machine so
 # loaded that the 10 s before already miss these, at most three times what
-# those show), every row is stored, and marks still answer within 50 ms
+# those show, or the p99 their slowest row), every row is stored, and marks still answer within 50 ms
 # (a begin past windows.max_ending_per_uid, as no window completes while
 # the import holds the lock, with busy);
 # against an ASan build every time bound is 4 times as long (time_scale).

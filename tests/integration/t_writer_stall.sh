@@ -9,7 +9,8 @@
 #  - rows are still stamped at once: stamping latency p99 during the lock
 #    is at most 5 ms, and no card has a gap over two intervals (on a
 #    machine so loaded that the 10 s before the lock already miss these,
-#    at most three times what those 10 s show: the lock must add nothing);
+#    at most three times what those 10 s show, or the p99 their slowest
+#    row: the lock must add nothing, and a stall behind it is seconds);
 #    against an ASan build every time bound is 4 times as long (time_scale);
 #  - after the lock every queued row is stored (compare.py: every row the
 #    simulator wrote, once).
