@@ -32,6 +32,7 @@
 
 #define CAPLOOP_LOOK_MS		100
 #define CAPLOOP_CONFIG_MAX	2048
+#define CAPLOOP_CMDLINE_SHOWN	120	/* of a process named in a message */
 
 /* Set by SIGINT and SIGTERM while the loop runs. */
 static volatile sig_atomic_t interrupted_by;
@@ -384,6 +385,43 @@ serve(struct capture *c)
 	}
 }
 
+/*
+ * Whether every process dynolog's answer names is the target or one it
+ * started: whatever answers on the port may not be dynolog, or not the
+ * dynolog the job polls.  CLIENT_EXIT_OK, or CAPTURE_EXIT_NOT_TARGET after
+ * naming the first process that is not, before any window is opened.
+ */
+static int
+check_reported(const struct capture *c, const struct dynoreq_result *res)
+{
+	const int32_t *lists[2] = { res->matched, res->triggered };
+	const size_t counts[2] = { res->nmatched, res->ntriggered };
+	char cmd[CAPLOOP_CMDLINE_SHOWN];
+
+	for (size_t l = 0; l < 2; l++)
+		for (size_t i = 0; i < counts[l]; i++) {
+			pid_t p = (pid_t)lists[l][i];
+
+			if (procinfo_descends(p, c->pid))
+				continue;
+			if (p < 1 || !procinfo_alive(p))
+				warnx("dynolog on 127.0.0.1:%d answered for "
+				    "process %d, which does not exist, not for "
+				    "process %d or a process it started: not "
+				    "using its answer", c->dynolog_port, (int)p,
+				    (int)c->pid);
+			else
+				warnx("dynolog on 127.0.0.1:%d answered for "
+				    "process %d (%s), which is neither process "
+				    "%d nor a process it started: not using its "
+				    "answer", c->dynolog_port, (int)p,
+				    procinfo_cmdline(p, cmd, sizeof(cmd)) &&
+				    cmd[0] != '\0' ? cmd : "?", (int)c->pid);
+			return CAPTURE_EXIT_NOT_TARGET;
+		}
+	return CLIENT_EXIT_OK;
+}
+
 /* dynolog's path: it answers the polls; the request goes through it. */
 static int
 via_dynolog(struct capture *c)
@@ -391,6 +429,7 @@ via_dynolog(struct capture *c)
 	struct dynoreq_result res;
 	char config[CAPLOOP_CONFIG_MAX], dir[PATH_MAX], request[PATH_MAX];
 	int64_t now = now_realtime_ns();
+	int rc;
 
 	/* each process takes the request at its next poll */
 	c->serve.extra_ns = c->interval_ns;
@@ -411,6 +450,8 @@ via_dynolog(struct capture *c)
 		    "running?", kipc_name(&c->sock), c->dynolog_port);
 		return CLIENT_EXIT_FAILED;
 	}
+	if ((rc = check_reported(c, &res)) != CLIENT_EXIT_OK)
+		return rc;
 	if (res.nmatched == 0) {
 		c->serve.start_ns = 0;
 		return no_poll(c);
