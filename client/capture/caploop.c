@@ -34,7 +34,7 @@
 #define CAPLOOP_CONFIG_MAX	2048
 #define CAPLOOP_CMDLINE_SHOWN	120	/* of a process named in a message */
 
-/* Set by SIGINT and SIGTERM while the loop runs. */
+/* Set by SIGINT, SIGTERM and SIGHUP while the loop runs. */
 static volatile sig_atomic_t interrupted_by;
 
 static void
@@ -43,13 +43,9 @@ on_signal(int sig)
 	interrupted_by = sig;
 }
 
-/*
- * The folder process pid may be asked to write a trace in, with a trailing
- * '/': Kineto writes on-demand traces only under KINETO_ONDEMAND_TRACE_DIR,
- * by default /tmp.
- */
-static void
-trace_dir(int32_t pid, char *dir, size_t len)
+/* Kineto writes on-demand traces only under KINETO_ONDEMAND_TRACE_DIR. */
+void
+caploop_trace_dir(int32_t pid, char *dir, size_t len)
 {
 	size_t n;
 
@@ -74,7 +70,7 @@ new_trace(struct capture *c, int32_t pid, uid_t uid, const char *dir)
 	char own[PATH_MAX];
 
 	if (dir == NULL) {
-		trace_dir(pid, own, sizeof(own));
+		caploop_trace_dir(pid, own, sizeof(own));
 		dir = own;
 	}
 	memset(t, 0, sizeof(*t));
@@ -337,7 +333,7 @@ no_poll(struct capture *c)
 	return CAPTURE_EXIT_NO_POLL;
 }
 
-/* SIGINT or SIGTERM: say what the processes asked will still do. */
+/* SIGINT, SIGTERM or SIGHUP: say what the processes asked will still do. */
 static int
 interrupted(const struct capture *c)
 {
@@ -346,7 +342,8 @@ interrupted(const struct capture *c)
 		if (c->serve.procs[i].state == CAPPROC_SERVED &&
 		    c->traces[i].fd == -1)
 			fprintf(stderr, "spyremon: process %d took the request and "
-			    "may still write its trace to %s\n",
+			    "may still write its trace to %s (the next capture "
+			    "of a job that writes there removes it)\n",
 			    (int)c->traces[i].pid, c->traces[i].asked);
 	return CLIENT_EXIT_FAILED;
 }
@@ -435,7 +432,7 @@ via_dynolog(struct capture *c)
 	c->serve.extra_ns = c->interval_ns;
 	c->serve.unseen = true;
 	capserve_plan(&c->serve, now);
-	trace_dir((int32_t)c->pid, dir, sizeof(dir));
+	caploop_trace_dir((int32_t)c->pid, dir, sizeof(dir));
 	if ((size_t)snprintf(request, sizeof(request), "%s%s.pt.trace.json",
 	    dir, c->base) >= sizeof(request) ||
 	    capserve_config(&c->serve, request, c->iterations,
@@ -485,6 +482,7 @@ int
 caploop_run(struct capture *c)
 {
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
+	struct sigaction old_hup;
 	struct capserve *s = &c->serve;
 	int rc;
 
@@ -505,8 +503,10 @@ caploop_run(struct capture *c)
 	interrupted_by = 0;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
 	rc = c->via_dynolog ? via_dynolog(c) : serve(c);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
 	return rc;
 }

@@ -97,6 +97,7 @@ struct capture {
 	size_t	 ntraces;
 	bool	 tty;			/* progress on stderr */
 	char	 tmp[PATH_MAX];		/* the output being written */
+	bool	 published;		/* renamed to --output */
 };
 
 /*
@@ -106,10 +107,16 @@ struct capture {
  * CAPTURE_EXIT_NO_POLL, CAPTURE_EXIT_REFUSED, CAPTURE_EXIT_NOT_TARGET
  * (dynolog named a process not of c->pid: no window is opened) or another
  * status, after saying why.  Opens the window (c->window_id) at the first request.
- * SIGINT and SIGTERM end it (CLIENT_EXIT_FAILED, after naming the traces
- * the processes may still write).
+ * SIGINT, SIGTERM and SIGHUP end it (CLIENT_EXIT_FAILED, after naming
+ * the traces the processes may still write).
  */
 int caploop_run(struct capture *c);
+
+/*
+ * The folder process pid is asked to write its trace in, with a trailing
+ * '/', as it spells it: its KINETO_ONDEMAND_TRACE_DIR, else /tmp/.
+ */
+void caploop_trace_dir(int32_t pid, char *dir, size_t len);
 
 /*
  * The output: copy each found trace into c->tmp (capout_add_trace, its
