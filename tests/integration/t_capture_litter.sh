@@ -49,9 +49,9 @@ took() { wait_for 60 grep -q "process $P took the request" "$T/$1.err" ||
 # at SIGNAL GLOB NAME ARGS...: a capture NAME sent SIGNAL once GLOB
 # appears; tried again (a new capture) if it ended before, three times
 at() {
-	local sig=$1 glob=$2 name=$3 try
+	local sig=$1 glob=$2 name=$3 _
 	shift 3
-	for try in 1 2 3; do
+	for _ in 1 2 3; do
 		cap "$name" "$@"
 		if python3 "$SIGNAL_AT" "$CPID" "$sig" "$glob"; then
 			return 0
