@@ -102,7 +102,8 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/capture/capture.c client/capture/caploop.c \
 	client/capture/capserve.c client/capture/capout.c \
 	client/capture/capwin.c client/capture/capterm.c client/capture/kipc.c \
-	client/capture/dynoreq.c client/capture/procinfo.c
+	client/capture/dynoreq.c client/capture/procinfo.c \
+	client/capture/caplitter.c
 SIM_SRCS = sim/aiu-smi-sim.c sim/simopts.c sim/cardmodel.c sim/layout.c \
 	sim/metricwriter.c
 # what the simulator takes from common/: no database, no config

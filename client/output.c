@@ -20,14 +20,36 @@
 /* The temporary file, for the signal handler to remove. */
 static char tmp_path[PATH_MAX];
 static volatile sig_atomic_t have_tmp;
+/* The caller's own cleanup, run by the signal handler after that. */
+static void (*at_signal)(void);
 
 static void
 on_fatal_signal(int sig)
 {
 	if (have_tmp)
 		unlink(tmp_path);
+	if (at_signal != NULL)
+		at_signal();
 	signal(sig, SIG_DFL);
 	raise(sig);
+}
+
+static void
+catch_fatal_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_fatal_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+void
+output_at_signal(void (*fn)(void))
+{
+	at_signal = fn;
+	catch_fatal_signals();
 }
 
 const char *
@@ -121,7 +143,6 @@ open_in_place(const char *path, const struct stat *sb)
 FILE *
 output_open(const char *path)
 {
-	struct sigaction sa = { .sa_handler = on_fatal_signal };
 	struct stat sb;
 	bool exists;
 	mode_t mask;
@@ -144,10 +165,7 @@ output_open(const char *path)
 		warnx("%s: the name is too long", path);
 		return NULL;
 	}
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	catch_fatal_signals();
 	if ((fd = mkstemp(tmp_path)) == -1) {
 		warn("%s", path);
 		return NULL;

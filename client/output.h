@@ -37,6 +37,13 @@ int output_close(FILE *fp, const char *path, int rc);
  */
 const char *output_tmp_path(void);
 
+/*
+ * SIGINT, SIGTERM and SIGHUP end the program after removing the temporary
+ * file (output_open catches them from then on), and then after fn, which
+ * must be async-signal-safe; NULL for none.  Catches them from now on.
+ */
+void output_at_signal(void (*fn)(void));
+
 /* A name for path in messages: "stdout" for NULL or "-". */
 const char *output_name(const char *path);
 

@@ -32,8 +32,9 @@
 
 #define CAPLOOP_LOOK_MS		100
 #define CAPLOOP_CONFIG_MAX	2048
+#define CAPLOOP_CMDLINE_SHOWN	120	/* of a process named in a message */
 
-/* Set by SIGINT and SIGTERM while the loop runs. */
+/* Set by SIGINT, SIGTERM and SIGHUP while the loop runs. */
 static volatile sig_atomic_t interrupted_by;
 
 static void
@@ -42,13 +43,9 @@ on_signal(int sig)
 	interrupted_by = sig;
 }
 
-/*
- * The folder process pid may be asked to write a trace in, with a trailing
- * '/': Kineto writes on-demand traces only under KINETO_ONDEMAND_TRACE_DIR,
- * by default /tmp.
- */
-static void
-trace_dir(int32_t pid, char *dir, size_t len)
+/* Kineto writes on-demand traces only under KINETO_ONDEMAND_TRACE_DIR. */
+void
+caploop_trace_dir(int32_t pid, char *dir, size_t len)
 {
 	size_t n;
 
@@ -73,7 +70,7 @@ new_trace(struct capture *c, int32_t pid, uid_t uid, const char *dir)
 	char own[PATH_MAX];
 
 	if (dir == NULL) {
-		trace_dir(pid, own, sizeof(own));
+		caploop_trace_dir(pid, own, sizeof(own));
 		dir = own;
 	}
 	memset(t, 0, sizeof(*t));
@@ -336,7 +333,7 @@ no_poll(struct capture *c)
 	return CAPTURE_EXIT_NO_POLL;
 }
 
-/* SIGINT or SIGTERM: say what the processes asked will still do. */
+/* SIGINT, SIGTERM or SIGHUP: say what the processes asked will still do. */
 static int
 interrupted(const struct capture *c)
 {
@@ -345,7 +342,8 @@ interrupted(const struct capture *c)
 		if (c->serve.procs[i].state == CAPPROC_SERVED &&
 		    c->traces[i].fd == -1)
 			fprintf(stderr, "spyremon: process %d took the request and "
-			    "may still write its trace to %s\n",
+			    "may still write its trace to %s (the next capture "
+			    "of a job that writes there removes it)\n",
 			    (int)c->traces[i].pid, c->traces[i].asked);
 	return CLIENT_EXIT_FAILED;
 }
@@ -384,6 +382,43 @@ serve(struct capture *c)
 	}
 }
 
+/*
+ * Whether every process dynolog's answer names is the target or one it
+ * started: whatever answers on the port may not be dynolog, or not the
+ * dynolog the job polls.  CLIENT_EXIT_OK, or CAPTURE_EXIT_NOT_TARGET after
+ * naming the first process that is not, before any window is opened.
+ */
+static int
+check_reported(const struct capture *c, const struct dynoreq_result *res)
+{
+	const int32_t *lists[2] = { res->matched, res->triggered };
+	const size_t counts[2] = { res->nmatched, res->ntriggered };
+	char cmd[CAPLOOP_CMDLINE_SHOWN];
+
+	for (size_t l = 0; l < 2; l++)
+		for (size_t i = 0; i < counts[l]; i++) {
+			pid_t p = (pid_t)lists[l][i];
+
+			if (procinfo_descends(p, c->pid))
+				continue;
+			if (p < 1 || !procinfo_alive(p))
+				warnx("dynolog on 127.0.0.1:%d answered for "
+				    "process %d, which does not exist, not for "
+				    "process %d or a process it started: not "
+				    "using its answer", c->dynolog_port, (int)p,
+				    (int)c->pid);
+			else
+				warnx("dynolog on 127.0.0.1:%d answered for "
+				    "process %d (%s), which is neither process "
+				    "%d nor a process it started: not using its "
+				    "answer", c->dynolog_port, (int)p,
+				    procinfo_cmdline(p, cmd, sizeof(cmd)) &&
+				    cmd[0] != '\0' ? cmd : "?", (int)c->pid);
+			return CAPTURE_EXIT_NOT_TARGET;
+		}
+	return CLIENT_EXIT_OK;
+}
+
 /* dynolog's path: it answers the polls; the request goes through it. */
 static int
 via_dynolog(struct capture *c)
@@ -391,12 +426,13 @@ via_dynolog(struct capture *c)
 	struct dynoreq_result res;
 	char config[CAPLOOP_CONFIG_MAX], dir[PATH_MAX], request[PATH_MAX];
 	int64_t now = now_realtime_ns();
+	int rc;
 
 	/* each process takes the request at its next poll */
 	c->serve.extra_ns = c->interval_ns;
 	c->serve.unseen = true;
 	capserve_plan(&c->serve, now);
-	trace_dir((int32_t)c->pid, dir, sizeof(dir));
+	caploop_trace_dir((int32_t)c->pid, dir, sizeof(dir));
 	if ((size_t)snprintf(request, sizeof(request), "%s%s.pt.trace.json",
 	    dir, c->base) >= sizeof(request) ||
 	    capserve_config(&c->serve, request, c->iterations,
@@ -411,6 +447,8 @@ via_dynolog(struct capture *c)
 		    "running?", kipc_name(&c->sock), c->dynolog_port);
 		return CLIENT_EXIT_FAILED;
 	}
+	if ((rc = check_reported(c, &res)) != CLIENT_EXIT_OK)
+		return rc;
 	if (res.nmatched == 0) {
 		c->serve.start_ns = 0;
 		return no_poll(c);
@@ -444,6 +482,7 @@ int
 caploop_run(struct capture *c)
 {
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
+	struct sigaction old_hup;
 	struct capserve *s = &c->serve;
 	int rc;
 
@@ -464,8 +503,10 @@ caploop_run(struct capture *c)
 	interrupted_by = 0;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
 	rc = c->via_dynolog ? via_dynolog(c) : serve(c);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
 	return rc;
 }

@@ -302,7 +302,10 @@ capout_report(struct capture *c)
 int
 capout_publish(struct capture *c)
 {
-	return output_dir_publish(c->output, c->tmp);
+	int rc = output_dir_publish(c->output, c->tmp);
+
+	c->published = rc == CLIENT_EXIT_OK;
+	return rc;
 }
 
 void

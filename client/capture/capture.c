@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "caplitter.h"
 #include "capture.h"
 #include "capterm.h"
 #include "capwin.h"
@@ -335,7 +336,8 @@ report_procs(const struct capture *c)
 	for (size_t i = 0; i < c->serve.nprocs; i++) {
 		const struct capproc *p = &c->serve.procs[i];
 
-		if (p->state == CAPPROC_DONE)
+		/* still due: the loop was interrupted, and said so */
+		if (p->state == CAPPROC_DONE || p->state == CAPPROC_SERVED)
 			continue;
 		if (p->state == CAPPROC_REFUSED) {
 			warnx("process %d took the request but %s (Kineto says "
@@ -452,9 +454,15 @@ capture_run(struct client *cl, void *opts, int argc, char *argv[])
 	snprintf(c->base, sizeof(c->base), "spyremon-capture-%d-%s",
 	    (int)getpid(), r6);
 	learn(c);
+	/* what captures killed or interrupted before left */
+	caplitter_sweep(c);
 	if ((rc = output_dir_open(c->output, c->tmp, sizeof(c->tmp))) !=
 	    CLIENT_EXIT_OK)
 		return rc;
+	if (!caplitter_arm(c)) {
+		output_dir_remove(c->tmp);
+		return CLIENT_EXIT_FAILED;
+	}
 	/* spyremond is asked first: without it the trace is still taken */
 	if ((c->telemetry_rc = capwin_hello(cl)) == CLIENT_EXIT_OK)
 		c->telemetry = true;
@@ -464,6 +472,7 @@ capture_run(struct client *cl, void *opts, int argc, char *argv[])
 		    "merged trace, steps.csv or report)\n");
 	if ((rc = take_socket(c)) != CLIENT_EXIT_OK) {
 		output_dir_remove(c->tmp);
+		caplitter_done(c);
 		return rc;
 	}
 	collect_meta(c);
@@ -479,6 +488,7 @@ capture_run(struct client *cl, void *opts, int argc, char *argv[])
 	} else {
 		output_dir_remove(c->tmp);
 	}
+	caplitter_done(c);
 	for (size_t i = 0; i < c->ntraces; i++)
 		if (c->traces[i].fd != -1)
 			close(c->traces[i].fd);

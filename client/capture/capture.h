@@ -31,6 +31,7 @@
 #define CAPTURE_EXIT_NO_POLL	10	/* no process of it polled: no KINETO_USE_DAEMON? */
 #define CAPTURE_EXIT_REFUSED	11	/* it refused the request, or stayed busy */
 #define CAPTURE_EXIT_NO_TRACE	12	/* it took the request, but no trace appeared */
+#define CAPTURE_EXIT_NOT_TARGET	13	/* dynolog answered for a process not of PID */
 
 #define CAPTURE_DEFAULT_DURATION_NS	(2LL * 1000000000LL)
 #define CAPTURE_DEFAULT_MAX_PROCS	32
@@ -96,18 +97,26 @@ struct capture {
 	size_t	 ntraces;
 	bool	 tty;			/* progress on stderr */
 	char	 tmp[PATH_MAX];		/* the output being written */
+	bool	 published;		/* renamed to --output */
 };
 
 /*
  * Serve the polls on c->sock, or hand the request to dynolog, and wait
  * until every trace asked for is there or given up.  CLIENT_EXIT_OK once
  * a process took the request (the traces' fate is in c->serve), else
- * CAPTURE_EXIT_NO_POLL, CAPTURE_EXIT_REFUSED or another status, after
- * saying why.  Opens the window (c->window_id) at the first request.
- * SIGINT and SIGTERM end it (CLIENT_EXIT_FAILED, after naming the traces
- * the processes may still write).
+ * CAPTURE_EXIT_NO_POLL, CAPTURE_EXIT_REFUSED, CAPTURE_EXIT_NOT_TARGET
+ * (dynolog named a process not of c->pid: no window is opened) or another
+ * status, after saying why.  Opens the window (c->window_id) at the first request.
+ * SIGINT, SIGTERM and SIGHUP end it (CLIENT_EXIT_FAILED, after naming
+ * the traces the processes may still write).
  */
 int caploop_run(struct capture *c);
+
+/*
+ * The folder process pid is asked to write its trace in, with a trailing
+ * '/', as it spells it: its KINETO_ONDEMAND_TRACE_DIR, else /tmp/.
+ */
+void caploop_trace_dir(int32_t pid, char *dir, size_t len);
 
 /*
  * The output: copy each found trace into c->tmp (capout_add_trace, its

@@ -241,6 +241,25 @@ procinfo_torch_version(pid_t pid, char *buf, size_t len)
 	return found;
 }
 
+bool
+procinfo_descends(pid_t pid, pid_t ancestor)
+{
+	char state;
+	pid_t p = pid, pp;
+
+	if (pid < 1 || ancestor < 1 || !procinfo_alive(pid))
+		return false;
+	for (int depth = 0; depth < PROCINFO_MAX_DEPTH; depth++) {
+		if (p == ancestor)
+			return true;
+		/* PID 1's parent is 0; a parent outside the namespace is 0 */
+		if (p <= 1 || !stat_of(p, &state, &pp) || pp == p)
+			return false;
+		p = pp;
+	}
+	return false;
+}
+
 size_t
 procinfo_descendants(pid_t pid, pid_t *out, size_t max)
 {

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #define PROCINFO_MAX_CHILDREN	1024	/* descendants looked at, at most */
+#define PROCINFO_MAX_DEPTH	4096	/* parents walked up, at most */
 
 enum procinfo_access {
 	PROCINFO_OK,		/* it exists and the caller may signal it */
@@ -49,6 +50,13 @@ bool procinfo_cmdline(pid_t pid, char *buf, size_t len);
  * "2.5.1+cpu"; false if none or unreadable.
  */
 bool procinfo_torch_version(pid_t pid, char *buf, size_t len);
+
+/*
+ * True if pid is ancestor or one of its descendants, by the parents
+ * /proc/PID/stat gives, from pid up; false if pid is gone or the chain
+ * reaches PID 1 (or breaks, or is longer than PROCINFO_MAX_DEPTH) first.
+ */
+bool procinfo_descends(pid_t pid, pid_t ancestor);
 
 /*
  * pid's descendants, nearest first, into out (at most max): their number.

@@ -5,7 +5,10 @@
 # TCP as "dyno gputrace" does, and gets the trace, the window and the
 # merged trace as on its own path.  A process dynolog has not heard from is
 # "never polled" (10); a name held by something that is not dynolog, with
-# nothing on the port, is a failure (1) that says what holds it.
+# nothing on the port, is a failure (1) that says what holds it.  An
+# endpoint whose answer names a process that is not the target or one it
+# started (PID 1, an unrelated sleep, one that does not exist) is not
+# believed: exit 13, the process named, no window, no output.
 source "$(dirname "$0")/lib.sh"
 
 spy() { "$CLIENT" -c "$T/spyremond.yaml" "$@"; }
@@ -55,6 +58,43 @@ cat "$T/none.err"
 [ "$rc" -eq 10 ] || fail "unknown to dynolog: exit status $rc, not 10"
 grep -q "dynolog has had no poll for trace requests from process $QUIET.*KINETO_USE_DAEMON=1" "$T/none.err" || fail "unknown to dynolog: $(cat "$T/none.err")"
 kill "$QUIET"
+
+# an endpoint answering for another process: start_liar NAME PID puts its
+# port in $PORT_NAME and holds the name in $T/NAME
+start_liar() {
+	mkdir -p "$T/$1"
+	python3 "$DYNO" --socket-dir "$T/$1" --answer-for "$2" --log-tag "$T/$1" \
+		>"$T/$1.out" 2>"$T/$1.log" &
+	wait_for 30 grep -q '^port ' "$T/$1.out" || fail "the $1 stand-in did not start"
+	eval "PORT_$1=$(sed -n 's/^port //p' "$T/$1.out")"
+}
+sleep 300 &
+OTHER=$!
+start_liar liar_init 1
+start_liar liar_other "$OTHER"
+start_liar liar_gone 2147483646
+nwin() { spy windows --json | python3 -c 'import json,sys; print(sum(1 for w in json.load(sys.stdin) if w["tag"] == sys.argv[1]))' "capture-$P"; }
+before=$(nwin)
+for liar in liar_init liar_other liar_gone; do
+	port=$(eval echo "\$PORT_$liar")
+	rc=0
+	timeout 120 "$CLIENT" -c "$T/spyremond.yaml" capture --pid "$P" \
+		--socket-dir "$T/$liar" --dynolog-port "$port" --output "$T/$liar.dir" \
+		>"$T/$liar.cap.out" 2>"$T/$liar.cap.err" || rc=$?
+	cat "$T/$liar.cap.err"
+	[ "$rc" -eq 13 ] || fail "$liar: exit status $rc, not 13"
+	case $liar in
+	liar_init) what="process 1 (.*), which is neither process $P nor a process it started" ;;
+	liar_other) what="process $OTHER (sleep 300), which is neither process $P nor a process it started" ;;
+	liar_gone) what="process 2147483646, which does not exist, not for process $P or a process it started" ;;
+	esac
+	grep -q "dynolog on 127.0.0.1:$port answered for $what: not using its answer" \
+		"$T/$liar.cap.err" || fail "$liar: $(cat "$T/$liar.cap.err")"
+	[ "$(nwin)" = "$before" ] || fail "$liar: a window was opened"
+	[ -e "$T/$liar.dir" ] && fail "$liar: an output directory was left"
+	ls -d "$T/$liar.dir".tmp-* 2>/dev/null && fail "$liar: a temporary directory was left"
+done
+kill "$OTHER"
 
 # the name held, nothing on the port: a closed port of this host
 CLOSED=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Every manual page in man/ passes mandoc's strictest lint (-Wall, style
 # included), has an EXIT STATUS or ERRORS section, and refers by .Xr only
-# to pages of this project that exist.
+# to pages of this project that exist.  The numbers the pages quote from
+# the code are the code's: the schema version (query/schema.h) in
+# spyremon-schema(5), and export's exit status for samples retention
+# deleted (client/client.h) in spyremon(1).
 #
 # Two kinds of messages are not about the pages but about the machine, and
 # are ignored: "referenced manual not found" (whether sqlite3(1) or this
@@ -55,6 +58,25 @@ for want in spyremon.1 spyremond.8 spyremond.yaml.5 spyremon-schema.5; do
 		failed=1
 	fi
 done
+
+# numbers quoted from the code
+code_define() { sed -n "s/^#define $1[[:space:]]*\([0-9]*\).*/\1/p" "$ROOT/$2"; }
+quotes() {	# quotes PAGE TEXT WHAT: PAGE has the line TEXT
+	if ! grep -qF -- "$2" "$ROOT/man/$1"; then
+		echo "FAIL: $1 does not say \"$2\" ($3)"
+		failed=1
+	fi
+}
+schema=$(code_define SCHEMA_VERSION query/schema.h)
+partial=$(code_define CLIENT_EXIT_PARTIAL client/client.h)
+[ -n "$schema" ] && [ -n "$partial" ] ||
+	{ echo "FAIL: SCHEMA_VERSION or CLIENT_EXIT_PARTIAL not found"; exit 1; }
+quotes spyremon-schema.5 "is newer than this build's $schema; refusing to use it" \
+	"SCHEMA_VERSION is $schema"
+quotes spyremon-schema.5 "is the version of the schema; this document describes version $schema." \
+	"SCHEMA_VERSION is $schema"
+quotes spyremon.1 "missing span, what is left is still written, and the exit status is $partial." \
+	"CLIENT_EXIT_PARTIAL is $partial"
 
 echo "$npages pages checked"
 exit $failed

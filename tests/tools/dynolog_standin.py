@@ -20,6 +20,9 @@ gputrace.rs), read from its public sources.
   for it already (busy); each gets its own REQUEST_TRACE_ID appended, and
   the answer lists processesMatched (their leaf pids),
   activityProfilersTriggered, activityProfilersBusy and the event fields.
+- --answer-for PID: an endpoint that is not the job's dynolog (or lies):
+  every request is answered as if process PID alone had matched and been
+  triggered, whatever polls.
 """
 
 import argparse
@@ -151,7 +154,7 @@ def recv_exact(c, n):
     return buf
 
 
-def serve_tcp(reg, srv):
+def serve_tcp(reg, srv, answer_for=None):
     while True:
         c, _ = srv.accept()
         try:
@@ -161,6 +164,11 @@ def serve_tcp(reg, srv):
                 continue
             if "config" not in req or "pids" not in req:
                 res = {"status": "failed"}
+            elif answer_for is not None:
+                res = {"processesMatched": [answer_for],
+                       "eventProfilersTriggered": [],
+                       "activityProfilersTriggered": [answer_for],
+                       "eventProfilersBusy": 0, "activityProfilersBusy": 0}
             else:
                 res = reg.request(req.get("job_id", 0), req["pids"],
                                   req["config"], req.get("process_limit", 1000))
@@ -178,6 +186,8 @@ def main():
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--socket-dir",
                     default=os.environ.get("KINETO_IPC_SOCKET_DIR") or None)
+    ap.add_argument("--answer-for", type=int, default=None,
+                    help="answer every request as if this pid were triggered")
     ap.add_argument("--log-tag", default=None,
                     help="ignored: a mark for finding the process")
     args = ap.parse_args()
@@ -189,7 +199,7 @@ def main():
     threading.Thread(target=serve_ipc, args=(reg, bind_ipc(args.socket_dir)),
                      daemon=True).start()
     print("port %d" % srv.getsockname()[1], flush=True)
-    serve_tcp(reg, srv)
+    serve_tcp(reg, srv, args.answer_for)
 
 
 if __name__ == "__main__":

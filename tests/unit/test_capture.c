@@ -5,7 +5,8 @@
  * counted, and DIR/dynolog, a stale file replaced, a live one held) over
  * real sockets, and capserve's rules: the plan (start in whole ms, a tick
  * and the warm-up ahead, later processes served only while they can make
- * it), who is served, and what polls say of a served process's trace.
+ * it), who is served, and what polls say of a served process's trace;
+ * and procinfo's walk up a process's parents, on a /proc of its own.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -23,6 +25,7 @@
 
 #include "capserve.h"
 #include "kipc.h"
+#include "procinfo.h"
 
 #define MS	1000000LL
 #define SEC	1000000000LL
@@ -435,6 +438,57 @@ test_what_polls_say(void **state)
 	assert_int_equal(capserve_find(&c, 101)->state, CAPPROC_REFUSED);
 }
 
+/* ---- procinfo ---- */
+
+/* root/PID/stat holding line. */
+static void
+fake_stat(const char *root, int pid, const char *line)
+{
+	char path[256];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%d", root, pid);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/%d/stat", root, pid);
+	assert_non_null(fp = fopen(path, "w"));
+	fprintf(fp, "%s\n", line);
+	fclose(fp);
+}
+
+static void
+test_descends(void **state)
+{
+	char root[] = "/tmp/test_capture.XXXXXX", cmd[512];
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	fake_stat(root, 1, "1 (init) S 0 1 1 0");
+	fake_stat(root, 10, "10 (sh) S 1 10 10 0");
+	/* a name with spaces and parentheses: the state follows the last ')' */
+	fake_stat(root, 11, "11 (a) S 1 (b) S 10 11 11 0");
+	fake_stat(root, 12, "12 (python3) R 11 12 12 0");
+	fake_stat(root, 20, "20 (sleep) S 1 20 20 0");
+	fake_stat(root, 30, "30 (dead) Z 10 30 30 0");
+	/* a loop, as a /proc read while pids are reused could show */
+	fake_stat(root, 40, "40 (x) S 41 40 40 0");
+	fake_stat(root, 41, "41 (y) S 40 41 41 0");
+	procinfo_root(root);
+	assert_true(procinfo_descends(10, 10));
+	assert_true(procinfo_descends(12, 10));
+	assert_true(procinfo_descends(12, 11));
+	assert_true(procinfo_descends(11, 10));
+	assert_false(procinfo_descends(10, 12));	/* a parent */
+	assert_false(procinfo_descends(1, 10));		/* PID 1 */
+	assert_false(procinfo_descends(20, 10));	/* unrelated */
+	assert_false(procinfo_descends(30, 10));	/* a zombie */
+	assert_false(procinfo_descends(99, 10));	/* gone */
+	assert_false(procinfo_descends(40, 10));	/* the loop ends */
+	assert_false(procinfo_descends(0, 10));
+	procinfo_root(NULL);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+}
+
 int
 main(void)
 {
@@ -446,6 +500,7 @@ main(void)
 		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_who_is_served),
 		cmocka_unit_test(test_what_polls_say),
+		cmocka_unit_test(test_descends),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
