@@ -12,7 +12,7 @@
 #include "client.h"
 #include "timeparse.h"
 
-bool
+int
 client_common_option(struct client *cl, int ch, const char *arg)
 {
 	uint64_t wait;
@@ -20,26 +20,28 @@ client_common_option(struct client *cl, int ch, const char *arg)
 	switch (ch) {
 	case 'c':
 		cl->config_path = arg;
-		return true;
+		return 1;
 	case CLIENT_OPT_SOCKET:
 		cl->socket_path = arg;
-		return true;
+		return 1;
 	case CLIENT_OPT_WAIT:
-		if (parse_duration(arg, &wait) == -1 || wait > INT64_MAX / 2)
-			errx(CLIENT_EXIT_USAGE, "--wait %s: not a duration (such "
-			    "as 10s, 500ms or 0s)", arg);
+		if (parse_duration(arg, &wait) == -1 || wait > INT64_MAX / 2) {
+			warnx("--wait %s: not a duration (such as 10s, 500ms "
+			    "or 0s)", arg);
+			return -1;
+		}
 		cl->wait_set = true;
 		cl->wait_ns = (int64_t)wait;
-		return true;
+		return 1;
 	case CLIENT_OPT_DB:
 		cl->db_path = arg;
 		if (cl->ndb < CLIENT_MAX_DBS)
 			cl->db_paths[cl->ndb++] = arg;
 		else
 			cl->too_many_dbs = true;
-		return true;
+		return 1;
 	default:
-		return false;
+		return 0;
 	}
 }
 

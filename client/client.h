@@ -68,10 +68,10 @@ enum {
 
 /*
  * Take option ch (with its argument) if it is one of CLIENT_LONGOPTS but
- * 'h'; true if it was.  A --wait that is not a duration exits with
- * CLIENT_EXIT_USAGE.
+ * 'h': 1 if it was, 0 if it is not one of them, -1 after saying why its
+ * argument is wrong (a --wait that is not a duration: a usage error).
  */
-bool client_common_option(struct client *cl, int ch, const char *arg);
+int client_common_option(struct client *cl, int ch, const char *arg);
 
 /*
  * The socket and database paths in force: the option's, else the config's.

@@ -3,11 +3,12 @@
  * its usage, options, operands and work in a struct cmd_spec.  cmd_run
  * makes room for the command's options, parses the options every command
  * takes (CLIENT_LONGOPTS: -c, --socket, --db, --wait) and the command's
- * own, answers -h and --help with the usage on stdout and exit 0, an
- * unknown option or a missing argument with the usage on stderr and exit
- * 2, checks the number of operands, and then runs the command.  The
- * getopt_long conventions are glibc's: options and operands may be mixed,
- * and "--" ends the options.
+ * own, answers -h and --help with the help on stdout and exit 0, checks
+ * the number of operands, and then runs the command.  A usage error (exit
+ * 2: an unknown option, a missing argument, a wrong number of operands, or
+ * any the command finds) is one line naming the problem on stderr, then
+ * "try 'spyremon NAME --help'".  The getopt_long conventions are glibc's:
+ * options and operands may be mixed, and "--" ends the options.
  */
 #ifndef SPYREMON_CMD_H
 #define SPYREMON_CMD_H
@@ -24,9 +25,27 @@
 /* cmd_spec.operands: the command counts its operands itself. */
 #define CMD_ANY_OPERANDS	(-1)
 
+/* cmd_spec.exits: the exit statuses a command may return, as bits. */
+#define CMD_EXIT(code)		(1u << (code))
+#define CMD_EXITS_BASE		(CMD_EXIT(CLIENT_EXIT_OK) | \
+	CMD_EXIT(CLIENT_EXIT_FAILED) | CMD_EXIT(CLIENT_EXIT_USAGE))
+/* the highest status cmd_help can name (capture's, capture.h) */
+#define CMD_EXIT_MAX		12
+
+/* The program's name in messages and in the help. */
+#define CMD_PROG		"spyremon"
+
 struct cmd_spec {
-	/* printed whole by --help and before a usage error */
+	/* the command as typed after "spyremon": "export", "mark begin" */
+	const char *name;
+	/*
+	 * --help's text: the synopsis, a few lines on what it does, and a
+	 * table of every option; cmd_help adds the common options and the
+	 * exit statuses
+	 */
 	const char *usage;
+	/* the exit statuses it may return: CMD_EXITS_BASE | CMD_EXIT(...) */
+	unsigned exits;
 	/* the command's short options, after CLIENT_SHORTOPTS; NULL: none */
 	const char *shortopts;
 	/* the command's long options, after CLIENT_LONGOPTS; NULL name ends */
@@ -57,7 +76,21 @@ struct cmd_spec {
 int cmd_run(struct client *cl, const struct cmd_spec *spec, int argc,
     char *argv[]);
 
-/* Print spec's usage to fp; code, for "return cmd_usage(...)". */
-int cmd_usage(const struct cmd_spec *spec, FILE *fp, int code);
+/* Print spec's help on stdout; CLIENT_EXIT_OK, for "return cmd_help()". */
+int cmd_help(const struct cmd_spec *spec);
+
+/*
+ * A usage error: "spyremon NAME: message" and the line pointing to NAME's
+ * --help on stderr; CLIENT_EXIT_USAGE.  name is a command ("mark") or
+ * NULL for the program.
+ */
+int cmd_usage_error(const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
+ * The line that ends a usage error said already, pointing to NAME's
+ * --help (NULL: the program's); CLIENT_EXIT_USAGE.
+ */
+int cmd_usage_try(const char *name);
 
 #endif

@@ -43,17 +43,18 @@ static const struct command commands[] = {
 };
 
 static int
-usage(FILE *fp, int code)
+help(void)
 {
-	fprintf(fp,
+	printf(
 	    "usage: spyremon [-c file] [--socket path] [--db path] command [args]\n"
 	    "       spyremon --version | --help\n"
 	    "\n"
 	    "commands:\n"
 	    "  mark begin --tag TAG [--meta KEY=VALUE ...] [--same-tag]\n"
-	    "  mark end [--tag TAG | --id N]\n"
+	    "             [--until-exit PID]\n"
+	    "  mark end [--tag TAG | --id N] [--wait D]\n"
 	    "  windows [--since TIME] [--tag TAG] [--json]\n"
-	    "  status [--json]\n"
+	    "  status [-v] [--json]\n"
 	    "  export (--window TAG|ID [--all] | --from TIME [--to TIME])\n"
 	    "         [--format csv|aiusmi|jsonl] [--output FILE]\n"
 	    "         [--metrics KEY,...] [--device ID,...] [--pad DURATION]\n"
@@ -72,14 +73,16 @@ usage(FILE *fp, int code)
 	    "  report --window TAG|ID [--trace FILE [--align-window TAG|ID]]\n"
 	    "         [--baseline TAG|ID] --output DIR\n"
 	    "  capture --pid PID [--duration D | --iterations N] [--tag TAG]\n"
-	    "          [--output DIR] [--report] [--wait D]\n"
+	    "          [--output DIR] [--report] [--wait D] [--warmup D]\n"
+	    "          [--socket-dir DIR] [--max-processes N] [--dynolog-port PORT]\n"
 	    "\n"
-	    "-c names the daemon's config (default %s), which gives the\n"
-	    "socket and the database; --socket and --db override it.  export and\n"
-	    "summary take --db once per host and read them all.\n"
-	    "\"spyremon COMMAND --help\" describes a command; see spyremon(1).\n",
+	    "-c names the daemon's config (default %s),\n"
+	    "which gives the socket and the database; --socket and --db override\n"
+	    "it.  export and summary take --db once per host and read them all.\n"
+	    "\"spyremon COMMAND --help\" describes a command and its exit statuses;\n"
+	    "see spyremon(1).\n",
 	    CONFIG_DEFAULT_PATH);
-	return code;
+	return CLIENT_EXIT_OK;
 }
 
 int
@@ -90,37 +93,43 @@ main(int argc, char *argv[])
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static char prog[] = CMD_PROG;
 	struct client cl = { 0 };
 	const struct command *cmd;
-	int ch, rc;
+	int ch, rc, common;
 
 	/* past a file size limit, writes fail and are reported, not fatal */
 	signal(SIGXFSZ, SIG_IGN);
 
-	/* '+': stop at the command's name; its options are its own */
+	/*
+	 * '+': stop at the command's name; its options are its own.  getopt
+	 * names the program by argv[0] when it says what is wrong.
+	 */
+	argv[0] = prog;
 	while ((ch = getopt_long(argc, argv, "+" CLIENT_SHORTOPTS, longopts,
 	    NULL)) != -1) {
-		if (client_common_option(&cl, ch, optarg))
+		if ((common = client_common_option(&cl, ch, optarg)) == 1)
 			continue;
+		if (common == -1)
+			return cmd_usage_try(NULL);	/* it said why */
 		switch (ch) {
 		case 'V':
 			printf("spyremon %s\n", SPYREMON_VERSION);
 			return CLIENT_EXIT_OK;
 		case 'h':
-			return usage(stdout, CLIENT_EXIT_OK);
+			return help();
 		default:
-			return usage(stderr, CLIENT_EXIT_USAGE);
+			return cmd_usage_try(NULL);	/* getopt said why */
 		}
 	}
 	if (optind == argc)
-		return usage(stderr, CLIENT_EXIT_USAGE);
+		return cmd_usage_error(NULL, "no command given");
 	for (cmd = commands; cmd->name != NULL; cmd++)
 		if (strcmp(cmd->name, argv[optind]) == 0)
 			break;
-	if (cmd->name == NULL) {
-		warnx("unknown command '%s'", argv[optind]);
-		return usage(stderr, CLIENT_EXIT_USAGE);
-	}
+	if (cmd->name == NULL)
+		return cmd_usage_error(NULL, "unknown command '%s'",
+		    argv[optind]);
 	argc -= optind;
 	argv += optind;
 	client_getopt_reset();

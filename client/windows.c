@@ -307,11 +307,17 @@ static const struct option windows_longopts[] = {
 };
 
 const struct cmd_spec windows_cmd = {
+	.name = "windows",
 	.usage =
 	    "usage: spyremon windows [--since TIME] [--tag TAG] [--json]\n"
 	    "\n"
-	    "Lists the windows open at some time since TIME (ISO 8601, epoch ns,\n"
-	    "or a duration ago such as 2h), or all, oldest first.\n",
+	    "Lists the windows, oldest first.  TIME is ISO 8601, epoch ns, or\n"
+	    "a duration ago such as 2h.\n"
+	    "\n"
+	    "  -s, --since TIME      only windows open at some time since TIME\n"
+	    "  -t, --tag TAG         only windows with this tag\n"
+	    "      --json            a JSON array instead of the table\n",
+	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DATABASE) | CMD_EXIT(CLIENT_EXIT_INCOMPLETE),
 	.shortopts = "s:t:",
 	.longopts = windows_longopts,
 	.opts_size = sizeof(struct windows_opts),

@@ -52,13 +52,43 @@ struct daemon {
 	char *socket_next;
 };
 
+/* --help: on stdout, exit 0. */
 static _Noreturn void
-usage(void)
+help(void)
 {
-	fprintf(stderr,
-	    "usage: spyremond [-v] [-c file]\n"
+	printf("usage: spyremond [-v] [-c file]\n"
 	    "       spyremond --check-config [-c file]\n"
-	    "       spyremond --version\n");
+	    "       spyremond --version | --help\n"
+	    "\n"
+	    "Collects the telemetry of the host's Spyre cards from aiu-smi into\n"
+	    "SQLite, and serves spyremon on its control socket.\n"
+	    "\n"
+	    "  -c, --config FILE   the config (default %s)\n"
+	    "      --check-config  print the config in force as YAML, or its errors\n"
+	    "  -v, --verbose       log more; twice, debugging too\n"
+	    "      --version       print the version\n"
+	    "  -h, --help          print this\n"
+	    "\n"
+	    "exit status:\n"
+	    "  %d  stopped by SIGTERM or SIGINT, or --check-config found it valid\n"
+	    "  %d  the config is invalid or cannot be read\n"
+	    "  %d  bad command line\n"
+	    "  %d  the database cannot be opened, created or migrated\n"
+	    "  %d  signals, timers or the event loop failed\n"
+	    "  %d  the control socket cannot be set up\n",
+	    CONFIG_DEFAULT_PATH, EXIT_OK, EXIT_CONFIG, EXIT_USAGE,
+	    EXIT_DATABASE, EXIT_EVENTLOOP, EXIT_SOCKET);
+	exit(EXIT_OK);
+}
+
+/*
+ * A usage error, after getopt or main said what is wrong: the line
+ * pointing to --help, exit 2.
+ */
+static _Noreturn void
+usage_try(void)
+{
+	fprintf(stderr, "try 'spyremond --help'\n");
 	exit(EXIT_USAGE);
 }
 
@@ -347,12 +377,14 @@ main(int argc, char *argv[])
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static char prog[] = "spyremond";
 	struct daemon d = { 0 };
 	struct control_ctx ctx;
 	int64_t started_ns = now_realtime_ns();
 	bool check_only = false;
 	int ch, verbosity = 0, r, code;
 
+	argv[0] = prog;		/* getopt's messages name the program so */
 	while ((ch = getopt_long(argc, argv, "c:hvV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'C':
@@ -368,12 +400,16 @@ main(int argc, char *argv[])
 			printf("spyremond %s\n", SPYREMON_VERSION);
 			return EXIT_OK;
 		case 'h':
+			help();
 		default:
-			usage();
+			usage_try();	/* getopt said why */
 		}
 	}
-	if (optind != argc)
-		usage();
+	if (optind != argc) {
+		fprintf(stderr, "spyremond: unexpected operand '%s'\n",
+		    argv[optind]);
+		usage_try();
+	}
 	log_init("spyremond", verbosity);
 
 	if ((d.cfg = load_config(d.config_path)) == NULL)

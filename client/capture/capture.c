@@ -133,7 +133,7 @@ capture_option(void *opts, int ch, char *arg)
 
 /* The options that need others or exclude them: an exit status. */
 static int
-check_options(struct capture_opts *o, int argc)
+check_options(struct capture_opts *o)
 {
 	struct capture *c = &o->c;
 
@@ -148,10 +148,9 @@ check_options(struct capture_opts *o, int argc)
 		c->wait_ns = c->cl->wait_ns;
 		c->wait_given = true;
 	}
-	if (argc != 0 || c->pid == 0) {
-		if (c->pid == 0)
-			warnx("capture needs --pid");
-		return cmd_usage(&capture_cmd, stderr, CLIENT_EXIT_USAGE);
+	if (c->pid == 0) {
+		warnx("capture needs --pid");
+		return CLIENT_EXIT_USAGE;
 	}
 	if (o->duration_given && c->by_iterations) {
 		warnx("--duration and --iterations exclude each other");
@@ -419,9 +418,10 @@ capture_run(struct client *cl, void *opts, int argc, char *argv[])
 	time_t now;
 	int rc, procs_rc, out_rc = CLIENT_EXIT_OK;
 
+	(void)argc;
 	(void)argv;
 	c->cl = cl;
-	if ((rc = check_options(o, argc)) != CLIENT_EXIT_OK)
+	if ((rc = check_options(o)) != CLIENT_EXIT_OK)
 		return rc;
 	switch (procinfo_check(c->pid, &c->uid)) {
 	case PROCINFO_NONE:
@@ -532,6 +532,7 @@ static const struct capture_opts capture_defaults = {
 };
 
 const struct cmd_spec capture_cmd = {
+	.name = "capture",
 	.usage =
 	    "usage: spyremon capture --pid PID [--duration D | --iterations N]\n"
 	    "                        [--tag TAG] [--output DIR] [--report] [--wait D]\n"
@@ -539,13 +540,31 @@ const struct cmd_spec capture_cmd = {
 	    "                        [--dynolog-port PORT]\n"
 	    "\n"
 	    "Asks the PyTorch profiler (Kineto) in process PID, and in every\n"
-	    "process it started, for a trace of D (default 2s) or N steps, with\n"
-	    "no change to the job, which must run with KINETO_USE_DAEMON=1.  A\n"
-	    "window on spyremond covers the traced span; DIR (new, or empty)\n"
-	    "gets each trace, each trace with the cards' counters merged in,\n"
-	    "steps.csv and with --report the report.  See spyremon(1).\n",
+	    "process it started, for a trace, with no change to the job, which\n"
+	    "must run with KINETO_USE_DAEMON=1.  A window on spyremond covers the\n"
+	    "traced span; DIR (new, or empty) gets each trace, each trace with the\n"
+	    "cards' counters merged in, and steps.csv.\n"
+	    "\n"
+	    "      --pid PID            the job: a profiled process, or its parent\n"
+	    "      --duration D         trace for D, 1ms to 1h (default 2s)\n"
+	    "      --iterations N       trace N steps instead\n"
+	    "      --tag TAG            the window's tag (default capture-PID)\n"
+	    "      --output DIR         where to write (default capture-PID-TIME)\n"
+	    "      --report             add the report (spyremon report)\n"
+	    "      --wait D             how long a process may take to poll,\n"
+	    "                           1s to 1h\n"
+	    "      --warmup D           Kineto's warm-up, whole seconds (default 0)\n"
+	    "      --socket-dir DIR     the folder of Kineto's socket files\n"
+	    "      --max-processes N    ask at most N processes (default 32)\n"
+	    "      --dynolog-port PORT  dynolog's TCP port (default 1778)\n",
+	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DAEMON) |
+	    CMD_EXIT(CLIENT_EXIT_DATABASE) | CMD_EXIT(CLIENT_EXIT_PARTIAL) |
+	    CMD_EXIT(CLIENT_EXIT_INCOMPLETE) |
+	    CMD_EXIT(CAPTURE_EXIT_NO_PROCESS) | CMD_EXIT(CAPTURE_EXIT_NOT_YOURS) |
+	    CMD_EXIT(CAPTURE_EXIT_NO_POLL) | CMD_EXIT(CAPTURE_EXIT_REFUSED) |
+	    CMD_EXIT(CAPTURE_EXIT_NO_TRACE),
 	.longopts = capture_longopts,
-	.operands = CMD_ANY_OPERANDS,	/* checked after --wait, with --pid */
+	.operands = 0,
 	.opts_size = sizeof(struct capture_opts),
 	.defaults = &capture_defaults,
 	.option = capture_option,

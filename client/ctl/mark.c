@@ -76,8 +76,6 @@ meta_add(struct meta *m, const char *arg)
 	return true;
 }
 
-static const struct cmd_spec begin_spec, end_spec;
-
 struct begin_opts {
 	struct meta meta;
 	const char *tag;
@@ -142,11 +140,11 @@ begin_run(struct client *cl, void *opts, int argc, char *argv[])
 	int64_t id;
 	int rc;
 
+	(void)argc;
 	(void)argv;
-	if (argc != 0 || o->tag == NULL) {
-		if (o->tag == NULL)
-			warnx("mark begin needs --tag");
-		return cmd_usage(&begin_spec, stderr, CLIENT_EXIT_USAGE);
+	if (o->tag == NULL) {
+		warnx("mark begin needs --tag");
+		return CLIENT_EXIT_USAGE;
 	}
 	if (!tag_ok(o->tag))
 		return CLIENT_EXIT_USAGE;
@@ -256,11 +254,11 @@ end_run(struct client *cl, void *opts, int argc, char *argv[])
 	int64_t id;
 	int rc;
 
+	(void)argc;
 	(void)argv;
-	if (argc != 0 || (o->tag != NULL && o->have_id)) {
-		if (o->tag != NULL && o->have_id)
-			warnx("mark end takes --tag or --id, not both");
-		return cmd_usage(&end_spec, stderr, CLIENT_EXIT_USAGE);
+	if (o->tag != NULL && o->have_id) {
+		warnx("mark end takes --tag or --id, not both");
+		return CLIENT_EXIT_USAGE;
 	}
 	if (o->tag != NULL && !tag_ok(o->tag))
 		return CLIENT_EXIT_USAGE;
@@ -299,20 +297,22 @@ static const struct option end_longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-#define MARK_USAGE \
-	    "usage: spyremon mark begin --tag TAG [--meta KEY=VALUE ...] [--same-tag]\n" \
-	    "                           [--until-exit PID]\n" \
-	    "       spyremon mark end [--tag TAG | --id N]\n" \
-	    "\n" \
-	    "begin opens a window and prints its id; end closes the window\n" \
-	    "with that tag or id, by default the newest one you opened.\n" \
-	    "With --until-exit, the window also ends when process PID exits.\n" \
-
 static const struct cmd_spec begin_spec = {
-	.usage = MARK_USAGE,
+	.name = "mark begin",
+	.usage =
+	    "usage: spyremon mark begin --tag TAG [--meta KEY=VALUE ...] [--same-tag]\n"
+	    "                           [--until-exit PID]\n"
+	    "\n"
+	    "Opens a window and prints its id.\n"
+	    "\n"
+	    "  -t, --tag TAG         its name: 1 to 64 printable ASCII, no spaces\n"
+	    "  -m, --meta KEY=VALUE  metadata kept with it; up to 32 distinct keys\n"
+	    "      --same-tag        open it though one of yours has the tag open\n"
+	    "      --until-exit PID  end it when process PID exits\n",
+	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DAEMON),
 	.shortopts = "t:m:",
 	.longopts = begin_longopts,
-	.operands = CMD_ANY_OPERANDS,	/* checked with --tag */
+	.operands = 0,
 	.opts_size = sizeof(struct begin_opts),
 	.option = begin_option,
 	.run = begin_run,
@@ -320,14 +320,42 @@ static const struct cmd_spec begin_spec = {
 };
 
 static const struct cmd_spec end_spec = {
-	.usage = MARK_USAGE,
+	.name = "mark end",
+	.usage =
+	    "usage: spyremon mark end [--tag TAG | --id N] [--wait D]\n"
+	    "\n"
+	    "Closes a window, by default the one you opened last, and prints\n"
+	    "what it spanned.\n"
+	    "\n"
+	    "  -t, --tag TAG         your open window with this tag\n"
+	    "  -i, --id N            the window with this id\n"
+	    "      --wait D          return once the window is stored whole; exit\n"
+	    "                        " CMD_STR(CLIENT_EXIT_INCOMPLETE)
+	    " if that takes longer than D\n",
+	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DAEMON) |
+	    CMD_EXIT(CLIENT_EXIT_DATABASE) | CMD_EXIT(CLIENT_EXIT_INCOMPLETE),
 	.shortopts = "t:i:",
 	.longopts = end_longopts,
-	.operands = CMD_ANY_OPERANDS,	/* checked with --tag and --id */
+	.operands = 0,
 	.opts_size = sizeof(struct end_opts),
 	.option = end_option,
 	.run = end_run,
 };
+
+/* mark's own --help: each subcommand's synopsis. */
+static int
+mark_help(void)
+{
+	printf("usage: spyremon mark begin --tag TAG [--meta KEY=VALUE ...] "
+	    "[--same-tag]\n"
+	    "                           [--until-exit PID]\n"
+	    "       spyremon mark end [--tag TAG | --id N] [--wait D]\n"
+	    "\n"
+	    "begin opens a window, end closes one; "
+	    "\"spyremon mark begin --help\"\n"
+	    "and \"spyremon mark end --help\" describe each.\n");
+	return CLIENT_EXIT_OK;
+}
 
 int
 cmd_mark(struct client *cl, int argc, char *argv[])
@@ -338,8 +366,9 @@ cmd_mark(struct client *cl, int argc, char *argv[])
 		return cmd_run(cl, &end_spec, argc - 1, argv + 1);
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0))
-		return cmd_usage(&begin_spec, stdout, CLIENT_EXIT_OK);
+		return mark_help();
 	if (argc >= 2)
-		warnx("mark %s: say begin or end", argv[1]);
-	return cmd_usage(&begin_spec, stderr, CLIENT_EXIT_USAGE);
+		return cmd_usage_error("mark", "unknown subcommand '%s'; say "
+		    "begin or end", argv[1]);
+	return cmd_usage_error("mark", "missing subcommand: begin or end");
 }

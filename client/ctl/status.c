@@ -698,12 +698,16 @@ static const struct option status_longopts[] = {
 };
 
 const struct cmd_spec status_cmd = {
+	.name = "status",
 	.usage =
 	    "usage: spyremon status [-v | --verbose] [--json]\n"
 	    "\n"
 	    "Shows the daemon, aiu-smi, the database, the open windows and a\n"
 	    "line per card: its newest sample and where its metrics come from.\n"
-	    "-v shows everything the daemon reports; --json its reply as is.\n",
+	    "\n"
+	    "  -v, --verbose         everything the daemon reports\n"
+	    "      --json            the daemon's reply as is\n",
+	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DAEMON),
 	.shortopts = "v",
 	.longopts = status_longopts,
 	.opts_size = sizeof(struct status_opts),

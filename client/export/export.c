@@ -777,7 +777,10 @@ static const struct options export_cmd_defaults = {
 };
 
 const struct cmd_spec export_cmd = {
+	.name = "export",
 	.usage = export_usage,
+	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DATABASE) |
+	    CMD_EXIT(CLIENT_EXIT_PARTIAL) | CMD_EXIT(CLIENT_EXIT_INCOMPLETE),
 	.shortopts = "w:f:o:m:d:",
 	.longopts = export_longopts,
 	.opts_size = sizeof(struct options),

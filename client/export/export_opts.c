@@ -19,40 +19,44 @@
 const char export_usage[] =
 	    "usage: spyremon export --window TAG|ID [--all] [options]\n"
 	    "       spyremon export --from TIME [--to TIME] [options]\n"
-	    "       spyremon export --trace FILE|DIR [--trace FILE|DIR ...]\n"
-	    "                       [--window TAG|ID] [trace options] [options]\n"
-	    "options: [--format csv|aiusmi|jsonl] [--output FILE]\n"
-	    "         [--metrics KEY,...] [--device ID,...] [--pad DURATION]\n"
-	    "trace options: [--trace-start TIME | --align-window TAG|ID]\n"
-	    "         [--step-pattern REGEX] [--host-map TRACE=HOST ...]\n"
-	    "         [--merge OUT[.gz] | --merge-dir DIR] [--include-unreliable]\n"
-	    "         [--steps [--json | --csv]]\n"
+	    "       spyremon export --trace FILE|DIR ... [--window TAG|ID]\n"
+	    "                       [trace options] [options]\n"
 	    "\n"
-	    "Writes every sample whose interval overlaps the window (or the span\n"
-	    "FROM..TO, TO defaulting to now, or each trace's span), widened by the\n"
-	    "pad on both sides.  A TAG matching several windows means the newest,\n"
-	    "or with --all each.  TIME is ISO 8601, epoch ns, or a duration ago\n"
-	    "such as 10m.  With a trace, --merge writes the trace with counter\n"
-	    "tracks added, and --steps a table of power and energy per step,\n"
-	    "instead of the samples; --window then chooses the samples.\n"
-	    "Several --db (one per host): each row carries its host, and each\n"
-	    "trace reads the database of its own host, or the one --host-map\n"
-	    "names.  --merge with several traces writes one combined trace,\n"
-	    "--merge-dir one merged trace per trace.  A DIR (a TensorBoard log\n"
-	    "directory) gives its *.pt.trace.json[.gz] files, the ranks of one run.\n";
-
-static int
-usage(FILE *fp, int code)
-{
-	fputs(export_usage, fp);
-	return code;
-}
+	    "Writes every sample whose interval overlaps the window, the span\n"
+	    "FROM..TO or each trace's span.  TIME is ISO 8601, epoch ns, or a\n"
+	    "duration ago such as 10m.  Several --db (one per host): each row\n"
+	    "carries its host, and each trace reads its own host's database.\n"
+	    "\n"
+	    "selection:\n"
+	    "  -w, --window TAG|ID         the window; a tag: the newest with it\n"
+	    "      --all                   with a tag, every window with it\n"
+	    "      --from TIME             the span from TIME ...\n"
+	    "      --to TIME               ... to TIME (default now)\n"
+	    "      --trace FILE|DIR        a profiler trace's span; again, or a\n"
+	    "                              TensorBoard log DIR: the ranks of a run\n"
+	    "options:\n"
+	    "  -f, --format FORMAT         csv (default), aiusmi or jsonl\n"
+	    "  -o, --output FILE           write FILE, whole or not at all\n"
+	    "  -m, --metrics KEY,...       only these metrics, in this order\n"
+	    "  -d, --device ID,...         only these cards\n"
+	    "      --pad DURATION          widen the span on both sides\n"
+	    "trace options (--window then chooses the samples):\n"
+	    "      --trace-start TIME      the time of the trace's ts = 0\n"
+	    "      --align-window TAG|ID   the trace begins at this window's begin\n"
+	    "      --step-pattern REGEX    the names of step events (trace info)\n"
+	    "      --host-map TRACE=HOST   the host a trace ran on, with several --db\n"
+	    "      --merge OUT[.gz]        the trace with counter tracks added\n"
+	    "      --merge-dir DIR         one merged trace per trace, into DIR\n"
+	    "      --include-unreliable    merge the unreliable metrics too\n"
+	    "      --steps                 power and energy per step, not samples\n"
+	    "      --json, --csv           --steps as JSON or CSV (default: an aligned\n"
+	    "                              table on a terminal, else CSV)\n";
 
 static int
 goes_with(const char *opt, const char *with)
 {
 	warnx("%s goes with %s", opt, with);
-	return usage(stderr, CLIENT_EXIT_USAGE);
+	return CLIENT_EXIT_USAGE;
 }
 
 int
@@ -63,11 +67,11 @@ export_check_options(const struct options *o)
 
 	if (o->from != NULL && (o->window != NULL || traced)) {
 		warnx("--from does not go with --window or --trace");
-		return usage(stderr, CLIENT_EXIT_USAGE);
+		return CLIENT_EXIT_USAGE;
 	}
 	if (o->window == NULL && o->from == NULL && !traced) {
 		warnx("export takes --window, --from or --trace");
-		return usage(stderr, CLIENT_EXIT_USAGE);
+		return CLIENT_EXIT_USAGE;
 	}
 	if (o->to != NULL && o->from == NULL)
 		return goes_with("--to", "--from");

@@ -302,16 +302,20 @@ static const struct option import_longopts[] = {
 };
 
 const struct cmd_spec import_cmd = {
+	.name = "import",
 	.usage =
 	    "usage: spyremon import [--tz ZONE] [--interval DURATION]\n"
 	    "                       [--device-map ID=BUSID,...] [--db FILE] FILE.csv\n"
 	    "\n"
 	    "Loads an aiu-smi CSV log (aiu-smi -s -f FILE) or spyremon's csv export\n"
-	    "into the database, all rows or, on any error, none.  aiu-smi stamps\n"
-	    "rows with whole-second local times: --tz names their zone (default\n"
-	    "the local one) and --interval the delay aiu-smi ran with (default\n"
-	    "inferred from the stamps).  --device-map gives bus IDs by device.\n"
-	    "Importing into a separate --db file is recommended.\n",
+	    "into the database, all rows or, on any error, none.  Importing into a\n"
+	    "separate --db file is recommended.\n"
+	    "\n"
+	    "      --tz ZONE                  the zone of aiu-smi's whole-second\n"
+	    "                                 local stamps (default the local one)\n"
+	    "      --interval DURATION        aiu-smi's delay (default inferred)\n"
+	    "      --device-map ID=BUSID,...  the cards' bus IDs by device ID\n",
+	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DATABASE),
 	.longopts = import_longopts,
 	.operands = 1,
 	.opts_size = sizeof(struct import_opts),

@@ -255,10 +255,8 @@ metrics_run(struct client *cl, void *opts, int argc, char *argv[])
 	FILE *fp;
 	int rc;
 
-	if (argc > 0) {
-		warnx("metrics: unexpected argument \"%s\"", argv[0]);
-		return cmd_usage(&metrics_cmd, stderr, CLIENT_EXIT_USAGE);
-	}
+	(void)argc;
+	(void)argv;
 	if (o->http && (o->out != NULL || o->have_format)) {
 		warnx("metrics: --http takes neither --output nor --format "
 		    "(the Accept header chooses)");
@@ -306,18 +304,22 @@ static const struct metrics_opts metrics_cmd_defaults = {
 };
 
 const struct cmd_spec metrics_cmd = {
+	.name = "metrics",
 	.usage =
 	    "usage: spyremon metrics [--format openmetrics|prometheus]\n"
 	    "       spyremon metrics --output FILE\n"
 	    "       spyremon metrics --http\n"
 	    "\n"
-	    "Prints each card's newest sample and the daemon's counters in the\n"
-	    "OpenMetrics (default) or Prometheus 0.0.4 text format, from the\n"
-	    "database opened read-only.  --output writes node_exporter's\n"
-	    "textfile format atomically; --http answers one HTTP request on\n"
-	    "stdin and stdout (GET /metrics), as a socket-activated service.\n",
+	    "Prints each card's newest sample and the daemon's counters, from the\n"
+	    "database opened read-only.\n"
+	    "\n"
+	    "      --format FORMAT   openmetrics (default) or prometheus (0.0.4)\n"
+	    "      --output FILE     node_exporter's textfile format, atomically\n"
+	    "      --http            answer one HTTP request (GET /metrics) on\n"
+	    "                        stdin and stdout, as a socket-activated service\n",
+	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DATABASE),
 	.longopts = metrics_longopts,
-	.operands = CMD_ANY_OPERANDS,	/* named when there is one too many */
+	.operands = 0,
 	.opts_size = sizeof(struct metrics_opts),
 	.defaults = &metrics_cmd_defaults,
 	.option = metrics_option,

@@ -728,19 +728,28 @@ static const struct compare_args compare_cmd_defaults = {
 };
 
 const struct cmd_spec compare_cmd = {
+	.name = "compare",
 	.usage =
 	    "usage: spyremon compare BASE NEW [--trace-base FILE|DIR ...\n"
 	    "                        --trace-new FILE|DIR ... [--align]] [--json]\n"
 	    "                        [--fail-on-regression PCT] [--min-change PCT]\n"
 	    "\n"
 	    "Compares two windows (tags or ids): per card and figure the base, new,\n"
-	    "change and relative change, with a verdict (Welch's t-test and at\n"
-	    "least --min-change %, default 2) for mean power and, with traces, step\n"
-	    "time and energy per step.  --fail-on-regression exits "
-	    CMD_STR(CLIENT_EXIT_REGRESSION) " when energy\n"
-	    "or step time rose by more than PCT %.  Several traces of a run (a\n"
-	    "TensorBoard log DIR, or the option given again) are its ranks: their\n"
-	    "steps are taken together.\n",
+	    "change and relative change, with a verdict (Welch's t-test) for mean\n"
+	    "power and, with traces, step time and energy per step.\n"
+	    "\n"
+	    "      --trace-base FILE|DIR     the base run's trace; again, or a\n"
+	    "                                TensorBoard log DIR: its ranks\n"
+	    "      --trace-new FILE|DIR      the new run's, likewise\n"
+	    "      --align                   place each trace at its window's begin\n"
+	    "      --json                    one JSON object instead of the table\n"
+	    "      --fail-on-regression PCT  exit " CMD_STR(CLIENT_EXIT_REGRESSION)
+	    " when energy or step time rose\n"
+	    "                                by more than PCT %\n"
+	    "      --min-change PCT          smaller changes are within noise\n"
+	    "                                (default 2)\n",
+	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DATABASE) |
+	    CMD_EXIT(CLIENT_EXIT_REGRESSION) | CMD_EXIT(CLIENT_EXIT_INCOMPLETE),
 	.longopts = compare_longopts,
 	.operands = 2,
 	.opts_size = sizeof(struct compare_args),

@@ -567,12 +567,12 @@ report_run(struct client *cl, void *opts, int argc, char *argv[])
 	char idbuf[32];
 	int rc;
 
+	(void)argc;
 	(void)argv;
 	r->cl = cl;
-	if (argc != 0 || window == NULL || r->dir == NULL) {
-		if (window == NULL || r->dir == NULL)
-			warnx("report needs --window and --output");
-		rc = cmd_usage(&report_cmd, stderr, CLIENT_EXIT_USAGE);
+	if (window == NULL || r->dir == NULL) {
+		warnx("report needs --window and --output");
+		rc = CLIENT_EXIT_USAGE;
 		goto done;
 	}
 	if (align != NULL && r->traces.n == 0) {
@@ -659,6 +659,7 @@ static const struct option report_longopts[] = {
 };
 
 const struct cmd_spec report_cmd = {
+	.name = "report",
 	.usage =
 	    "usage: spyremon report --window TAG|ID [--trace FILE|DIR ...\n"
 	    "                       [--align-window TAG|ID]] [--baseline TAG|ID]\n"
@@ -666,11 +667,17 @@ const struct cmd_spec report_cmd = {
 	    "\n"
 	    "Writes DIR (new, or empty): report.md with the torch-spyre methodology\n"
 	    "checklist filled in, aiusmi.csv, steps.csv (with a trace), and plots of\n"
-	    "power and busy, temperature and bandwidths as PNG and SVG.  Several\n"
-	    "traces (a TensorBoard log directory, or --trace given again) are the\n"
-	    "ranks of the run.\n",
+	    "power and busy, temperature and bandwidths as PNG and SVG.\n"
+	    "\n"
+	    "      --window TAG|ID        the window; a tag: the newest with it\n"
+	    "      --trace FILE|DIR       the run's trace; again, or a TensorBoard\n"
+	    "                             log DIR: its ranks\n"
+	    "      --align-window TAG|ID  place the trace at this window's begin\n"
+	    "      --baseline TAG|ID      compare with this window\n"
+	    "      --output DIR           where to write\n",
+	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DATABASE) | CMD_EXIT(CLIENT_EXIT_INCOMPLETE),
 	.longopts = report_longopts,
-	.operands = CMD_ANY_OPERANDS,	/* checked with --window and --output */
+	.operands = 0,
 	.opts_size = sizeof(struct report_opts),
 	.option = report_option,
 	.run = report_run,

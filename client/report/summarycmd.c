@@ -464,8 +464,10 @@ summary_run(struct client *cl, void *opts, int argc, char *argv[])
 
 	(void)argc;
 	(void)argv;
-	if (window == NULL)
-		return cmd_usage(&summary_cmd, stderr, CLIENT_EXIT_USAGE);
+	if (window == NULL) {
+		warnx("summary needs --window");
+		return CLIENT_EXIT_USAGE;
+	}
 	if (client_databases(cl, &paths, &n) == -1)
 		return CLIENT_EXIT_FAILED;
 	if ((rc = hosts_open(paths, n, &hs)) != CLIENT_EXIT_OK) {
@@ -512,14 +514,19 @@ static const struct option summary_longopts[] = {
 };
 
 const struct cmd_spec summary_cmd = {
+	.name = "summary",
 	.usage =
 	    "usage: spyremon summary --window TAG|ID [--json | --csv]\n"
 	    "\n"
 	    "The window's summary per card: duration, samples, coverage, gaps,\n"
 	    "energy (also net of idle), power, temperature, busy, bandwidths and\n"
-	    "memory peaks, with notes on the quality of the data.  A tag means\n"
-	    "the newest window with it.  With several --db (one per host), the\n"
-	    "window of each, each row carrying its host.\n",
+	    "memory peaks, with notes on the quality of the data.  With several\n"
+	    "--db (one per host), the window of each, each row carrying its host.\n"
+	    "\n"
+	    "      --window TAG|ID   the window; a tag: the newest with it\n"
+	    "      --json            one JSON object instead of the table\n"
+	    "      --csv             one CSV row per card\n",
+	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DATABASE) | CMD_EXIT(CLIENT_EXIT_INCOMPLETE),
 	.longopts = summary_longopts,
 	.opts_size = sizeof(struct summary_opts),
 	.option = summary_option,

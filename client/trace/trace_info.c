@@ -370,15 +370,20 @@ static const struct option info_longopts[] = {
 };
 
 static const struct cmd_spec info_spec = {
+	.name = "trace info",
 	.usage =
-	    "usage: spyremon trace info FILE|DIR [--json] [--step-pattern REGEX]\n"
+	    "usage: spyremon trace info [--json] [--step-pattern REGEX] FILE|DIR\n"
 	    "\n"
 	    "Describes a torch.profiler trace (.json, or gzip-compressed):\n"
 	    "its time dialect, its absolute span, its events and steps, its\n"
 	    "rank and devices; a DIR (a TensorBoard log directory) each of its\n"
-	    "*.pt.trace.json[.gz] in turn (--json: an array).  Steps are X\n"
-	    "events whose whole name matches REGEX (POSIX extended), by default\n"
-	    TRACE_STEP_PATTERN ".\n",
+	    "*.pt.trace.json[.gz] in turn.\n"
+	    "\n"
+	    "      --json                 JSON instead (a DIR: an array)\n"
+	    "      --step-pattern REGEX   steps are X events whose whole name\n"
+	    "                             matches REGEX (POSIX extended); default\n"
+	    "                             " TRACE_STEP_PATTERN "\n",
+	.exits = CMD_EXITS_BASE,
 	.longopts = info_longopts,
 	.operands = 1,
 	.opts_size = sizeof(struct info_opts),
@@ -390,11 +395,11 @@ int
 cmd_trace(struct client *cl, int argc, char *argv[])
 {
 	if (argc < 2)
-		return cmd_usage(&info_spec, stderr, CLIENT_EXIT_USAGE);
+		return cmd_usage_error("trace", "missing subcommand: info");
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
-		return cmd_usage(&info_spec, stdout, CLIENT_EXIT_OK);
+		return cmd_help(&info_spec);
 	if (strcmp(argv[1], "info") == 0)
 		return cmd_run(cl, &info_spec, argc - 1, argv + 1);
-	warnx("trace: unknown subcommand '%s'", argv[1]);
-	return cmd_usage(&info_spec, stderr, CLIENT_EXIT_USAGE);
+	return cmd_usage_error("trace", "unknown subcommand '%s'; say info",
+	    argv[1]);
 }
