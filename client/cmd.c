@@ -27,6 +27,7 @@ static const char *const exit_meaning[CMD_EXIT_MAX + 1] = {
 	[10] = "no process polled for the request",
 	[11] = "the request was refused, or the profiler stayed busy",
 	[12] = "no trace appeared",
+	[13] = "dynolog answered for a process not of the target",
 };
 
 int

@@ -30,7 +30,7 @@
 #define CMD_EXITS_BASE		(CMD_EXIT(CLIENT_EXIT_OK) | \
 	CMD_EXIT(CLIENT_EXIT_FAILED) | CMD_EXIT(CLIENT_EXIT_USAGE))
 /* the highest status cmd_help can name (capture's, capture.h) */
-#define CMD_EXIT_MAX		12
+#define CMD_EXIT_MAX		13
 
 /* The program's name in messages and in the help. */
 #define CMD_PROG		"spyremon"

@@ -562,7 +562,7 @@ const struct cmd_spec capture_cmd = {
 	    CMD_EXIT(CLIENT_EXIT_INCOMPLETE) |
 	    CMD_EXIT(CAPTURE_EXIT_NO_PROCESS) | CMD_EXIT(CAPTURE_EXIT_NOT_YOURS) |
 	    CMD_EXIT(CAPTURE_EXIT_NO_POLL) | CMD_EXIT(CAPTURE_EXIT_REFUSED) |
-	    CMD_EXIT(CAPTURE_EXIT_NO_TRACE),
+	    CMD_EXIT(CAPTURE_EXIT_NO_TRACE) | CMD_EXIT(CAPTURE_EXIT_NOT_TARGET),
 	.longopts = capture_longopts,
 	.operands = 0,
 	.opts_size = sizeof(struct capture_opts),

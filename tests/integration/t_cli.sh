@@ -109,7 +109,7 @@ done
 echo "each command's --help lists its exit statuses"
 # spyremon(1) EXIT STATUS: 0 to 2 for all; 3 talks to the daemon; 4 reads
 # the database; 5 compare; 6 export; 7 the readers of a window and mark
-# end --wait; 8 to 12 capture (which runs export and report too).
+# end --wait; 8 to 13 capture (which runs export and report too).
 declare -A EXITS=(
 	["mark begin"]="0 1 2 3"
 	["mark end"]="0 1 2 3 4 7"
@@ -122,7 +122,7 @@ declare -A EXITS=(
 	[summary]="0 1 2 4 7"
 	[compare]="0 1 2 4 5 7"
 	[report]="0 1 2 4 7"
-	[capture]="0 1 2 3 4 6 7 8 9 10 11 12"
+	[capture]="0 1 2 3 4 6 7 8 9 10 11 12 13"
 )
 for c in "${COMMANDS[@]}"; do
 	# shellcheck disable=SC2086
