@@ -55,7 +55,7 @@ COMMON_SRCS = common/log.c common/timeparse.c common/metrics.c common/proto.c \
 	common/config.c common/config_keys.c common/config_source.c common/config_print.c common/csvparse.c \
 	common/inventory.c common/rowring.c common/jsonw.c common/window_json.c \
 	common/energy.c common/clocksync.c common/metricfile.c \
-	common/metricfile_json.c common/regfile.c
+	common/metricfile_json.c common/regfile.c common/daemonid.c
 # query/: reading the database, the same for the store and every command
 QUERY_SRCS = query/pragma.c query/dbread.c query/catalog_read.c \
 	query/windows_read.c query/bestsrc.c query/samples_read.c \
@@ -109,7 +109,8 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_store test_pace test_health test_control test_windows \
 	test_format test_trace test_import test_merge test_energy \
 	test_rowring test_stats test_expo test_metricfile test_direct \
-	test_hosts test_bestsrc test_sync test_writer test_capture
+	test_hosts test_bestsrc test_sync test_writer test_capture \
+	test_daemonid
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 
