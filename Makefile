@@ -59,13 +59,14 @@ COMMON_SRCS = common/log.c common/timeparse.c common/metrics.c common/proto.c \
 # query/: reading the database, the same for the store and every command
 QUERY_SRCS = query/pragma.c query/dbread.c query/catalog_read.c \
 	query/windows_read.c query/bestsrc.c query/samples_read.c \
-	query/summary.c query/summary_idle.c query/summary_read.c
+	query/summary.c query/summary_idle.c query/summary_read.c \
+	query/daemon_read.c
 STORE_SRCS = store/sql.c store/catalog.c store/store.c store/storebuf.c store/storedb.c \
 	store/dbfile.c store/retention.c \
 	store/store_windows.c store/store_import.c store/counters.c \
 	store/summary_write.c store/store_summary.c \
 	store/writer.c store/writer_jobs.c store/writer_sync.c \
-	store/smiversion.c
+	store/smiversion.c store/store_daemon.c
 # daemon/: samples in (source/), requests in (control/), and what ties
 # them (windows; main.c, not in the archive)
 DAEMON_SOURCE_SRCS = daemon/source/source_base.c daemon/source/source_rows.c \
