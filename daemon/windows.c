@@ -631,6 +631,8 @@ load(struct windows *w)
  * The daemon before this one died (store_previous_daemon) with the loaded
  * windows open: nothing ended them, and nothing was sampled after its
  * last stored sample, so each ends there (at its begin if that is later).
+ * One whose windows.max_open ran out before that sample is left to
+ * windows_expire: that daemon would have closed it then.
  */
 static void
 end_orphans(struct windows *w)
@@ -643,6 +645,10 @@ end_orphans(struct windows *w)
 	for (size_t i = 0; i < w->n;) {
 		struct window *win = &w->open[i];
 
+		if (expiry_of(w, win) <= prev.last_sample_ns) {
+			i++;
+			continue;
+		}
 		if (close_window(w, i, prev.last_sample_ns,
 		    STORE_ENDED_DAEMON_GONE, win->uid, win->pid, NULL) == 0)
 			continue;
