@@ -81,6 +81,10 @@ struct db_window {
 	char *meta;		/* the JSON object text, "{}" if none */
 	int32_t until_pid;	/* ends when this process exits; 0 if none
 				   (or the schema predates it, before 4) */
+	char ended_by[16];	/* "mark", "max_open", "exit", "daemon_gone";
+				   "" while open or before schema 4 */
+	char *end_note;		/* why it ended so, "" if nothing says
+				   (schema 10: daemon_gone's reason) */
 };
 
 /* Which windows db_windows returns; zero means no condition. */

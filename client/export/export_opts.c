@@ -23,6 +23,7 @@ const char export_usage[] =
 	    "                       [--window TAG|ID] [trace options] [options]\n"
 	    "options: [--format csv|aiusmi|jsonl] [--output FILE]\n"
 	    "         [--metrics KEY,...] [--device ID,...] [--pad DURATION]\n"
+	    "         [--partial]\n"
 	    "trace options: [--trace-start TIME | --align-window TAG|ID]\n"
 	    "         [--step-pattern REGEX] [--host-map TRACE=HOST ...]\n"
 	    "         [--merge OUT[.gz] | --merge-dir DIR] [--include-unreliable]\n"
@@ -135,6 +136,7 @@ const struct option export_longopts[] = {
 	{ "csv", no_argument, NULL, OPT_CSV },
 	{ "host-map", required_argument, NULL, OPT_HOST_MAP },
 	{ "merge-dir", required_argument, NULL, OPT_MERGE_DIR },
+	{ "partial", no_argument, NULL, OPT_PARTIAL },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -224,6 +226,9 @@ export_option(void *opts, int ch, char *arg)
 		break;
 	case OPT_MERGE_DIR:
 		o->merge_dir = arg;
+		break;
+	case OPT_PARTIAL:
+		o->partial = true;
 		break;
 	}
 	return CLIENT_EXIT_OK;
