@@ -115,14 +115,12 @@ daemonid_check(const struct daemonid *rec, const struct daemonid *here,
 
 	why[0] = '\0';
 	if (!same_host(rec, here)) {
-		snprintf(why, len, "it ran on host %s, not this one, so whether "
-		    "it still runs cannot be checked here", rec->hostname[0] !=
-		    '\0' ? rec->hostname : "(unnamed)");
+		snprintf(why, len, "it runs on host %s, not this one",
+		    rec->hostname[0] != '\0' ? rec->hostname : "(unnamed)");
 		return DAEMONID_UNKNOWN;
 	}
 	if (rec->boot_id[0] == '\0' || here->boot_id[0] == '\0') {
-		snprintf(why, len, "the boot ID is not known, so whether it "
-		    "still runs cannot be checked");
+		snprintf(why, len, "the boot ID is not known");
 		return DAEMONID_UNKNOWN;
 	}
 	if (strcmp(rec->boot_id, here->boot_id) != 0) {
@@ -130,9 +128,8 @@ daemonid_check(const struct daemonid *rec, const struct daemonid *here,
 		return DAEMONID_GONE;
 	}
 	if (rec->pidns != 0 && here->pidns != 0 && rec->pidns != here->pidns) {
-		snprintf(why, len, "it ran in another PID namespace (a "
-		    "container?), so whether it still runs cannot be checked "
-		    "here");
+		snprintf(why, len, "it runs in another PID namespace (a "
+		    "container?)");
 		return DAEMONID_UNKNOWN;
 	}
 	if (rec->pid <= 0) {

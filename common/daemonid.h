@@ -46,7 +46,8 @@ int daemonid_parse_stat(const char *line, int64_t *start_ticks);
 /*
  * Whether the process rec names still runs, judged from here (the
  * caller's own identity, daemonid_self).  For GONE and UNKNOWN, why (len
- * bytes) says why as a sentence fragment ("the host has booted since").
+ * bytes) says why as a sentence fragment ("the host has booted again
+ * since it ran", "it runs on host h2, not this one").
  */
 enum daemonid_state daemonid_check(const struct daemonid *rec,
     const struct daemonid *here, char *why, size_t len);

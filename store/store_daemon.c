@@ -84,7 +84,8 @@ store_db_daemon_start(struct store *st)
 		break;
 	case DB_DAEMON_UNKNOWN:
 		log_warnx("%s: spyremond %" PRId32 " did not stop cleanly, and "
-		    "%s; its open windows stay open", st->path, d.id.pid, why);
+		    "whether it still runs cannot be checked (%s); its open "
+		    "windows stay open", st->path, d.id.pid, why);
 		break;
 	case DB_DAEMON_RUNS:
 		if (d.recorded && d.id.pid != st->self.pid)

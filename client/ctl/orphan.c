@@ -27,9 +27,9 @@ orphan_check(const struct client *cl, sqlite3 *db, const struct db_window *w,
 	case DB_DAEMON_UNKNOWN:
 		tag = fmt_controls(w->tag, false);
 		fprintf(stderr, "spyremon: window %" PRId64 " '%s' is open, "
-		    "but spyremond %" PRId32 " that holds it did not stop "
-		    "cleanly and %s; read as open\n", w->id, tag, d.id.pid,
-		    why);
+		    "and whether spyremond %" PRId32 " that holds it still "
+		    "runs cannot be checked here (%s): read as open\n", w->id,
+		    tag, d.id.pid, why);
 		free(tag);
 		return CLIENT_EXIT_OK;
 	case DB_DAEMON_RUNS:
