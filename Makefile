@@ -59,17 +59,18 @@ COMMON_SRCS = common/log.c common/timeparse.c common/metrics.c common/proto.c \
 	common/config.c common/config_keys.c common/config_source.c common/config_print.c common/csvparse.c \
 	common/inventory.c common/rowring.c common/jsonw.c common/window_json.c \
 	common/energy.c common/clocksync.c common/metricfile.c \
-	common/metricfile_json.c common/regfile.c
+	common/metricfile_json.c common/regfile.c common/daemonid.c
 # query/: reading the database, the same for the store and every command
 QUERY_SRCS = query/pragma.c query/dbread.c query/catalog_read.c \
 	query/windows_read.c query/bestsrc.c query/samples_read.c \
-	query/summary.c query/summary_idle.c query/summary_read.c
+	query/summary.c query/summary_idle.c query/summary_read.c \
+	query/daemon_read.c
 STORE_SRCS = store/sql.c store/catalog.c store/store.c store/storebuf.c store/storedb.c \
 	store/dbfile.c store/retention.c \
 	store/store_windows.c store/store_import.c store/counters.c \
 	store/summary_write.c store/store_summary.c \
 	store/writer.c store/writer_jobs.c store/writer_sync.c \
-	store/smiversion.c
+	store/smiversion.c store/store_daemon.c
 # daemon/: samples in (source/), requests in (control/), and what ties
 # them (windows; main.c, not in the archive)
 DAEMON_SOURCE_SRCS = daemon/source/source_base.c daemon/source/source_rows.c \
@@ -83,7 +84,7 @@ DAEMON_SRCS = $(DAEMON_SOURCE_SRCS) $(DAEMON_CONTROL_SRCS) daemon/windows.c \
 CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/json.c client/output.c client/windows.c client/hosts.c \
 	client/ctl/ctl.c client/ctl/mark.c client/ctl/status.c \
-	client/ctl/status_brief.c client/ctl/settle.c \
+	client/ctl/status_brief.c client/ctl/settle.c client/ctl/orphan.c \
 	client/trace/trace.c client/trace/trace_util.c \
 	client/trace/trace_stream.c client/trace/trace_tally.c \
 	client/trace/trace_info.c client/trace/tracelist.c \
@@ -114,7 +115,8 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_store test_pace test_health test_control test_windows \
 	test_format test_trace test_import test_merge test_energy \
 	test_rowring test_stats test_expo test_metricfile test_direct \
-	test_hosts test_bestsrc test_sync test_writer test_capture
+	test_hosts test_bestsrc test_sync test_writer test_capture \
+	test_daemonid
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 

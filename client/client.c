@@ -58,6 +58,13 @@ client_parse_time(const char *s, int64_t *out_ns)
 	return 0;
 }
 
+int
+client_exit(const struct client *cl, int rc)
+{
+	return cl->partial && rc == CLIENT_EXIT_INCOMPLETE ? CLIENT_EXIT_OK :
+	    rc;
+}
+
 void
 client_getopt_reset(void)
 {

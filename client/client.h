@@ -46,6 +46,8 @@ struct client {
 	struct config *cfg;		/* loaded on first need */
 	bool wait_set;			/* --wait: how long a reader waits for */
 	int64_t wait_ns;		/* spyremond to store a window (settle.h) */
+	bool partial;			/* --partial of the readers: data read as
+					   far as it goes is the answer */
 };
 
 /* getopt_long values of the options every command takes. */
@@ -97,6 +99,13 @@ int client_databases(struct client *cl, const char *const **paths,
  * -1 on bad input.
  */
 int client_parse_time(const char *s, int64_t *out_ns);
+
+/*
+ * A reader's exit status rc as the user asked for it: with --partial,
+ * CLIENT_EXIT_INCOMPLETE (read as far as it goes, the note on stderr)
+ * is CLIENT_EXIT_OK.
+ */
+int client_exit(const struct client *cl, int rc);
 
 /* Reset getopt_long for a new argument vector. */
 void client_getopt_reset(void);

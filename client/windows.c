@@ -12,6 +12,7 @@
 
 #include "client.h"
 #include "cmd.h"
+#include "orphan.h"
 #include "settle.h"
 #include "summary.h"
 #include "db.h"
@@ -21,7 +22,7 @@
 
 #define NCOLS	9
 
-enum { OPT_JSON = CLIENT_OPT_FIRST_FREE };
+enum { OPT_JSON = CLIENT_OPT_FIRST_FREE, OPT_PARTIAL };
 
 static const char *const col_names[NCOLS] = {
 	"ID", "TAG", "USER", "BEGIN", "END", "DURATION", "SAMPLES", "ENERGY_J",
@@ -104,11 +105,29 @@ meta_words(const char *meta)
 	return str_finish(q);
 }
 
+/*
+ * The END cell: "open", "never ended" when its daemon is gone (orphan.h),
+ * else the end, with why where the daemon ended it.
+ */
+static void
+end_cell(const struct db_window *w, bool orphan, char *buf, size_t len)
+{
+	char t[FMT_BUFLEN];
+
+	if (w->open) {
+		snprintf(buf, len, "%s", orphan ? "never ended" : "open");
+		return;
+	}
+	fmt_time_ms(w->end_ns, t, sizeof(t));
+	snprintf(buf, len, "%s%s", t, strcmp(w->ended_by, "daemon_gone") == 0 ?
+	    " (daemon gone)" : w->auto_closed ? " (auto)" : "");
+}
+
 static void
 row_fill(struct row *r, const struct db_window *w, int64_t end_ns,
-    int64_t samples, bool have_energy, double energy)
+    bool orphan, int64_t samples, bool have_energy, double energy)
 {
-	char buf[FMT_BUFLEN + 16], t[FMT_BUFLEN], *words;
+	char buf[FMT_BUFLEN + 16], *words;
 
 	snprintf(buf, sizeof(buf), "%" PRId64, w->id);
 	r->cell[0] = xstrdup(buf);
@@ -117,13 +136,7 @@ row_fill(struct row *r, const struct db_window *w, int64_t end_ns,
 	r->cell[2] = xstrdup(buf);
 	fmt_time_ms(w->begin_ns, buf, sizeof(buf));
 	r->cell[3] = xstrdup(buf);
-	if (w->open)
-		snprintf(buf, sizeof(buf), "open");
-	else {
-		fmt_time_ms(w->end_ns, t, sizeof(t));
-		snprintf(buf, sizeof(buf), "%s%s", t,
-		    w->auto_closed ? " (auto)" : "");
-	}
+	end_cell(w, orphan, buf, sizeof(buf));
 	r->cell[4] = xstrdup(buf);
 	fmt_span(end_ns - w->begin_ns, buf, sizeof(buf));
 	r->cell[5] = xstrdup(buf);
@@ -188,15 +201,20 @@ gen_window(yajl_gen g, const struct db_window *w, int64_t end_ns,
 	window_json(g, &wj);
 }
 
-/* List ws, counting samples up to now for open windows. */
+/*
+ * List ws, counting samples up to now for open windows, up to the last
+ * sample for those whose daemon is gone (then CLIENT_EXIT_INCOMPLETE
+ * after the list, orphan.h).
+ */
 static int
-list(sqlite3 *db, const struct db_window *ws, size_t n, bool json)
+list(const struct client *cl, sqlite3 *db, const struct db_window *ws,
+    size_t n, bool json)
 {
 	int64_t now = now_realtime_ns(), samples;
 	struct row *rows = NULL;
 	yajl_gen g = NULL;
 	struct host h = { NULL, NULL };
-	int rc = CLIENT_EXIT_OK;
+	int rc = CLIENT_EXIT_OK, orphaned = CLIENT_EXIT_OK;
 
 	if (json && (rc = db_host(db, &h.hostname, &h.machine_id)) !=
 	    CLIENT_EXIT_OK)
@@ -211,14 +229,22 @@ list(sqlite3 *db, const struct db_window *ws, size_t n, bool json)
 		int64_t end = ws[i].open ? now : ws[i].end_ns;
 		double energy = 0;
 		bool have = summary_stored_energy(db, ws[i].id, &energy);
+		bool orphan;
 
+		if ((rc = orphan_check(cl, db, &ws[i], &end)) ==
+		    CLIENT_EXIT_INCOMPLETE)
+			orphaned = rc;
+		else if (rc != CLIENT_EXIT_OK)
+			break;
+		orphan = rc == CLIENT_EXIT_INCOMPLETE;
 		if ((rc = db_count_samples(db, ws[i].begin_ns, end,
 		    &samples)) != CLIENT_EXIT_OK)
 			break;
 		if (json)
 			gen_window(g, &ws[i], end, samples, &h, have, energy);
 		else
-			row_fill(&rows[i], &ws[i], end, samples, have, energy);
+			row_fill(&rows[i], &ws[i], end, orphan, samples, have,
+			    energy);
 	}
 	if (rc == CLIENT_EXIT_OK && json) {
 		yajl_gen_array_close(g);
@@ -233,12 +259,12 @@ list(sqlite3 *db, const struct db_window *ws, size_t n, bool json)
 	free(rows);
 	free(h.hostname);
 	free(h.machine_id);
-	return rc;
+	return rc == CLIENT_EXIT_OK ? orphaned : rc;
 }
 
 struct windows_opts {
 	struct db_window_filter f;
-	bool json;
+	bool json, partial;
 };
 
 static int
@@ -261,6 +287,9 @@ windows_option(void *opts, int ch, char *arg)
 	case OPT_JSON:
 		o->json = true;
 		break;
+	case OPT_PARTIAL:
+		o->partial = true;
+		break;
 	}
 	return CLIENT_EXIT_OK;
 }
@@ -277,6 +306,7 @@ windows_run(struct client *cl, void *opts, int argc, char *argv[])
 
 	(void)argc;
 	(void)argv;
+	cl->partial = o->partial;
 	if ((path = client_database(cl)) == NULL)
 		return CLIENT_EXIT_FAILED;
 	if ((rc = db_open(path, &db)) != CLIENT_EXIT_OK)
@@ -292,24 +322,28 @@ windows_run(struct client *cl, void *opts, int argc, char *argv[])
 			fprintf(stderr, "spyremon: no windows%s\n",
 			    o->f.tag != NULL || o->f.have_since ? " match" : "");
 		else
-			rc = list(db, ws, n, o->json);
+			rc = list(cl, db, ws, n, o->json);
 		db_windows_free(ws, n);
 	}
 	db_close(db);
-	return rc == CLIENT_EXIT_OK ? settled : rc;
+	if (rc == CLIENT_EXIT_OK)
+		rc = settled;
+	return client_exit(cl, rc);
 }
 
 static const struct option windows_longopts[] = {
 	{ "since", required_argument, NULL, 's' },
 	{ "tag", required_argument, NULL, 't' },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "partial", no_argument, NULL, OPT_PARTIAL },
 	{ NULL, 0, NULL, 0 },
 };
 
 const struct cmd_spec windows_cmd = {
 	.name = "windows",
 	.usage =
-	    "usage: spyremon windows [--since TIME] [--tag TAG] [--json]\n"
+	    "usage: spyremon windows [--since TIME] [--tag TAG] [--json] "
+	    "[--partial]\n"
 	    "\n"
 	    "Lists the windows, oldest first.  TIME is ISO 8601, epoch ns, or\n"
 	    "a duration ago such as 2h.\n"

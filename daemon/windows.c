@@ -461,6 +461,11 @@ close_window(struct windows *w, size_t i, int64_t end_ns,
 		snprintf(what, sizeof(what), "of uid %" PRIu32 " ended: its "
 		    "process %" PRId32 " exited after %.3fs", win->uid,
 		    win->until_pid, (double)(end_ns - win->begin_ns) / 1e9);
+	else if (by == STORE_ENDED_DAEMON_GONE)
+		snprintf(what, sizeof(what), "of uid %" PRIu32 " ended at its "
+		    "last stored sample, %.3fs after its begin: the daemon "
+		    "that held it died", win->uid,
+		    (double)(end_ns - win->begin_ns) / 1e9);
 	else if (auto_closed) {
 		format_duration(w->max_open_ns, open_for, sizeof(open_for));
 		snprintf(what, sizeof(what), "of uid %" PRIu32 " closed "
@@ -623,6 +628,37 @@ load(struct windows *w)
 }
 
 /*
+ * The daemon before this one died (store_previous_daemon) with the loaded
+ * windows open: nothing ended them, and nothing was sampled after its
+ * last stored sample, so each ends there (at its begin if that is later).
+ * One whose windows.max_open ran out before that sample is left to
+ * windows_expire: that daemon would have closed it then.
+ */
+static void
+end_orphans(struct windows *w)
+{
+	struct store_prev_daemon prev;
+
+	store_previous_daemon(w->st, &prev);
+	if (!prev.died)
+		return;
+	for (size_t i = 0; i < w->n;) {
+		struct window *win = &w->open[i];
+
+		if (expiry_of(w, win) <= prev.last_sample_ns) {
+			i++;
+			continue;
+		}
+		if (close_window(w, i, prev.last_sample_ns,
+		    STORE_ENDED_DAEMON_GONE, win->uid, win->pid, NULL) == 0)
+			continue;
+		log_warnx("window %" PRId64 ": its daemon died, but the "
+		    "database refused the end", win->id);
+		i++;
+	}
+}
+
+/*
  * Watch the processes of the loaded windows again; those gone while the
  * daemon was not running end now.  (A pid reused since then by another
  * process keeps the window open until that one exits, or max_open.)
@@ -679,6 +715,7 @@ windows_start(sd_event *ev, struct store *st, uint64_t max_open_ns,
 		    w->n == 1 ? " is" : "s are");
 	/* those ended now spanned the time the daemon was not running */
 	w->starting = true;
+	end_orphans(w);
 	windows_expire(w, now_ns);
 	rewatch(w, now_ns);
 	w->starting = false;

@@ -29,8 +29,10 @@
  * on the event loop: when that process exits, by any means, the window
  * ends at that moment, ended by "exit".  A process that is already gone at
  * begin is refused (no_process); one that is gone when the daemon starts
- * again ends its window at once.  Each begin and end records the host
- * clock's sync state (clocksync.h).
+ * again ends its window at once.  Windows left open by a daemon that died
+ * (killed, crashed, the host rebooted: store_previous_daemon) end as the
+ * next one starts, at the last sample stored, ended by "daemon_gone".
+ * Each begin and end records the host clock's sync state (clocksync.h).
  *
  * Times are CLOCK_REALTIME ns, the clock of the samples, passed in by the
  * caller: the request's arrival for begin and end (and the times they
@@ -120,8 +122,8 @@ struct windows_result {
 };
 
 /*
- * Load the open windows from st, close those already open for max_open_ns
- * at now_ns, and call notify(arg, true) if any stay open.  With ev, a
+ * Load the open windows from st, end them all if the daemon that held
+ * them died, close those already open for max_open_ns at now_ns, and call notify(arg, true) if any stay open.  With ev, a
  * CLOCK_REALTIME timer closes each window when its time is up; without
  * (tests), only windows_expire does.  st must outlive the set.  -1 (logged)
  * if the store cannot be read or the timer set up.

@@ -25,6 +25,7 @@
 #include <sqlite3.h>
 
 #include "clocksync.h"
+#include "daemonid.h"
 #include "proto.h"
 #include "timeparse.h"
 
@@ -80,6 +81,10 @@ struct db_window {
 	char *meta;		/* the JSON object text, "{}" if none */
 	int32_t until_pid;	/* ends when this process exits; 0 if none
 				   (or the schema predates it, before 4) */
+	char ended_by[16];	/* "mark", "max_open", "exit", "daemon_gone";
+				   "" while open or before schema 4 */
+	char *end_note;		/* why it ended so, "" if nothing says
+				   (schema 10: daemon_gone's reason) */
 };
 
 /* Which windows db_windows returns; zero means no condition. */
@@ -362,6 +367,40 @@ struct db_smi_version {
 int db_smi_versions(sqlite3 *db, int64_t begin_ns, int64_t end_ns,
     struct db_smi_version **out, size_t *n, bool *recorded);
 void db_smi_versions_free(struct db_smi_version *v, size_t n);
+
+/* The spyremond that writes the database (the daemon table, schema 10). */
+struct db_daemon {
+	bool recorded;		/* false: no table, or no daemon started yet */
+	struct daemonid id;
+	int64_t started_ns;
+	int64_t alive_ns;	/* its last write (every flush moves it) */
+	bool stopped;		/* it stopped cleanly, at stopped_ns */
+	int64_t stopped_ns;
+};
+
+/* Whether the daemon of a db_daemon still writes the database. */
+enum db_daemon_liveness {
+	DB_DAEMON_RUNS,		/* it runs, or no daemon is recorded */
+	DB_DAEMON_STOPPED,	/* it stopped cleanly (stopped_ns) */
+	DB_DAEMON_DIED,		/* gone without a clean stop: killed, crashed,
+				   or the host rebooted */
+	DB_DAEMON_UNKNOWN,	/* it did not stop cleanly, and cannot be
+				   checked from here (another host) */
+};
+
+/*
+ * The daemon row of db into *out (out->recorded false before schema 10
+ * or before any daemon started): 0, or -1 on an SQL error (printing
+ * nothing; sqlite3_errmsg tells).
+ */
+int db_daemon_read(sqlite3 *db, struct db_daemon *out);
+
+/*
+ * Judge d from the calling process (daemonid_check); why (len bytes) says
+ * why for DIED and UNKNOWN, as a sentence fragment.
+ */
+enum db_daemon_liveness db_daemon_judge(const struct db_daemon *d, char *why,
+    size_t len);
 
 /* Print "cannot read <what>: <sqlite error>" and return CLIENT_EXIT_DATABASE. */
 int db_error(sqlite3 *db, const char *what);

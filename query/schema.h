@@ -8,7 +8,7 @@
 #define SPYREMON_SCHEMA_H
 
 /* PRAGMA user_version of a database this build writes. */
-#define SCHEMA_VERSION 9
+#define SCHEMA_VERSION 10
 
 #define SCHEMA_T_METRICS	"metrics"	/* the metric catalog */
 #define SCHEMA_T_SAMPLES	"samples"	/* one row per card per interval */
@@ -21,6 +21,7 @@
 #define SCHEMA_T_SUMMARY	"window_summary"	/* per window and card */
 #define SCHEMA_T_SUMMARY_BW	"window_summary_bw"	/* per window, card, bandwidth */
 #define SCHEMA_T_SMI_VERSIONS	"smi_versions"	/* aiu-smi -v's answer, from when */
+#define SCHEMA_T_DAEMON		"daemon"		/* the spyremond that writes it */
 #define SCHEMA_V_VALUES		"sample_values"	/* (ts_ns, device, metric, value) */
 #define SCHEMA_I_FILE		"samples_file"	/* samples' rows with src: (ts_ns, interval_ms, src) */
 
@@ -36,6 +37,8 @@
 /* Columns of windows that say whether an ended window is complete. */
 #define SCHEMA_C_COMPLETE	"complete_ns"	/* every sample and the summary stored then */
 #define SCHEMA_C_INCOMPLETE	"incomplete"	/* why it never will be */
+/* Why a window ended as it did, where ended_by alone does not say. */
+#define SCHEMA_C_END_NOTE	"end_note"
 
 /* Values of SCHEMA_C_SRC. */
 #define SCHEMA_SRC_SMI		0	/* stored as NULL */

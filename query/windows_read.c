@@ -49,11 +49,15 @@ window_from_row(sqlite3_stmt *s, struct db_window *w)
 	w->end_ns = w->open ? 0 : sqlite3_column_int64(s, 5);
 	w->auto_closed = sqlite3_column_int(s, 6) != 0;
 	w->until_pid = sqlite3_column_int(s, 8);
+	snprintf(w->ended_by, sizeof(w->ended_by), "%s",
+	    (const char *)sqlite3_column_text(s, 9));
 	w->tag = text_dup(s, 1);
 	w->meta = text_dup(s, 7);
-	if (w->tag == NULL || w->meta == NULL) {
+	w->end_note = text_dup(s, 10);
+	if (w->tag == NULL || w->meta == NULL || w->end_note == NULL) {
 		free(w->tag);
 		free(w->meta);
+		free(w->end_note);
 		return -2;
 	}
 	return 0;
@@ -66,22 +70,25 @@ db_windows_read(sqlite3 *db, const struct db_window_filter *f,
 	struct db_window *w = NULL, *grown;
 	size_t count = 0, cap = 0;
 	int64_t version = 0;
-	char sql[512];
+	char sql[768];
 	sqlite3_stmt *s;
 	int rc, err = 0;
 
 	*out = NULL;
 	*n = 0;
-	/* until_pid came with schema version 4 (spyremon-schema(5)) */
+	/* until_pid and ended_by came with schema version 4, end_note with
+	 * 10 (spyremon-schema(5)) */
 	if (sql_pragma_int(db, "user_version", &version) == -1)
 		return -1;
 	snprintf(sql, sizeof(sql), "SELECT id, tag, uid, pid, begin_ns, end_ns, "
-	    "auto_closed, meta, %s FROM " SCHEMA_T_WINDOWS " WHERE "
+	    "auto_closed, meta, %s, %s, %s FROM " SCHEMA_T_WINDOWS " WHERE "
 	    "(?1 IS NULL OR id = ?1) AND (?2 IS NULL OR tag = ?2) AND "
 	    "(?3 IS NULL OR end_ns IS NULL OR end_ns >= ?3) AND "
 	    "(?4 IS NULL OR end_ns IS NULL) "
 	    "ORDER BY begin_ns %s, id %s",
 	    version >= 4 ? "coalesce(until_pid, 0)" : "0",
+	    version >= 4 ? "coalesce(ended_by, '')" : "''",
+	    version >= 10 ? "coalesce(" SCHEMA_C_END_NOTE ", '')" : "''",
 	    f->newest_first ? "DESC" : "ASC", f->newest_first ? "DESC" : "ASC");
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
 		return -1;
@@ -137,6 +144,7 @@ db_windows_free(struct db_window *w, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		free(w[i].tag);
 		free(w[i].meta);
+		free(w[i].end_note);
 	}
 	free(w);
 }

@@ -216,6 +216,30 @@ static const char schema_v9[] =
 	"UPDATE " SCHEMA_T_WINDOWS " SET " SCHEMA_C_COMPLETE " = summarized_ns"
 	" WHERE end_ns IS NOT NULL AND summarized_ns IS NOT NULL;\n";
 
+/*
+ * The spyremond that writes the database (one row, replaced at each
+ * start; daemonid.h): its pid, start time in clock ticks after boot, boot
+ * ID, PID namespace, host name and machine ID, when it started, when it
+ * last wrote (alive_ns, moved by every flush), and when it stopped
+ * cleanly (NULL while it runs, or if it was killed or crashed).  A reader
+ * tells from it whether the daemon that holds an open window is gone; the
+ * next start ends such windows, and end_note says why.
+ */
+static const char schema_v10[] =
+	"CREATE TABLE " SCHEMA_T_DAEMON " ("
+	"id INTEGER PRIMARY KEY CHECK (id = 1), "
+	"pid INTEGER NOT NULL, "
+	"start_ticks INTEGER NOT NULL, "
+	"boot_id TEXT NOT NULL, "
+	"pidns INTEGER NOT NULL, "
+	"hostname TEXT NOT NULL, "
+	"machine_id TEXT NOT NULL, "
+	"started_ns INTEGER NOT NULL, "
+	"alive_ns INTEGER NOT NULL, "
+	"stopped_ns INTEGER);\n"
+	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN " SCHEMA_C_END_NOTE
+	" TEXT;\n";
+
 static int	seed_catalog(struct store *);
 static int	fill_host(struct store *);
 
@@ -234,6 +258,7 @@ static const struct migration migrations[SCHEMA_VERSION] = {
 	{ schema_v7, NULL },
 	{ schema_v8, NULL },
 	{ schema_v9, NULL },
+	{ schema_v10, NULL },
 };
 
 /* The first column of the single row sql returns, as an integer. */

@@ -49,6 +49,10 @@ start(struct store *st)
 
 	st->host_rc = storedb_host(st, st->host, st->machine_id,
 	    sizeof(st->host));
+	/* before anything of this daemon is written: the last sample is
+	 * the last of the daemon before */
+	if (store_db_daemon_start(st) == -1)
+		return -1;
 	/* a window ended before the daemon that ended it stopped and was not
 	 * complete by then never will be */
 	if (store_db_windows_abandoned(st) == -1)
@@ -83,6 +87,8 @@ store_close(struct store *st)
 	if (st == NULL)
 		return;
 	writer_stop(st);
+	/* readers then know its open windows go on at the next start */
+	store_db_daemon_stopped(st);
 	storedb_close(st);
 }
 

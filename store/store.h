@@ -194,7 +194,29 @@ enum store_ended_by {
 	STORE_ENDED_MARK,	/* "mark": a mark end request */
 	STORE_ENDED_MAX_OPEN,	/* "max_open": open for windows.max_open */
 	STORE_ENDED_EXIT,	/* "exit": its --until-exit process exited */
+	STORE_ENDED_DAEMON_GONE,	/* "daemon_gone": the daemon that held
+					   it died; ended at the last sample */
 };
+
+/*
+ * What store_open found of the daemon that wrote the database before
+ * (the daemon table, store_daemon.c).
+ */
+struct store_prev_daemon {
+	bool died;		/* it stopped without a clean stop, and is gone */
+	int32_t pid;
+	int64_t alive_ns;	/* its last write */
+	int64_t last_sample_ns;	/* the newest sample stored then, 0 if none */
+	char note[384];		/* why its open windows end (their end_note) */
+};
+
+/*
+ * Into *out: whether the daemon before this one died with its windows
+ * open, which then end with STORE_ENDED_DAEMON_GONE at the last sample
+ * stored.  A daemon that stopped cleanly, or one that cannot be checked
+ * (another host), did not die: its windows stay open as before.
+ */
+void store_previous_daemon(struct store *st, struct store_prev_daemon *out);
 
 struct store_window {
 	int64_t id;
@@ -219,7 +241,8 @@ int store_window_begin(struct store *st, const char *tag, uint32_t uid,
 
 /*
  * Close window id at end_ns, ended by, with the clock's state then (NULL:
- * unknown); auto_closed is set for every end but STORE_ENDED_MARK.  With
+ * unknown); auto_closed is set for every end but STORE_ENDED_MARK, and
+ * STORE_ENDED_DAEMON_GONE records store_prev_daemon's note as end_note.  With
  * complete, the window is completed once the rows over its end are in;
  * without (a window that spanned the time the daemon was not running),
  * store_windows_abandon marks it never complete, and nothing can complete

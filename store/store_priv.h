@@ -19,6 +19,7 @@
 
 #include <sqlite3.h>
 
+#include "daemonid.h"
 #include "log.h"
 #include "rowring.h"
 #include "sql.h"
@@ -186,7 +187,30 @@ struct store {
 	/* store_host: storedb_host as read before the writer started (-1: failed) */
 	int host_rc;
 	char host[256], machine_id[256];
+	/* store_daemon.c: this daemon, once recorded in the daemon table,
+	 * and what its start found of the one before (set before the
+	 * writer thread starts) */
+	bool daemon_recorded;
+	struct daemonid self;
+	struct store_prev_daemon prev;
 };
+
+/* ---- store_daemon.c ---- */
+
+/*
+ * As the daemon's store starts, on the connection: judge the daemon
+ * recorded before (into st->prev; its newest sample if it died), then
+ * record this one.  -1 logged.
+ */
+int store_db_daemon_start(struct store *st);
+/* Record this daemon (st->self) in the daemon table again: a database
+ * made anew.  -1 logged. */
+int store_db_daemon_record(struct store *st);
+/* Inside a flush's transaction: this daemon is alive at now_ns.  An
+ * SQLite result code; SQLITE_OK at once where it is not recorded. */
+int store_db_daemon_alive(struct store *st, int64_t now_ns);
+/* This daemon stops cleanly now (the writer stopped); failure logged. */
+void store_db_daemon_stopped(struct store *st);
 
 /* ---- counters.c ---- */
 

@@ -188,21 +188,26 @@ storedb_window_end(struct store *st, int64_t id, int64_t end_ns,
 		[STORE_ENDED_MARK] = "mark",
 		[STORE_ENDED_MAX_OPEN] = "max_open",
 		[STORE_ENDED_EXIT] = "exit",
+		[STORE_ENDED_DAEMON_GONE] = "daemon_gone",
 	};
 	sqlite3_stmt *s;
 	int changes;
 
 	s = prepare(st, "UPDATE " SCHEMA_T_WINDOWS " SET end_ns = ?, "
 	    "auto_closed = ?, ended_by = ?, clock_end_synced = ?, "
-	    "clock_end_est_us = ?, clock_end_max_us = ? "
-	    "WHERE id = ? AND end_ns IS NULL");
+	    "clock_end_est_us = ?, clock_end_max_us = ?, " SCHEMA_C_END_NOTE
+	    " = ? WHERE id = ? AND end_ns IS NULL");
 	if (s == NULL)
 		return -1;
 	sqlite3_bind_int64(s, 1, end_ns);
 	sqlite3_bind_int(s, 2, by != STORE_ENDED_MARK);
 	sqlite3_bind_text(s, 3, names[by], -1, SQLITE_STATIC);
 	bind_clock(s, 4, clock);
-	sqlite3_bind_int64(s, 7, id);
+	if (by == STORE_ENDED_DAEMON_GONE)
+		sqlite3_bind_text(s, 7, st->prev.note, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 7);
+	sqlite3_bind_int64(s, 8, id);
 	if (run_alone(st, s, "end window", &changes) != SQLITE_OK)
 		return -1;
 	if (changes != 1) {

@@ -187,7 +187,9 @@ store_db_reopen(struct store *st, char *why, size_t len)
 		}
 	}
 	store_catalog_free(&cat);
-	if (ingest_prepare(st) == -1)
+	/* a file made anew names no daemon: this one writes it */
+	if (ingest_prepare(st) == -1 || (st->daemon_recorded &&
+	    store_db_daemon_record(st) == -1))
 		goto out;
 	same = st->cat.n == old.n;
 	for (size_t i = 0; same && i < old.n; i++)
@@ -297,13 +299,15 @@ row_bind(struct store *st, const struct rowring *ring, size_t k)
  * back) is skipped and counted in *skipped rather than blocking the rest;
  * inside a caller's transaction (storedb_tx_begin) it is named and fails
  * the write instead, since an import must not lose rows silently.
- * Then the counters that count them (counters.c), in the same transaction.
- * Returns an SQLite result code.
+ * Then the counters that count them (counters.c) and the daemon's
+ * liveness (store_daemon.c), in the same transaction.  Returns an SQLite
+ * result code.
  */
 static int
 rows_write(struct store *st, const struct rowring *ring, size_t *skipped)
 {
 	const struct pending_row *r;
+	int64_t now;
 	size_t k;
 	int rc;
 
@@ -325,8 +329,11 @@ rows_write(struct store *st, const struct rowring *ring, size_t *skipped)
 		}
 		(*skipped)++;
 	}
-	return store_counters_write(st, ring, ring->n - *skipped,
-	    now_realtime_ns());
+	now = now_realtime_ns();
+	if ((rc = store_counters_write(st, ring, ring->n - *skipped, now)) !=
+	    SQLITE_OK)
+		return rc;
+	return store_db_daemon_alive(st, now);
 }
 
 static void

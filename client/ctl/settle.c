@@ -111,7 +111,7 @@ ask(struct client *cl, const char *path, const char *key, int64_t value,
  */
 static void
 say_missing(sqlite3 *db, int64_t id, const struct db_window_state *st, int64_t end_ns,
-    const char *why)
+    const char *why, bool partial)
 {
 	char end[64], last[64], span[32], *tag = fmt_controls(st->tag, false);
 	struct db_key *nw;
@@ -138,8 +138,12 @@ say_missing(sqlite3 *db, int64_t id, const struct db_window_state *st, int64_t e
 	free(nw);
 	if (!any)
 		fprintf(stderr, "spyremon: no samples of the window are stored\n");
-	fprintf(stderr, "spyremon: read as far as it goes (exit status %d)\n",
-	    CLIENT_EXIT_INCOMPLETE);
+	if (partial)
+		fprintf(stderr, "spyremon: read as far as it goes "
+		    "(--partial)\n");
+	else
+		fprintf(stderr, "spyremon: read as far as it goes (exit "
+		    "status %d)\n", CLIENT_EXIT_INCOMPLETE);
 }
 
 int
@@ -158,7 +162,8 @@ settle_window(struct client *cl, sqlite3 *db, const char *path, int64_t id,
 	if (!st.found || !st.known || st.complete)
 		return CLIENT_EXIT_OK;
 	if (st.incomplete[0] != '\0') {
-		say_missing(db, id, &st, st.end_ns, st.incomplete);
+		say_missing(db, id, &st, st.end_ns, st.incomplete,
+		    cl->partial);
 		if (why_out != NULL)
 			snprintf(why_out, len, "%s", st.incomplete);
 		return CLIENT_EXIT_INCOMPLETE;
@@ -179,7 +184,8 @@ settle_window(struct client *cl, sqlite3 *db, const char *path, int64_t id,
 		return CLIENT_EXIT_OK;
 	reason = st.incomplete[0] != '\0' ? st.incomplete :
 	    why[0] != '\0' ? why : "spyremond has not stored it yet";
-	say_missing(db, id, &st, st.ended ? st.end_ns : end_ns, reason);
+	say_missing(db, id, &st, st.ended ? st.end_ns : end_ns, reason,
+	    cl->partial);
 	if (why_out != NULL)
 		snprintf(why_out, len, "%s", reason);
 	return CLIENT_EXIT_INCOMPLETE;
@@ -233,7 +239,11 @@ settle_span(struct client *cl, sqlite3 *db, const char *path,
 		return CLIENT_EXIT_OK;
 	fmt_time_ms(through_ns, at, sizeof(at));
 	warnx("the samples up to %s are not all stored: %s", at, why);
-	fprintf(stderr, "spyremon: read as far as it goes (exit status %d)\n",
-	    CLIENT_EXIT_INCOMPLETE);
+	if (cl->partial)
+		fprintf(stderr, "spyremon: read as far as it goes "
+		    "(--partial)\n");
+	else
+		fprintf(stderr, "spyremon: read as far as it goes (exit "
+		    "status %d)\n", CLIENT_EXIT_INCOMPLETE);
 	return CLIENT_EXIT_INCOMPLETE;
 }

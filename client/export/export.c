@@ -27,6 +27,7 @@
 #include "format.h"
 #include "hosts.h"
 #include "merge.h"
+#include "orphan.h"
 #include "output.h"
 #include "schema.h"
 #include "settle.h"
@@ -415,7 +416,13 @@ make_spans(struct job *j)
 			sp->win = w;
 			sp->lo_ns = w->begin_ns;
 			sp->hi_ns = w->open ? now : w->end_ns;
-			if (w->open)
+			/* its daemon gone: up to its last sample (orphan.h) */
+			if ((rc = orphan_check(j->cl, src->db, w,
+			    &sp->hi_ns)) == CLIENT_EXIT_INCOMPLETE)
+				j->settled = rc;
+			else if (rc != CLIENT_EXIT_OK)
+				return rc;
+			else if (w->open)
 				fprintf(stderr, "spyremon: window %" PRId64
 				    " (%s) is still open; exporting up to "
 				    "now\n", w->id, w->tag);
@@ -762,7 +769,8 @@ export_run(struct client *cl, void *opts, int argc, char *argv[])
 	(void)argv;
 	if ((rc = export_check_options(opts)) != CLIENT_EXIT_OK)
 		return rc;
-	return run(cl, opts);
+	cl->partial = ((const struct options *)opts)->partial;
+	return client_exit(cl, run(cl, opts));
 }
 
 static void

@@ -40,6 +40,8 @@ const char export_usage[] =
 	    "  -m, --metrics KEY,...       only these metrics, in this order\n"
 	    "  -d, --device ID,...         only these cards\n"
 	    "      --pad DURATION          widen the span on both sides\n"
+	    "      --partial               a window whose daemon died: what is\n"
+	    "                              stored, exit 0 (spyremon(1))\n"
 	    "trace options (--window then chooses the samples):\n"
 	    "      --trace-start TIME      the time of the trace's ts = 0\n"
 	    "      --align-window TAG|ID   the trace begins at this window's begin\n"
@@ -139,6 +141,7 @@ const struct option export_longopts[] = {
 	{ "csv", no_argument, NULL, OPT_CSV },
 	{ "host-map", required_argument, NULL, OPT_HOST_MAP },
 	{ "merge-dir", required_argument, NULL, OPT_MERGE_DIR },
+	{ "partial", no_argument, NULL, OPT_PARTIAL },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -228,6 +231,9 @@ export_option(void *opts, int ch, char *arg)
 		break;
 	case OPT_MERGE_DIR:
 		o->merge_dir = arg;
+		break;
+	case OPT_PARTIAL:
+		o->partial = true;
 		break;
 	}
 	return CLIENT_EXIT_OK;

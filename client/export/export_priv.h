@@ -35,6 +35,7 @@ enum {
 	OPT_CSV,
 	OPT_HOST_MAP,
 	OPT_MERGE_DIR,
+	OPT_PARTIAL,
 };
 
 struct options {
@@ -56,6 +57,7 @@ struct options {
 	bool include_unreliable;
 	bool steps;
 	int steps_format;	/* -1: table on a terminal, else csv */
+	bool partial;		/* --partial: as far as it goes is the answer */
 };
 
 /* The command line (cmd.h): its usage, long options and option taker. */

@@ -45,7 +45,7 @@
 
 enum {
 	OPT_JSON = CLIENT_OPT_FIRST_FREE, OPT_TRACE_BASE, OPT_TRACE_NEW,
-	OPT_FAIL, OPT_MIN_CHANGE, OPT_ALIGN,
+	OPT_FAIL, OPT_MIN_CHANGE, OPT_ALIGN, OPT_PARTIAL,
 };
 
 #define DEFAULT_MIN_CHANGE	2.0	/* % */
@@ -573,7 +573,7 @@ parse_pct(const char *opt, const char *s, bool *ok)
 /* What compare's command line asks for. */
 struct compare_args {
 	struct trace_list tb, tn;	/* --trace-base, --trace-new */
-	bool	 json, align;
+	bool	 json, align, partial;
 	double	 fail_pct;		/* -1: no --fail-on-regression */
 	double	 min_change;
 };
@@ -687,6 +687,9 @@ compare_option(void *opts, int ch, char *arg)
 	case OPT_ALIGN:
 		r->align = true;
 		break;
+	case OPT_PARTIAL:
+		r->partial = true;
+		break;
 	case OPT_MIN_CHANGE:
 		r->min_change = parse_pct("--min-change", arg, &ok);
 		if (!ok)
@@ -699,8 +702,11 @@ compare_option(void *opts, int ch, char *arg)
 static int
 compare_cmd_run(struct client *cl, void *opts, int argc, char *argv[])
 {
+	const struct compare_args *r = opts;
+
 	(void)argc;
-	return compare_run(cl, argv[0], argv[1], opts);
+	cl->partial = r->partial;
+	return client_exit(cl, compare_run(cl, argv[0], argv[1], r));
 }
 
 static void
@@ -719,6 +725,7 @@ static const struct option compare_longopts[] = {
 	{ "fail-on-regression", required_argument, NULL, OPT_FAIL },
 	{ "min-change", required_argument, NULL, OPT_MIN_CHANGE },
 	{ "align", no_argument, NULL, OPT_ALIGN },
+	{ "partial", no_argument, NULL, OPT_PARTIAL },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -733,6 +740,7 @@ const struct cmd_spec compare_cmd = {
 	    "usage: spyremon compare BASE NEW [--trace-base FILE|DIR ...\n"
 	    "                        --trace-new FILE|DIR ... [--align]] [--json]\n"
 	    "                        [--fail-on-regression PCT] [--min-change PCT]\n"
+	    "                        [--partial]\n"
 	    "\n"
 	    "Compares two windows (tags or ids): per card and figure the base, new,\n"
 	    "change and relative change, with a verdict (Welch's t-test) for mean\n"

@@ -46,7 +46,7 @@
 
 enum {
 	OPT_WINDOW = CLIENT_OPT_FIRST_FREE, OPT_TRACE, OPT_ALIGN, OPT_BASELINE,
-	OPT_OUTPUT,
+	OPT_OUTPUT, OPT_PARTIAL,
 };
 
 /* The rows of report.md's step table; steps.csv has them all. */
@@ -521,6 +521,7 @@ write_plots(struct report *r)
 struct report_opts {
 	struct report r;
 	const char *window, *align, *baseline;
+	bool partial;
 };
 
 static int
@@ -543,6 +544,9 @@ report_option(void *opts, int ch, char *arg)
 		break;
 	case OPT_OUTPUT:
 		o->r.dir = arg;
+		break;
+	case OPT_PARTIAL:
+		o->partial = true;
 		break;
 	}
 	return CLIENT_EXIT_OK;
@@ -570,6 +574,7 @@ report_run(struct client *cl, void *opts, int argc, char *argv[])
 	(void)argc;
 	(void)argv;
 	r->cl = cl;
+	cl->partial = o->partial;
 	if (window == NULL || r->dir == NULL) {
 		warnx("report needs --window and --output");
 		rc = CLIENT_EXIT_USAGE;
@@ -646,7 +651,7 @@ done:
 	runsteps_free(&r->rs);
 	winsum_free(&r->ws);
 	db_close(r->db);
-	return rc;
+	return client_exit(cl, rc);
 }
 
 static const struct option report_longopts[] = {
@@ -655,6 +660,7 @@ static const struct option report_longopts[] = {
 	{ "align-window", required_argument, NULL, OPT_ALIGN },
 	{ "baseline", required_argument, NULL, OPT_BASELINE },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "partial", no_argument, NULL, OPT_PARTIAL },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -663,7 +669,7 @@ const struct cmd_spec report_cmd = {
 	.usage =
 	    "usage: spyremon report --window TAG|ID [--trace FILE|DIR ...\n"
 	    "                       [--align-window TAG|ID]] [--baseline TAG|ID]\n"
-	    "                       --output DIR\n"
+	    "                       --output DIR [--partial]\n"
 	    "\n"
 	    "Writes DIR (new, or empty): report.md with the torch-spyre methodology\n"
 	    "checklist filled in, aiusmi.csv, steps.csv (with a trace), and plots of\n"

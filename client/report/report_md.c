@@ -224,9 +224,10 @@ md_environment(FILE *fp, const struct report *r)
 	format_time_utc(r->ws.w.begin_ns, t1, sizeof(t1));
 	format_time_utc(r->ws.end_ns, t2, sizeof(t2));
 	fprintf(fp, "## Environment\n\n");
-	fprintf(fp, "- window: %" PRId64 " `%s`, %s to %s%s", r->ws.w.id,
-	    r->ws.w.tag, t1, r->ws.w.open ? "now (open)" : t2,
-	    r->ws.ended_by[0] ? ", ended by " : "");
+	fprintf(fp, "- window: %" PRId64 " `%s`, %s to %s%s%s", r->ws.w.id,
+	    r->ws.w.tag, t1, r->ws.w.open && !r->ws.orphan ? "now (open)" :
+	    t2, r->ws.orphan ? " (its last sample; never ended: its daemon "
+	    "is gone)" : "", r->ws.ended_by[0] ? ", ended by " : "");
 	fprintf(fp, "%s\n", r->ws.ended_by);
 	if (h != NULL)
 		fprintf(fp, "- host: `%s` (window metadata)\n", h);

@@ -21,7 +21,7 @@
 #include "window_json.h"
 #include "winsum.h"
 
-enum { OPT_JSON = CLIENT_OPT_FIRST_FREE, OPT_CSV, OPT_WINDOW };
+enum { OPT_JSON = CLIENT_OPT_FIRST_FREE, OPT_CSV, OPT_WINDOW, OPT_PARTIAL };
 enum sformat { F_TABLE, F_JSON, F_CSV };
 
 /* "%.*f" of v, or "-" without a value. */
@@ -99,8 +99,9 @@ summary_write_header(FILE *fp, const struct winsum *ws)
 	format_time_utc(ws->end_ns, e, sizeof(e));
 	fmt_span(ws->end_ns - ws->w.begin_ns, span, sizeof(span));
 	fprintf(fp, "window %" PRId64 " '%s': %s to %s%s (%s)", ws->w.id,
-	    ws->w.tag, b, ws->w.open ? "now" : e, ws->w.open ? ", open" : "",
-	    span);
+	    ws->w.tag, b, ws->w.open && !ws->orphan ? "now" : e,
+	    ws->orphan ? " (its last sample), never ended: its daemon is gone" :
+	    ws->w.open ? ", open" : "", span);
 	if (ws->ended_by[0] != '\0')
 		fprintf(fp, ", ended by %s", ws->ended_by);
 	if (ws->until_pid > 0)
@@ -433,6 +434,7 @@ write_all(enum sformat fmt, const struct winsum *ws, size_t n,
 struct summary_opts {
 	enum sformat fmt;
 	const char *window;
+	bool partial;
 };
 
 static int
@@ -446,6 +448,8 @@ summary_option(void *opts, int ch, char *arg)
 		o->fmt = F_JSON;
 	else if (ch == OPT_CSV)
 		o->fmt = F_CSV;
+	else if (ch == OPT_PARTIAL)
+		o->partial = true;
 	return CLIENT_EXIT_OK;
 }
 
@@ -464,6 +468,7 @@ summary_run(struct client *cl, void *opts, int argc, char *argv[])
 
 	(void)argc;
 	(void)argv;
+	cl->partial = o->partial;
 	if (window == NULL) {
 		warnx("summary needs --window");
 		return CLIENT_EXIT_USAGE;
@@ -503,20 +508,23 @@ summary_run(struct client *cl, void *opts, int argc, char *argv[])
 		warn("stdout");
 		return CLIENT_EXIT_FAILED;
 	}
-	return incomplete ? CLIENT_EXIT_INCOMPLETE : CLIENT_EXIT_OK;
+	return client_exit(cl, incomplete ? CLIENT_EXIT_INCOMPLETE :
+	    CLIENT_EXIT_OK);
 }
 
 static const struct option summary_longopts[] = {
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "csv", no_argument, NULL, OPT_CSV },
+	{ "partial", no_argument, NULL, OPT_PARTIAL },
 	{ NULL, 0, NULL, 0 },
 };
 
 const struct cmd_spec summary_cmd = {
 	.name = "summary",
 	.usage =
-	    "usage: spyremon summary --window TAG|ID [--json | --csv]\n"
+	    "usage: spyremon summary --window TAG|ID [--json | --csv] "
+	    "[--partial]\n"
 	    "\n"
 	    "The window's summary per card: duration, samples, coverage, gaps,\n"
 	    "energy (also net of idle), power, temperature, busy, bandwidths and\n"

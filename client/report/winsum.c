@@ -12,6 +12,7 @@
 
 #include "client.h"
 #include "format.h"
+#include "orphan.h"
 #include "pragma.h"
 #include "settle.h"
 #include "timeparse.h"
@@ -219,10 +220,24 @@ winsum_load(sqlite3 *db, const struct winsum_from *from, const char *name,
 	/* a database from elsewhere may hold control characters: shown */
 	out->w.tag = w[0].tag != NULL ? fmt_controls(w[0].tag, false) : NULL;
 	out->w.meta = w[0].meta != NULL ? fmt_controls(w[0].meta, true) : NULL;
+	out->w.end_note = w[0].end_note != NULL ?
+	    fmt_controls(w[0].end_note, false) : NULL;
 	db_windows_free(w, n);
 	if (out->settled == CLIENT_EXIT_INCOMPLETE)
 		note(out, "Not every sample of the window is stored: %s.", why);
 	out->end_ns = out->w.open ? now_realtime_ns() : out->w.end_ns;
+	/* open, with its daemon gone: up to its last sample (orphan.h) */
+	if ((rc = orphan_check(from->cl, db, &out->w, &out->end_ns)) ==
+	    CLIENT_EXIT_INCOMPLETE) {
+		out->orphan = true;
+		out->settled = rc;
+		note(out, "The window was never ended: the daemon that held it "
+		    "is gone; read up to its last sample.");
+	} else if (rc != CLIENT_EXIT_OK)
+		return rc;
+	if (out->w.end_note != NULL && out->w.end_note[0] != '\0')
+		note(out, "Ended by %s: %s.", out->w.ended_by,
+		    out->w.end_note);
 	if ((rc = load_facts(db, out)) != CLIENT_EXIT_OK)
 		return rc;
 	if (summary_load(db, out->w.id, &out->s, &found) == -1)
@@ -230,6 +245,7 @@ winsum_load(sqlite3 *db, const struct winsum_from *from, const char *name,
 	if (!found) {
 		out->live = true;
 		snprintf(out->why_live, sizeof(out->why_live), "%s",
+		    out->orphan ? "the window was never ended" :
 		    out->w.open ? "the window is still open" :
 		    !sql_column_exists(db, "windows", "summarized_ns") ?
 		    "the database is from before summaries (schema 4)" :
@@ -248,6 +264,7 @@ winsum_free(struct winsum *ws)
 {
 	free(ws->w.tag);
 	free(ws->w.meta);
+	free(ws->w.end_note);
 	summary_free(&ws->s);
 	for (size_t i = 0; i < ws->nnotes; i++)
 		free(ws->notes[i]);

@@ -23,7 +23,9 @@
 
 struct winsum {
 	struct db_window w;
-	int64_t	 end_ns;		/* w.end_ns, or now while open */
+	int64_t	 end_ns;		/* w.end_ns, or now while open (the last
+					   sample if orphan) */
+	bool	 orphan;		/* open, its daemon gone (orphan.h) */
 	char	 ended_by[16];		/* "mark", "max_open", "exit", "" */
 	int32_t	 until_pid;		/* 0 if none */
 	struct clocksync clock_begin, clock_end;	/* known false if not recorded */

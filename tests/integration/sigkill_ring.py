@@ -2,7 +2,7 @@
 """The stored series of a ring-mode daemon killed with SIGKILL at KILL_NS...
 
   sigkill_ring.py DB --flush-ns F --coarse-ms C --fine-ms W
-                  --window BEGIN:END [--scale N] KILL_NS...
+                  --end END [--scale N] KILL_NS...
 
 Per device, in stamp order (a row covers [ts - interval_ms, ts]):
   * before each kill, the newest stored row is no older than one flush
@@ -13,8 +13,11 @@ Per device, in stamp order (a row covers [ts - interval_ms, ts]):
     a ring flushed twice, would);
   * two rows that no kill separates follow each other within the later
     row's interval plus slack: nothing lost while the daemon ran;
-  * rows inside the window (after its first restart) are fine rows, and
-    the window is in the database, ended at END.
+  * the windows tagged ring are ended: each but the last by the restart
+    after the kill that left it open (daemon_gone), at the newest row
+    stored before that kill; the last by a mark, at END;
+  * rows inside the windows (from 200 ms after the begin to 200 ms before
+    the end, times --scale) are fine rows.
 Prints the rows, kills and the largest lag seen; exits 1 on a failure.
 """
 import argparse
@@ -37,7 +40,7 @@ def main():
     ap.add_argument("--flush-ns", type=int, required=True)
     ap.add_argument("--coarse-ms", type=int, required=True)
     ap.add_argument("--fine-ms", type=int, required=True)
-    ap.add_argument("--window", required=True)
+    ap.add_argument("--end", type=int, required=True)
     ap.add_argument("--scale", type=int, default=1)
     a = ap.parse_args()
     slack = SLACK_NS * a.scale
@@ -45,14 +48,26 @@ def main():
     # rows it replaced overlaps them by about its whole interval: the bound
     # stays under 90 % of it
     overlap = min(OVERLAP_NS * a.scale, a.coarse_ms * 900_000)
-    begin, end = (int(x) for x in a.window.split(":"))
     kills = sorted(a.kills)
     db = sqlite3.connect(f"file:{a.db}?mode=ro", uri=True)
     errors = []
 
-    w = db.execute("SELECT begin_ns, end_ns FROM windows WHERE tag = 'ring'").fetchall()
-    if w != [(begin, end)]:
-        errors.append(f"window in the database: {w}, not [({begin}, {end})]")
+    windows = db.execute("SELECT begin_ns, end_ns, ended_by FROM windows "
+                         "WHERE tag = 'ring' ORDER BY id").fetchall()
+    if not windows:
+        sys.exit("no window tagged ring")
+    for k, (b, e, by) in enumerate(windows):
+        last = k == len(windows) - 1
+        if last:
+            if (e, by) != (a.end, "mark"):
+                errors.append(f"the last window: ended at {e} by {by}, not at {a.end} by mark")
+            continue
+        kill = next((x for x in kills if x > b), None)
+        newest = db.execute("SELECT max(ts_ns) FROM samples WHERE ts_ns < ?",
+                            (kill,)).fetchone()[0] if kill else None
+        if by != "daemon_gone" or e != newest:
+            errors.append(f"window begun at {b}: ended at {e} by {by}, not by "
+                          f"daemon_gone at the newest row before the kill, {newest}")
 
     devices = [d for (d,) in db.execute("SELECT DISTINCT device FROM samples ORDER BY 1")]
     if not devices:
@@ -85,16 +100,16 @@ def main():
             if not killed and t1 - t0 > i1 * 1_000_000 + slack:
                 errors.append(f"device {dev}: {(t1 - t0) / 1e6:.0f} ms between "
                               f"rows at {t0} and {t1} with no kill between")
-        # inside the window, after the first restart in it: fine rows
-        restarts = [k for k in kills if begin < k < end]
-        if restarts:
-            inside = [(t, i) for t, i in rows if restarts[0] + 2_000_000_000 < t < end - 200_000_000]
-            coarse = [t for t, i in inside if i != a.fine_ms]
-            if not inside:
-                errors.append(f"device {dev}: no row inside the window after a restart")
-            elif coarse:
-                errors.append(f"device {dev}: {len(coarse)} rows inside the open "
-                              f"window not at {a.fine_ms} ms, first at {coarse[0]}")
+        # inside the windows: fine rows
+        edge = 200_000_000 * a.scale
+        inside = [(t, i) for t, i in rows
+                  if any(b + edge < t < e - edge for b, e, _ in windows)]
+        coarse = [t for t, i in inside if i != a.fine_ms]
+        if not inside:
+            errors.append(f"device {dev}: no row inside the windows")
+        elif coarse:
+            errors.append(f"device {dev}: {len(coarse)} rows inside a "
+                          f"window not at {a.fine_ms} ms, first at {coarse[0]}")
     print(f"{total} rows of {len(devices)} devices, {len(kills)} kills, "
           f"newest row before a kill at most {worst_lag / 1e6:.0f} ms old")
     for e in errors[:20]:

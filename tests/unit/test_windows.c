@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -834,6 +835,80 @@ test_expire_at_start(void **state)
 	assert_int_equal(f->closed, 0);
 }
 
+/* Write sql to the database on a connection of its own, the store closed. */
+static void
+sql_write(const struct fx *f, const char *sql)
+{
+	sqlite3 *db;
+	char *err = NULL;
+
+	assert_int_equal(sqlite3_open(f->db.path, &db), SQLITE_OK);
+	if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
+		fail_msg("%s: %s", sql, err);
+	sqlite3_close(db);
+}
+
+/*
+ * The daemon that held windows died (its row not stopped cleanly, naming
+ * a process that has exited): the next start ends each at the newest
+ * sample stored, at its begin if that is later, by daemon_gone with the
+ * reason, never complete; one whose max_open ran out before that sample
+ * at its expiry instead.
+ */
+static void
+test_restart_after_death(void **state)
+{
+	struct fx *f = *state;
+	int64_t a, b, late, old;
+	char sql[256], *text;
+	pid_t dead;
+
+	fx_start(f, (uint64_t)HOUR, T0);
+	assert_int_equal(store_window_begin(f->st, "old", BOB, 1,
+	    T0 - 2 * HOUR, "{}", NULL, 0, &old), 0);
+	a = begin_ok(f, ALICE, "a", false, T0);
+	b = begin_ok(f, BOB, "b", false, T0 + SEC);
+	late = begin_ok(f, ALICE, "late", false, T0 + 10 * SEC);
+	settle(f);
+	windows_free(f->w);
+	f->w = NULL;
+	store_close(f->st);
+	f->st = NULL;
+	/* as if killed: no clean stop, and its pid names no process */
+	if ((dead = fork()) == 0)
+		_exit(0);
+	assert_true(dead > 0);
+	assert_int_equal(waitpid(dead, NULL, 0), dead);
+	snprintf(sql, sizeof(sql), "UPDATE daemon SET stopped_ns = NULL, "
+	    "pid = %d; INSERT INTO samples (ts_ns, device, interval_ms) "
+	    "VALUES (%" PRId64 ", 0, 100)", (int)dead, (int64_t)(T0 + 5 * SEC));
+	sql_write(f, sql);
+	assert_int_equal(store_open(f->db.path, 100, &f->st), 0);
+	f->opened = 0;
+	fx_start(f, (uint64_t)HOUR, T0 + MINUTE);
+	assert_int_equal(f->opened, 0);
+	assert_auto_closed(f, a, T0 + 5 * SEC);
+	assert_auto_closed(f, b, T0 + 5 * SEC);
+	assert_auto_closed(f, late, T0 + 10 * SEC);
+	assert_auto_closed(f, old, T0 - HOUR);
+	for (int i = 0; i < 4; i++)
+		assert_abandoned(f, (int64_t[]){ a, b, late, old }[i]);
+	snprintf(sql, sizeof(sql), "SELECT ended_by || ': ' || end_note FROM "
+	    "windows WHERE id = %" PRId64, a);
+	assert_non_null(text = sql_text(f, sql));
+	snprintf(sql, sizeof(sql), "daemon_gone: daemon restart: spyremond %d "
+	    "that held it was gone (there is no process %d)", (int)dead,
+	    (int)dead);
+	assert_memory_equal(text, sql, strlen(sql));
+	free(text);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM windows WHERE "
+	    "ended_by = 'max_open' AND end_note IS NULL AND id = %" PRId64, old),
+	    1);
+	/* this daemon is recorded now, running */
+	assert_int_equal(sql_int(f, "SELECT pid FROM daemon"), (int64_t)getpid());
+	assert_int_equal(sql_int(f, "SELECT stopped_ns FROM daemon"), INT64_MIN);
+}
+
 static void
 test_shorter_max_open(void **state)
 {
@@ -899,6 +974,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_restart_keeps_open_windows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_expire, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_expire_at_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_after_death, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_shorter_max_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timer, setup, teardown),
 	};
