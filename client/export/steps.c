@@ -52,9 +52,12 @@ enum col {
 	C_TX, C_UNDER, C_N
 };
 
-/* One card's sums over one span. */
+/*
+ * One card's sums over one span.  Its samples are its rows of its row
+ * source (bestsrc.h), as summary and windows count them.
+ */
 struct cell {
-	uint64_t samples;		/* rows overlapping the span */
+	uint64_t samples;		/* those rows overlapping the span */
 	int64_t	 max_interval_ns;	/* the longest of their intervals */
 	struct energy_acc m[M_N];
 };
@@ -594,9 +597,12 @@ sum_span(struct report *r, int64_t lo, int64_t hi, bool add)
 		ival = ival < 0 ? 0 : ival > DB_MAX_INTERVAL_NS / 1000000 ?
 		    DB_MAX_INTERVAL_NS : ival * 1000000;
 		c = add ? &r->totals[d] : &r->cells[d];
-		c->samples++;
-		if (ival > c->max_interval_ns)
-			c->max_interval_ns = ival;
+		/* row figures: the card's row source only (bestsrc.h) */
+		if (sqlite3_column_int(r->s, 4 + M_N) != 0) {
+			c->samples++;
+			if (ival > c->max_interval_ns)
+				c->max_interval_ns = ival;
+		}
 		for (int m = 0; m < M_N; m++) {
 			int64_t mant;
 			int scale;
