@@ -26,7 +26,7 @@ const char export_usage[] =
 	    "trace options: [--trace-start TIME | --align-window TAG|ID]\n"
 	    "         [--step-pattern REGEX] [--host-map TRACE=HOST ...]\n"
 	    "         [--merge OUT[.gz] | --merge-dir DIR] [--include-unreliable]\n"
-	    "         [--steps [--json | --csv]]\n"
+	    "         [--steps [--json | --csv | --table]]\n"
 	    "\n"
 	    "Writes every sample whose interval overlaps the window (or the span\n"
 	    "FROM..TO, TO defaulting to now, or each trace's span), widened by the\n"
@@ -99,7 +99,8 @@ export_check_options(const struct options *o)
 		return goes_with("--include-unreliable", "--merge or --merge-dir");
 	if (o->steps_format != -1 && !o->steps)
 		return goes_with(o->steps_format == STEPS_JSON ? "--json" :
-		    "--csv", "--steps");
+		    o->steps_format == STEPS_CSV ? "--csv" : "--table",
+		    "--steps");
 	if (derived && o->format_given) {
 		warnx("--format is for samples; --merge, --merge-dir and "
 		    "--steps write their own");
@@ -133,6 +134,7 @@ const struct option export_longopts[] = {
 	{ "steps", no_argument, NULL, OPT_STEPS },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "csv", no_argument, NULL, OPT_CSV },
+	{ "table", no_argument, NULL, OPT_TABLE },
 	{ "host-map", required_argument, NULL, OPT_HOST_MAP },
 	{ "merge-dir", required_argument, NULL, OPT_MERGE_DIR },
 	{ NULL, 0, NULL, 0 },
@@ -208,10 +210,14 @@ export_option(void *opts, int ch, char *arg)
 		o->steps = true;
 		break;
 	case OPT_JSON:
-		o->steps_format = STEPS_JSON;
-		break;
 	case OPT_CSV:
-		o->steps_format = STEPS_CSV;
+	case OPT_TABLE:
+		if (o->steps_format != -1) {
+			warnx("--json, --csv and --table exclude each other");
+			return CLIENT_EXIT_USAGE;
+		}
+		o->steps_format = ch == OPT_JSON ? STEPS_JSON : ch == OPT_CSV ?
+		    STEPS_CSV : STEPS_TABLE;
 		break;
 	case OPT_HOST_MAP:
 		if (o->nmaps == MAX_TRACES) {

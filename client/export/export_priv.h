@@ -35,6 +35,7 @@ enum {
 	OPT_CSV,
 	OPT_HOST_MAP,
 	OPT_MERGE_DIR,
+	OPT_TABLE,
 };
 
 struct options {
