@@ -16,6 +16,8 @@
 #define GAP		2	/* spaces between columns */
 #define CUT_MARK	"..."
 #define DEFAULT_WIDTH	100
+#define WRAP_MIN	30	/* the narrowest a wrapped last column gets */
+#define WRAP_LINES	4	/* the most lines a wrapped cell takes */
 
 struct table {
 	const struct table_col *cols;
@@ -135,15 +137,11 @@ widths(const struct table *t, bool units, size_t *w)
 	}
 }
 
-/*
- * One line of cells s[0..ncols): padded to w, the last cut to room bytes
- * (SIZE_MAX: whole), and no blanks at its end.
- */
+/* One line of cells s[0..ncols): padded to w, the last not; no blanks at its end. */
 static void
-line(const struct table *t, FILE *fp, const char *const *s, const size_t *w,
-    size_t room)
+line(const struct table *t, FILE *fp, const char *const *s, const size_t *w)
 {
-	size_t last = t->ncols - 1, end = 0, col = 0;
+	size_t last = t->ncols - 1, end, col = 0;
 	char out[8192];
 
 	/* laid out in out, then written without trailing blanks */
@@ -154,13 +152,7 @@ line(const struct table *t, FILE *fp, const char *const *s, const size_t *w,
 		if (c > 0)
 			col += (size_t)snprintf(out + col, sizeof(out) - col,
 			    "%*s", GAP, "");
-		if (c == last && n > room) {
-			k = room > strlen(CUT_MARK) ?
-			    snprintf(out + col, sizeof(out) - col, "%.*s%s",
-			    (int)(room - strlen(CUT_MARK)), s[c], CUT_MARK) :
-			    snprintf(out + col, sizeof(out) - col, "%.*s",
-			    (int)room, s[c]);
-		} else if (t->cols[c].align == TABLE_RIGHT)
+		if (t->cols[c].align == TABLE_RIGHT)
 			k = snprintf(out + col, sizeof(out) - col, "%*s%s",
 			    (int)pad, "", s[c]);
 		else
@@ -178,39 +170,94 @@ line(const struct table *t, FILE *fp, const char *const *s, const size_t *w,
 	putc('\n', fp);
 }
 
+/*
+ * The first line of s that fits in room bytes, into buf (at least room +
+ * 1 bytes): as many words as fit, or the first word cut with CUT_MARK.
+ * Returns the rest of s, past its blanks.
+ */
+static const char *
+wrap_line(const char *s, size_t room, char *buf)
+{
+	size_t n = 0, word;
+
+	while (s[n] != '\0') {
+		word = strcspn(s + n, " ");
+		if (n + word > room)
+			break;
+		n += word;
+		if (s[n] == ' ' && n + 1 + strcspn(s + n + 1, " ") <= room)
+			n++;
+		else
+			break;
+	}
+	if (n == 0) {
+		/* a word longer than the room: cut */
+		snprintf(buf, room + 1, "%.*s%s", (int)(room -
+		    strlen(CUT_MARK)), s, CUT_MARK);
+		n = strcspn(s, " ");
+	} else {
+		memcpy(buf, s, n);
+		buf[n] = '\0';
+		while (n > 0 && buf[n - 1] == ' ')
+			buf[--n] = '\0';
+	}
+	s += strlen(buf) > n ? strcspn(s, " ") : n;
+	return s + strspn(s, " ");
+}
+
 void
 table_write(const struct table *t, FILE *fp, int width)
 {
 	const char **s = xcalloc(t->ncols, sizeof(*s));
 	size_t *w = xcalloc(t->ncols, sizeof(*w));
+	size_t last = t->ncols - 1, start = 0, room = SIZE_MAX;
 	bool units = has_units(t);
-	size_t start = 0, room = SIZE_MAX;
+	char *buf = NULL;
 
 	widths(t, units, w);
-	for (size_t c = 0; c + 1 < t->ncols; c++)
+	for (size_t c = 0; c < last; c++)
 		start += w[c] + GAP;
-	if (width > 0) {
-		/* at least the header of the last column */
+	/* a last column of text wraps at blanks, at least WRAP_MIN wide */
+	if (width > 0 && t->cols[last].align == TABLE_LEFT) {
 		room = (size_t)width > start ? (size_t)width - start : 0;
-		if (room < strlen(t->cols[t->ncols - 1].name))
-			room = strlen(t->cols[t->ncols - 1].name);
+		if (room < WRAP_MIN)
+			room = WRAP_MIN;
+		buf = xcalloc(room + 1, 1);
 	}
-	/* a right-aligned last column is as wide as its widest cell */
-	if (t->cols[t->ncols - 1].align == TABLE_RIGHT)
-		room = SIZE_MAX;
 	for (size_t c = 0; c < t->ncols; c++)
 		s[c] = t->cols[c].name;
-	line(t, fp, s, w, room);
+	line(t, fp, s, w);
 	if (units) {
 		for (size_t c = 0; c < t->ncols; c++)
 			s[c] = t->cols[c].unit != NULL ? t->cols[c].unit : "";
-		line(t, fp, s, w, room);
+		line(t, fp, s, w);
 	}
 	for (size_t r = 0; r < t->nrows; r++) {
+		const char *rest = cell(t, r, last);
+
 		for (size_t c = 0; c < t->ncols; c++)
 			s[c] = cell(t, r, c);
-		line(t, fp, s, w, room);
+		if (buf == NULL || strlen(rest) <= room) {
+			line(t, fp, s, w);
+			continue;
+		}
+		/* then the rest of the last cell under it, line by line */
+		for (int k = 0; *rest != '\0' && k < WRAP_LINES; k++) {
+			rest = wrap_line(rest, room, buf);
+			if (*rest != '\0' && k + 1 == WRAP_LINES) {
+				size_t n = strlen(buf);
+
+				if (n + strlen(CUT_MARK) > room)
+					n = room - strlen(CUT_MARK);
+				snprintf(buf + n, room + 1 - n, "%s", CUT_MARK);
+			}
+			s[last] = buf;
+			line(t, fp, s, w);
+			for (size_t c = 0; c < last; c++)
+				s[c] = "";
+		}
 	}
+	free(buf);
 	free(s);
 	free(w);
 }

@@ -5,8 +5,8 @@
  * A table is built row by row, cell by cell, and written whole, since the
  * widths depend on every row.  Two layouts: table_write, for a terminal,
  * writes the columns' names, a second header line of their units (when
- * any column has one), numbers aligned right and text left, and cuts the
- * last column to a width; table_write_plain writes what spyremon wrote
+ * any column has one), numbers aligned right and text left, and wraps
+ * the last column to a width; table_write_plain writes what spyremon wrote
  * before the first (names only, every column aligned left, nothing cut),
  * which scripts reading a pipe may depend on.
  */
@@ -45,8 +45,10 @@ size_t table_rows(const struct table *t);
 
 /*
  * For a person: columns two spaces apart, the header's names then units,
- * the last column neither padded nor longer than to end at width (0: any
- * length), a cut cell ending in "...".
+ * the last column not padded.  With width > 0, a last column of text
+ * longer than to end at width wraps at blanks onto lines of its own
+ * (at least 30 bytes wide, at most 4 lines); a word, or the fourth line,
+ * that does not fit ends in "...".
  */
 void table_write(const struct table *t, FILE *fp, int width);
 
