@@ -130,12 +130,19 @@ md_checklist(FILE *fp, const struct report *r)
 	    "give it with `--meta torch_spyre_sha=...`");
 	item_meta(fp, r, "Workload commit", k_code, "give it with `--meta "
 	    "commit=...`");
-	if (r->aiusmi_rows > 0)
+	if (r->aiusmi_rows > 0) {
 		fprintf(fp, "- [x] **aiu-smi output covering at least one full "
 		    "active iteration:** `aiusmi.csv`, %" PRId64 " rows in "
-		    "aiu-smi's own CSV over %s.\n", r->aiusmi_rows,
+		    "aiu-smi's own CSV over %s", r->aiusmi_rows,
 		    r->has_trace ? "the active steps' span" : "the window");
-	else
+		/* a card read directly has rows of both sources */
+		if (r->aiusmi_file_rows > 0)
+			fprintf(fp, " (%" PRId64 " from aiu-smi, %" PRId64
+			    " read from the cards' metric files)",
+			    r->aiusmi_rows - r->aiusmi_file_rows,
+			    r->aiusmi_file_rows);
+		fprintf(fp, ".\n");
+	} else
 		fprintf(fp, "- [ ] **aiu-smi output covering at least one full "
 		    "active iteration:** " BLANK " no samples are left in the "
 		    "database for %s (retention deletes them after "
