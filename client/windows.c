@@ -1,8 +1,11 @@
 /*
  * windows: list profiling windows from the database, with the number of
- * samples that cover each (those whose interval overlaps it) and the
- * energy of all cards from its stored summary ("-" until spyremond has
- * summarized it; "spyremon summary" computes one for such a window).
+ * samples that cover each (those whose interval overlaps it, each card's
+ * counted as summary counts them, db_count_samples) and the energy of all
+ * cards from its stored summary ("-" until spyremond has summarized it;
+ * "spyremon summary" computes one for such a window): a table for a
+ * person on a terminal (table.h), the plain columns elsewhere, or CSV or
+ * JSON.
  */
 #include <err.h>
 #include <inttypes.h>

@@ -5,7 +5,8 @@
  * Warnings that need someone come first, one line each: writes stalled,
  * rows dropped, aiu-smi not running, cards without a recent sample.  Then
  * a line each for the daemon, aiu-smi, the database and the open windows,
- * and a table with a line per card: aiu-smi's device ID, the bus ID, the
+ * the number of cards (the lines that follow), and a table with a line
+ * per card: aiu-smi's device ID, the bus ID, the
  * newest sample's age, and where the card's metrics come from, by the
  * best-source rule (spyremon-schema(5), "BEST SOURCE"): a card whose
  * metric file is read directly takes its power from the file, and busy,
