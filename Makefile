@@ -82,7 +82,8 @@ DAEMON_CONTROL_SRCS = daemon/control/control.c daemon/control/control_request.c 
 DAEMON_SRCS = $(DAEMON_SOURCE_SRCS) $(DAEMON_CONTROL_SRCS) daemon/windows.c \
 	daemon/window_meta.c daemon/windows_storing.c
 CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
-	client/json.c client/output.c client/windows.c client/hosts.c \
+	client/json.c client/output.c client/table.c client/windows.c \
+	client/hosts.c \
 	client/ctl/ctl.c client/ctl/mark.c client/ctl/status.c \
 	client/ctl/status_brief.c client/ctl/settle.c client/ctl/orphan.c \
 	client/trace/trace.c client/trace/trace_util.c \

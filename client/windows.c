@@ -1,8 +1,11 @@
 /*
  * windows: list profiling windows from the database, with the number of
- * samples that cover each (those whose interval overlaps it) and the
- * energy of all cards from its stored summary ("-" until spyremond has
- * summarized it; "spyremon summary" computes one for such a window).
+ * samples that cover each (those whose interval overlaps it, each card's
+ * counted as summary counts them, db_count_samples) and the energy of all
+ * cards from its stored summary ("-" until spyremond has summarized it;
+ * "spyremon summary" computes one for such a window): a table for a
+ * person on a terminal (table.h), the plain columns elsewhere, or CSV or
+ * JSON.
  */
 #include <err.h>
 #include <inttypes.h>
@@ -18,22 +21,35 @@
 #include "db.h"
 #include "format.h"
 #include "json.h"
+#include "output.h"
+#include "table.h"
 #include "window_json.h"
 
-#define NCOLS	9
+enum { OPT_JSON = CLIENT_OPT_FIRST_FREE, OPT_CSV, OPT_TABLE, OPT_OUTPUT,
+    OPT_PARTIAL };
 
-enum { OPT_JSON = CLIENT_OPT_FIRST_FREE, OPT_PARTIAL };
+/* How the windows are written: plain is the table of old, for pipes. */
+enum wformat { WF_DEFAULT, WF_PLAIN, WF_TABLE, WF_CSV, WF_JSON };
 
-static const char *const col_names[NCOLS] = {
-	"ID", "TAG", "USER", "BEGIN", "END", "DURATION", "SAMPLES", "ENERGY_J",
-	"META",
+/* The plain table's columns, as they always were. */
+static const struct table_col plain_cols[] = {
+	{ "ID", NULL, TABLE_LEFT }, { "TAG", NULL, TABLE_LEFT },
+	{ "USER", NULL, TABLE_LEFT }, { "BEGIN", NULL, TABLE_LEFT },
+	{ "END", NULL, TABLE_LEFT }, { "DURATION", NULL, TABLE_LEFT },
+	{ "SAMPLES", NULL, TABLE_LEFT }, { "ENERGY_J", NULL, TABLE_LEFT },
+	{ "META", NULL, TABLE_LEFT },
 };
 
-/* One window as the table shows it; the last column is not padded. */
-struct row {
-	char *cell[NCOLS];
+/* For a person: END as a time of day when on BEGIN's day, META cut. */
+static const struct table_col human_cols[] = {
+	{ "ID", NULL, TABLE_RIGHT }, { "TAG", NULL, TABLE_LEFT },
+	{ "USER", NULL, TABLE_LEFT }, { "BEGIN", NULL, TABLE_LEFT },
+	{ "END", NULL, TABLE_LEFT }, { "DURATION", NULL, TABLE_RIGHT },
+	{ "SAMPLES", NULL, TABLE_RIGHT }, { "ENERGY", "J", TABLE_RIGHT },
+	{ "META", NULL, TABLE_LEFT },
 };
 
+#define NCOLS	(sizeof(plain_cols) / sizeof(plain_cols[0]))
 
 static char *
 xstrdup(const char *s)
@@ -123,54 +139,46 @@ end_cell(const struct db_window *w, bool orphan, char *buf, size_t len)
 	    " (daemon gone)" : w->auto_closed ? " (auto)" : "");
 }
 
+/* The row of window w in t, plain or for a person. */
 static void
-row_fill(struct row *r, const struct db_window *w, int64_t end_ns,
-    bool orphan, int64_t samples, bool have_energy, double energy)
+row_fill(struct table *t, bool human, const struct db_window *w,
+    int64_t end_ns, bool orphan, int64_t samples, bool have_energy,
+    double energy)
 {
-	char buf[FMT_BUFLEN + 16], *words;
+	char buf[FMT_BUFLEN + 16], tm[FMT_BUFLEN], *s, *c;
 
-	snprintf(buf, sizeof(buf), "%" PRId64, w->id);
-	r->cell[0] = xstrdup(buf);
-	r->cell[1] = fmt_controls(w->tag, false);	/* shown, not obeyed */
+	table_row(t);
+	table_cellf(t, "%" PRId64, w->id);
+	s = fmt_controls(w->tag, false);	/* shown, not obeyed */
+	table_cell(t, s);
+	free(s);
 	fmt_user(w->uid, buf, sizeof(buf));
-	r->cell[2] = xstrdup(buf);
+	table_cell(t, buf);
 	fmt_time_ms(w->begin_ns, buf, sizeof(buf));
-	r->cell[3] = xstrdup(buf);
-	end_cell(w, orphan, buf, sizeof(buf));
-	r->cell[4] = xstrdup(buf);
+	table_cell(t, buf);
+	if (w->open || !human || !fmt_same_utc_day(w->begin_ns, w->end_ns)) {
+		end_cell(w, orphan, buf, sizeof(buf));
+		table_cell(t, buf);
+	} else {
+		fmt_clock_ms(w->end_ns, tm, sizeof(tm));
+		table_cellf(t, "%s%s", tm, strcmp(w->ended_by, "daemon_gone") ==
+		    0 ? " (daemon gone)" : w->auto_closed ? " (auto)" : "");
+	}
 	fmt_span(end_ns - w->begin_ns, buf, sizeof(buf));
-	r->cell[5] = xstrdup(buf);
-	snprintf(buf, sizeof(buf), "%" PRId64, samples);
-	r->cell[6] = xstrdup(buf);
-	if (have_energy)
-		snprintf(buf, sizeof(buf), "%.3f", energy);
-	else
-		snprintf(buf, sizeof(buf), "-");
-	r->cell[7] = xstrdup(buf);
-	words = meta_words(w->meta);
-	r->cell[8] = fmt_controls(words, false);
-	free(words);
-}
-
-static void
-print_table(struct row *rows, size_t n)
-{
-	size_t width[NCOLS];
-
-	for (int c = 0; c < NCOLS; c++) {
-		width[c] = strlen(col_names[c]);
-		for (size_t i = 0; i < n; i++)
-			if (strlen(rows[i].cell[c]) > width[c])
-				width[c] = strlen(rows[i].cell[c]);
-	}
-	for (int c = 0; c < NCOLS - 1; c++)
-		printf("%-*s  ", (int)width[c], col_names[c]);
-	printf("%s\n", col_names[NCOLS - 1]);
-	for (size_t i = 0; i < n; i++) {
-		for (int c = 0; c < NCOLS - 1; c++)
-			printf("%-*s  ", (int)width[c], rows[i].cell[c]);
-		printf("%s\n", rows[i].cell[NCOLS - 1]);
-	}
+	table_cell(t, buf);
+	table_cellf(t, "%" PRId64, samples);
+	if (!have_energy)
+		table_cell(t, "-");
+	else if (human) {
+		table_sig(buf, sizeof(buf), energy);
+		table_cell(t, buf);
+	} else
+		table_cellf(t, "%.3f", energy);
+	s = meta_words(w->meta);
+	c = fmt_controls(s, false);
+	table_cell(t, c);
+	free(c);
+	free(s);
 }
 
 /* The database's host (null before schema version 5), for each window. */
@@ -201,30 +209,83 @@ gen_window(yajl_gen g, const struct db_window *w, int64_t end_ns,
 	window_json(g, &wj);
 }
 
+/* A csv field, quoted when it holds a comma, a quote or a line break. */
+static void
+csv_field(FILE *fp, const char *s)
+{
+	if (strpbrk(s, ",\"\r\n") == NULL) {
+		fputs(s, fp);
+		return;
+	}
+	putc('"', fp);
+	for (; *s != '\0'; s++) {
+		if (*s == '"')
+			putc('"', fp);
+		putc(*s, fp);
+	}
+	putc('"', fp);
+}
+
+/* Window w as a csv row: the members of its JSON object, meta as JSON. */
+static void
+csv_window(FILE *fp, const struct db_window *w, int64_t end_ns,
+    int64_t samples, const struct host *h, bool have_energy, double energy)
+{
+	char buf[FMT_BUFLEN];
+
+	fprintf(fp, "%" PRId64 ",", w->id);
+	csv_field(fp, w->tag);
+	fmt_user(w->uid, buf, sizeof(buf));
+	fprintf(fp, ",%" PRIu32 ",", w->uid);
+	csv_field(fp, buf);
+	format_time_utc(w->begin_ns, buf, sizeof(buf));
+	fprintf(fp, ",%" PRId32 ",%" PRId64 ",%s,", w->pid, w->begin_ns, buf);
+	if (!w->open) {
+		format_time_utc(w->end_ns, buf, sizeof(buf));
+		fprintf(fp, "%" PRId64 ",%s", w->end_ns, buf);
+	} else
+		putc(',', fp);
+	fprintf(fp, ",%d,%d,%" PRId64 ",%" PRId64 ",", w->open, w->auto_closed,
+	    end_ns - w->begin_ns, samples);
+	if (have_energy)
+		fprintf(fp, "%.17g", energy);
+	putc(',', fp);
+	csv_field(fp, h->hostname != NULL ? h->hostname : "");
+	putc(',', fp);
+	csv_field(fp, h->machine_id != NULL ? h->machine_id : "");
+	putc(',', fp);
+	csv_field(fp, w->meta);
+	putc('\n', fp);
+}
+
 /*
- * List ws, counting samples up to now for open windows, up to the last
- * sample for those whose daemon is gone (then CLIENT_EXIT_INCOMPLETE
- * after the list, orphan.h).
+ * List ws into fp as fmt says, counting samples up to now for open
+ * windows, up to the last sample for those whose daemon is gone (then
+ * CLIENT_EXIT_INCOMPLETE after the list, orphan.h).
  */
 static int
 list(const struct client *cl, sqlite3 *db, const struct db_window *ws,
-    size_t n, bool json)
+    size_t n, enum wformat fmt, FILE *fp)
 {
 	int64_t now = now_realtime_ns(), samples;
-	struct row *rows = NULL;
+	struct table *t = NULL;
 	yajl_gen g = NULL;
 	struct host h = { NULL, NULL };
 	int rc = CLIENT_EXIT_OK, orphaned = CLIENT_EXIT_OK;
 
-	if (json && (rc = db_host(db, &h.hostname, &h.machine_id)) !=
-	    CLIENT_EXIT_OK)
+	if ((fmt == WF_JSON || fmt == WF_CSV) && (rc = db_host(db,
+	    &h.hostname, &h.machine_id)) != CLIENT_EXIT_OK)
 		return rc;
-	if (json) {
+	if (fmt == WF_JSON) {
 		if ((g = json_gen_new(true)) == NULL)
 			errx(CLIENT_EXIT_FAILED, "out of memory");
 		yajl_gen_array_open(g);
-	} else if ((rows = calloc(n + 1, sizeof(*rows))) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
+	} else if (fmt == WF_CSV)
+		fputs("id,tag,uid,user,pid,begin_ns,begin,end_ns,end,open,"
+		    "auto_closed,duration_ns,samples,energy_j,hostname,"
+		    "machine_id,meta\n", fp);
+	else
+		t = table_new(fmt == WF_TABLE ? human_cols : plain_cols, NCOLS);
 	for (size_t i = 0; i < n && rc == CLIENT_EXIT_OK; i++) {
 		int64_t end = ws[i].open ? now : ws[i].end_ns;
 		double energy = 0;
@@ -240,23 +301,24 @@ list(const struct client *cl, sqlite3 *db, const struct db_window *ws,
 		if ((rc = db_count_samples(db, ws[i].begin_ns, end,
 		    &samples)) != CLIENT_EXIT_OK)
 			break;
-		if (json)
+		if (fmt == WF_JSON)
 			gen_window(g, &ws[i], end, samples, &h, have, energy);
+		else if (fmt == WF_CSV)
+			csv_window(fp, &ws[i], end, samples, &h, have, energy);
 		else
-			row_fill(&rows[i], &ws[i], end, orphan, samples, have,
-			    energy);
+			row_fill(t, fmt == WF_TABLE, &ws[i], end, orphan,
+			    samples, have, energy);
 	}
-	if (rc == CLIENT_EXIT_OK && json) {
+	if (rc == CLIENT_EXIT_OK && fmt == WF_JSON) {
 		yajl_gen_array_close(g);
-		json_gen_flush(g, stdout);
-	} else if (rc == CLIENT_EXIT_OK)
-		print_table(rows, n);
+		json_gen_flush(g, fp);
+	} else if (rc == CLIENT_EXIT_OK && fmt == WF_TABLE)
+		table_write(t, fp, table_width());
+	else if (rc == CLIENT_EXIT_OK && fmt == WF_PLAIN)
+		table_write_plain(t, fp);
 	if (g != NULL)
 		yajl_gen_free(g);
-	for (size_t i = 0; rows != NULL && i < n; i++)
-		for (int c = 0; c < NCOLS; c++)
-			free(rows[i].cell[c]);
-	free(rows);
+	table_free(t);
 	free(h.hostname);
 	free(h.machine_id);
 	return rc == CLIENT_EXIT_OK ? orphaned : rc;
@@ -264,7 +326,9 @@ list(const struct client *cl, sqlite3 *db, const struct db_window *ws,
 
 struct windows_opts {
 	struct db_window_filter f;
-	bool json, partial;
+	enum wformat fmt;
+	const char *output;
+	bool partial;
 };
 
 static int
@@ -285,7 +349,17 @@ windows_option(void *opts, int ch, char *arg)
 		o->f.tag = arg;
 		break;
 	case OPT_JSON:
-		o->json = true;
+	case OPT_CSV:
+	case OPT_TABLE:
+		if (o->fmt != WF_DEFAULT) {
+			warnx("--json, --csv and --table exclude each other");
+			return CLIENT_EXIT_USAGE;
+		}
+		o->fmt = ch == OPT_JSON ? WF_JSON : ch == OPT_CSV ? WF_CSV :
+		    WF_TABLE;
+		break;
+	case OPT_OUTPUT:
+		o->output = arg;
 		break;
 	case OPT_PARTIAL:
 		o->partial = true;
@@ -298,9 +372,11 @@ static int
 windows_run(struct client *cl, void *opts, int argc, char *argv[])
 {
 	struct windows_opts *o = opts;
+	enum wformat fmt = o->fmt;
 	struct db_window *ws;
 	const char *path;
 	sqlite3 *db;
+	FILE *fp;
 	size_t n;
 	int rc, settled;
 
@@ -317,14 +393,24 @@ windows_run(struct client *cl, void *opts, int argc, char *argv[])
 		db_close(db);
 		return settled;
 	}
-	if ((rc = db_windows(db, &o->f, &ws, &n)) == CLIENT_EXIT_OK) {
-		if (n == 0 && !o->json)
+	if ((rc = db_windows(db, &o->f, &ws, &n)) != CLIENT_EXIT_OK) {
+		db_close(db);
+		return rc;
+	}
+	if ((fp = output_open(o->output)) == NULL)
+		rc = CLIENT_EXIT_FAILED;
+	else {
+		if (fmt == WF_DEFAULT)
+			fmt = table_for_terminal(fp) ? WF_TABLE : WF_PLAIN;
+		if (n == 0 && (fmt == WF_TABLE || fmt == WF_PLAIN))
 			fprintf(stderr, "spyremon: no windows%s\n",
 			    o->f.tag != NULL || o->f.have_since ? " match" : "");
 		else
-			rc = list(cl, db, ws, n, o->json);
-		db_windows_free(ws, n);
+			rc = list(cl, db, ws, n, fmt, fp);
+		/* --partial keeps the output of a window whose daemon died */
+		rc = output_close(fp, o->output, client_exit(cl, rc));
 	}
+	db_windows_free(ws, n);
 	db_close(db);
 	if (rc == CLIENT_EXIT_OK)
 		rc = settled;
@@ -335,6 +421,9 @@ static const struct option windows_longopts[] = {
 	{ "since", required_argument, NULL, 's' },
 	{ "tag", required_argument, NULL, 't' },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "csv", no_argument, NULL, OPT_CSV },
+	{ "table", no_argument, NULL, OPT_TABLE },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "partial", no_argument, NULL, OPT_PARTIAL },
 	{ NULL, 0, NULL, 0 },
 };
@@ -342,15 +431,22 @@ static const struct option windows_longopts[] = {
 const struct cmd_spec windows_cmd = {
 	.name = "windows",
 	.usage =
-	    "usage: spyremon windows [--since TIME] [--tag TAG] [--json] "
-	    "[--partial]\n"
+	    "usage: spyremon windows [--since TIME] [--tag TAG]\n"
+	    "                        [--json | --csv | --table] [--output FILE]\n"
+	    "                        [--partial]\n"
 	    "\n"
 	    "Lists the windows, oldest first.  TIME is ISO 8601, epoch ns, or\n"
 	    "a duration ago such as 2h.\n"
 	    "\n"
 	    "  -s, --since TIME      only windows open at some time since TIME\n"
 	    "  -t, --tag TAG         only windows with this tag\n"
-	    "      --json            a JSON array instead of the table\n",
+	    "      --json            a JSON array instead of the table\n"
+	    "      --csv             one CSV row per window, the JSON's members\n"
+	    "      --table           the aligned table with units, on a pipe too\n"
+	    "                        (the default on a terminal)\n"
+	    "      --output FILE     write FILE, whole or not at all\n"
+	    "      --partial         a window whose daemon died: listed to its\n"
+	    "                        last sample, exit 0\n",
 	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DATABASE) | CMD_EXIT(CLIENT_EXIT_INCOMPLETE),
 	.shortopts = "s:t:",
 	.longopts = windows_longopts,

@@ -116,14 +116,14 @@ steps() {
 	# shellcheck disable=SC2086
 	spyremon export --trace "$dir/trace.json" $align --steps "$@"
 }
-steps			# on a terminal, a table; else CSV
+steps --table		# the table for a person, also when piped to a log
 steps --csv --output "$dir/steps.csv" 2>/dev/null
 echo "demo: 7. spyremon export --trace demo/trace.json${align:+ $align} --merge demo/trace-merged.json"
 # shellcheck disable=SC2086
 spyremon export --trace "$dir/trace.json" $align --merge "$dir/trace-merged.json"
 echo
 echo "demo: 8. spyremon windows"
-spyremon windows | sed 's/^/    /'
+spyremon windows --table | sed 's/^/    /'
 echo
 echo "demo: 9. spyremon report --window demo-run --trace demo/trace.json${align:+ $align} --output demo/report"
 # shellcheck disable=SC2086

@@ -325,7 +325,12 @@ sqlite3_stmt *db_select_newest(sqlite3 *db,
  */
 int db_newest_stamp(sqlite3 *db, int64_t now_ns, int64_t *ts_ns);
 
-/* The number of samples whose interval overlaps (lo_ns, hi_ns). */
+/*
+ * The number of samples whose interval overlaps (lo_ns, hi_ns), counted
+ * as every command counts a card's samples: each card's rows of its row
+ * source only (its metric-file rows where it has any in the span, else
+ * its aiu-smi rows; bestsrc.h), summed over the cards.
+ */
 int db_count_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
     int64_t *count);
 

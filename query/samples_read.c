@@ -273,9 +273,29 @@ count_overlapping(sqlite3 *db, const char *sql, int64_t lo_ns, int64_t hi_ns,
 int
 db_count_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns, int64_t *count)
 {
+	sqlite3_str *q;
+	struct bestsrc b;
+	char *sql;
+	int rc;
+
 	*count = 0;
-	return count_overlapping(db, "SELECT count(*) FROM " SCHEMA_T_SAMPLES
-	    " WHERE " DB_OVERLAPS_SQL, lo_ns, hi_ns, count);
+	if (bestsrc_init(db, &b, NULL, 0) == -1)
+		return db_error(db, "the schema");
+	if (!b.on)
+		return count_overlapping(db, "SELECT count(*) FROM "
+		    SCHEMA_T_SAMPLES " WHERE " DB_OVERLAPS_SQL, lo_ns, hi_ns,
+		    count);
+	q = sqlite3_str_new(db);
+	bestsrc_with(q, &b, DB_OVERLAPS_SQL);
+	sqlite3_str_appendall(q, "SELECT count(*)");
+	bestsrc_from(q, &b);
+	sqlite3_str_appendall(q, " WHERE " DB_OVERLAPS_SQL " AND ");
+	bestsrc_row(q, &b);
+	if ((sql = sqlite3_str_finish(q)) == NULL)
+		errx(EXIT_FAILURE, "out of memory");
+	rc = count_overlapping(db, sql, lo_ns, hi_ns, count);
+	sqlite3_free(sql);
+	return rc;
 }
 
 int

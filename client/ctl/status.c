@@ -603,7 +603,7 @@ print_text(yajl_val reply)
 	if ((v = json_object(reply, "retention")) != NULL)
 		show_retention(v);
 	if ((v = json_array(reply, "cards")) != NULL)
-		show_list("cards:", v, show_card);
+		show_list("cards in sysfs:", v, show_card);
 	if ((v = json_array(reply, "health")) != NULL)
 		show_list("metric files:", v, show_health);
 	if ((v = json_array(reply, "unreliable")) != NULL)

@@ -5,7 +5,8 @@
  * Warnings that need someone come first, one line each: writes stalled,
  * rows dropped, aiu-smi not running, cards without a recent sample.  Then
  * a line each for the daemon, aiu-smi, the database and the open windows,
- * and a table with a line per card: aiu-smi's device ID, the bus ID, the
+ * the number of cards (the lines that follow), and a table with a line
+ * per card: aiu-smi's device ID, the bus ID, the
  * newest sample's age, and where the card's metrics come from, by the
  * best-source rule (spyremon-schema(5), "BEST SOURCE"): a card whose
  * metric file is read directly takes its power from the file, and busy,
@@ -263,14 +264,66 @@ line_windows(yajl_val w)
 	putchar('\n');
 }
 
-/* The cards' count and the rate rows are stored at now. */
+/* Is a card with bus ID bus among the health entries? */
+static bool
+has_bus(yajl_val health, const char *bus)
+{
+	for (size_t i = 0; health != NULL && i < health->u.array.len; i++) {
+		const char *b = json_str(health->u.array.values[i], "bus_id");
+
+		if (b != NULL && strcmp(b, bus) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Is a card with bus ID bus in the PCI inventory (cards)? */
+static bool
+in_inventory(yajl_val cards, const char *bus)
+{
+	for (size_t i = 0; cards != NULL && i < cards->u.array.len; i++) {
+		const char *b = json_str(cards->u.array.values[i], "bus_id");
+
+		if (b != NULL && bus != NULL && strcmp(b, bus) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The cards' count and the rate rows are stored at now.  The cards are
+ * the lines of the table below: aiu-smi's devices (health), then the
+ * cards of the PCI inventory that aiu-smi has not named; where the two
+ * sources disagree, the line says by how many.
+ */
 static void
-line_cards(yajl_val cards, yajl_val sampling, size_t nwindows)
+line_cards(yajl_val health, yajl_val cards, yajl_val sampling,
+    size_t nwindows)
 {
 	char now[FMT_BUFLEN], win[FMT_BUFLEN];
+	size_t named = health != NULL ? health->u.array.len : 0;
+	size_t not_pci = 0, not_named = 0;
 	int64_t i, w;
 
-	printf("cards:    %zu", cards != NULL ? cards->u.array.len : (size_t)0);
+	for (size_t k = 0; k < named; k++)
+		if (!in_inventory(cards, json_str(health->u.array.values[k],
+		    "bus_id")))
+			not_pci++;
+	for (size_t k = 0; cards != NULL && k < cards->u.array.len; k++) {
+		const char *bus = json_str(cards->u.array.values[k], "bus_id");
+
+		if (bus != NULL && !has_bus(health, bus))
+			not_named++;
+	}
+	printf("cards:    %zu", named + not_named);
+	if (not_pci > 0 && not_named > 0)
+		printf(" (%zu of aiu-smi's not in sysfs; %zu in sysfs not named "
+		    "by aiu-smi)", not_pci, not_named);
+	else if (not_pci > 0)
+		printf(" (%s%zu named by aiu-smi, not found in sysfs)",
+		    not_pci == named ? "" : "of them ", not_pci);
+	else if (not_named > 0)
+		printf(" (%zu in sysfs not named by aiu-smi)", not_named);
 	if (json_int(sampling, "interval_ns", &i) && i >= 0) {
 		format_duration((uint64_t)i, now, sizeof(now));
 		printf(", rows stored every %s now", now);
@@ -364,19 +417,6 @@ static void
 card_line(const char *dev, const char *bus, const char *age, const char *text)
 {
 	printf("%-3s %-12s %-10s %s\n", dev, bus, age, text);
-}
-
-/* Is a card with bus ID bus among the health entries? */
-static bool
-has_bus(yajl_val health, const char *bus)
-{
-	for (size_t i = 0; health != NULL && i < health->u.array.len; i++) {
-		const char *b = json_str(health->u.array.values[i], "bus_id");
-
-		if (b != NULL && strcmp(b, bus) == 0)
-			return true;
-	}
-	return false;
 }
 
 /*
@@ -502,7 +542,7 @@ status_print_brief(yajl_val reply)
 		line_database(database);
 	if (windows != NULL)
 		line_windows(windows);
-	line_cards(cards, sampling, windows != NULL ? windows->u.array.len : 0);
+	line_cards(health, cards, sampling, windows != NULL ? windows->u.array.len : 0);
 	card_lines(health, cards, json_str(sampling, "direct"));
 	health_notes(health);
 }

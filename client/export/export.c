@@ -32,6 +32,7 @@
 #include "schema.h"
 #include "settle.h"
 #include "steps.h"
+#include "table.h"
 #include "target.h"
 
 #define OUT_BUFSIZE	(256 * 1024)
@@ -601,8 +602,8 @@ run_steps(const struct job *j)
 		};
 
 		if (o->steps_format == -1)
-			sr.format = out == stdout && isatty(STDOUT_FILENO) ==
-			    1 ? STEPS_TABLE : STEPS_CSV;
+			sr.format = table_for_terminal(out) ? STEPS_TABLE :
+			    STEPS_CSV;
 		if (tagged && sr.format == STEPS_JSON)
 			fputs(i == 0 ? "[\n" : ",\n", out);
 		if (tagged && sr.format == STEPS_TABLE) {

@@ -52,7 +52,8 @@ const char export_usage[] =
 	    "      --include-unreliable    merge the unreliable metrics too\n"
 	    "      --steps                 power and energy per step, not samples\n"
 	    "      --json, --csv           --steps as JSON or CSV (default: an aligned\n"
-	    "                              table on a terminal, else CSV)\n";
+	    "                              table on a terminal, else CSV)\n"
+	    "      --table                 --steps as the aligned table, on a pipe too\n";
 
 static int
 goes_with(const char *opt, const char *with)
@@ -105,7 +106,8 @@ export_check_options(const struct options *o)
 		return goes_with("--include-unreliable", "--merge or --merge-dir");
 	if (o->steps_format != -1 && !o->steps)
 		return goes_with(o->steps_format == STEPS_JSON ? "--json" :
-		    "--csv", "--steps");
+		    o->steps_format == STEPS_CSV ? "--csv" : "--table",
+		    "--steps");
 	if (derived && o->format_given) {
 		warnx("--format is for samples; --merge, --merge-dir and "
 		    "--steps write their own");
@@ -139,6 +141,7 @@ const struct option export_longopts[] = {
 	{ "steps", no_argument, NULL, OPT_STEPS },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "csv", no_argument, NULL, OPT_CSV },
+	{ "table", no_argument, NULL, OPT_TABLE },
 	{ "host-map", required_argument, NULL, OPT_HOST_MAP },
 	{ "merge-dir", required_argument, NULL, OPT_MERGE_DIR },
 	{ "partial", no_argument, NULL, OPT_PARTIAL },
@@ -215,10 +218,14 @@ export_option(void *opts, int ch, char *arg)
 		o->steps = true;
 		break;
 	case OPT_JSON:
-		o->steps_format = STEPS_JSON;
-		break;
 	case OPT_CSV:
-		o->steps_format = STEPS_CSV;
+	case OPT_TABLE:
+		if (o->steps_format != -1) {
+			warnx("--json, --csv and --table exclude each other");
+			return CLIENT_EXIT_USAGE;
+		}
+		o->steps_format = ch == OPT_JSON ? STEPS_JSON : ch == OPT_CSV ?
+		    STEPS_CSV : STEPS_TABLE;
 		break;
 	case OPT_HOST_MAP:
 		if (o->nmaps == MAX_TRACES) {

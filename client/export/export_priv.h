@@ -36,6 +36,7 @@ enum {
 	OPT_HOST_MAP,
 	OPT_MERGE_DIR,
 	OPT_PARTIAL,
+	OPT_TABLE,
 };
 
 struct options {

@@ -36,6 +36,7 @@
 #include "json.h"
 #include "schema.h"
 #include "steps.h"
+#include "table.h"
 #include "timeparse.h"
 
 #define MEAN_DIGITS	9	/* after the point, of a mean in csv and json */
@@ -52,9 +53,12 @@ enum col {
 	C_TX, C_UNDER, C_N
 };
 
-/* One card's sums over one span. */
+/*
+ * One card's sums over one span.  Its samples are its rows of its row
+ * source (bestsrc.h), as summary and windows count them.
+ */
 struct cell {
-	uint64_t samples;		/* rows overlapping the span */
+	uint64_t samples;		/* those rows overlapping the span */
 	int64_t	 max_interval_ns;	/* the longest of their intervals */
 	struct energy_acc m[M_N];
 };
@@ -75,9 +79,7 @@ struct report {
 	struct cell *cells;			/* per card, for this span */
 	struct cell *totals;
 	yajl_gen g;
-	/* the table, kept whole: rows of C_N NUL-separated cells */
-	char	**table;
-	size_t	 nrows, cap;
+	struct table *table;	/* for a person, kept whole to size it */
 	/* for the notes */
 	size_t	 nunder, nempty, rows_written;
 	int64_t	 under_interval_ns;
@@ -102,26 +104,52 @@ enum kind { K_STR, K_NUM, K_BOOL };
 
 static const struct column {
 	const char *name;	/* csv header and json key */
-	const char *head;	/* table header; NULL: not in the table */
 	enum kind kind;
 } columns[C_N] = {
-	[C_STEP] = { "step", "STEP", K_STR },
-	[C_DEVICE] = { "device", "DEV", K_NUM },
-	[C_START] = { "start", "START", K_STR },
-	[C_START_NS] = { "start_ns", NULL, K_NUM },
-	[C_DUR] = { "dur_ms", "DUR_MS", K_NUM },
-	[C_SAMPLES] = { "samples", "SAMPLES", K_NUM },
-	[C_INTERVAL] = { "interval_ms", "INT_MS", K_NUM },
-	[C_COVERED] = { "covered_ms", NULL, K_NUM },
-	[C_PWR_MEAN] = { "pwr_mean_W", "PWR_W", K_NUM },
-	[C_PWR_MAX] = { "pwr_max_W", "PWR_MAX_W", K_NUM },
-	[C_ENERGY] = { "energy_J", "ENERGY_J", K_NUM },
-	[C_BUSY] = { "busy_mean_pct", "BUSY_%", K_NUM },
-	[C_RD] = { "mem_bw_rd_GiBps", "MEM_RD", K_NUM },
-	[C_WR] = { "mem_bw_wr_GiBps", "MEM_WR", K_NUM },
-	[C_RX] = { "pci_bw_rx_GiBps", "PCI_RX", K_NUM },
-	[C_TX] = { "pci_bw_tx_GiBps", "PCI_TX", K_NUM },
-	[C_UNDER] = { "undersampled", "NOTE", K_BOOL },
+	[C_STEP] = { "step", K_STR },
+	[C_DEVICE] = { "device", K_NUM },
+	[C_START] = { "start", K_STR },
+	[C_START_NS] = { "start_ns", K_NUM },
+	[C_DUR] = { "dur_ms", K_NUM },
+	[C_SAMPLES] = { "samples", K_NUM },
+	[C_INTERVAL] = { "interval_ms", K_NUM },
+	[C_COVERED] = { "covered_ms", K_NUM },
+	[C_PWR_MEAN] = { "pwr_mean_W", K_NUM },
+	[C_PWR_MAX] = { "pwr_max_W", K_NUM },
+	[C_ENERGY] = { "energy_J", K_NUM },
+	[C_BUSY] = { "busy_mean_pct", K_NUM },
+	[C_RD] = { "mem_bw_rd_GiBps", K_NUM },
+	[C_WR] = { "mem_bw_wr_GiBps", K_NUM },
+	[C_RX] = { "pci_bw_rx_GiBps", K_NUM },
+	[C_TX] = { "pci_bw_tx_GiBps", K_NUM },
+	[C_UNDER] = { "undersampled", K_BOOL },
+};
+
+/*
+ * The table for a person: the columns of the csv it shows (-1 ends),
+ * under short names with their units; the bandwidths by aiu-smi's keys.
+ * start_ns, interval_ms and covered_ms are for programs; a note says
+ * the interval where it matters.
+ */
+static const int table_shows[] = {
+	C_STEP, C_DEVICE, C_START, C_DUR, C_SAMPLES, C_PWR_MEAN, C_PWR_MAX,
+	C_ENERGY, C_BUSY, C_RD, C_WR, C_RX, C_TX, C_UNDER,
+};
+static const struct table_col table_cols[] = {
+	{ "STEP", NULL, TABLE_LEFT }, { "CARD", NULL, TABLE_RIGHT },
+	{ "START", NULL, TABLE_LEFT }, { "DUR", "ms", TABLE_RIGHT },
+	{ "SAMPLES", NULL, TABLE_RIGHT }, { "POWER", "W", TABLE_RIGHT },
+	{ "MAX", "W", TABLE_RIGHT }, { "ENERGY", "J", TABLE_RIGHT },
+	{ "BUSY", "%", TABLE_RIGHT }, { "RDMEM", "GiB/s", TABLE_RIGHT },
+	{ "WRMEM", "GiB/s", TABLE_RIGHT }, { "RXPCI", "GiB/s", TABLE_RIGHT },
+	{ "TXPCI", "GiB/s", TABLE_RIGHT }, { "NOTE", NULL, TABLE_LEFT },
+};
+#define TABLE_NCOLS	(sizeof(table_cols) / sizeof(table_cols[0]))
+
+/* Digits after the point of a mean in the table, by metric. */
+static const int table_digits[M_N] = {
+	[M_PWR] = 1, [M_BUSY] = 1, [M_RDMEM] = 2, [M_WRMEM] = 2,
+	[M_RXPCI] = 2, [M_TXPCI] = 2,
 };
 
 /* ---- one row as text ---- */
@@ -145,7 +173,7 @@ iso_ns(int64_t ns, char *buf, size_t len)
 	    tm.tm_min, tm.tm_sec, (int)frac);
 }
 
-/* A mean: MEAN_DIGITS digits (csv, json), or the metric's own and one more. */
+/* A mean: MEAN_DIGITS digits (csv, json), or table_digits. */
 static void
 mean_text(const struct report *r, const struct cell *c, int m, bool table,
     char *buf)
@@ -153,7 +181,7 @@ mean_text(const struct report *r, const struct cell *c, int m, bool table,
 	if (r->met[m] == NULL)
 		buf[0] = '\0';
 	else if (table)
-		energy_mean(&c->m[m], r->met[m]->decimals + 1, false, buf,
+		energy_mean(&c->m[m], table_digits[m], false, buf,
 		    ENERGY_BUFLEN);
 	else
 		energy_mean(&c->m[m], MEAN_DIGITS, true, buf, ENERGY_BUFLEN);
@@ -180,7 +208,7 @@ steps_make_row(struct report *r, const char *step, int d, const struct cell *c,
 	else
 		iso_ns(lo, w->c[C_START], ENERGY_BUFLEN);
 	snprintf(w->c[C_START_NS], ENERGY_BUFLEN, "%" PRId64, lo);
-	energy_decimal(dur, 1, 6, table ? 3 : 6, !table, w->c[C_DUR],
+	energy_decimal(dur, 1, 6, table ? 1 : 6, !table, w->c[C_DUR],
 	    ENERGY_BUFLEN);
 	snprintf(w->c[C_SAMPLES], ENERGY_BUFLEN, "%" PRIu64,
 	    c != NULL ? c->samples : 0);
@@ -206,13 +234,12 @@ steps_make_row(struct report *r, const char *step, int d, const struct cell *c,
 
 		energy_decimal(p->covered_ns, 1, 6, 6, true, w->c[C_COVERED],
 		    ENERGY_BUFLEN);
-		energy_max(p, table ? r->met[M_PWR]->decimals : -1,
+		energy_max(p, table ? table_digits[M_PWR] : -1,
 		    w->c[C_PWR_MAX], ENERGY_BUFLEN);
-		if (table)
-			energy_integral_fixed(p, 3, w->c[C_ENERGY],
-			    ENERGY_BUFLEN);
-		else
-			energy_integral(p, w->c[C_ENERGY], ENERGY_BUFLEN);
+		if (energy_integral(p, w->c[C_ENERGY], ENERGY_BUFLEN) &&
+		    table)
+			table_sig(w->c[C_ENERGY], ENERGY_BUFLEN,
+			    strtod(w->c[C_ENERGY], NULL));
 	}
 	mean_text(r, c, M_PWR, table, w->c[C_PWR_MEAN]);
 	mean_text(r, c, M_BUSY, table, w->c[C_BUSY]);
@@ -321,26 +348,19 @@ table_name(const char *s, char *buf, size_t len)
 			buf[i] = '?';
 }
 
-/* Keep a table row: its cells end to end, each with its NUL. */
+/* Keep a row of the table for a person: the columns it shows. */
 static void
 table_add(struct report *r, const struct row *w)
 {
-	char name[NAME_WIDTH + 1], *p;
-	size_t size = 0;
+	char name[NAME_WIDTH + 1];
 
+	if (r->table == NULL)
+		r->table = table_new(table_cols, TABLE_NCOLS);
 	table_name(w->step, name, sizeof(name));
-	for (int i = 0; i < C_N; i++)
-		size += strlen(i == C_STEP ? name : w->c[i]) + 1;
-	if (r->nrows == r->cap) {
-		r->cap = r->cap ? 2 * r->cap : 64;
-		if ((r->table = reallocarray(r->table, r->cap,
-		    sizeof(*r->table))) == NULL)
-			errx(CLIENT_EXIT_FAILED, "out of memory");
-	}
-	if ((p = r->table[r->nrows++] = malloc(size)) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
-	for (int i = 0; i < C_N; i++)
-		p = stpcpy(p, i == C_STEP ? name : w->c[i]) + 1;
+	table_row(r->table);
+	for (size_t i = 0; i < TABLE_NCOLS; i++)
+		table_cell(r->table, table_shows[i] == C_STEP ? name :
+		    w->c[table_shows[i]]);
 }
 
 static void
@@ -358,52 +378,6 @@ steps_emit(struct report *r, const struct row *w)
 		if (++r->rows_written % 256 == 0)
 			json_drain(r->g, r->rq->out);
 		break;
-	}
-}
-
-/* The kept table, aligned: names and notes left, numbers right. */
-static void
-steps_table_write(struct report *r)
-{
-	size_t width[C_N] = { 0 };
-	FILE *fp = r->rq->out;
-	const char *cell[C_N];
-
-	for (int i = 0; i < C_N; i++)
-		if (columns[i].head != NULL)
-			width[i] = strlen(columns[i].head);
-	for (size_t k = 0; k < r->nrows; k++) {
-		const char *p = r->table[k];
-
-		for (int i = 0; i < C_N; i++, p += strlen(p) + 1)
-			if (strlen(p) > width[i])
-				width[i] = strlen(p);
-	}
-	for (size_t k = 0; k <= r->nrows; k++) {
-		const char *p = k > 0 ? r->table[k - 1] : NULL;
-		bool first = true;
-
-		for (int i = 0; i < C_N; i++) {
-			cell[i] = p != NULL ? p : columns[i].head;
-			if (p != NULL)
-				p += strlen(p) + 1;
-		}
-		/* the note is last: no padding after it */
-		for (int i = 0; i < C_N; i++) {
-			bool left = columns[i].kind != K_NUM;
-
-			if (columns[i].head == NULL ||
-			    (i == C_UNDER && cell[i][0] == '\0'))
-				continue;
-			fprintf(fp, "%s%*s%s", first ? "" : "  ",
-			    left ? 0 : (int)(width[i] - strlen(cell[i])), "",
-			    cell[i]);
-			if (left && i != C_UNDER)
-				fprintf(fp, "%*s", (int)(width[i] -
-				    strlen(cell[i])), "");
-			first = false;
-		}
-		putc('\n', fp);
 	}
 }
 
@@ -594,9 +568,12 @@ sum_span(struct report *r, int64_t lo, int64_t hi, bool add)
 		ival = ival < 0 ? 0 : ival > DB_MAX_INTERVAL_NS / 1000000 ?
 		    DB_MAX_INTERVAL_NS : ival * 1000000;
 		c = add ? &r->totals[d] : &r->cells[d];
-		c->samples++;
-		if (ival > c->max_interval_ns)
-			c->max_interval_ns = ival;
+		/* row figures: the card's row source only (bestsrc.h) */
+		if (sqlite3_column_int(r->s, 4 + M_N) != 0) {
+			c->samples++;
+			if (ival > c->max_interval_ns)
+				c->max_interval_ns = ival;
+		}
 		for (int m = 0; m < M_N; m++) {
 			int64_t mant;
 			int scale;
@@ -758,8 +735,8 @@ run(struct report *r)
 		yajl_gen_map_close(r->g);
 		json_gen_flush(r->g, r->rq->out);
 	}
-	if (r->rq->format == STEPS_TABLE)
-		steps_table_write(r);
+	if (r->table != NULL)
+		table_write(r->table, r->rq->out, 0);
 	steps_notes(r);
 	return CLIENT_EXIT_OK;
 }
@@ -787,9 +764,7 @@ steps_report(sqlite3 *db, const struct steps_request *rq)
 	sqlite3_finalize(r.s);
 	if (r.g != NULL)
 		yajl_gen_free(r.g);
-	for (size_t k = 0; k < r.nrows; k++)
-		free(r.table[k]);
-	free(r.table);
+	table_free(r.table);
 	free(r.cells);
 	free(r.totals);
 	free(r.devs);

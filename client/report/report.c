@@ -38,6 +38,7 @@
 #include "plot.h"
 #include "report.h"
 #include "runsteps.h"
+#include "schema.h"
 #include "steps.h"
 #include "summarycmd.h"
 #include "timeparse.h"
@@ -249,7 +250,8 @@ finish(FILE *fp, const struct report *r, const char *name)
 /*
  * aiusmi.csv from db, a connection of its own: it runs in a thread of its
  * own while the plots are drawn (see aiusmi_start).  It reads r->cat,
- * r->lo, r->hi and r->tmp, and writes only r->aiusmi_rows.
+ * r->lo, r->hi and r->tmp, and writes only r->aiusmi_rows and
+ * r->aiusmi_file_rows.
  */
 static int
 write_aiusmi(struct report *r, sqlite3 *db)
@@ -297,6 +299,8 @@ write_aiusmi(struct report *r, sqlite3 *db)
 			row.src = sqlite3_column_int(s, 3 + (int)r->cat.n);
 			export_write_row(&w, &row, 0);
 			r->aiusmi_rows++;
+			if (row.src == SCHEMA_SRC_FILE)
+				r->aiusmi_file_rows++;
 		}
 		rc = rc == SQLITE_DONE ? CLIENT_EXIT_OK :
 		    db_error(db, "the samples");

@@ -130,12 +130,19 @@ md_checklist(FILE *fp, const struct report *r)
 	    "give it with `--meta torch_spyre_sha=...`");
 	item_meta(fp, r, "Workload commit", k_code, "give it with `--meta "
 	    "commit=...`");
-	if (r->aiusmi_rows > 0)
+	if (r->aiusmi_rows > 0) {
 		fprintf(fp, "- [x] **aiu-smi output covering at least one full "
 		    "active iteration:** `aiusmi.csv`, %" PRId64 " rows in "
-		    "aiu-smi's own CSV over %s.\n", r->aiusmi_rows,
+		    "aiu-smi's own CSV over %s", r->aiusmi_rows,
 		    r->has_trace ? "the active steps' span" : "the window");
-	else
+		/* a card read directly has rows of both sources */
+		if (r->aiusmi_file_rows > 0)
+			fprintf(fp, " (%" PRId64 " from aiu-smi, %" PRId64
+			    " read from the cards' metric files)",
+			    r->aiusmi_rows - r->aiusmi_file_rows,
+			    r->aiusmi_file_rows);
+		fprintf(fp, ".\n");
+	} else
 		fprintf(fp, "- [ ] **aiu-smi output covering at least one full "
 		    "active iteration:** " BLANK " no samples are left in the "
 		    "database for %s (retention deletes them after "
@@ -217,7 +224,7 @@ static int
 md_environment(FILE *fp, const struct report *r)
 {
 	char buf[PROTO_META_VALUE_MAX + 1], host[256], t1[FMT_BUFLEN],
-	    t2[FMT_BUFLEN], clk[128];
+	    t2[FMT_BUFLEN], clk[WINSUM_CLOCK_LEN];
 	const char *h = meta(r, "host", buf, sizeof(buf));
 	int rc;
 
@@ -237,10 +244,9 @@ md_environment(FILE *fp, const struct report *r)
 	md_cards(fp, r);
 	if ((rc = md_smi_version(fp, r)) != CLIENT_EXIT_OK)
 		return rc;
-	clocksync_describe(&r->ws.clock_begin, clk, sizeof(clk));
-	fprintf(fp, "- host clock at the begin: %s\n", clk);
-	clocksync_describe(&r->ws.clock_end, clk, sizeof(clk));
-	fprintf(fp, "- host clock at the end: %s\n", clk);
+	/* said here, so not again under the notes */
+	winsum_clock(&r->ws, clk, sizeof(clk));
+	fprintf(fp, "- host clock %s\n", clk);
 	fprintf(fp, "- window metadata: `%s`\n", r->ws.w.meta);
 	fprintf(fp, "- made by spyremon %s\n\n", SPYREMON_VERSION);
 	return CLIENT_EXIT_OK;
@@ -371,7 +377,8 @@ md_notes(FILE *fp, const struct report *r)
 {
 	fprintf(fp, "## Notes on the data\n\n");
 	for (size_t i = 0; i < r->ws.nnotes; i++)
-		fprintf(fp, "- %s\n", r->ws.notes[i]);
+		if (i != r->ws.clock_note)
+			fprintf(fp, "- %s\n", r->ws.notes[i]);
 	fprintf(fp, "\n");
 }
 

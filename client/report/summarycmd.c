@@ -16,13 +16,17 @@
 #include "hosts.h"
 #include "json.h"
 #include "jsonw.h"
+#include "output.h"
 #include "summarycmd.h"
+#include "table.h"
 #include "timeparse.h"
 #include "window_json.h"
 #include "winsum.h"
 
-enum { OPT_JSON = CLIENT_OPT_FIRST_FREE, OPT_CSV, OPT_WINDOW, OPT_PARTIAL };
-enum sformat { F_TABLE, F_JSON, F_CSV };
+enum { OPT_JSON = CLIENT_OPT_FIRST_FREE, OPT_CSV, OPT_WINDOW, OPT_TABLE,
+	OPT_OUTPUT, OPT_PARTIAL };
+/* F_PLAIN: the text of old, for pipes; F_TABLE: for a person. */
+enum sformat { F_DEFAULT, F_PLAIN, F_TABLE, F_JSON, F_CSV };
 
 /* "%.*f" of v, or "-" without a value. */
 static void
@@ -35,11 +39,80 @@ num(char *buf, size_t len, bool has, double v, int digits)
 }
 
 #define NCOLS	14
-static const char *const heads[NCOLS] = {
-	"CARD", "SAMPLES", "COVER%", "GAPS", "ENERGY_J", "NET_J", "IDLE_W",
-	"PWR_MEAN", "PWR_MIN", "PWR_MAX", "PWR_P95", "GTEMP_MAX", "BUSY_MEAN",
-	"ACTMEM_PEAK",
+
+/* The plain table's columns, as they always were. */
+static const struct table_col plain_cols[NCOLS] = {
+	{ "CARD", NULL, TABLE_LEFT }, { "SAMPLES", NULL, TABLE_LEFT },
+	{ "COVER%", NULL, TABLE_LEFT }, { "GAPS", NULL, TABLE_LEFT },
+	{ "ENERGY_J", NULL, TABLE_LEFT }, { "NET_J", NULL, TABLE_LEFT },
+	{ "IDLE_W", NULL, TABLE_LEFT }, { "PWR_MEAN", NULL, TABLE_LEFT },
+	{ "PWR_MIN", NULL, TABLE_LEFT }, { "PWR_MAX", NULL, TABLE_LEFT },
+	{ "PWR_P95", NULL, TABLE_LEFT }, { "GTEMP_MAX", NULL, TABLE_LEFT },
+	{ "BUSY_MEAN", NULL, TABLE_LEFT }, { "ACTMEM_PEAK", NULL, TABLE_LEFT },
 };
+
+/* For a person: units under the names; POWER is the mean. */
+static const struct table_col human_cols[NCOLS] = {
+	{ "CARD", NULL, TABLE_RIGHT }, { "SAMPLES", NULL, TABLE_RIGHT },
+	{ "COVER", "%", TABLE_RIGHT }, { "GAPS", NULL, TABLE_RIGHT },
+	{ "ENERGY", "J", TABLE_RIGHT }, { "NET", "J", TABLE_RIGHT },
+	{ "IDLE", "W", TABLE_RIGHT }, { "POWER", "W", TABLE_RIGHT },
+	{ "MIN", "W", TABLE_RIGHT }, { "MAX", "W", TABLE_RIGHT },
+	{ "P95", "W", TABLE_RIGHT }, { "GTEMP", "C", TABLE_RIGHT },
+	{ "BUSY", "%", TABLE_RIGHT }, { "ACTMEM", "MiB", TABLE_RIGHT },
+};
+
+static const struct table_col plain_bw_cols[5] = {
+	{ "BANDWIDTH", NULL, TABLE_LEFT }, { "CARD", NULL, TABLE_LEFT },
+	{ "MEAN_GiB/s", NULL, TABLE_LEFT }, { "MAX_GiB/s", NULL, TABLE_LEFT },
+	{ "BYTES", NULL, TABLE_LEFT },
+};
+
+static const struct table_col human_bw_cols[5] = {
+	{ "BANDWIDTH", NULL, TABLE_LEFT }, { "CARD", NULL, TABLE_RIGHT },
+	{ "MEAN", "GiB/s", TABLE_RIGHT }, { "MAX", "GiB/s", TABLE_RIGHT },
+	{ "MOVED", "GiB", TABLE_RIGHT },
+};
+
+/* A figure for a person: table_fixed, or "-" without a value. */
+static void
+human_num(struct table *t, bool has, double v, int digits)
+{
+	char buf[SUMMARY_CELL];
+
+	if (!has)
+		snprintf(buf, sizeof(buf), "-");
+	else if (digits < 0)
+		table_sig(buf, sizeof(buf), v);
+	else
+		table_fixed(buf, sizeof(buf), v, digits);
+	table_cell(t, buf);
+}
+
+/* Card c's row of the table for a person (-1 digits: table_sig). */
+static void
+human_row(struct table *t, const struct winsum *ws,
+    const struct summary_card *c)
+{
+	int64_t dur = ws->end_ns - ws->w.begin_ns;
+
+	table_row(t);
+	table_cellf(t, "%d", c->device);
+	table_cellf(t, "%" PRId64, c->samples);
+	human_num(t, dur > 0, 100.0 * (double)c->covered_ns /
+	    (double)(dur > 0 ? dur : 1), 1);
+	table_cellf(t, "%" PRId64, c->gaps);
+	human_num(t, c->has_power, summary_energy(c), -1);
+	human_num(t, c->has_idle, c->net_energy_j, -1);
+	human_num(t, c->has_idle, c->idle_w, 1);
+	human_num(t, c->has_power, c->power_mean, 1);
+	human_num(t, c->has_power, c->power_min, 1);
+	human_num(t, c->has_power, c->power_max, 1);
+	human_num(t, c->has_power, c->power_p95, 1);
+	human_num(t, c->has_gtemp, c->gtemp_max, 1);
+	human_num(t, c->has_busy, c->busy_mean, 1);
+	human_num(t, c->has_actmem, c->actmem_peak, 0);
+}
 
 void
 summary_card_cells(const struct winsum *ws, const struct summary_card *c,
@@ -63,31 +136,6 @@ summary_card_cells(const struct winsum *ws, const struct summary_card *c,
 	num(cells[11], SUMMARY_CELL, c->has_gtemp, c->gtemp_max, 1);
 	num(cells[12], SUMMARY_CELL, c->has_busy, c->busy_mean, 1);
 	num(cells[13], SUMMARY_CELL, c->has_actmem, c->actmem_peak, 0);
-}
-
-static void
-print_rows(FILE *fp, const char *const *head, int ncols,
-    char (*cells)[NCOLS][SUMMARY_CELL], size_t nrows, const char *indent)
-{
-	size_t w[NCOLS];
-
-	for (int k = 0; k < ncols; k++) {
-		w[k] = strlen(head[k]);
-		for (size_t r = 0; r < nrows; r++)
-			if (strlen(cells[r][k]) > w[k])
-				w[k] = strlen(cells[r][k]);
-	}
-	fputs(indent, fp);
-	for (int k = 0; k < ncols; k++)
-		fprintf(fp, k + 1 < ncols ? "%-*s  " : "%.*s\n", (int)w[k],
-		    head[k]);
-	for (size_t r = 0; r < nrows; r++) {
-		fputs(indent, fp);
-		for (int k = 0; k < ncols; k++)
-			fprintf(fp, k + 1 < ncols ? "%-*s  " : "%.*s\n",
-			    (int)(k + 1 < ncols ? w[k] : SUMMARY_CELL),
-			    cells[r][k]);
-	}
 }
 
 void
@@ -135,50 +183,68 @@ summary_write_idle(FILE *fp, const struct winsum *ws)
 	fprintf(fp, ".\n");
 }
 
+/* The table of each card, then of each bandwidth, plain or for a person. */
 static void
-write_table(FILE *fp, const struct winsum *ws)
+write_table(FILE *fp, const struct winsum *ws, bool human)
 {
 	const struct summary *s = &ws->s;
-	char (*cells)[NCOLS][SUMMARY_CELL];
-	static const char *const bwh[5] = {
-		"BANDWIDTH", "CARD", "MEAN_GiB/s", "MAX_GiB/s", "BYTES",
-	};
-	size_t nb = 0;
+	char cells[SUMMARY_NCOLS][SUMMARY_CELL];
+	struct table *t;
 	double net;
 
 	summary_write_header(fp, ws);
 	fprintf(fp, "\n");
-	if ((cells = calloc(s->ncards * SUMMARY_NBW + 1, sizeof(*cells))) ==
-	    NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
-	for (size_t i = 0; i < s->ncards; i++)
-		summary_card_cells(ws, &s->cards[i], cells[i]);
-	print_rows(fp, heads, NCOLS, cells, s->ncards, "");
+	t = table_new(human ? human_cols : plain_cols, NCOLS);
+	for (size_t i = 0; i < s->ncards; i++) {
+		if (human) {
+			human_row(t, ws, &s->cards[i]);
+			continue;
+		}
+		summary_card_cells(ws, &s->cards[i], cells);
+		table_row(t);
+		for (int k = 0; k < NCOLS; k++)
+			table_cell(t, cells[k]);
+	}
+	if (human)
+		table_write(t, fp, 0);
+	else
+		table_write_plain(t, fp);
+	table_free(t);
 	if (s->ncards > 1) {
 		fprintf(fp, "all cards: energy %.3f J", winsum_energy(ws));
 		if (winsum_net_energy(ws, &net))
 			fprintf(fp, ", net of idle %.3f J", net);
 		fprintf(fp, "\n");
 	}
+	t = table_new(human ? human_bw_cols : plain_bw_cols, 5);
 	for (size_t i = 0; i < s->ncards; i++)
 		for (int b = 0; b < SUMMARY_NBW; b++) {
 			const struct summary_bw *w = &s->cards[i].bw[b];
 
 			if (!w->has)
 				continue;
-			snprintf(cells[nb][0], SUMMARY_CELL, "%s",
-			    summary_bw_keys[b]);
-			snprintf(cells[nb][1], SUMMARY_CELL, "%d",
-			    s->cards[i].device);
-			snprintf(cells[nb][2], SUMMARY_CELL, "%.3f", w->mean);
-			snprintf(cells[nb][3], SUMMARY_CELL, "%.3f", w->max);
-			snprintf(cells[nb][4], SUMMARY_CELL, "%.0f", w->bytes);
-			nb++;
+			table_row(t);
+			table_cell(t, summary_bw_keys[b]);
+			table_cellf(t, "%d", s->cards[i].device);
+			if (human) {
+				human_num(t, true, w->mean, 2);
+				human_num(t, true, w->max, 2);
+				human_num(t, true, w->bytes / (1024.0 * 1024.0 *
+				    1024.0), 2);
+			} else {
+				table_cellf(t, "%.3f", w->mean);
+				table_cellf(t, "%.3f", w->max);
+				table_cellf(t, "%.0f", w->bytes);
+			}
 		}
-	if (nb > 0) {
+	if (table_rows(t) > 0) {
 		fprintf(fp, "\n");
-		print_rows(fp, bwh, 5, cells, nb, "");
+		if (human)
+			table_write(t, fp, 0);
+		else
+			table_write_plain(t, fp);
 	}
+	table_free(t);
 	for (size_t i = 0; i < s->ncards; i++)
 		if (s->cards[i].has_peakmem) {
 			fprintf(fp, "\npeakmem peak:");
@@ -190,7 +256,6 @@ write_table(FILE *fp, const struct winsum *ws)
 			fprintf(fp, "\n");
 			break;
 		}
-	free(cells);
 	fprintf(fp, "\n");
 	summary_write_idle(fp, ws);
 	fprintf(fp, "\nNotes on the data:\n");
@@ -392,7 +457,7 @@ summary_idle_lookback(struct client *cl)
  * total, csv's leading host column, a JSON array of objects with "host".
  */
 static void
-write_all(enum sformat fmt, const struct winsum *ws, size_t n,
+write_all(FILE *fp, enum sformat fmt, const struct winsum *ws, size_t n,
     const struct hosts_set *hs)
 {
 	const char *host;
@@ -409,31 +474,32 @@ write_all(enum sformat fmt, const struct winsum *ws, size_t n,
 			    hosts_name(hs->dbs, n, i) : NULL);
 		if (n > 1)
 			yajl_gen_array_close(g);
-		json_gen_flush(g, stdout);
+		json_gen_flush(g, fp);
 		yajl_gen_free(g);
 		return;
 	}
 	if (fmt == F_CSV)
-		csv_header(stdout, n > 1);
+		csv_header(fp, n > 1);
 	for (size_t i = 0; i < n; i++) {
 		host = n > 1 ? hosts_name(hs->dbs, n, i) : NULL;
 		if (fmt == F_CSV) {
-			write_csv(stdout, &ws[i], host);
+			write_csv(fp, &ws[i], host);
 			continue;
 		}
 		if (host != NULL)
-			printf("%shost %s (%s)\n", i ? "\n" : "", host,
+			fprintf(fp, "%shost %s (%s)\n", i ? "\n" : "", host,
 			    hs->dbs[i].path);
-		write_table(stdout, &ws[i]);
+		write_table(fp, &ws[i], fmt == F_TABLE);
 		total += winsum_energy(&ws[i]);
 	}
-	if (fmt == F_TABLE && n > 1)
-		printf("\nall %zu hosts: energy %.3f J\n", n, total);
+	if (fmt != F_CSV && n > 1)
+		fprintf(fp, "\nall %zu hosts: energy %.3f J\n", n, total);
 }
 
 struct summary_opts {
 	enum sformat fmt;
 	const char *window;
+	const char *output;
 	bool partial;
 };
 
@@ -444,10 +510,17 @@ summary_option(void *opts, int ch, char *arg)
 
 	if (ch == OPT_WINDOW)
 		o->window = arg;
-	else if (ch == OPT_JSON)
+	else if (ch == OPT_OUTPUT)
+		o->output = arg;
+	else if (o->fmt != F_DEFAULT) {
+		warnx("--json, --csv and --table exclude each other");
+		return CLIENT_EXIT_USAGE;
+	} else if (ch == OPT_JSON)
 		o->fmt = F_JSON;
 	else if (ch == OPT_CSV)
 		o->fmt = F_CSV;
+	else if (ch == OPT_TABLE)
+		o->fmt = F_TABLE;
 	else if (ch == OPT_PARTIAL)
 		o->partial = true;
 	return CLIENT_EXIT_OK;
@@ -462,6 +535,7 @@ summary_run(struct client *cl, void *opts, int argc, char *argv[])
 	const char *const *paths;
 	struct hosts_set hs;
 	struct winsum *ws;
+	FILE *fp = NULL;
 	size_t n, nloaded = 0;
 	bool incomplete = false;
 	int rc;
@@ -493,8 +567,14 @@ summary_run(struct client *cl, void *opts, int argc, char *argv[])
 			    paths[i], window);
 		nloaded = i + 1;
 	}
-	if (rc == CLIENT_EXIT_OK)
-		write_all(fmt, ws, n, &hs);
+	if (rc == CLIENT_EXIT_OK && (fp = output_open(o->output)) == NULL)
+		rc = CLIENT_EXIT_FAILED;
+	if (rc == CLIENT_EXIT_OK) {
+		if (fmt == F_DEFAULT)
+			fmt = table_for_terminal(fp) ? F_TABLE : F_PLAIN;
+		write_all(fp, fmt, ws, n, &hs);
+		rc = output_close(fp, o->output, rc);
+	}
 	for (size_t i = 0; i < nloaded; i++) {
 		if (rc == CLIENT_EXIT_OK)
 			incomplete = incomplete || ws[i].settled != CLIENT_EXIT_OK;
@@ -504,10 +584,6 @@ summary_run(struct client *cl, void *opts, int argc, char *argv[])
 	hosts_close(&hs);
 	if (rc != CLIENT_EXIT_OK)
 		return rc;
-	if (fflush(stdout) == EOF || ferror(stdout)) {
-		warn("stdout");
-		return CLIENT_EXIT_FAILED;
-	}
 	return client_exit(cl, incomplete ? CLIENT_EXIT_INCOMPLETE :
 	    CLIENT_EXIT_OK);
 }
@@ -516,6 +592,8 @@ static const struct option summary_longopts[] = {
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "csv", no_argument, NULL, OPT_CSV },
+	{ "table", no_argument, NULL, OPT_TABLE },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "partial", no_argument, NULL, OPT_PARTIAL },
 	{ NULL, 0, NULL, 0 },
 };
@@ -523,8 +601,8 @@ static const struct option summary_longopts[] = {
 const struct cmd_spec summary_cmd = {
 	.name = "summary",
 	.usage =
-	    "usage: spyremon summary --window TAG|ID [--json | --csv] "
-	    "[--partial]\n"
+	    "usage: spyremon summary --window TAG|ID [--json | --csv | --table]\n"
+	    "                        [--output FILE] [--partial]\n"
 	    "\n"
 	    "The window's summary per card: duration, samples, coverage, gaps,\n"
 	    "energy (also net of idle), power, temperature, busy, bandwidths and\n"
@@ -533,7 +611,12 @@ const struct cmd_spec summary_cmd = {
 	    "\n"
 	    "      --window TAG|ID   the window; a tag: the newest with it\n"
 	    "      --json            one JSON object instead of the table\n"
-	    "      --csv             one CSV row per card\n",
+	    "      --csv             one CSV row per card\n"
+	    "      --table           the aligned tables with units, on a pipe\n"
+	    "                        too (the default on a terminal)\n"
+	    "      --output FILE     write FILE, whole or not at all\n"
+	    "      --partial         a window whose daemon died: summed to its\n"
+	    "                        last sample, exit 0\n",
 	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DATABASE) | CMD_EXIT(CLIENT_EXIT_INCOMPLETE),
 	.longopts = summary_longopts,
 	.opts_size = sizeof(struct summary_opts),

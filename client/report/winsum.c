@@ -78,18 +78,33 @@ spaced(const char *cols, char *buf, size_t len)
 	return buf;
 }
 
-static void
-clock_note(struct winsum *ws, const char *when, const struct clocksync *c)
+/*
+ * Said once: "at the window's begin and end: X" when both ends read alike
+ * (an open window: its begin alone), else each end's.
+ */
+void
+winsum_clock(const struct winsum *ws, char *buf, size_t len)
 {
-	char buf[128];
+	const struct clocksync *b = &ws->clock_begin, *e = &ws->clock_end;
+	char db[128], de[128];
+	bool unsync = (b->known && !b->synced) ||
+	    (!ws->w.open && e->known && !e->synced);
+	size_t n;
 
-	clocksync_describe(c, buf, sizeof(buf));
-	if (c->known && !c->synced)
-		note(ws, "Host clock at the window's %s: %s.  Its samples "
-		    "cannot be lined up with another host's, nor with a "
-		    "trace from another host.", when, buf);
+	clocksync_describe(b, db, sizeof(db));
+	clocksync_describe(e, de, sizeof(de));
+	if (ws->w.open)
+		n = (size_t)snprintf(buf, len, "at the window's begin: %s", db);
+	else if (strcmp(db, de) == 0)
+		n = (size_t)snprintf(buf, len, "at the window's begin and end: "
+		    "%s", db);
 	else
-		note(ws, "Host clock at the window's %s: %s.", when, buf);
+		n = (size_t)snprintf(buf, len, "at the window's begin: %s; at "
+		    "its end: %s", db, de);
+	if (n < len)
+		snprintf(buf + n, len - n, ".%s", unsync ? "  Its samples cannot "
+		    "be lined up with another host's, nor with a trace from "
+		    "another host." : "");
 }
 
 /* The data-quality notes, in the order spyremon(1) lists them. */
@@ -97,7 +112,7 @@ static void
 make_notes(struct winsum *ws)
 {
 	const struct summary *s = &ws->s;
-	char devs[256], span[FMT_BUFLEN], list[128];
+	char devs[256], span[FMT_BUFLEN], list[128], clk[WINSUM_CLOCK_LEN];
 
 	if (ws->live)
 		note(ws, "This summary was computed now and is not stored: "
@@ -174,9 +189,9 @@ make_notes(struct winsum *ws)
 		note(ws, "Restarts of aiu-smi inside the window were not "
 		    "recorded (a window from before schema 4, or one that "
 		    "spanned a restart of spyremond).");
-	clock_note(ws, "begin", &ws->clock_begin);
-	if (!ws->w.open)
-		clock_note(ws, "end", &ws->clock_end);
+	winsum_clock(ws, clk, sizeof(clk));
+	ws->clock_note = ws->nnotes;
+	note(ws, "Host clock %s", clk);
 }
 
 int

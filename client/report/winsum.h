@@ -36,6 +36,7 @@ struct winsum {
 	char	 why_live[96];		/* why, for a person */
 	char	**notes;		/* data-quality notes, one sentence each */
 	size_t	 nnotes;
+	size_t	 clock_note;		/* the index of the note on the clock */
 	int	 settled;		/* CLIENT_EXIT_OK, or _INCOMPLETE (settle.h) */
 };
 
@@ -60,6 +61,15 @@ void winsum_free(struct winsum *ws);
 /* The value of key in the window's metadata, or NULL. */
 const char *winsum_meta(const struct winsum *ws, const char *key,
     char *buf, size_t len);
+
+/*
+ * The host clock's sync state over the window, in one sentence without
+ * its subject: "at the window's begin and end: NOT synchronized (...).
+ * Its samples cannot be lined up ...".  The notes hold it once, as
+ * notes[clock_note], after "Host clock ".
+ */
+#define WINSUM_CLOCK_LEN	384
+void winsum_clock(const struct winsum *ws, char *buf, size_t len);
 
 /* Sums over the cards: energy in J, net energy (false if any card lacks it). */
 double winsum_energy(const struct winsum *ws);

@@ -9,7 +9,8 @@
 #    alone (not both streams), and equals export --steps over a step
 #    spanning the window; card 1's is that of its aiu-smi rows;
 #  - summary's busy comes from aiu-smi, its sample count and coverage
-#    from the file rows of card 0;
+#    from the file rows of card 0; export --steps and windows count the
+#    samples alike;
 #  - export csv and jsonl name each row's source; card 0's aiu-smi rows
 #    show no pwr, its file rows do; card 1's rows are aiu-smi's, with pwr;
 #  - --merge: card 0's pwr track is its file rows' values at their times,
@@ -57,6 +58,7 @@ cat >"$T/trace.json" <<EOF
  ]}
 EOF
 $SPY summary --window best --json >"$T/sum.json" || fail "summary failed"
+$SPY windows --tag best --json >"$T/windows.json" || fail "windows failed"
 $SPY export --trace "$T/trace.json" --steps --csv >"$T/steps.csv" ||
 	fail "export --steps failed"
 $SPY report --window best --output "$T/report" 2>"$T/report.err" ||
@@ -111,11 +113,20 @@ assert cards[0]["covered_ns"] == cov0f, (cards[0]["covered_ns"], cov0f)
 assert cards[0].get("busy_mean_pct") is not None, ("card 0 busy from aiu-smi", cards[0])
 
 # --steps: the same energy over a step spanning the window
-steps = {int(r["device"]): Decimal(r["energy_J"])
-         for r in csv.DictReader(open(t + "/steps.csv")) if r["step"] == "total"}
+totals = {int(r["device"]): r
+          for r in csv.DictReader(open(t + "/steps.csv")) if r["step"] == "total"}
+steps = {d: Decimal(r["energy_J"]) for d, r in totals.items()}
 for d in (0, 1):
     want = Decimal(cards[d]["energy_j"])
     assert abs(steps[d] - want) <= Decimal("1e-6") * abs(want), (d, steps[d], want)
+# a sample is counted alike everywhere: a card's rows of its row source
+# (card 0's file rows), in --steps, summary and windows
+for d in (0, 1):
+    assert int(totals[d]["samples"]) == cards[d]["samples"], \
+        ("steps and summary count samples differently", d, totals[d]["samples"], cards[d]["samples"])
+w = json.load(open(t + "/windows.json"))
+assert w[0]["samples"] == cards[0]["samples"] + cards[1]["samples"], \
+    ("windows and summary count samples differently", w[0]["samples"], cards[0]["samples"], cards[1]["samples"])
 
 # export: each row names its source; a value is shown from its source only
 rows = list(csv.DictReader(open(t + "/export.csv")))

@@ -83,7 +83,7 @@ for item in ("Minimal reproducer", "Iteration count", "PyTorch version",
              "least one full active iteration", "spyre_trace.json",
              "prof.key_averages().table(...)", "Expected against seen",
              "Previous metric", "## Summary", "## Steps", "## Notes on the data",
-             "## Environment", "host clock at the begin", "aiu-smi version"):
+             "## Environment", "host clock at the window's begin", "aiu-smi version"):
     assert item in md, item
 assert "4 active steps" in md, md
 # the daemon asked the simulator "-v" when it started it (sim/simopts.c)

@@ -127,9 +127,11 @@ $CHECK "$T/samples" "$T/out" csv --span $LO $HI "${KSTEPS[@]}" --devices 1
 if script -qec true /dev/null >/dev/null 2>&1; then
 	script -qec "'$CLIENT' --db '$DB' export --trace '$T/kineto.json' --steps" /dev/null |
 		tr -d '\r' >"$T/table"
-	head -n 1 "$T/table" | grep -q '^STEP  *DEV  *START  *DUR_MS  *SAMPLES  *INT_MS  *PWR_W  *PWR_MAX_W  *ENERGY_J  *BUSY_%  *MEM_RD  *MEM_WR  *PCI_RX  *PCI_TX  *NOTE$' ||
+	head -n 1 "$T/table" | grep -q '^STEP  *CARD  *START  *DUR  *SAMPLES  *POWER  *MAX  *ENERGY  *BUSY  *RDMEM  *WRMEM  *RXPCI  *TXPCI  *NOTE$' ||
 		fail "table header: $(head -n 1 "$T/table")"
-	grep -q '^ProfilerStep#0  *1  .*  45\.910  ' "$T/table" || fail "table: $(cat "$T/table")"
+	sed -n 2p "$T/table" | grep -q '^  *ms  *W  *W  *J  *%  *GiB/s  *GiB/s  *GiB/s  *GiB/s$' ||
+		fail "table units: $(sed -n 2p "$T/table")"
+	grep -q '^ProfilerStep#0  *1  .*  45\.91  ' "$T/table" || fail "table: $(cat "$T/table")"
 	grep -q '^ProfilerStep#2  *0 .* under-sampled$' "$T/table" || fail "table: no under-sampled note"
 	grep -q '^ProfilerStep#3  *1 .* no samples$' "$T/table" || fail "table: no empty row"
 	grep -q '^total  *1 ' "$T/table" || fail "table: no total"
@@ -139,7 +141,7 @@ if script -qec true /dev/null >/dev/null 2>&1; then
 import sys
 lines = open(sys.argv[1]).read().split("\n")
 end = lines[0].index("  NOTE")
-for row in lines[1:11]:
+for row in lines[2:12]:
     # numbers end where their header ends; the note, if any, follows
     assert row[end:] in ("", "  under-sampled", "  no samples"), row
     assert row[end - 1] != " " or row[end:] == "  no samples", row

@@ -4,7 +4,7 @@
 # relative), the energy net of idle matches the idle power the samples
 # were made with, the figures and the data-quality notes (bandwidths at 0
 # while busy, unreliable columns, a gap, the clock flagged
-# unsynchronized); a window not summarized yet is computed on the spot
+# unsynchronized, said once in summary and in report.md); a window not summarized yet is computed on the spot
 # with the same figures; retention deletes the samples and the summary
 # stays the same; --csv and windows' ENERGY_J agree; compare with traces
 # says "within noise" for steps of the same length and "slower" and
@@ -58,6 +58,15 @@ spy summary --window run --json >"$T/sum.json" || fail "summary --json failed"
 spy summary --window run >"$T/sum.txt" || fail "summary failed"
 spy summary --window run --csv >"$T/sum.csv" || fail "summary --csv failed"
 spy windows >"$T/windows.txt" || fail "windows failed"
+spy report --window run --output "$T/report" >/dev/null || fail "report failed"
+
+# the unsynchronized clock is said once per output, for both ends
+for f in sum.txt report/report.md; do
+	n=$(grep -o "NOT synchronized" "$T/$f" | wc -l)
+	[ "$n" = 1 ] || fail "$f says the clock is NOT synchronized $n times, not once"
+done
+[ "$(python3 -c 'import json, sys; print(sum("NOT synchronized" in n for n in json.load(open(sys.argv[1]))["notes"]))' "$T/sum.json")" = 1 ] ||
+	fail "summary --json has the clock note more than once"
 
 python3 - "$T" "$WB" "$WE" <<'EOF' || fail "the summary is wrong"
 import csv, json, sys
@@ -106,8 +115,7 @@ assert cards[1]["gaps"] == 0, cards[1]
 txt = open(t + "/sum.txt").read()
 for want in ("torch-spyre #4514", "rdmem, wrmem stay at 0 on cards 0, 1 while busy",
              "rsvmem", "Card 0: 1 gap longer than two intervals",
-             "Host clock at the window's begin: NOT synchronized",
-             "Host clock at the window's end: NOT synchronized",
+             "Host clock at the window's begin and end: NOT synchronized",
              "median power of the card's samples with busy 0",
              "card 0 20.00 W", "card 1 21.00 W"):
     assert want in txt, (want, txt)
