@@ -18,6 +18,7 @@
 
 #include "schema.h"
 #include "timeparse.h"
+#include "walcheck.h"
 
 /* The connection's side of each change, for the thread (writer.c). */
 static const struct writer_ops ops = {
@@ -64,17 +65,77 @@ start(struct store *st)
 	    nunreliable);
 }
 
-int
-store_open(const char *path, size_t max_pending, struct store **out)
+/*
+ * Before SQLite opens path: is its log damaged, and then are the
+ * originals kept aside?  0 go on (found says what was found, "" if
+ * nothing; kept the copy), STORE_OPEN_DAMAGED refused, -1 logged.
+ */
+static int
+check_log(const char *path, enum store_on_damage on_damage, char *found,
+    size_t flen, char *kept, size_t klen)
 {
-	if (storedb_open(path, max_pending, out) == -1)
+	struct walcheck c;
+
+	found[0] = kept[0] = '\0';
+	if (walcheck_db(path, &c) == -1) {
+		log_warn("%s-wal: cannot read the write-ahead log", path);
 		return -1;
+	}
+	if (c.verdict == WALCHECK_CLEAN)
+		return 0;
+	walcheck_describe(&c, found, flen);
+	if (on_damage == STORE_DAMAGE_REFUSE) {
+		log_warnx("%s: DAMAGED: %s; not opened, nothing touched "
+		    "(on_damaged_database: refuse)", path, found);
+		return STORE_OPEN_DAMAGED;
+	}
+	if (store_keep_aside(path, kept, klen) == -1) {
+		log_warnx("%s: DAMAGED: %s; not opened, nothing touched: the "
+		    "originals could not be kept aside", path, found);
+		return STORE_OPEN_DAMAGED;
+	}
+	log_warnx("%s: DAMAGED: %s; the originals are kept as %s (and its "
+	    "-wal, -shm); starting on what can be kept", path, found, kept);
+	return 0;
+}
+
+int
+store_open_with(const char *path, const struct store_options *o,
+    struct store **out)
+{
+	char found[sizeof((*out)->damaged_found)];
+	char kept[sizeof((*out)->damaged_kept)];
+	int rc;
+
+	*out = NULL;
+	if ((rc = check_log(path, o->on_damage, found, sizeof(found), kept,
+	    sizeof(kept))) != 0)
+		return rc;
+	if (storedb_open(path, o->max_pending, out) == -1)
+		return -1;
+	if (found[0] != '\0') {
+		(*out)->damaged = true;
+		snprintf((*out)->damaged_found, sizeof((*out)->damaged_found),
+		    "%s", found);
+		snprintf((*out)->damaged_kept, sizeof((*out)->damaged_kept),
+		    "%s", kept);
+		store_counter_add(*out, STORE_COUNTER_DAMAGED, 1);
+	}
 	if (start(*out) == -1) {
 		storedb_close(*out);
 		*out = NULL;
 		return -1;
 	}
 	return 0;
+}
+
+int
+store_open(const char *path, size_t max_pending, struct store **out)
+{
+	struct store_options o = { .max_pending = max_pending,
+	    .on_damage = STORE_DAMAGE_KEEP_ASIDE };
+
+	return store_open_with(path, &o, out);
 }
 
 void
@@ -173,6 +234,11 @@ store_get_stats(struct store *st, struct store_stats *out)
 	out->pending = st->pool.n + st->inflight;
 	out->newest_ts_ns = st->newest_ts_ns;
 	out->file_bytes = st->file_bytes;
+	out->damaged = st->damaged;
+	snprintf(out->damaged_found, sizeof(out->damaged_found), "%s",
+	    st->damaged_found);
+	snprintf(out->damaged_kept, sizeof(out->damaged_kept), "%s",
+	    st->damaged_kept);
 	writer_stats(st, out);
 	pthread_mutex_unlock(&st->mu);
 }

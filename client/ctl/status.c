@@ -458,7 +458,8 @@ show_database(yajl_val d)
 {
 	static const char *const known[] = { "path", "file_bytes",
 	    "rows_written", "pending", "flushes_failed", "rows_dropped",
-	    "recreated", "writer", "path_after_restart", NULL };
+	    "recreated", "writer", "path_after_restart", "damaged_kept_aside",
+	    "damaged_found", "damaged_kept_as", NULL };
 	const char *path = json_str(d, "path"), *state, *why;
 	char size[FMT_BUFLEN];
 	yajl_val w;
@@ -496,6 +497,14 @@ show_database(yajl_val d)
 	if (json_int(d, "recreated", &v) && v > 0)
 		printf("            the file was deleted or replaced and created "
 		    "again %" PRId64 " time%s\n", v, v == 1 ? "" : "s");
+	if (json_int(d, "damaged_kept_aside", &v) && v > 0) {
+		state = json_str(d, "damaged_found");
+		why = json_str(d, "damaged_kept_as");
+		printf("            DAMAGED AT START: %s\n", state != NULL ?
+		    state : "?");
+		printf("            the originals are kept as %s (and -wal, "
+		    "-shm)\n", why != NULL ? why : "?");
+	}
 	print_rest(d, known, 12);
 }
 

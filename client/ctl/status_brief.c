@@ -104,6 +104,12 @@ warn_database(yajl_val db)
 		printf("WARNING: %" PRId64 " row%s dropped since the daemon "
 		    "started: more were queued than could wait for the disk\n",
 		    v, v == 1 ? "" : "s");
+	if (json_int(db, "damaged_kept_aside", &v) && v > 0)
+		printf("WARNING: DAMAGED AT START: %s; the originals are kept "
+		    "as %s\n", json_str(db, "damaged_found") != NULL ?
+		    json_str(db, "damaged_found") : "?",
+		    json_str(db, "damaged_kept_as") != NULL ?
+		    json_str(db, "damaged_kept_as") : "?");
 }
 
 static void
