@@ -44,6 +44,7 @@ struct config {
 	uint64_t flush_interval_ns;	/* default 1s; 10ms..60s */
 	char *sysfs_root;		/* default /sys */
 	enum config_on_damage on_damaged_database; /* default keep-aside-and-start */
+	uint64_t checkpoint_interval_ns;	/* default 10s; 1s..1h */
 	struct {
 		char **argv;		/* command: NULL-terminated, argc >= 1 */
 		int argc;		/* default {"aiu-smi"} */

@@ -397,7 +397,8 @@ main(int argc, char *argv[])
 	/* the loop never waits on SQLite: a thread writes */
 	so = (struct store_options){ .max_pending = MAX_PENDING_ROWS,
 	    .on_damage = d.cfg->on_damaged_database == CONFIG_DAMAGE_REFUSE ?
-	    STORE_DAMAGE_REFUSE : STORE_DAMAGE_KEEP_ASIDE };
+	    STORE_DAMAGE_REFUSE : STORE_DAMAGE_KEEP_ASIDE,
+	    .checkpoint_interval_ns = d.cfg->checkpoint_interval_ns };
 	if ((r = store_open_with(d.cfg->database, &so, &d.st)) ==
 	    STORE_OPEN_DAMAGED)
 		fatalx(EXIT_DAMAGED, "the database %s is damaged and was left "

@@ -15,10 +15,15 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "schema.h"
 #include "timeparse.h"
 #include "walcheck.h"
+
+/* Scheduled checkpoints when store_options gives none: at most this much
+ * of the log is ever at risk of damage. */
+#define CHECKPOINT_DEFAULT_NS	(10 * NSEC_PER_SEC)
 
 /* The connection's side of each change, for the thread (writer.c). */
 static const struct writer_ops ops = {
@@ -126,6 +131,8 @@ store_open_with(const char *path, const struct store_options *o,
 		*out = NULL;
 		return -1;
 	}
+	writer_set_checkpoint(*out, o->checkpoint_interval_ns > 0 ?
+	    o->checkpoint_interval_ns : CHECKPOINT_DEFAULT_NS);
 	return 0;
 }
 
@@ -225,6 +232,9 @@ store_windows_open(struct store *st, struct store_window **out, size_t *n)
 void
 store_get_stats(struct store *st, struct store_stats *out)
 {
+	char wal[4096];
+	struct stat sb;
+
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&st->mu);
 	out->rows_written = st->rows_written;
@@ -241,6 +251,9 @@ store_get_stats(struct store *st, struct store_stats *out)
 	    st->damaged_kept);
 	writer_stats(st, out);
 	pthread_mutex_unlock(&st->mu);
+	/* the log's size now, not at the last checkpoint: it may be growing */
+	snprintf(wal, sizeof(wal), "%s-wal", st->path);
+	out->wal_bytes = stat(wal, &sb) == 0 ? (uint64_t)sb.st_size : 0;
 }
 
 int

@@ -88,6 +88,12 @@ struct store_stats {
 	uint64_t damaged;		/* 0 or 1: at this open */
 	char damaged_found[256];	/* what was found and what was kept */
 	char damaged_kept[1024];	/* the main file's copy; -wal, -shm beside it */
+	/* the scheduled checkpoints (writer.c) */
+	uint64_t checkpoint_interval_ns;
+	uint64_t wal_bytes;		/* the -wal file's size now */
+	bool checkpoint_blocked;	/* none copied every frame for an interval */
+	uint64_t checkpoint_blocked_ns;	/* since the first that did not, 0 if the last did */
+	int64_t checkpoint_frames_behind;	/* frames the last one left, -1 none run */
 };
 
 /* The limits retention keeps to, in steps between the thread's flushes. */
@@ -114,6 +120,8 @@ enum store_on_damage {
 struct store_options {
 	size_t max_pending;		/* as store_open's */
 	enum store_on_damage on_damage;
+	uint64_t checkpoint_interval_ns;	/* PASSIVE checkpoints this often
+						   from the writer thread; 0: 10 s */
 };
 
 /* store_open_with refused a damaged database (on_damage, or no copy). */

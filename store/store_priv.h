@@ -366,6 +366,8 @@ int writer_delete_after(struct store *st, int device, int src,
     int64_t after_ns);
 /* The writer's part of store_get_stats; st->mu held. */
 void writer_stats(struct store *st, struct store_stats *out);
+/* Run a PASSIVE checkpoint from the thread every ns from now on. */
+void writer_set_checkpoint(struct store *st, uint64_t ns);
 /* Under st->mu: a row reached a pending request's time: wake the thread. */
 void writer_sync_nudge(struct store *st);
 /* Stop the thread and store what it had queued on this one; st->w NULL after. */

@@ -21,6 +21,8 @@ q() { sqlite3 -readonly "file:$DB?mode=ro" "$1"; }
 field() { python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
 
 FLUSH=200ms write_config 2 100ms
+# no scheduled checkpoint during the test: the log keeps every change
+echo "checkpoint_interval: 1h" >>"$T/spyremond.yaml"
 
 # record NAME: a fresh database with three windows, killed with its log full
 record() {

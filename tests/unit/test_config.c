@@ -451,6 +451,9 @@ static const struct error_case error_cases[] = {
 	    "database: \"/a\\0b\"", "          ^" },
 	{ "socket:\n  - a\n", "t.yaml:2:3:",
 	    "socket: expected a path, got a list", "  - a", "  ^" },
+	{ "checkpoint_interval: 500ms\n", "t.yaml:1:22:",
+	    "checkpoint_interval: 500ms is out of range (1s to 1h)",
+	    "checkpoint_interval: 500ms", "                     ^" },
 	{ "on_damaged_database: start\n", "t.yaml:1:22:",
 	    "on_damaged_database: 'start' is not keep-aside-and-start or "
 	    "refuse", "on_damaged_database: start", "                     ^" },
@@ -864,6 +867,7 @@ test_print_defaults(void **state)
 	    "socket: /run/spyremond/control.sock\n"
 	    "flush_interval: 1s\n"
 	    "sysfs_root: /sys\n"
+	    "checkpoint_interval: 10s\n"
 	    "on_damaged_database: keep-aside-and-start\n"
 	    "source:\n"
 	    "  command: aiu-smi\n"
