@@ -253,6 +253,13 @@ walcheck_describe(const struct walcheck *c, char *buf, size_t len)
 		    (unsigned long long)c->kept_commits);
 		break;
 	case WALCHECK_BAD_HEADER:
+		if (c->frames == 0) {
+			/* no whole frame, or no page size to tell them by */
+			snprintf(buf, len, "write-ahead log header damaged: "
+			    "none of its %llu bytes can be recovered%s",
+			    (unsigned long long)c->wal_bytes, all);
+			break;
+		}
 		snprintf(buf, len, "write-ahead log header damaged: none of "
 		    "its %llu bytes (%llu frames, %llu commits) can be "
 		    "recovered%s", (unsigned long long)c->wal_bytes,

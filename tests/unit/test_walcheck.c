@@ -222,12 +222,14 @@ test_short_log(void **state)
 {
 	struct fx *f = *state;
 	struct walcheck c;
-	char p[256];
+	char p[256], line[256];
 
 	assert_int_equal(truncate(wal_of(f, p, sizeof(p)), 20), 0);
 	assert_int_equal(walcheck_db(f->copy.path, &c), 0);
 	assert_int_equal(c.verdict, WALCHECK_BAD_HEADER);
 	assert_int_equal(c.wal_bytes, 20);
+	walcheck_describe(&c, line, sizeof(line));
+	assert_non_null(strstr(line, "none of its 20 bytes can be recovered"));
 }
 
 /* The content of a frame in the middle: recovery stops there. */
