@@ -70,7 +70,7 @@ STORE_SRCS = store/sql.c store/catalog.c store/store.c store/storebuf.c store/st
 	store/store_windows.c store/store_import.c store/counters.c \
 	store/summary_write.c store/store_summary.c \
 	store/writer.c store/writer_jobs.c store/writer_sync.c \
-	store/smiversion.c store/store_daemon.c
+	store/smiversion.c store/store_daemon.c store/walcheck.c
 # daemon/: samples in (source/), requests in (control/), and what ties
 # them (windows; main.c, not in the archive)
 DAEMON_SOURCE_SRCS = daemon/source/source_base.c daemon/source/source_rows.c \
@@ -117,7 +117,7 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_format test_trace test_import test_merge test_energy \
 	test_rowring test_stats test_expo test_metricfile test_direct \
 	test_hosts test_bestsrc test_sync test_writer test_capture \
-	test_daemonid
+	test_daemonid test_walcheck
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 

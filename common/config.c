@@ -35,7 +35,7 @@
  */
 #define CONFIG_MAX_DEPTH	16
 /* Most keys in one mapping; key names are shorter than CONFIG_KEY_NAME_MAX. */
-#define MAX_KEYS		8
+#define MAX_KEYS		12
 
 #define SUN_PATH_LEN		sizeof(((struct sockaddr_un){ 0 }).sun_path)
 
@@ -108,6 +108,12 @@ static const struct key top_keys[] = {
 	    .min = 10 * MSEC, .max = 60 * SEC },
 	{ .name = "sysfs_root", .parse = cfg_parse_string, .what = "a path",
 	    FIELD(sysfs_root) },
+	{ .name = "checkpoint_interval", .parse = parse_duration_key,
+	    .what = "a duration such as 10s", FIELD(checkpoint_interval_ns),
+	    .min = SEC, .max = HOUR },
+	{ .name = "on_damaged_database", .parse = cfg_parse_on_damage,
+	    .what = "keep-aside-and-start or refuse",
+	    FIELD(on_damaged_database) },
 	{ .name = "source", .parse = parse_mapping,
 	    .what = "a mapping of source keys", .subkeys = source_keys },
 	{ .name = "windows", .parse = parse_mapping,

@@ -28,12 +28,23 @@ enum config_direct {
 /* "auto", "on" or "off". */
 const char *config_direct_name(enum config_direct d);
 
+/* on_damaged_database: a database whose write-ahead log is damaged. */
+enum config_on_damage {
+	CONFIG_DAMAGE_KEEP_ASIDE,	/* copy the originals aside, start */
+	CONFIG_DAMAGE_REFUSE,		/* touch nothing, exit */
+};
+
+/* "keep-aside-and-start" or "refuse". */
+const char *config_on_damage_name(enum config_on_damage d);
+
 struct config {
 	char *path;			/* file (or name) it came from; NULL for built-in defaults */
 	char *database;			/* default /var/lib/spyremond/spyremon.db */
 	char *socket;			/* default /run/spyremond/control.sock */
 	uint64_t flush_interval_ns;	/* default 1s; 10ms..60s */
 	char *sysfs_root;		/* default /sys */
+	enum config_on_damage on_damaged_database; /* default keep-aside-and-start */
+	uint64_t checkpoint_interval_ns;	/* default 10s; 1s..1h */
 	struct {
 		char **argv;		/* command: NULL-terminated, argc >= 1 */
 		int argc;		/* default {"aiu-smi"} */

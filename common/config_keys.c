@@ -110,3 +110,24 @@ cfg_parse_string(struct loader *ld, const struct key *k, const char *dotted,
 	}
 	cfg_set_string(ld, cfg_field(ld, k), cfg_scalar(node));
 }
+
+void
+cfg_parse_on_damage(struct loader *ld, const struct key *k, const char *dotted,
+    yaml_document_t *doc, yaml_node_t *node)
+{
+	static const enum config_on_damage values[] = {
+	    CONFIG_DAMAGE_KEEP_ASIDE, CONFIG_DAMAGE_REFUSE };
+
+	(void)doc;
+	if (!cfg_want_scalar(ld, k, dotted, node))
+		return;
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+		if (strcmp(cfg_scalar(node), config_on_damage_name(values[i])) ==
+		    0) {
+			*(enum config_on_damage *)cfg_field(ld, k) = values[i];
+			return;
+		}
+	cfg_report(ld, &node->start_mark, "%s: '%s' is not %s or %s", dotted,
+	    cfg_scalar(node), config_on_damage_name(CONFIG_DAMAGE_KEEP_ASIDE),
+	    config_on_damage_name(CONFIG_DAMAGE_REFUSE));
+}

@@ -98,6 +98,9 @@ bool cfg_all_digits(const char *s);
 /* A string key (max bounds its length). */
 key_parser cfg_parse_string;
 
+/* on_damaged_database: one of config_on_damage_name's names. */
+key_parser cfg_parse_on_damage;
+
 /* The source section's values (config_source.c). */
 key_parser cfg_parse_command, cfg_parse_groups, cfg_parse_devices,
     cfg_parse_metric_files, cfg_parse_direct;

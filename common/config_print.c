@@ -306,6 +306,16 @@ config_direct_name(enum config_direct d)
 	return "?";
 }
 
+const char *
+config_on_damage_name(enum config_on_damage d)
+{
+	switch (d) {
+	case CONFIG_DAMAGE_KEEP_ASIDE:	return "keep-aside-and-start";
+	case CONFIG_DAMAGE_REFUSE:	return "refuse";
+	}
+	return "?";
+}
+
 struct config *
 config_defaults(void)
 {
@@ -317,6 +327,10 @@ config_defaults(void)
 	cfg->socket = strdup(DEFAULT_SOCKET);
 	cfg->flush_interval_ns = 1 * SEC;
 	cfg->sysfs_root = strdup(DEFAULT_SYSFS_ROOT);
+	/* a daemon that refuses collects nothing; the copies lose nothing */
+	cfg->on_damaged_database = CONFIG_DAMAGE_KEEP_ASIDE;
+	/* what a damaged log can cost at most */
+	cfg->checkpoint_interval_ns = 10 * SEC;
 	cfg->source.argc = 1;
 	if ((cfg->source.argv = calloc(2, sizeof(char *))) != NULL)
 		cfg->source.argv[0] = strdup(DEFAULT_COMMAND);
@@ -471,6 +485,10 @@ config_print(const struct config *cfg, FILE *fp)
 	print_duration(fp, "flush_interval", cfg->flush_interval_ns);
 	fputs("sysfs_root: ", fp);
 	print_string(fp, cfg->sysfs_root);
+	fputc('\n', fp);
+	print_duration(fp, "checkpoint_interval", cfg->checkpoint_interval_ns);
+	fprintf(fp, "on_damaged_database: %s",
+	    config_on_damage_name(cfg->on_damaged_database));
 	fputs("\nsource:\n  command: ", fp);
 	print_command(fp, cfg);
 	fputc('\n', fp);

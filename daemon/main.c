@@ -380,6 +380,7 @@ main(int argc, char *argv[])
 	static char prog[] = "spyremond";
 	struct daemon d = { 0 };
 	struct control_ctx ctx;
+	struct store_options so;
 	int64_t started_ns = now_realtime_ns();
 	bool check_only = false;
 	int ch, verbosity = 0, r, code;
@@ -430,7 +431,15 @@ main(int argc, char *argv[])
 		fatalx(EXIT_SOCKET, "cannot set up the control socket %s",
 		    d.cfg->socket);
 	/* the loop never waits on SQLite: a thread writes */
-	if (store_open(d.cfg->database, MAX_PENDING_ROWS, &d.st) == -1)
+	so = (struct store_options){ .max_pending = MAX_PENDING_ROWS,
+	    .on_damage = d.cfg->on_damaged_database == CONFIG_DAMAGE_REFUSE ?
+	    STORE_DAMAGE_REFUSE : STORE_DAMAGE_KEEP_ASIDE,
+	    .checkpoint_interval_ns = d.cfg->checkpoint_interval_ns };
+	if ((r = store_open_with(d.cfg->database, &so, &d.st)) ==
+	    STORE_OPEN_DAMAGED)
+		fatalx(EXIT_DAMAGED, "the database %s is damaged and was left "
+		    "as it is", d.cfg->database);
+	if (r == -1)
 		fatalx(EXIT_DATABASE, "cannot use the database %s", d.cfg->database);
 	if (source_start(d.ev, d.cfg, d.st, &d.src) == -1)
 		fatalx(EXIT_EVENTLOOP, "cannot start collecting");

@@ -12,5 +12,7 @@
 #define EXIT_DATABASE		3	/* the database cannot be opened or migrated */
 #define EXIT_EVENTLOOP		4	/* signals, timers or the event loop failed */
 #define EXIT_SOCKET		5	/* the control socket cannot be set up */
+#define EXIT_DAMAGED		6	/* the database's log is damaged and was
+					   not opened (refused, or no copy) */
 
 #endif

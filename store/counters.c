@@ -7,6 +7,8 @@
  *   samples          rows written (imports included)
  *   child_restarts   added by the daemon (store_counter_add)
  *   rejected_lines   added by the daemon (store_counter_add)
+ *   damaged_databases  databases whose damaged log was kept aside at
+ *                    open (store_open_with), counted in the file opened
  *   energy_joules    per device: the integral of pwr over time
  *
  * Energy: a row stamped t, with interval i and power pwr, adds pwr * i
@@ -44,6 +46,7 @@
 static const char *const scalar_names[STORE_NCOUNTERS] = {
 	[STORE_COUNTER_CHILD_RESTARTS] = COUNTER_CHILD_RESTARTS,
 	[STORE_COUNTER_REJECTED_LINES] = COUNTER_REJECTED_LINES,
+	[STORE_COUNTER_DAMAGED] = COUNTER_DAMAGED,
 };
 
 int

@@ -7,6 +7,10 @@
  * frames to whatever file is there now.  What is at the path is then read
  * only through a descriptor (never followed, never blocked on) and only
  * a spyremon database is taken.
+ *
+ * A database whose log is damaged (walcheck.h) is copied aside, byte for
+ * byte, before SQLite opens it: recovery drops what follows the damage,
+ * and the first write after it overwrites the log.
  */
 #include "store_priv.h"
 
@@ -16,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "schema.h"
@@ -126,4 +131,125 @@ store_path_check(const char *path, char *why, size_t len)
 		return 1;
 	}
 	return 2;
+}
+
+/* ---- a damaged database kept aside ---- */
+
+/*
+ * Copy from (if it exists) to a new file to, byte for byte, with from's
+ * permission bits, and sync it; 0, or -1 with errno (to removed).
+ */
+static int
+copy_exact(const char *from, const char *to)
+{
+	char buf[65536];
+	struct stat sb;
+	ssize_t n;
+	int in, out, saved;
+
+	in = open(from, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	if (in == -1)
+		return errno == ENOENT ? 0 : -1;
+	if (fstat(in, &sb) == -1 || (out = open(to, O_WRONLY | O_CREAT |
+	    O_EXCL | O_NOFOLLOW | O_CLOEXEC, sb.st_mode & 0777)) == -1) {
+		saved = errno;
+		close(in);
+		errno = saved;
+		return -1;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		for (ssize_t done = 0, w; done < n; done += w)
+			if ((w = write(out, buf + done, (size_t)(n - done))) == -1)
+				goto fail;
+	}
+	if (n == -1 || fchmod(out, sb.st_mode & 0777) == -1 || fsync(out) == -1)
+		goto fail;
+	close(in);
+	if (close(out) == -1) {
+		saved = errno;
+		unlink(to);
+		errno = saved;
+		return -1;
+	}
+	return 0;
+fail:
+	saved = errno;
+	close(in);
+	close(out);
+	unlink(to);
+	errno = saved;
+	return -1;
+}
+
+/* Sync the folder that holds path, so the copies' names survive a crash. */
+static void
+sync_folder(const char *path)
+{
+	char dir[4096], *slash;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((slash = strrchr(dir, '/')) == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
+		(void)fsync(fd);
+		close(fd);
+	}
+}
+
+int
+store_keep_aside(const char *path, char *kept, size_t len)
+{
+	static const char *const suffix[] = { "", "-wal", "-shm" };
+	char stamp[32], from[4096], to[4096];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	/* a name no earlier copy has: nothing kept is ever overwritten */
+	for (int n = 1;; n++) {
+		char tag[48];
+
+		if (n > 1)
+			snprintf(tag, sizeof(tag), "%s-%d", stamp, n);
+		else
+			snprintf(tag, sizeof(tag), "%s", stamp);
+		if ((size_t)snprintf(kept, len, "%s.damaged-%s", path, tag) >=
+		    len) {
+			errno = ENAMETOOLONG;
+			log_warn("%s: cannot keep the damaged database aside",
+			    path);
+			return -1;
+		}
+		if (side_size(kept, "") == -1 && side_size(kept, "-wal") == -1 &&
+		    access(kept, F_OK) == -1 && errno == ENOENT)
+			break;
+		if (n == 100) {
+			log_warnx("%s: cannot find a free name to keep the "
+			    "damaged database aside", path);
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+		snprintf(from, sizeof(from), "%s%s", path, suffix[i]);
+		snprintf(to, sizeof(to), "%s%s", kept, suffix[i]);
+		if (copy_exact(from, to) == -1) {
+			log_warn("%s: cannot copy the damaged database to %s",
+			    path, to);
+			/* no partial set left: the originals are untouched */
+			while (i-- > 0) {
+				snprintf(to, sizeof(to), "%s%s", kept,
+				    suffix[i]);
+				unlink(to);
+			}
+			return -1;
+		}
+	}
+	sync_folder(path);
+	return 0;
 }

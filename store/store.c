@@ -15,9 +15,15 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "schema.h"
 #include "timeparse.h"
+#include "walcheck.h"
+
+/* Scheduled checkpoints when store_options gives none: at most this much
+ * of the log is ever at risk of damage. */
+#define CHECKPOINT_DEFAULT_NS	(10 * NSEC_PER_SEC)
 
 /* The connection's side of each change, for the thread (writer.c). */
 static const struct writer_ops ops = {
@@ -68,17 +74,79 @@ start(struct store *st)
 	    nunreliable);
 }
 
-int
-store_open(const char *path, size_t max_pending, struct store **out)
+/*
+ * Before SQLite opens path: is its log damaged, and then are the
+ * originals kept aside?  0 go on (found says what was found, "" if
+ * nothing; kept the copy), STORE_OPEN_DAMAGED refused, -1 logged.
+ */
+static int
+check_log(const char *path, enum store_on_damage on_damage, char *found,
+    size_t flen, char *kept, size_t klen)
 {
-	if (storedb_open(path, max_pending, out) == -1)
+	struct walcheck c;
+
+	found[0] = kept[0] = '\0';
+	if (walcheck_db(path, &c) == -1) {
+		log_warn("%s-wal: cannot read the write-ahead log", path);
 		return -1;
+	}
+	if (c.verdict == WALCHECK_CLEAN)
+		return 0;
+	walcheck_describe(&c, found, flen);
+	if (on_damage == STORE_DAMAGE_REFUSE) {
+		log_warnx("%s: DAMAGED: %s; not opened, nothing touched "
+		    "(on_damaged_database: refuse)", path, found);
+		return STORE_OPEN_DAMAGED;
+	}
+	if (store_keep_aside(path, kept, klen) == -1) {
+		log_warnx("%s: DAMAGED: %s; not opened, nothing touched: the "
+		    "originals could not be kept aside", path, found);
+		return STORE_OPEN_DAMAGED;
+	}
+	log_warnx("%s: DAMAGED: %s; the originals are kept as %s (and its "
+	    "-wal, -shm); starting on what can be kept", path, found, kept);
+	return 0;
+}
+
+int
+store_open_with(const char *path, const struct store_options *o,
+    struct store **out)
+{
+	char found[sizeof((*out)->damaged_found)];
+	char kept[sizeof((*out)->damaged_kept)];
+	int rc;
+
+	*out = NULL;
+	if ((rc = check_log(path, o->on_damage, found, sizeof(found), kept,
+	    sizeof(kept))) != 0)
+		return rc;
+	if (storedb_open(path, o->max_pending, out) == -1)
+		return -1;
+	if (found[0] != '\0') {
+		(*out)->damaged = true;
+		snprintf((*out)->damaged_found, sizeof((*out)->damaged_found),
+		    "%s", found);
+		snprintf((*out)->damaged_kept, sizeof((*out)->damaged_kept),
+		    "%s", kept);
+		store_counter_add(*out, STORE_COUNTER_DAMAGED, 1);
+	}
 	if (start(*out) == -1) {
 		storedb_close(*out);
 		*out = NULL;
 		return -1;
 	}
+	writer_set_checkpoint(*out, o->checkpoint_interval_ns > 0 ?
+	    o->checkpoint_interval_ns : CHECKPOINT_DEFAULT_NS);
 	return 0;
+}
+
+int
+store_open(const char *path, size_t max_pending, struct store **out)
+{
+	struct store_options o = { .max_pending = max_pending,
+	    .on_damage = STORE_DAMAGE_KEEP_ASIDE };
+
+	return store_open_with(path, &o, out);
 }
 
 void
@@ -170,6 +238,9 @@ store_windows_open(struct store *st, struct store_window **out, size_t *n)
 void
 store_get_stats(struct store *st, struct store_stats *out)
 {
+	char wal[4096];
+	struct stat sb;
+
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&st->mu);
 	out->rows_written = st->rows_written;
@@ -179,8 +250,16 @@ store_get_stats(struct store *st, struct store_stats *out)
 	out->pending = st->pool.n + st->inflight;
 	out->newest_ts_ns = st->newest_ts_ns;
 	out->file_bytes = st->file_bytes;
+	out->damaged = st->damaged;
+	snprintf(out->damaged_found, sizeof(out->damaged_found), "%s",
+	    st->damaged_found);
+	snprintf(out->damaged_kept, sizeof(out->damaged_kept), "%s",
+	    st->damaged_kept);
 	writer_stats(st, out);
 	pthread_mutex_unlock(&st->mu);
+	/* the log's size now, not at the last checkpoint: it may be growing */
+	snprintf(wal, sizeof(wal), "%s-wal", st->path);
+	out->wal_bytes = stat(wal, &sb) == 0 ? (uint64_t)sb.st_size : 0;
 }
 
 int

@@ -84,6 +84,16 @@ struct store_stats {
 	char why[160];			/* what failed: "locked: ...", "disk full: ..." */
 	size_t jobs_queued;		/* window and inventory changes not yet stored */
 	uint64_t recreated;		/* times the file was deleted or replaced and made again */
+	/* a damaged log found at open (walcheck.h), its originals kept aside */
+	uint64_t damaged;		/* 0 or 1: at this open */
+	char damaged_found[256];	/* what was found and what was kept */
+	char damaged_kept[1024];	/* the main file's copy; -wal, -shm beside it */
+	/* the scheduled checkpoints (writer.c) */
+	uint64_t checkpoint_interval_ns;
+	uint64_t wal_bytes;		/* the -wal file's size now */
+	bool checkpoint_blocked;	/* none copied every frame for an interval */
+	uint64_t checkpoint_blocked_ns;	/* since the first that did not, 0 if the last did */
+	int64_t checkpoint_frames_behind;	/* frames the last one left, -1 none run */
 };
 
 /* The limits retention keeps to, in steps between the thread's flushes. */
@@ -99,6 +109,35 @@ void store_set_retention(struct store *st, const struct store_retention *r);
  * buffered rows are dropped and counted.
  */
 int store_open(const char *path, size_t max_pending, struct store **out);
+
+/* What to do with a database whose write-ahead log is damaged. */
+enum store_on_damage {
+	STORE_DAMAGE_KEEP_ASIDE,	/* copy the originals aside, start on
+					   what SQLite's recovery keeps */
+	STORE_DAMAGE_REFUSE,		/* touch nothing, do not open */
+};
+
+struct store_options {
+	size_t max_pending;		/* as store_open's */
+	enum store_on_damage on_damage;
+	uint64_t checkpoint_interval_ns;	/* PASSIVE checkpoints this often
+						   from the writer thread; 0: 10 s */
+};
+
+/* store_open_with refused a damaged database (on_damage, or no copy). */
+#define STORE_OPEN_DAMAGED	(-2)
+
+/*
+ * store_open, after checking the log (walcheck.h) before SQLite opens
+ * it.  A damaged one is logged in one line and either refused
+ * (STORE_OPEN_DAMAGED, nothing touched) or copied aside byte for byte
+ * (store_stats' damaged_kept; the counter "damaged_databases" counts it)
+ * and the database opened on what recovery keeps; if the copies cannot
+ * be made it is refused all the same.  store_open is this with
+ * keep-aside.
+ */
+int store_open_with(const char *path, const struct store_options *o,
+    struct store **out);
 
 /* Stop the thread, storing what it had queued; flush, checkpoint and close;
  * NULL is a no-op.  Rows that still cannot be written are logged. */
@@ -174,6 +213,7 @@ int store_host(struct store *st, char *hostname, char *machine_id,
 enum store_counter {
 	STORE_COUNTER_CHILD_RESTARTS,	/* aiu-smi started again */
 	STORE_COUNTER_REJECTED_LINES,	/* lines of its output not parsed */
+	STORE_COUNTER_DAMAGED,		/* damaged databases kept aside */
 	STORE_NCOUNTERS
 };
 

@@ -153,6 +153,9 @@ struct store {
 
 	uint64_t rows_written, rows_dropped, rows_deleted, flushes_failed;
 	int64_t newest_ts_ns;
+	/* a damaged log found at open, for status (store_open_with) */
+	bool damaged;
+	char damaged_found[256], damaged_kept[1024];
 
 	struct store_counters ctr;
 	struct retention_state ret;
@@ -325,6 +328,13 @@ int store_db_retire(struct store *st);
  * anything else (why names it, e.g. "not an SQLite database").
  */
 int store_path_check(const char *path, char *why, size_t len);
+/*
+ * Copy path, path-wal and path-shm (those that exist), byte for byte and
+ * synced, to new files path.damaged-<UTC time>{,-wal,-shm} beside them
+ * (a "-N" after the time if that name is taken); the originals are only
+ * read.  0 with the main copy's name in kept; -1 logged, no copy left.
+ */
+int store_keep_aside(const char *path, char *kept, size_t len);
 
 /* ---- writer.c, writer_jobs.c ----
  * The writer reaches the connection's side only through these pointers
@@ -380,6 +390,8 @@ int writer_delete_after(struct store *st, int device, int src,
     int64_t after_ns);
 /* The writer's part of store_get_stats; st->mu held. */
 void writer_stats(struct store *st, struct store_stats *out);
+/* Run a PASSIVE checkpoint from the thread every ns from now on. */
+void writer_set_checkpoint(struct store *st, uint64_t ns);
 /* Under st->mu: a row reached a pending request's time: wake the thread. */
 void writer_sync_nudge(struct store *st);
 /* Stop the thread and store what it had queued on this one; st->w NULL after. */

@@ -19,6 +19,14 @@
  * out of order.  Retention runs here too, a bounded step at a time between
  * flushes, so neither a checkpoint nor a long DELETE is ever on the loop.
  *
+ * Checkpoints run here on a schedule too (writer_set_checkpoint), besides
+ * SQLite's own every 1000 pages: PASSIVE ones, which copy what no reader
+ * still needs and wait for nobody, between this thread's own writes, so
+ * that the log holds at most an interval of changes, and a damaged log
+ * costs at most that much.  One that leaves frames behind (a reader holds
+ * an old snapshot) is remembered, and status says when none has copied
+ * every frame for an interval, with the size the log has grown to.
+ *
  * Before every flush the file is checked: deleted (its path gone) or
  * replaced (another inode), the old connection is finished against its
  * own file first; then the database is created again at the path, or the
@@ -110,6 +118,13 @@ writer_stats(struct store *st, struct store_stats *out)
 	out->threaded = true;
 	out->jobs_queued = w->njobs;
 	out->recreated = w->recreated;
+	out->checkpoint_interval_ns = w->checkpoint_every_ns;
+	out->checkpoint_frames_behind = w->ckpt_behind;
+	if (w->ckpt_blocked_since_ns != 0) {
+		out->checkpoint_blocked_ns = now - w->ckpt_blocked_since_ns;
+		out->checkpoint_blocked =
+		    out->checkpoint_blocked_ns >= w->checkpoint_every_ns;
+	}
 	if (w->failing_since_ns != 0) {
 		out->stalled = true;
 		out->stalled_ns = now - w->failing_since_ns;
@@ -473,6 +488,46 @@ retention_step(struct store *st, const struct store_retention *r)
 }
 
 /*
+ * A scheduled checkpoint: PASSIVE, so it copies the frames no reader still
+ * needs and waits for no one; the frames it leaves are what a reader's
+ * snapshot holds back (or another connection's checkpoint, running).
+ */
+static void
+checkpoint_step(struct store *st)
+{
+	struct writer *w = st->w;
+	int logged = 0, copied = 0, rc;
+	uint64_t now;
+
+	note_busy(st, "checkpoint");
+	rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
+	    &logged, &copied);
+	note_idle(st);
+	now = now_monotonic_ns();
+	pthread_mutex_lock(&st->mu);
+	w->next_checkpoint_ns = now + w->checkpoint_every_ns;
+	if (rc == SQLITE_OK && copied >= logged) {
+		w->ckpt_blocked_since_ns = 0;
+		w->ckpt_behind = 0;
+	} else {
+		if (w->ckpt_blocked_since_ns == 0)
+			w->ckpt_blocked_since_ns = now;
+		w->ckpt_behind = rc == SQLITE_OK ? logged - copied : logged;
+	}
+	pthread_mutex_unlock(&st->mu);
+}
+
+void
+writer_set_checkpoint(struct store *st, uint64_t ns)
+{
+	pthread_mutex_lock(&st->mu);
+	st->w->checkpoint_every_ns = ns;
+	st->w->next_checkpoint_ns = now_monotonic_ns() + ns;
+	pthread_cond_signal(&st->w->cv);
+	pthread_mutex_unlock(&st->mu);
+}
+
+/*
  * A summary of a window left from before may have to learn the idle power
  * afresh: that reads every sample of the look-back, up to 30 days of them.
  * A stop does not wait for it: every SUMMARIZE_PROGRESS_OPS virtual
@@ -550,6 +605,7 @@ idle(const struct store *st, const struct writer *w, uint64_t now)
 	return !w->stop && !w->flush_req && !w->summarize_req &&
 	    !w->sync_check && !(w->head != NULL && !w->jobs_failed) &&
 	    !(w->have_ret && now >= w->next_retention_ns) &&
+	    !(w->checkpoint_every_ns > 0 && now >= w->next_checkpoint_ns) &&
 	    now < w->sync_next_ns;
 }
 
@@ -577,6 +633,7 @@ writer_main(void *arg)
 	struct store_retention r;
 	struct timespec until;
 	bool do_flush, do_jobs, do_retention, do_summarize, do_sync;
+	bool do_checkpoint;
 	int64_t settle_ns, idle_lookback_ns;
 	uint64_t now, wake;
 
@@ -589,6 +646,9 @@ writer_main(void *arg)
 			if (st->db != NULL && w->have_ret &&
 			    w->next_retention_ns < wake)
 				wake = w->next_retention_ns;
+			if (st->db != NULL && w->checkpoint_every_ns > 0 &&
+			    w->next_checkpoint_ns < wake)
+				wake = w->next_checkpoint_ns;
 			if (wake != UINT64_MAX) {
 				until.tv_sec = (time_t)(wake / NSEC_PER_SEC);
 				until.tv_nsec = (long)(wake % NSEC_PER_SEC);
@@ -606,6 +666,8 @@ writer_main(void *arg)
 		do_jobs = !do_flush && w->head != NULL && !w->jobs_failed;
 		do_retention = !do_flush && !do_jobs && w->have_ret &&
 		    now >= w->next_retention_ns;
+		do_checkpoint = !do_flush && !do_jobs && !do_retention &&
+		    w->checkpoint_every_ns > 0 && now >= w->next_checkpoint_ns;
 		do_summarize = w->summarize_req;
 		w->summarize_req = false;
 		settle_ns = w->settle_ns;
@@ -629,6 +691,8 @@ writer_main(void *arg)
 			(void)run_jobs(st);
 		else if (do_retention)
 			retention_step(st, &r);
+		else if (do_checkpoint)
+			checkpoint_step(st);
 		/* after the flush: the rows up to a window's end are in */
 		if (do_summarize && st->db != NULL)
 			summarize_step(st, settle_ns, idle_lookback_ns);
@@ -698,6 +762,7 @@ writer_start(struct store *st, const struct writer_ops *ops,
 	}
 	w->ops = *ops;
 	w->sync_next_ns = UINT64_MAX;
+	w->ckpt_behind = -1;
 	if (writer_sync_init(w) == -1) {
 		writer_windows_free(open, nopen);
 		writer_strings_free(unreliable, nunreliable);

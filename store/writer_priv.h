@@ -71,6 +71,8 @@ struct writer {
 	size_t njobs;
 	struct store_retention ret;
 	uint64_t next_retention_ns;	/* monotonic */
+	uint64_t checkpoint_every_ns;	/* 0: none scheduled */
+	uint64_t next_checkpoint_ns;	/* monotonic */
 	struct rowring spare;		/* an empty ring, handed to the loop at a take */
 	struct writer_ops ops;
 
@@ -81,6 +83,9 @@ struct writer {
 	char why[160];			/* the last failure */
 	char refused[96];		/* the thread's own: what the path held, last logged */
 	uint64_t recreated;
+	uint64_t ckpt_blocked_since_ns;	/* monotonic: the first scheduled
+					   checkpoint of a run that left frames */
+	int64_t ckpt_behind;		/* frames the last one left; -1 none yet */
 	int64_t next_window_id;
 	char **unreliable;
 	size_t nunreliable;

@@ -458,7 +458,8 @@ show_database(yajl_val d)
 {
 	static const char *const known[] = { "path", "file_bytes",
 	    "rows_written", "pending", "flushes_failed", "rows_dropped",
-	    "recreated", "writer", "path_after_restart", NULL };
+	    "recreated", "writer", "path_after_restart", "damaged_kept_aside",
+	    "damaged_found", "damaged_kept_as", "checkpoint", NULL };
 	const char *path = json_str(d, "path"), *state, *why;
 	char size[FMT_BUFLEN];
 	yajl_val w;
@@ -496,6 +497,27 @@ show_database(yajl_val d)
 	if (json_int(d, "recreated", &v) && v > 0)
 		printf("            the file was deleted or replaced and created "
 		    "again %" PRId64 " time%s\n", v, v == 1 ? "" : "s");
+	if ((w = json_object(d, "checkpoint")) != NULL &&
+	    (state = json_str(w, "state")) != NULL &&
+	    strcmp(state, "ok") != 0) {
+		printf("            CHECKPOINTS BLOCKED");
+		if (json_int(w, "blocked_ns", &v))
+			printf(" for %.1f s", (double)v / 1e9);
+		printf(" (a reader holds an old snapshot)");
+		if (json_int(w, "wal_bytes", &v) && v >= 0) {
+			fmt_size_approx((uint64_t)v, size, sizeof(size));
+			printf(": the write-ahead log is %s and grows", size);
+		}
+		putchar('\n');
+	}
+	if (json_int(d, "damaged_kept_aside", &v) && v > 0) {
+		state = json_str(d, "damaged_found");
+		why = json_str(d, "damaged_kept_as");
+		printf("            DAMAGED AT START: %s\n", state != NULL ?
+		    state : "?");
+		printf("            the originals are kept as %s (and -wal, "
+		    "-shm)\n", why != NULL ? why : "?");
+	}
 	print_rest(d, known, 12);
 }
 

@@ -105,6 +105,26 @@ warn_database(yajl_val db)
 		printf("WARNING: %" PRId64 " row%s dropped since the daemon "
 		    "started: more were queued than could wait for the disk\n",
 		    v, v == 1 ? "" : "s");
+	w = json_object(db, "checkpoint");
+	if ((state = json_str(w, "state")) != NULL && strcmp(state, "ok") != 0) {
+		printf("WARNING: checkpoints blocked");
+		if (json_int(w, "blocked_ns", &v)) {
+			fmt_age(v, span, sizeof(span));
+			printf(" for %s", span);
+		}
+		printf(" by a reader holding an old snapshot");
+		if (json_int(w, "wal_bytes", &v) && v >= 0) {
+			fmt_size_approx((uint64_t)v, span, sizeof(span));
+			printf(": the write-ahead log is %s and grows", span);
+		}
+		putchar('\n');
+	}
+	if (json_int(db, "damaged_kept_aside", &v) && v > 0)
+		printf("WARNING: DAMAGED AT START: %s; the originals are kept "
+		    "as %s\n", json_str(db, "damaged_found") != NULL ?
+		    json_str(db, "damaged_found") : "?",
+		    json_str(db, "damaged_kept_as") != NULL ?
+		    json_str(db, "damaged_kept_as") : "?");
 }
 
 static void

@@ -273,6 +273,8 @@ read_counters(sqlite3 *db, struct collect *c)
 			c->child_restarts = v;
 		else if (strcmp(name, COUNTER_REJECTED_LINES) == 0)
 			c->rejected_lines = v;
+		else if (strcmp(name, COUNTER_DAMAGED) == 0)
+			c->damaged = v;
 		else if (strcmp(name, COUNTER_ENERGY) == 0 &&
 		    (cd = find_card(c, k[i].device)) != NULL) {
 			cd->have_energy = true;

@@ -72,6 +72,7 @@ struct collect {
 	int64_t newest_ts_ns;		/* of any sample up to now_ns, 0 if none */
 	bool have_counters;		/* schema version 5 on */
 	double samples_total, child_restarts, rejected_lines;
+	double damaged;			/* damaged databases kept aside */
 	int64_t database_bytes;		/* the file plus its -wal */
 	struct collect_window *open;	/* open windows, oldest first */
 	size_t nopen;

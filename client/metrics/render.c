@@ -81,6 +81,10 @@ render_daemon(const struct collect *c, struct expo *e)
 		expo_family(e, "spyremon_rejected_lines", EXPO_COUNTER, "",
 		    "Lines of aiu-smi output that could not be parsed.");
 		expo_sample(e, NULL, 0, c->rejected_lines, 0);
+		expo_family(e, "spyremon_damaged_databases", EXPO_COUNTER, "",
+		    "Times spyremond found the database's write-ahead log "
+		    "damaged at start and kept the originals aside.");
+		expo_sample(e, NULL, 0, c->damaged, 0);
 	}
 	expo_family(e, "spyremon_window_open", EXPO_GAUGE, "",
 	    "1 for each open profiling window, by tag and id; "

@@ -649,6 +649,20 @@ status_store(yajl_gen g, const struct control_ctx *ctx)
 	jsonw_put_uint(g, "flushes_failed", st.flushes_failed);
 	jsonw_put_uint(g, "rows_dropped", st.rows_dropped);
 	jsonw_put_uint(g, "recreated", st.recreated);
+	/* a damaged log found at start: what, and where the originals are */
+	jsonw_put_uint(g, "damaged_kept_aside", st.damaged);
+	jsonw_put_str_or_null(g, "damaged_found", st.damaged_found);
+	jsonw_put_str_or_null(g, "damaged_kept_as", st.damaged_kept);
+	/* the scheduled checkpoints: a reader holding them back lets the
+	 * log grow, and a damaged log would cost more */
+	jsonw_str(g, "checkpoint");
+	yajl_gen_map_open(g);
+	jsonw_put_str(g, "state", st.checkpoint_blocked ? "blocked" : "ok");
+	jsonw_put_uint(g, "interval_ns", st.checkpoint_interval_ns);
+	jsonw_put_uint(g, "wal_bytes", st.wal_bytes);
+	jsonw_put_uint(g, "blocked_ns", st.checkpoint_blocked_ns);
+	jsonw_put_int(g, "frames_behind", st.checkpoint_frames_behind);
+	yajl_gen_map_close(g);
 	jsonw_str(g, "writer");
 	yajl_gen_map_open(g);
 	jsonw_put_str(g, "state", st.stalled ? "stalled" : "ok");

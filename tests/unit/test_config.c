@@ -451,6 +451,12 @@ static const struct error_case error_cases[] = {
 	    "database: \"/a\\0b\"", "          ^" },
 	{ "socket:\n  - a\n", "t.yaml:2:3:",
 	    "socket: expected a path, got a list", "  - a", "  ^" },
+	{ "checkpoint_interval: 500ms\n", "t.yaml:1:22:",
+	    "checkpoint_interval: 500ms is out of range (1s to 1h)",
+	    "checkpoint_interval: 500ms", "                     ^" },
+	{ "on_damaged_database: start\n", "t.yaml:1:22:",
+	    "on_damaged_database: 'start' is not keep-aside-and-start or "
+	    "refuse", "on_damaged_database: start", "                     ^" },
 	{ "sysfs_root: {a: 1}\n", "t.yaml:1:13:",
 	    "sysfs_root: expected a path, got a mapping", "sysfs_root: {a: 1}",
 	    "            ^" },
@@ -861,6 +867,8 @@ test_print_defaults(void **state)
 	    "socket: /run/spyremond/control.sock\n"
 	    "flush_interval: 1s\n"
 	    "sysfs_root: /sys\n"
+	    "checkpoint_interval: 10s\n"
+	    "on_damaged_database: keep-aside-and-start\n"
 	    "source:\n"
 	    "  command: aiu-smi\n"
 	    "  interval: 1s\n"
@@ -886,6 +894,13 @@ test_print_defaults(void **state)
 	text = print_to_string(cfg);
 	assert_non_null(strstr(text, "  command: [\"aiu-smi\", \"-q\"]\n"));
 	assert_non_null(strstr(text, "  devices: [1, 0]\n"));
+	free(text);
+	config_free(cfg);
+
+	cfg = parse_ok("on_damaged_database: refuse\n");
+	assert_int_equal(cfg->on_damaged_database, CONFIG_DAMAGE_REFUSE);
+	text = print_to_string(cfg);
+	assert_non_null(strstr(text, "on_damaged_database: refuse\n"));
 	free(text);
 	config_free(cfg);
 }
