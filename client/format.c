@@ -284,3 +284,19 @@ fmt_controls(const char *s, bool json)
 	*o = '\0';
 	return out;
 }
+
+void
+fmt_csv_cell(FILE *fp, const char *s)
+{
+	if (strpbrk(s, ",\"\r\n") == NULL) {
+		fputs(s, fp);
+		return;
+	}
+	putc('"', fp);
+	for (; *s != '\0'; s++) {
+		if (*s == '"')
+			putc('"', fp);
+		putc(*s, fp);
+	}
+	putc('"', fp);
+}

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Big enough for every string written here. */
 #define FMT_BUFLEN	64
@@ -69,5 +70,9 @@ size_t fmt_value_exact(double stored, int decimals, char *buf, size_t len);
  * cursor or rings the bell.  Never NULL (exits on no memory).
  */
 char *fmt_controls(const char *s, bool json);
+
+/* s to fp as one CSV cell, quoted when it holds a comma, a quote or a
+ * line break (RFC 4180). */
+void fmt_csv_cell(FILE *fp, const char *s);
 
 #endif

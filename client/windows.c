@@ -209,23 +209,6 @@ gen_window(yajl_gen g, const struct db_window *w, int64_t end_ns,
 	window_json(g, &wj);
 }
 
-/* A csv field, quoted when it holds a comma, a quote or a line break. */
-static void
-csv_field(FILE *fp, const char *s)
-{
-	if (strpbrk(s, ",\"\r\n") == NULL) {
-		fputs(s, fp);
-		return;
-	}
-	putc('"', fp);
-	for (; *s != '\0'; s++) {
-		if (*s == '"')
-			putc('"', fp);
-		putc(*s, fp);
-	}
-	putc('"', fp);
-}
-
 /* Window w as a csv row: the members of its JSON object, meta as JSON. */
 static void
 csv_window(FILE *fp, const struct db_window *w, int64_t end_ns,
@@ -234,10 +217,10 @@ csv_window(FILE *fp, const struct db_window *w, int64_t end_ns,
 	char buf[FMT_BUFLEN];
 
 	fprintf(fp, "%" PRId64 ",", w->id);
-	csv_field(fp, w->tag);
+	fmt_csv_cell(fp, w->tag);
 	fmt_user(w->uid, buf, sizeof(buf));
 	fprintf(fp, ",%" PRIu32 ",", w->uid);
-	csv_field(fp, buf);
+	fmt_csv_cell(fp, buf);
 	format_time_utc(w->begin_ns, buf, sizeof(buf));
 	fprintf(fp, ",%" PRId32 ",%" PRId64 ",%s,", w->pid, w->begin_ns, buf);
 	if (!w->open) {
@@ -250,11 +233,11 @@ csv_window(FILE *fp, const struct db_window *w, int64_t end_ns,
 	if (have_energy)
 		fprintf(fp, "%.17g", energy);
 	putc(',', fp);
-	csv_field(fp, h->hostname != NULL ? h->hostname : "");
+	fmt_csv_cell(fp, h->hostname != NULL ? h->hostname : "");
 	putc(',', fp);
-	csv_field(fp, h->machine_id != NULL ? h->machine_id : "");
+	fmt_csv_cell(fp, h->machine_id != NULL ? h->machine_id : "");
 	putc(',', fp);
-	csv_field(fp, w->meta);
+	fmt_csv_cell(fp, w->meta);
 	putc('\n', fp);
 }
 

@@ -11,9 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The first line of path, without its newline, into buf; "" on failure. */
-static void
-read_line(const char *path, char *buf, size_t len)
+void
+daemonid_read_word(const char *path, char *buf, size_t len)
 {
 	FILE *fp = fopen(path, "re");
 
@@ -87,13 +86,13 @@ daemonid_self(struct daemonid *out)
 	out->pid = (int32_t)getpid();
 	if (start_ticks_of(out->pid, &out->start_ticks) == -1)
 		out->start_ticks = 0;
-	read_line("/proc/sys/kernel/random/boot_id", out->boot_id,
+	daemonid_read_word("/proc/sys/kernel/random/boot_id", out->boot_id,
 	    sizeof(out->boot_id));
 	if (stat("/proc/self/ns/pid", &sb) == 0)
 		out->pidns = (uint64_t)sb.st_ino;
 	if (gethostname(out->hostname, sizeof(out->hostname) - 1) == -1)
 		out->hostname[0] = '\0';
-	read_line("/etc/machine-id", out->machine_id, sizeof(out->machine_id));
+	daemonid_read_word("/etc/machine-id", out->machine_id, sizeof(out->machine_id));
 }
 
 /* True if rec and here are known to be one host. */

@@ -33,6 +33,12 @@ enum daemonid_state {
 	DAEMONID_UNKNOWN,	/* cannot be checked from here */
 };
 
+/*
+ * The first word of path's first line (a boot ID, a machine ID) into buf;
+ * "" when it cannot be read.
+ */
+void daemonid_read_word(const char *path, char *buf, size_t len);
+
 /* The calling process's identity; fields that cannot be read are unknown. */
 void daemonid_self(struct daemonid *out);
 

@@ -12,6 +12,7 @@
  * 10^decimals whenever that is exact (see store.c).
  */
 #include "store_priv.h"
+#include "daemonid.h"
 #include "dbread.h"
 
 #include <fcntl.h>
@@ -282,24 +283,6 @@ query_int(struct store *st, const char *sql, int64_t *out)
 /* ---- the host ---- */
 
 /*
- * The machine ID of machine-id(5), "" if it cannot be read (a container
- * without one).
- */
-static void
-machine_id(char *buf, size_t len)
-{
-	FILE *fp = fopen("/etc/machine-id", "re");
-
-	buf[0] = '\0';
-	if (fp == NULL)
-		return;
-	if (fgets(buf, (int)len, fp) == NULL)
-		buf[0] = '\0';
-	buf[strcspn(buf, " \t\r\n")] = '\0';
-	fclose(fp);
-}
-
-/*
  * Record this host in a database created (or migrated to version 5) here:
  * gethostname(2) and machine-id(5), so that databases copied from many
  * hosts still say where they come from.
@@ -312,7 +295,8 @@ fill_host(struct store *st)
 
 	if (gethostname(host, sizeof(host) - 1) == -1)
 		host[0] = '\0';
-	machine_id(mid, sizeof(mid));
+	/* machine-id(5); "" in a container without one */
+	daemonid_read_word("/etc/machine-id", mid, sizeof(mid));
 	if (sql_prepare(st, "INSERT INTO " SCHEMA_T_HOST " (id, hostname, "
 	    "machine_id, created_ns) VALUES (1, ?1, ?2, ?3)", &s) == -1)
 		return -1;

@@ -264,36 +264,19 @@ steps_make_row(struct report *r, const char *step, int d, const struct cell *c,
 
 /* ---- writers ---- */
 
-/* A csv field, quoted when it holds a comma, a quote or a line break. */
-static void
-csv_field(FILE *fp, const char *s)
-{
-	if (strpbrk(s, ",\"\r\n") == NULL) {
-		fputs(s, fp);
-		return;
-	}
-	putc('"', fp);
-	for (; *s != '\0'; s++) {
-		if (*s == '"')
-			putc('"', fp);
-		putc(*s, fp);
-	}
-	putc('"', fp);
-}
-
 static void
 csv_row(const struct steps_request *rq, const struct row *w)
 {
 	FILE *fp = rq->out;
 
 	if (rq->tagged) {
-		csv_field(fp, rq->host);
+		fmt_csv_cell(fp, rq->host);
 		putc(',', fp);
 		if (rq->t->info.has_rank)
 			fprintf(fp, "%" PRId64, rq->t->info.rank);
 		putc(',', fp);
 	}
-	csv_field(fp, w->step);
+	fmt_csv_cell(fp, w->step);
 	for (int i = C_STEP + 1; i < C_N; i++) {
 		putc(',', fp);
 		fputs(w->c[i], fp);
