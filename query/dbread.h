@@ -151,6 +151,8 @@ void db_window_filter_name(struct db_window_filter *f, const char *name);
 int db_windows(sqlite3 *db, const struct db_window_filter *f,
     struct db_window **out, size_t *n);
 void db_windows_free(struct db_window *w, size_t n);
+/* Free the strings of one window of such an array, leaving it empty. */
+void db_window_clear(struct db_window *w);
 
 /*
  * The same, printing nothing: 0; -1 when the select cannot be prepared

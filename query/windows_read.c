@@ -137,15 +137,21 @@ db_windows(sqlite3 *db, const struct db_window_filter *f,
 }
 
 void
+db_window_clear(struct db_window *w)
+{
+	free(w->tag);
+	free(w->meta);
+	free(w->end_note);
+	w->tag = w->meta = w->end_note = NULL;
+}
+
+void
 db_windows_free(struct db_window *w, size_t n)
 {
 	if (w == NULL)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		free(w[i].tag);
-		free(w[i].meta);
-		free(w[i].end_note);
-	}
+	for (size_t i = 0; i < n; i++)
+		db_window_clear(&w[i]);
 	free(w);
 }
 

@@ -112,10 +112,8 @@ pick_windows(struct source *src, const char *path, const struct options *o,
 			    "windows; exporting the newest (id %" PRId64 "); "
 			    "use --all for all\n", in, o->window, *n,
 			    (*ws)[0].id);
-		for (size_t i = 1; i < *n; i++) {
-			free((*ws)[i].tag);
-			free((*ws)[i].meta);
-		}
+		for (size_t i = 1; i < *n; i++)
+			db_window_clear(&(*ws)[i]);
 		*n = 1;
 	}
 	/* newest first, so that [0] was the newest; now oldest first */
