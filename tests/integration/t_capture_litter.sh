@@ -9,8 +9,9 @@
 # once the capture that left it is gone: the trace the job still wrote for
 # an interrupted capture, and what SIGKILL left while tracing (an empty
 # DIR.tmp-XXXXXX) and while the report was written (.report.tmp-XXXXXX
-# inside the output).  Each interruption waits for the file that shows
-# the capture is at that point (signal_at.py), never for a time.
+# inside the output).  Each interruption waits for what shows the capture
+# is at that point, never for a time: while tracing, the job's log saying
+# it began the trace; later, the file the capture writes (signal_at.py).
 source "$(dirname "$0")/lib.sh"
 
 STANDIN=$ROOT/tests/tools/kineto_standin.py
@@ -43,9 +44,23 @@ status() { rc=0; wait "$CPID" || rc=$?; }
 trace_for() { ls "$T"/traces/spyremon-capture-"$1"-*_"$P".pt.trace.json 2>/dev/null; }
 # hidden DIR: the entries of DIR whose names begin with '.'
 hidden() { ls -A "$1" | grep '^\.' || true; }
-# took NAME: the job took capture NAME's request (so it is tracing)
+# took NAME: capture NAME sent the job its request.  That is not yet a
+# trace: a reply that comes after the job's poll stopped reading waits for
+# its next poll, and a request its profiler looks at after the planned
+# start is dropped (the capture then asks again, if it is still running).
 took() { wait_for 60 grep -q "process $P took the request" "$T/$1.err" ||
 	fail "$1: the job never took the request: $(cat "$T/$1.err")"; }
+# tracing NAME: the job began the trace capture NAME ($CPID) asked for, as
+# its log shows (the warm-up begun after the request naming that capture's
+# file), so that it writes that trace whatever becomes of the capture
+tracing() {
+	took "$1"
+	wait_for 60 awk -v file="spyremon-capture-$CPID-" '
+		/ACTIVITIES_LOG_FILE=/ { mine = index($0, file) > 0 }
+		mine && /Tracing starting in/ { begun = 1 }
+		END { exit !begun }' "$T/job.log" ||
+		fail "$1: the job never began the trace: $(cat "$T/$1.err")"
+}
 # at SIGNAL GLOB NAME ARGS...: a capture NAME sent SIGNAL once GLOB
 # appears; tried again (a new capture) if it ended before, three times
 at() {
@@ -65,7 +80,7 @@ at() {
 # SIGINT while tracing: no output, no temporary directory; the job still
 # writes the trace it took the request for, which the next capture removes
 cap int_tracing --duration 3s
-took int_tracing
+tracing int_tracing
 kill -INT "$CPID"
 status
 cat "$T/int_tracing.err"
@@ -79,7 +94,7 @@ wait_for 30 trace_for "$INT_PID" || fail "the job did not write the interrupted 
 
 # SIGKILL while tracing: an empty DIR.tmp-XXXXXX, and the job's trace
 cap kill_tracing --duration 3s
-took kill_tracing
+tracing kill_tracing
 kill -KILL "$CPID"
 status
 KILL_PID=$CPID
