@@ -75,9 +75,11 @@ help(void)
 	    "  %d  bad command line\n"
 	    "  %d  the database cannot be opened, created or migrated\n"
 	    "  %d  signals, timers or the event loop failed\n"
-	    "  %d  the control socket cannot be set up\n",
+	    "  %d  the control socket cannot be set up\n"
+	    "  %d  the database's log is damaged and was not opened (refused\n"
+	    "     by on_damaged_database, or no copy could be kept aside)\n",
 	    CONFIG_DEFAULT_PATH, EXIT_OK, EXIT_CONFIG, EXIT_USAGE,
-	    EXIT_DATABASE, EXIT_EVENTLOOP, EXIT_SOCKET);
+	    EXIT_DATABASE, EXIT_EVENTLOOP, EXIT_SOCKET, EXIT_DAMAGED);
 	exit(EXIT_OK);
 }
 

@@ -24,6 +24,11 @@ echo "spyremond and spyremon: --help and --version"
 ok_stdout "$DAEMON" --help
 grep -q -- "--check-config" "$T/out" || fail "spyremond --help: no --check-config"
 grep -q "^exit status:" "$T/out" || fail "spyremond --help: no exit statuses"
+# every exit status the daemon defines (daemon/spyremond.h) is in its help
+for code in $(sed -n 's/^#define EXIT_[A-Z_]*[[:space:]]*\([0-9][0-9]*\).*/\1/p' \
+    "$ROOT/daemon/spyremond.h"); do
+	grep -q "^  $code  " "$T/out" || fail "spyremond --help: no exit status $code"
+done
 ok_stdout "$DAEMON" -h
 ok_stdout "$DAEMON" --version
 grep -q "^spyremond [0-9]" "$T/out" || fail "spyremond --version: $(cat "$T/out")"
