@@ -34,6 +34,7 @@ ctl() {
 
 kills=()
 prev=0
+SCALE=$(time_scale)
 for i in $(seq 1 12); do
 	start_daemon
 	wait_for 20 daemon_answers || fail "run $i: the control socket does not answer"
@@ -51,7 +52,11 @@ for i in $(seq 1 12); do
 		ctl '{"v":1,"cmd":"end","tag":"ring"}'
 		END=$(printf '%s' "$REPLY" | python3 -c 'import json,sys; print(json.load(sys.stdin)["end_ns"])')
 	fi
-	sleep 0.$((RANDOM % 5 + 4))
+	# 0.4 to 0.8 s of a run, longer as the bounds stretch (time_scale):
+	# sigkill_ring.py looks inside each window from 200 ms x scale after
+	# its begin to as long before its end, and windows end at a kill now
+	d=$(( (RANDOM % 5 + 4) * SCALE ))
+	sleep "$((d / 10)).$((d % 10))"
 	sigkill_daemon "$i"
 	kill_ns=$KILL_NS
 	[ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = ok ] ||
