@@ -37,6 +37,16 @@ for page in "$ROOT"/man/*.[158]; do
 		failed=1
 	fi
 
+	# as a reader sees it: man(1) and groff at 80 columns, no warning
+	if command -v man >/dev/null; then
+		messages=$(MANWIDTH=80 man -l "$page" 2>&1 >/dev/null || true)
+		if [ -n "$messages" ]; then
+			echo "$messages"
+			echo "FAIL: $name: man -l at 80 columns warns"
+			failed=1
+		fi
+	fi
+
 	if ! grep -Eq '^\.Sh (EXIT STATUS|ERRORS)$' "$page"; then
 		echo "FAIL: $name: no EXIT STATUS or ERRORS section"
 		failed=1
