@@ -81,14 +81,10 @@ if len(rows) < 30:
 # counted and bounded (more loosely by time_scale), not failed.  A read
 # that straddles a header's change (stored under the new sequence number)
 # is not excused: that is the retry's job.
-# The arrival is stamped after the read, so on a loaded machine it may
-# fall after the tear was mended; no later bound is needed, as once the
-# next update is whole its header names the next sequence number, and a
-# row read then is stored under that one, not under N.
 def late_into_tear(key, arr):
     nxt = following.get(key)
     return nxt is not None and nxt[1] == 1 and arr is not None and \
-        nxt[0] * 1000000 <= arr
+        nxt[0] * 1000000 <= arr <= nxt[2]
 late = 0
 devices = set()
 for ts, dev, seq, arr, pwr in rows:
