@@ -6,9 +6,8 @@ wait step, one warmup step and N active steps, each iteration wrapped in
 record_function("iteration_<i>"), the Chrome trace written when the
 profiler hands it over (on_trace_ready); then one more iteration, which the
 profiler no longer records, as a run goes on past the steps it profiles.
-Each iteration is a few matrix products sized so that it takes about
---step-seconds on this CPU when nothing else runs (longer when the CPU is
-busy).
+Each iteration repeats a few matrix products until --step-seconds have
+passed (by the monotonic clock), however fast or busy the CPU is.
 
 The window brackets the profiled steps and ends after the last iteration,
 when the profiler has stopped: that iteration keeps it open past the last
@@ -63,29 +62,18 @@ def layer(x, w1, w2):
     return torch.relu(x @ w1) @ w2
 
 
-def calibrate(x, w1, w2, seconds):
-    """How many layer() calls take about seconds on this CPU when it is free.
-
-    The fastest of three timings counts: a timing that other work on the
-    CPU slowed down would give too few calls, and the iterations would
-    then end early once the CPU is free (twice as early was seen).
-    """
-    layer(x, w1, w2)
-    n, t = 1, 0.0
+def iterate(x, w1, w2, seconds):
+    """layer() again and again until seconds have passed on the monotonic
+    clock: an iteration lasts --step-seconds (plus one call) whatever the
+    CPU's speed or load.  A call count calibrated up front was not enough:
+    on a machine whose speed changed after the calibration the iterations
+    ended in 0.17 s instead of 0.3 s, and the trace then spanned fewer
+    samples than the run was meant to."""
+    deadline = time.monotonic() + seconds
     while True:
-        t0 = time.perf_counter()
-        for _ in range(n):
-            layer(x, w1, w2)
-        t = time.perf_counter() - t0
-        if t >= 0.05 or n >= 1 << 16:
-            break
-        n *= 2
-    for _ in range(2):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            layer(x, w1, w2)
-        t = min(t, time.perf_counter() - t0)
-    return max(1, round(seconds * n / t))
+        layer(x, w1, w2)
+        if time.monotonic() >= deadline:
+            return
 
 
 def recording(prof):
@@ -106,7 +94,6 @@ def main():
     x = torch.randn(SIZE, SIZE)
     w1 = torch.randn(SIZE, SIZE) / SIZE ** 0.5
     w2 = torch.randn(SIZE, SIZE) / SIZE ** 0.5
-    reps = calibrate(x, w1, w2, a.step_seconds)
     absolute = kineto()
     # gathered now: the begin is then one request, not a git subprocess
     meta = spyremon.collect()
@@ -131,8 +118,7 @@ def main():
                      on_trace_ready=trace_ready) as prof:
             for i in range(total):
                 with record_function("iteration_%d" % i):
-                    for _ in range(reps):
-                        layer(x, w1, w2)
+                    iterate(x, w1, w2, a.step_seconds)
                 prof.step()
                 if t0 is None and recording(prof):
                     if wid is None:
