@@ -101,6 +101,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/report/winsum.c client/report/summarycmd.c \
 	client/report/stats.c client/report/runsteps.c client/report/compare.c \
 	client/report/report.c client/report/report_md.c client/report/plot.c \
+	client/report/runmeta.c client/sha256.c \
 	client/capture/capture.c client/capture/caploop.c \
 	client/capture/capserve.c client/capture/capout.c \
 	client/capture/capwin.c client/capture/capterm.c client/capture/kipc.c \
@@ -117,7 +118,7 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_format test_trace test_import test_merge test_energy \
 	test_rowring test_stats test_expo test_metricfile test_direct \
 	test_hosts test_bestsrc test_sync test_writer test_capture \
-	test_daemonid test_walcheck
+	test_daemonid test_walcheck test_runmeta
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 

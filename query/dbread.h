@@ -163,6 +163,15 @@ void db_window_clear(struct db_window *w);
 int db_windows_read(sqlite3 *db, const struct db_window_filter *f,
     struct db_window **out, size_t *n);
 
+/*
+ * The newest ended window begun before before_ns whose metadata says
+ * workload is workload and baseline is "1", "true" or "yes" (a run
+ * recorded as its workload's baseline): 0 with its id in *id, or 0 if
+ * there is none (ids start at 1); else db_error's code.
+ */
+int db_window_baseline(sqlite3 *db, const char *workload, int64_t before_ns,
+    int64_t *id);
+
 /* What schema version 4 added to a window (spyremon-schema(5)). */
 struct db_window_facts {
 	bool recorded;		/* false before schema 4: the rest is zero */

@@ -126,6 +126,31 @@ db_windows_read(sqlite3 *db, const struct db_window_filter *f,
 }
 
 int
+db_window_baseline(sqlite3 *db, const char *workload, int64_t before_ns,
+    int64_t *id)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT id FROM " SCHEMA_T_WINDOWS " WHERE "
+	    "begin_ns < ?1 AND end_ns IS NOT NULL AND json_valid(meta) AND "
+	    "json_extract(meta, '$.workload') = ?2 AND "
+	    "lower(json_extract(meta, '$.baseline')) IN ('1', 'true', 'yes') "
+	    "ORDER BY begin_ns DESC, id DESC LIMIT 1", -1, &s, NULL) !=
+	    SQLITE_OK)
+		return db_error(db, "the windows");
+	sqlite3_bind_int64(s, 1, before_ns);
+	sqlite3_bind_text(s, 2, workload, -1, SQLITE_STATIC);
+	*id = 0;
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*id = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 :
+	    db_error(db, "the windows");
+}
+
+int
 db_windows(sqlite3 *db, const struct db_window_filter *f,
     struct db_window **out, size_t *n)
 {

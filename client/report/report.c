@@ -19,6 +19,7 @@
  * exist, or be an empty directory.
  */
 #include <err.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -47,7 +48,7 @@
 
 enum {
 	OPT_WINDOW = CLIENT_OPT_FIRST_FREE, OPT_TRACE, OPT_ALIGN, OPT_BASELINE,
-	OPT_OUTPUT, OPT_PARTIAL,
+	OPT_OUTPUT, OPT_PARTIAL, OPT_EXPECT,
 };
 
 /* The rows of report.md's step table; steps.csv has them all. */
@@ -522,9 +523,108 @@ write_plots(struct report *r)
 	return chart(r, "bandwidth", title, bk, bt, bu, 4);
 }
 
+/*
+ * What the run recorded of itself (runmeta.h), and its trace when no
+ * --trace was given: the recorded one, placed at the window's begin if it
+ * has no absolute time (*align then names the window, in idbuf).  A
+ * recorded trace that cannot be read is said in the report, not fatal.
+ */
+static int
+load_run(struct report *r, const char *expect, const char **align,
+    char *idbuf, size_t idlen)
+{
+	char err[256];
+
+	if (runmeta_load(&r->ws, expect, &r->run, err, sizeof(err)) == -1) {
+		warnx("%s", err);
+		return expect != NULL ? CLIENT_EXIT_USAGE : CLIENT_EXIT_FAILED;
+	}
+	if (r->traces.n > 0 || r->run.trace[0] == '\0')
+		return CLIENT_EXIT_OK;
+	if (access(r->run.trace, R_OK) == -1) {
+		snprintf(r->trace_why, sizeof(r->trace_why), "the trace the "
+		    "window names, %s, cannot be read: %s", r->run.trace,
+		    strerror(errno));
+		return CLIENT_EXIT_OK;
+	}
+	if (trace_list_add(&r->traces, "the window's trace", r->run.trace,
+	    TRACELIST_MAX, stderr) != CLIENT_EXIT_OK)
+		return CLIENT_EXIT_FAILED;
+	if (r->run.trace_align_window) {
+		snprintf(idbuf, idlen, "%" PRId64, r->ws.w.id);
+		*align = idbuf;
+	}
+	return CLIENT_EXIT_OK;
+}
+
+/*
+ * With no --baseline: the newest earlier window recorded as the baseline
+ * of this window's workload (metadata baseline=true), if any; *baseline
+ * then names it, in buf, and r->base_found says so.
+ */
+static int
+find_baseline(struct report *r, char *buf, size_t len, const char **baseline)
+{
+	char workload[PROTO_META_VALUE_MAX + 1];
+	int64_t id;
+	int rc;
+
+	if (winsum_meta(&r->ws, "workload", workload, sizeof(workload)) == NULL)
+		return CLIENT_EXIT_OK;
+	if ((rc = db_window_baseline(r->db, workload, r->ws.w.begin_ns, &id)) !=
+	    0)
+		return rc;
+	if (id == 0)
+		return CLIENT_EXIT_OK;
+	snprintf(buf, len, "%" PRId64, id);
+	*baseline = buf;
+	r->base_found = true;
+	return CLIENT_EXIT_OK;
+}
+
+/* name in r->tmp, holding f's text, if it was read. */
+static int
+write_run_copy(const struct report *r, const struct runfile *f,
+    const char *name)
+{
+	char path[PATH_MAX + 32];
+	FILE *fp;
+	int rc = CLIENT_EXIT_OK;
+
+	if (f->text == NULL)
+		return CLIENT_EXIT_OK;
+	snprintf(path, sizeof(path), "%s/%s", r->tmp, name);
+	if ((fp = fopen(path, "w")) == NULL) {
+		warn("%s", path);
+		return CLIENT_EXIT_FAILED;
+	}
+	if (fwrite(f->text, 1, f->len, fp) != f->len || fflush(fp) == EOF) {
+		warn("%s", path);
+		rc = CLIENT_EXIT_FAILED;
+	}
+	if (fclose(fp) == EOF && rc == CLIENT_EXIT_OK) {
+		warn("%s", path);
+		rc = CLIENT_EXIT_FAILED;
+	}
+	return rc;
+}
+
+/* The reproducer (if it is the one recorded) and the profiler's table. */
+static int
+write_run_copies(struct report *r)
+{
+	int rc = CLIENT_EXIT_OK;
+
+	if (runmeta_reproducer_ok(&r->run))
+		rc = write_run_copy(r, &r->run.reproducer, "reproducer.py");
+	if (rc == CLIENT_EXIT_OK)
+		rc = write_run_copy(r, &r->run.table, "key_averages.txt");
+	return rc;
+}
+
 struct report_opts {
 	struct report r;
-	const char *window, *align, *baseline;
+	const char *window, *align, *baseline, *expect;
 	bool partial;
 };
 
@@ -552,6 +652,9 @@ report_option(void *opts, int ch, char *arg)
 	case OPT_PARTIAL:
 		o->partial = true;
 		break;
+	case OPT_EXPECT:
+		o->expect = arg;
+		break;
 	}
 	return CLIENT_EXIT_OK;
 }
@@ -572,7 +675,7 @@ report_run(struct client *cl, void *opts, int argc, char *argv[])
 	const char *window = o->window, *align = o->align;
 	const char *baseline = o->baseline, *path;
 	int64_t lookback;
-	char idbuf[32];
+	char idbuf[32], alignbuf[32], basebuf[32];
 	int rc;
 
 	(void)argc;
@@ -601,12 +704,18 @@ report_run(struct client *cl, void *opts, int argc, char *argv[])
 	if ((rc = winsum_load(r->db, &from, window, lookback, &r->ws)) !=
 	    CLIENT_EXIT_OK)
 		goto done;
+	if ((rc = load_run(r, o->expect, &align, alignbuf, sizeof(alignbuf))) !=
+	    CLIENT_EXIT_OK)
+		goto done;
 	if (r->traces.n > 0) {
 		if ((rc = runsteps_load(r->db, &r->traces, align, &r->rs)) !=
 		    CLIENT_EXIT_OK)
 			goto done;
 		r->has_trace = true;
 	}
+	if (baseline == NULL && (rc = find_baseline(r, basebuf,
+	    sizeof(basebuf), &baseline)) != CLIENT_EXIT_OK)
+		goto done;
 	if (baseline != NULL) {
 		snprintf(idbuf, sizeof(idbuf), "%" PRId64, r->ws.w.id);
 		if ((rc = compare_load(r->db, &from, baseline, idbuf, NULL, NULL,
@@ -632,6 +741,7 @@ report_run(struct client *cl, void *opts, int argc, char *argv[])
 			goto done;
 	}
 	if ((r->has_trace && (rc = write_steps(r)) != CLIENT_EXIT_OK) ||
+	    (rc = write_run_copies(r)) != CLIENT_EXIT_OK ||
 	    (rc = write_plots(r)) != CLIENT_EXIT_OK ||
 	    (rc = aiusmi_wait(&job)) != CLIENT_EXIT_OK ||
 	    (rc = report_write_md(r)) != CLIENT_EXIT_OK)
@@ -653,6 +763,7 @@ done:
 	if (r->has_base)
 		compare_free(&r->cmp);
 	runsteps_free(&r->rs);
+	runmeta_free(&r->run);
 	winsum_free(&r->ws);
 	db_close(r->db);
 	return client_exit(cl, rc);
@@ -665,6 +776,7 @@ static const struct option report_longopts[] = {
 	{ "baseline", required_argument, NULL, OPT_BASELINE },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "partial", no_argument, NULL, OPT_PARTIAL },
+	{ "expect", required_argument, NULL, OPT_EXPECT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -673,7 +785,7 @@ const struct cmd_spec report_cmd = {
 	.usage =
 	    "usage: spyremon report --window TAG|ID [--trace FILE|DIR ...\n"
 	    "                       [--align-window TAG|ID]] [--baseline TAG|ID]\n"
-	    "                       --output DIR [--partial]\n"
+	    "                       [--expect EXPR] --output DIR [--partial]\n"
 	    "\n"
 	    "Writes DIR (new, or empty): report.md with the torch-spyre methodology\n"
 	    "checklist filled in, aiusmi.csv, steps.csv (with a trace), and plots of\n"
@@ -684,6 +796,8 @@ const struct cmd_spec report_cmd = {
 	    "                             log DIR: its ranks\n"
 	    "      --align-window TAG|ID  place the trace at this window's begin\n"
 	    "      --baseline TAG|ID      compare with this window\n"
+	    "      --expect EXPR          what was expected, e.g. 'step_ms<=120'\n"
+	    "                             (step_ms, step_j, energy_j)\n"
 	    "      --output DIR           where to write\n",
 	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DATABASE) | CMD_EXIT(CLIENT_EXIT_INCOMPLETE),
 	.longopts = report_longopts,

@@ -15,6 +15,7 @@
 #include "client.h"
 #include "compare.h"
 #include "db.h"
+#include "runmeta.h"
 #include "runsteps.h"
 #include "tracelist.h"
 #include "winsum.h"
@@ -51,6 +52,7 @@ struct report {
 	struct trace_list traces;	/* --trace, directories expanded */
 	struct runsteps rs;		/* one trace or the ranks' of the run */
 	bool	 has_base;
+	bool	 base_found;		/* not given: its workload's baseline */
 	struct cmp cmp;
 	struct db_catalog cat;
 	struct series ser;
@@ -59,6 +61,8 @@ struct report {
 	int64_t	 aiusmi_file_rows;	/* of those, read from metric files */
 	char	 plots[3][16];
 	size_t	 nplots;
+	struct runmeta run;		/* what the run recorded of itself */
+	char	 trace_why[PATH_MAX + 128];	/* why the recorded trace is not used */
 };
 
 /* Write r->tmp/report.md.  CLIENT_EXIT_OK, or another after saying why. */

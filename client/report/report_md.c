@@ -100,6 +100,194 @@ md_iterations(FILE *fp, const struct report *r)
 	fprintf(fp, ".\n");
 }
 
+/* A fence longer than any run of backquotes in text, for a code block. */
+static void
+md_fence(const char *text, char *fence, size_t len)
+{
+	size_t run = 0, longest = 0, n;
+
+	for (const char *p = text; *p != '\0'; p++) {
+		run = *p == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	n = longest < 3 ? 3 : longest + 1;
+	if (n >= len)
+		n = len - 1;
+	memset(fence, '`', n);
+	fence[n] = '\0';
+}
+
+/* text in a fenced code block of language lang, ending in a newline. */
+static void
+md_code(FILE *fp, const char *lang, const char *text, size_t len)
+{
+	char fence[64];
+
+	md_fence(text, fence, sizeof(fence));
+	fprintf(fp, "%s%s\n%s%s%s\n\n", fence, lang, text,
+	    len > 0 && text[len - 1] != '\n' ? "\n" : "", fence);
+}
+
+static void
+md_reproducer(FILE *fp, const struct report *r, const char *cmd)
+{
+	const struct runmeta *m = &r->run;
+
+	if (runmeta_reproducer_ok(m))
+		fprintf(fp, "- [x] **Minimal reproducer:** `reproducer.py`, "
+		    "below: the script of the run as it was (`%s`, sha256 "
+		    "`%s`)", m->reproducer.path, m->sha_file);
+	else if (m->reproducer.text != NULL && m->sha_recorded[0] != '\0')
+		fprintf(fp, "- [ ] **Minimal reproducer:** " BLANK " `%s` is "
+		    "no longer the script of the run (sha256 `%s`, recorded "
+		    "`%s`)", m->reproducer.path, m->sha_file, m->sha_recorded);
+	else if (m->reproducer.path[0] != '\0')
+		fprintf(fp, "- [ ] **Minimal reproducer:** " BLANK " %s",
+		    m->reproducer.text == NULL ? m->reproducer.why :
+		    "no sha256 was recorded with it");
+	else
+		fprintf(fp, "- [ ] **Minimal reproducer:** " BLANK " the "
+		    "smallest script that shows it (`spyremon.profile()` "
+		    "records it)");
+	if (cmd != NULL)
+		fprintf(fp, "; the profiled run was `%s`", cmd);
+	fprintf(fp, ".\n");
+}
+
+/*
+ * What was seen of metric m: the mean over the (first) trace's active
+ * steps for the step figures, the window's energy of all cards.  false
+ * with why if it is not known.
+ */
+static bool
+md_seen(const struct report *r, enum expect_metric m, double *v,
+    char *how, size_t len)
+{
+	size_t first, n, with = 0;
+	double sum = 0;
+
+	if (m == EXPECT_ENERGY_J) {
+		*v = winsum_energy(&r->ws);
+		snprintf(how, len, "the energy of all cards over the window");
+		return true;
+	}
+	if (!r->has_trace) {
+		snprintf(how, len, "%s needs the trace (`--trace`)",
+		    expect_metric_name(m));
+		return false;
+	}
+	n = runsteps_of(&r->rs, 0, &first);
+	for (size_t k = 0; k < n; k++) {
+		const struct runstep *s = &r->rs.s[first + k];
+
+		if (m == EXPECT_STEP_MS) {
+			sum += (double)s->dur_ns / 1e6;
+			with++;
+		} else if (s->has_energy) {
+			sum += s->energy_j;
+			with++;
+		}
+	}
+	if (with == 0) {
+		snprintf(how, len, "no active step has %s",
+		    m == EXPECT_STEP_MS ? "a duration" : "an energy");
+		return false;
+	}
+	*v = sum / (double)with;
+	snprintf(how, len, "the mean over %zu active steps%s", with,
+	    m == EXPECT_STEP_J ? ", every card's energy summed" : "");
+	return true;
+}
+
+static void
+md_expect_item(FILE *fp, const struct report *r)
+{
+	const struct runmeta *m = &r->run;
+	char how[128];
+	double v;
+
+	if (!m->has_expect) {
+		fprintf(fp, "- [ ] **Expected against seen:** " BLANK " what "
+		    "you expected (`--expect 'step_ms<=120'`, or "
+		    "`spyremon.profile(expect=...)`), and what you saw "
+		    "instead.\n");
+		return;
+	}
+	if (md_seen(r, m->expect.metric, &v, how, sizeof(how)))
+		fprintf(fp, "- [x] **Expected against seen:** expected `%s` "
+		    "(%s); seen %s = %.3f %s (%s): **%s**.\n", m->expect.text,
+		    m->expect_from, expect_metric_name(m->expect.metric), v,
+		    expect_metric_unit(m->expect.metric), how,
+		    expect_met(&m->expect, v) ? "met" : "NOT met");
+	else
+		fprintf(fp, "- [ ] **Expected against seen:** expected `%s` "
+		    "(%s); seen: " BLANK " %s.\n", m->expect.text,
+		    m->expect_from, how);
+}
+
+/* The reproducer, the profiler's table and the expectation, in full. */
+static void
+md_run_sections(FILE *fp, const struct report *r)
+{
+	const struct runmeta *m = &r->run;
+	char how[128];
+	double v;
+
+	fprintf(fp, "\n### Reproducer\n\n");
+	if (runmeta_reproducer_ok(m))
+		md_code(fp, "python", m->reproducer.text, m->reproducer.len);
+	else
+		fprintf(fp, "```python\n# TO FILL IN\n```\n\n");
+	fprintf(fp, "### prof.key_averages().table(...)\n\n");
+	if (m->table.text != NULL)
+		md_code(fp, "", m->table.text, m->table.len);
+	else
+		fprintf(fp, "```\nTO FILL IN\n```\n\n");
+	fprintf(fp, "### Expected against seen\n\n");
+	if (!m->has_expect) {
+		fprintf(fp, "- Expected: **TO FILL IN**\n- Seen: **TO FILL "
+		    "IN**\n\n");
+		return;
+	}
+	fprintf(fp, "- Expected: `%s` (%s)\n", m->expect.text, m->expect_from);
+	if (md_seen(r, m->expect.metric, &v, how, sizeof(how)))
+		fprintf(fp, "- Seen: %s = %.3f %s, %s: **%s**\n\n",
+		    expect_metric_name(m->expect.metric), v,
+		    expect_metric_unit(m->expect.metric), how,
+		    expect_met(&m->expect, v) ? "met" : "NOT met");
+	else
+		fprintf(fp, "- Seen: **TO FILL IN** (%s)\n\n", how);
+}
+
+/* The previous metric: the baseline's, or what to pass for one. */
+static void
+md_previous(FILE *fp, const struct report *r)
+{
+	char workload[PROTO_META_VALUE_MAX + 1];
+	bool has_workload = meta(r, "workload", workload,
+	    sizeof(workload)) != NULL;
+
+	if (r->has_base) {
+		fprintf(fp, "- [x] **Previous metric:** window %" PRId64 " "
+		    "'%s'%s%s%s, see *Against the baseline* below.\n",
+		    r->cmp.base.w.id, r->cmp.base.w.tag, r->base_found ?
+		    ", the newest recorded as the baseline of workload `" :
+		    " (`--baseline`)", r->base_found ? workload : "",
+		    r->base_found ? "`" : "");
+		return;
+	}
+	fprintf(fp, "- [ ] **Previous metric (for a regression):** none: no "
+	    "`--baseline` was given");
+	if (has_workload)
+		fprintf(fp, ", and no earlier window is recorded as the "
+		    "baseline of workload `%s` (`spyremon.profile(..., "
+		    "baseline=True)`, or `--meta baseline=true` with `--meta "
+		    "workload=%s` on `mark begin`)", workload, workload);
+	fprintf(fp, "; pass `--baseline TAG|ID` to compare with an earlier "
+	    "window.\n");
+}
+
 static void
 md_checklist(FILE *fp, const struct report *r)
 {
@@ -112,12 +300,8 @@ md_checklist(FILE *fp, const struct report *r)
 
 	fprintf(fp, "## Methodology checklist\n\n"
 	    "The items torch-spyre's performance methodology asks of a report. "
-	    "Items marked " BLANK " need you.\n\n");
-	fprintf(fp, "- [ ] **Minimal reproducer:** " BLANK " the smallest "
-	    "script that shows it");
-	if (cmd != NULL)
-		fprintf(fp, " (the profiled run was `%s`)", cmd);
-	fprintf(fp, ".\n");
+	    "Items left unchecked need you.\n\n");
+	md_reproducer(fp, r, cmd);
 	if (r->has_trace)
 		md_iterations(fp, r);
 	else
@@ -126,8 +310,14 @@ md_checklist(FILE *fp, const struct report *r)
 		    "steps).\n");
 	item_meta(fp, r, "PyTorch version", k_torch, "give it with `--meta "
 	    "torch=...` or use the Python helper, which records it");
-	item_meta(fp, r, "torch-spyre version and commit SHA", k_spyre,
-	    "give it with `--meta torch_spyre_sha=...`");
+	if (meta(r, "torch_spyre", buf, sizeof(buf)) != NULL &&
+	    strcmp(buf, "none") == 0)
+		fprintf(fp, "- [x] **torch-spyre version and commit SHA:** none: "
+		    "torch-spyre was not installed in the profiled run's "
+		    "Python (`torch_spyre` = `none`)\n");
+	else
+		item_meta(fp, r, "torch-spyre version and commit SHA", k_spyre,
+		    "give it with `--meta torch_spyre_sha=...`");
 	item_meta(fp, r, "Workload commit", k_code, "give it with `--meta "
 	    "commit=...`");
 	if (r->aiusmi_rows > 0) {
@@ -164,26 +354,28 @@ md_checklist(FILE *fp, const struct report *r)
 		}
 		fprintf(fp, "; `steps.csv` has the power and energy of each "
 		    "step of each.\n");
-	} else
+	} else if (r->trace_why[0] != '\0')
+		fprintf(fp, "- [ ] **spyre_trace.json:** " BLANK " %s; attach "
+		    "the profiler's trace (and give it to `--trace`).\n",
+		    r->trace_why);
+	else
 		fprintf(fp, "- [ ] **spyre_trace.json:** " BLANK " attach the "
 		    "profiler's trace (and give it to `--trace`).\n");
-	fprintf(fp, "- [ ] **`prof.key_averages().table(...)` summary:** "
-	    BLANK " paste it below.\n");
-	fprintf(fp, "- [ ] **Expected against seen:** " BLANK " what you "
-	    "expected, and what you saw instead.\n");
-	if (r->has_base)
-		fprintf(fp, "- [x] **Previous metric:** window %" PRId64
-		    " '%s', see *Against the baseline* below.\n",
-		    r->cmp.base.w.id, r->cmp.base.w.tag);
+	if (r->run.table.text != NULL)
+		fprintf(fp, "- [x] **`prof.key_averages().table(...)` "
+		    "summary:** below, and in `key_averages.txt` (`%s`).\n",
+		    r->run.table.path);
+	else if (r->run.table.path[0] != '\0')
+		fprintf(fp, "- [ ] **`prof.key_averages().table(...)` "
+		    "summary:** " BLANK " %s; paste it below.\n",
+		    r->run.table.why);
 	else
-		fprintf(fp, "- [ ] **Previous metric (for a regression):** "
-		    BLANK " its value, and the build date or commit SHA and "
-		    "workload it was measured on (`--baseline TAG` fills this "
-		    "from an earlier window).\n");
-	fprintf(fp, "\n### Reproducer\n\n```python\n# " "TO FILL IN\n```\n\n"
-	    "### prof.key_averages().table(...)\n\n```\nTO FILL IN\n```\n\n"
-	    "### Expected against seen\n\n- Expected: **TO FILL IN**\n"
-	    "- Seen: **TO FILL IN**\n\n");
+		fprintf(fp, "- [ ] **`prof.key_averages().table(...)` "
+		    "summary:** " BLANK " paste it below (`spyremon.profile()` "
+		    "records it).\n");
+	md_expect_item(fp, r);
+	md_previous(fp, r);
+	md_run_sections(fp, r);
 }
 
 /*

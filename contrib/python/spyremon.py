@@ -55,21 +55,38 @@ window at that moment (until_exit=False turns this off)::
 
     spyremon.begin("run", record=("torch", "host"), until_exit=False)
 
+A whole profiled run, as torch-spyre's performance methodology asks for
+it: the profiler's schedule (wait=1, warmup=2, active=5 by default),
+record_function per iteration, the window over the active steps, and
+what a report needs recorded with it (the script, the profiler's table,
+the trace, the expectation)::
+
+    with spyremon.profile("llama-bs4", expect="step_ms<=120") as p:
+        for _ in range(p.steps):
+            with p.step():
+                run_one_iteration()
+
+Then ``spyremon report --window llama-bs4 --output report`` fills the
+checklist from what was recorded.
+
 Errors raise SpyremonError, whose ``code`` is the daemon's error code (for
 example ``"not_open"`` or ``"tag_open"``, see spyremond(8)) or, when the
 daemon cannot be reached, ``"unreachable"``; ``message`` says what happened.
 """
 
 import contextlib
+import hashlib
 import json
 import os
 import re
+import shutil
 import socket as _socket
 import subprocess
 import sys
 
 __all__ = ["SpyremonError", "begin", "end", "sync", "status", "window",
-           "on_trace_ready", "request", "collect", "DEFAULT_SOCKET", "RECORD"]
+           "on_trace_ready", "profile", "request", "collect",
+           "DEFAULT_SOCKET", "RECORD"]
 
 DEFAULT_SOCKET = "/run/spyremond/control.sock"
 PROTO_VERSION = 1
@@ -372,3 +389,165 @@ def on_trace_ready(handler=None, id=None, tag=None, socket=None):
         end_once()
 
     return ready
+
+
+class profile:
+    """A torch.profiler run whose active steps are a spyremon window.
+
+    profile(tag, out=None, wait=1, warmup=2, active=5, expect=None,
+            meta=None, socket=None, script=None, sort_by=...,
+            row_limit=20, record=RECORD, baseline=False, **profiler_kw)
+
+    A context manager.  Inside it, run p.steps iterations, each inside
+    ``with p.step():``, which wraps it in record_function("iteration_<i>")
+    and advances the profiler's schedule (wait, warmup, active, repeat=1:
+    the methodology page's by default).  The window opens as the first
+    active step starts and ends once the profiler has written the trace,
+    just after the last active step.
+
+    Everything goes into the directory out (default
+    ``spyremon-profile-<tag>``, made if missing): ``trace.json``, the
+    Chrome trace; ``reproducer.py``, a copy of the script (script, else
+    sys.argv[0]); ``key_averages.txt``, the text of
+    ``prof.key_averages().table(sort_by=sort_by, row_limit=row_limit)``.
+    The window records, besides collect(record): workload (the tag unless
+    meta says otherwise), iterations, schedule, script, reproducer and
+    reproducer_sha256, key_averages, trace (and trace_align=window when
+    this torch's trace has no absolute time), and expect, a statement such
+    as "step_ms<=120" (step_ms, step_j, energy_j) that the report checks,
+    and baseline=true with baseline=True: the run later reports of the
+    same workload compare with when no --baseline is given.  torch_spyre
+    is "none" when torch-spyre is not installed.
+    The activities are the CPU's and, where this torch has it,
+    PrivateUse1's (the Spyre device's); profiler_kw go to
+    torch.profiler.profile.
+    """
+
+    def __init__(self, tag, out=None, wait=1, warmup=2, active=5,
+                 expect=None, meta=None, socket=None, script=None,
+                 sort_by="self_cpu_time_total", row_limit=20, record=RECORD,
+                 baseline=False, **profiler_kw):
+        if min(wait, warmup) < 0 or active < 1:
+            raise ValueError("profile: wait and warmup >= 0, active >= 1")
+        if expect is not None and not re.fullmatch(
+                r"\s*(step_ms|step_j|energy_j)\s*(<=|<|>=|>)\s*"
+                r"[-+0-9.eE]+\s*", str(expect)):
+            raise ValueError("profile: expect %r is not 'METRIC OP NUMBER' "
+                             "(step_ms, step_j, energy_j; <=, <, >=, >)"
+                             % (expect,))
+        self.tag = tag
+        self.out = os.path.abspath(out or "spyremon-profile-%s" % tag)
+        self.wait, self.warmup, self.active = wait, warmup, active
+        self.steps = wait + warmup + active
+        self.expect = expect
+        self.baseline = baseline
+        self.socket = socket
+        self.script = script or (sys.argv[0] if sys.argv else None)
+        self.sort_by, self.row_limit = sort_by, row_limit
+        self._meta = dict(meta or {})
+        self._record = record
+        self._kw = profiler_kw
+        self.window = None      # the window's id while it is open
+        self.id = None          # the window's id, once opened
+        self._i = 0
+        self._prof = None
+        self._wmeta = None
+
+    @property
+    def trace(self):
+        return os.path.join(self.out, "trace.json")
+
+    def _prepare(self, torch):
+        """The output directory, the reproducer and the window's metadata."""
+        os.makedirs(self.out, exist_ok=True)
+        m = collect(self._record)
+        if "torch_spyre" in (self._record or ()) and "torch_spyre" not in m:
+            try:
+                import importlib.util
+                found = importlib.util.find_spec("torch_spyre") is not None
+            except (ImportError, ValueError):
+                found = False
+            # said, so that a report need not ask
+            m["torch_spyre"] = "unknown" if found else "none"
+        if self.baseline:
+            m["baseline"] = "true"
+        m.update(workload=self.tag, iterations=str(self.active),
+                 schedule="wait=%d,warmup=%d,active=%d,repeat=1"
+                 % (self.wait, self.warmup, self.active),
+                 trace=self.trace,
+                 key_averages=os.path.join(self.out, "key_averages.txt"))
+        if self.script and os.path.isfile(self.script):
+            copy = os.path.join(self.out, "reproducer.py")
+            shutil.copyfile(self.script, copy)
+            with open(copy, "rb") as f:
+                digest = hashlib.sha256(f.read()).hexdigest()
+            m.update(script=os.path.abspath(self.script), reproducer=copy,
+                     reproducer_sha256=digest)
+        available = getattr(torch.autograd, "kineto_available", None)
+        if not (available and available()):
+            # a bare array: times from the first active step's start
+            m["trace_align"] = "window"
+        if self.expect is not None:
+            m["expect"] = str(self.expect).strip()
+        for k, v in self._meta.items():
+            m[str(k)] = str(v)
+        self._wmeta = {k: _clean(v) for k, v in m.items()}
+
+    def __enter__(self):
+        try:
+            import torch
+            from torch.profiler import ProfilerActivity, schedule
+        except ImportError as e:
+            raise SpyremonError("no_torch", "profile() needs torch: %s" % e) from None
+        self._prepare(torch)
+        acts = [ProfilerActivity.CPU]
+        if getattr(ProfilerActivity, "PrivateUse1", None) is not None:
+            acts.append(ProfilerActivity.PrivateUse1)
+        kw = dict(self._kw)
+        kw.setdefault("activities", acts)
+        self._prof = torch.profiler.profile(
+            schedule=schedule(wait=self.wait, warmup=self.warmup,
+                              active=self.active, repeat=1),
+            on_trace_ready=self._ready, **kw)
+        self._prof.__enter__()
+        return self
+
+    def _ready(self, prof):
+        prof.export_chrome_trace(self.trace)
+        self._end()
+
+    def _end(self):
+        if self.window is not None:
+            wid, self.window = self.window, None
+            end(id=wid, socket=self.socket)
+
+    @contextlib.contextmanager
+    def step(self):
+        """One iteration: record_function("iteration_<i>"), then the
+        profiler's step.  The window opens as the first active one starts."""
+        from torch.profiler import record_function
+        if self._prof is None:
+            raise RuntimeError("profile.step() outside its with-block")
+        if self._i == self.wait + self.warmup and self.window is None:
+            self.window = self.id = begin(self.tag, meta=self._wmeta,
+                                          record=(), socket=self.socket)
+        with record_function("iteration_%d" % self._i):
+            yield self._i
+        self._i += 1
+        self._prof.step()
+
+    def __exit__(self, etype, evalue, tb):
+        try:
+            self._prof.__exit__(etype, evalue, tb)
+        finally:
+            try:
+                self._end()     # a run cut short: the window still ends
+            except SpyremonError:
+                if etype is None:
+                    raise
+        if etype is None:
+            table = self._prof.key_averages().table(
+                sort_by=self.sort_by, row_limit=self.row_limit)
+            with open(os.path.join(self.out, "key_averages.txt"), "w") as f:
+                f.write(table + "\n")
+        return False

@@ -164,3 +164,30 @@ process_gone() {
 log_has() {
 	grep -q -- "$1" "$DLOG"
 }
+
+# torch_python: set PY to a python3 that imports torch, installing Debian's
+# python3-torch (mk/deps.sh) if it is missing and we are root.  Returns 1
+# with SKIP_WHY set when only root could install it; fails the test if
+# the install fails.
+torch_python() {
+	local t0
+	PY=/usr/bin/python3
+	[ -x "$PY" ] || PY=$(command -v python3)
+	SKIP_WHY=
+	"$PY" -c 'import torch' 2>/dev/null && return 0
+	if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+		SKIP_WHY="$PY cannot import torch, and only root can apt-get install python3-torch"
+		return 1
+	fi
+	echo "installing python3-torch for $PY"
+	t0=$(date +%s)
+	sh "$ROOT/mk/deps.sh" --packages python3-torch >"$T/apt.log" 2>&1 || true
+	[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+	if "$PY" -c 'import torch' 2>>"$T/apt.log"; then
+		echo "installed python3-torch in $(($(date +%s) - t0))s"
+		return 0
+	fi
+	echo "--- mk/deps.sh --packages python3-torch (last lines) ---"
+	tail -n 5 "$T/apt.log"
+	fail "$PY cannot import torch, and installing python3-torch failed (see above)"
+}

@@ -17,8 +17,6 @@
 # skips when torch still cannot be imported.
 source "$(dirname "$0")/lib.sh"
 
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=$(command -v python3)
 CHECK="python3 $ROOT/tests/integration/torch_check.py"
 EXPORT_CHECK="python3 $ROOT/tests/integration/export_check.py"
 ITER=4		# active iterations; one wait and one warmup come first
@@ -134,25 +132,7 @@ print(" ".join(e["name"] for e in (d if isinstance(d, list) else d["traceEvents"
 
 # ---- torch, installed if need be ----
 TORCH=yes
-SKIP_WHY=
-if ! "$PY" -c 'import torch' 2>/dev/null; then
-	if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
-		TORCH=
-		SKIP_WHY="$PY cannot import torch, and only root can apt-get install python3-torch"
-	else
-		echo "installing python3-torch for $PY"
-		t0=$(date +%s)
-		sh "$ROOT/mk/deps.sh" --packages python3-torch >"$T/apt.log" 2>&1 || true
-		[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
-		if "$PY" -c 'import torch' 2>>"$T/apt.log"; then
-			echo "installed python3-torch in $(($(date +%s) - t0))s"
-		else
-			echo "--- mk/deps.sh --packages python3-torch (last lines) ---"
-			tail -n 5 "$T/apt.log"
-			fail "$PY cannot import torch, and installing python3-torch failed (see above)"
-		fi
-	fi
-fi
+torch_python || TORCH=
 
 FLUSH=200ms write_config 1 100ms --workload "file:$T/busy"
 start_daemon
