@@ -1,10 +1,19 @@
 /*
  * migrate: the store's schema and its migrations (spyremon-schema(5)),
- * and opening a database: bringing it to this build's version.
+ * and opening a database: recognising the layout a file holds and
+ * bringing it to this build's version.
  *
  * The schema version is PRAGMA user_version.  migrations[k - 1] takes a
- * database from version k - 1 to k inside one transaction, so a crash or an
- * error mid-way leaves the previous version intact.
+ * database from version k - 1 to k.  Every migration a file needs runs in
+ * one transaction that sets user_version last, so a crash or an error
+ * mid-way leaves the file as it was, at its own version.
+ *
+ * A version number alone did not always say what a file holds: builds
+ * made on separate lines of work gave the same number to different
+ * changes.  So each migration names the table, index or column it
+ * creates (its mark), and a file gets the migrations whose mark it lacks,
+ * whatever its version says (layout_read and spyremon-schema(5),
+ * "Versions").
  */
 #include "store_priv.h"
 
@@ -12,6 +21,7 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -92,7 +102,10 @@ static const char schema_v3[] =
 	"imported_ns INTEGER NOT NULL);\n"
 	"CREATE INDEX imports_device ON " SCHEMA_T_IMPORTS " (device, first_ns);\n";
 
-/* window_summary as version 4 creates it */
+/*
+ * window_summary as version 4 creates it; summary_add_spread creates it
+ * again for a file of the first builds that summarized windows.
+ */
 #define SUMMARY_TABLE_SQL \
 	"CREATE TABLE " SCHEMA_T_SUMMARY " (" \
 	"window_id INTEGER NOT NULL, " \
@@ -233,23 +246,205 @@ static const char schema_v10[] =
 	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN " SCHEMA_C_END_NOTE
 	" TEXT;\n";
 
+/*
+ * A migration: its SQL, then its fill (if not NULL), inside the caller's
+ * transaction.  mark_table (a table or an index) and, if not NULL, its
+ * column mark_col are there once the migration has run, and not before:
+ * every migration adds an object of its own to be its mark.
+ */
 struct migration {
 	const char *sql;
-	int (*fill)(struct store *);	/* then this, if not NULL */
+	int (*fill)(struct store *);
+	const char *mark_table;
+	const char *mark_col;
 };
 
+/* A new version is one line here, and SCHEMA_VERSION in query/schema.h. */
 static const struct migration migrations[SCHEMA_VERSION] = {
-	{ schema_v1, store_catalog_seed },
-	{ schema_v2, NULL },
-	{ schema_v3, NULL },
-	{ schema_v4, NULL },
-	{ schema_v5, store_host_record },
-	{ schema_v6, NULL },
-	{ schema_v7, NULL },
-	{ schema_v8, NULL },
-	{ schema_v9, NULL },
-	{ schema_v10, NULL },
+	{ schema_v1, store_catalog_seed, SCHEMA_T_METRICS, NULL },
+	{ schema_v2, NULL, SCHEMA_T_WINDOWS, NULL },
+	{ schema_v3, NULL, SCHEMA_T_IMPORTS, NULL },
+	{ schema_v4, NULL, SCHEMA_T_WINDOWS, "summarized_ns" },
+	{ schema_v5, store_host_record, SCHEMA_T_HOST, NULL },
+	{ schema_v6, NULL, SCHEMA_T_SAMPLES, SCHEMA_C_SRC },
+	{ schema_v7, NULL, SCHEMA_I_FILE, NULL },
+	{ schema_v8, NULL, SCHEMA_T_SMI_VERSIONS, NULL },
+	{ schema_v9, NULL, SCHEMA_T_WINDOWS, SCHEMA_C_COMPLETE },
+	{ schema_v10, NULL, SCHEMA_T_DAEMON, NULL },
 };
+
+/*
+ * What a file holds, read once by layout_read: its user_version, which
+ * migrations' marks it has, and whether its window_summary lacks the
+ * spread of power (power_n, power_sd), which the first builds that
+ * summarized windows did not keep though they wrote version 5.
+ */
+struct layout {
+	int64_t	 version;
+	bool	 has[SCHEMA_VERSION];	/* has[k - 1]: migration k's mark */
+	bool	 summary_lacks_spread;
+};
+
+/* Whether table (or index) has a row in sqlite_master, with column col. */
+static const char mark_sql[] =
+	"SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = ?1) AND "
+	"(?2 IS NULL OR EXISTS (SELECT 1 FROM pragma_table_info(?1) "
+	"WHERE name = ?2))";
+
+static int
+mark_present(struct store *st, sqlite3_stmt *s, const char *table,
+    const char *col, bool *out)
+{
+	int rc;
+
+	sqlite3_reset(s);
+	sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, col, -1, SQLITE_STATIC);
+	if ((rc = sqlite3_step(s)) != SQLITE_ROW) {
+		sql_warn(st, "read the schema");
+		return -1;
+	}
+	*out = sqlite3_column_int(s, 0) != 0;
+	return 0;
+}
+
+/* The one place that asks a file which layout it holds. */
+static int
+layout_read(struct store *st, struct layout *l)
+{
+	sqlite3_stmt *s;
+	bool summary = false, spread = false;
+	int rc = 0;
+
+	memset(l, 0, sizeof(*l));
+	if (sql_pragma_int(st->db, "user_version", &l->version) == -1) {
+		sql_warn(st, "read schema version");
+		return -1;
+	}
+	if (sql_prepare(st, mark_sql, &s) == -1)
+		return -1;
+	for (int k = 1; rc == 0 && k <= SCHEMA_VERSION; k++)
+		rc = mark_present(st, s, migrations[k - 1].mark_table,
+		    migrations[k - 1].mark_col, &l->has[k - 1]);
+	if (rc == 0)
+		rc = mark_present(st, s, SCHEMA_T_SUMMARY, NULL, &summary);
+	if (rc == 0)
+		rc = mark_present(st, s, SCHEMA_T_SUMMARY, "power_n", &spread);
+	sqlite3_finalize(s);
+	l->summary_lacks_spread = summary && !spread;
+	return rc;
+}
+
+/* Every migration up to version to is there, and nothing lacks. */
+static bool
+layout_current(const struct layout *l, int to)
+{
+	for (int k = 1; k <= to; k++)
+		if (!l->has[k - 1])
+			return false;
+	return !l->summary_lacks_spread && l->version == to;
+}
+
+/*
+ * window_summary again as version 4 makes it, its rows kept, with
+ * power_n 0 and power_sd NULL: their spread was never kept, so compare
+ * judges no change of their mean power but a constant one.
+ */
+static const char summary_add_spread[] =
+	"ALTER TABLE " SCHEMA_T_SUMMARY " RENAME TO window_summary_unspread;\n"
+	SUMMARY_TABLE_SQL
+	"INSERT INTO " SCHEMA_T_SUMMARY " (window_id, device, computed_ns, "
+	"begin_ns, end_ns, idle_lookback_ns, samples, covered_ns, gaps, "
+	"gap_ns, max_interval_ms, busy_samples, coarse_samples, energy_j, "
+	"power_mean, power_min, power_max, power_p95, power_n, power_sd, "
+	"gtemp_max, busy_mean, actmem_peak, peakmem_peak, idle_w, "
+	"idle_samples, net_energy_j, zero_while_busy, unreliable) "
+	"SELECT window_id, device, computed_ns, "
+	"begin_ns, end_ns, idle_lookback_ns, samples, covered_ns, gaps, "
+	"gap_ns, max_interval_ms, busy_samples, coarse_samples, energy_j, "
+	"power_mean, power_min, power_max, power_p95, 0, NULL, "
+	"gtemp_max, busy_mean, actmem_peak, peakmem_peak, idle_w, "
+	"idle_samples, net_energy_j, zero_while_busy, unreliable "
+	"FROM window_summary_unspread;\n"
+	"DROP TABLE window_summary_unspread;\n";
+
+/* Run migration k inside the open transaction. */
+static int
+migrate_step(struct store *st, int k)
+{
+	const struct migration *m = &migrations[k - 1];
+
+	if (sql_exec(st, "migrate schema", m->sql) == 0 &&
+	    (m->fill == NULL || m->fill(st) == 0))
+		return 0;
+	log_warnx("%s: cannot migrate the schema to version %d", st->path, k);
+	return -1;
+}
+
+/* Say what a file whose version does not tell its layout gets or keeps. */
+static void
+layout_note(struct store *st, const struct layout *l, int to)
+{
+	for (int k = 1; k <= to; k++) {
+		const struct migration *m = &migrations[k - 1];
+		bool has = l->has[k - 1];
+
+		if (has == (k <= l->version))
+			continue;
+		log_info("%s: schema version %" PRId64 " %s %s%s%s, which "
+		    "version %d brings; %s", st->path, l->version,
+		    has ? "already has" : "has no", m->mark_table,
+		    m->mark_col != NULL ? "." : "",
+		    m->mark_col != NULL ? m->mark_col : "", k,
+		    has ? "kept as it is" : "migrating it too");
+	}
+	if (l->summary_lacks_spread)
+		log_info("%s: %s has no power_n and power_sd (a build before "
+		    "they were kept); adding them", st->path, SCHEMA_T_SUMMARY);
+}
+
+/*
+ * Bring the file of layout l to version to in one transaction: the
+ * summaries' spread if it lacks it, every migration whose mark is
+ * missing, in order, then user_version.  On failure nothing is left of
+ * it: the rollback restores the file as it was.
+ */
+static int
+migrate(struct store *st, const struct layout *l, int to)
+{
+	char sql[64];
+	int rc = 0;
+
+	if (layout_current(l, to))
+		return 0;
+	if (l->version > 0)
+		layout_note(st, l, to);
+	if (sql_exec(st, "begin migration", "BEGIN IMMEDIATE") == -1)
+		return -1;
+	if (l->summary_lacks_spread)
+		rc = sql_exec(st, "add the spread of power to the summaries",
+		    summary_add_spread);
+	for (int k = 1; rc == 0 && k <= to; k++)
+		if (!l->has[k - 1])
+			rc = migrate_step(st, k);
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", to);
+	if (rc == 0)
+		rc = sql_exec(st, "set schema version", sql);
+	if (rc == 0)
+		rc = sql_exec(st, "commit migration", "COMMIT");
+	if (rc != 0) {
+		if (!sqlite3_get_autocommit(st->db))
+			(void)sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		if (l->version > 0)
+			log_warnx("%s: the database is left as it was, at "
+			    "schema version %" PRId64, st->path, l->version);
+		return -1;
+	}
+	if (l->version > 0 && l->version < to)
+		log_info("%s: schema migrated from version %" PRId64 " to %d",
+		    st->path, l->version, to);
+	return 0;
+}
 
 /* ---- opening ---- */
 
@@ -285,69 +480,33 @@ configure(struct store *st)
 	return sql_exec(st, "configure database", sql);
 }
 
-static int
-migrate_step(struct store *st, int version)
-{
-	const struct migration *m = &migrations[version - 1];
-	char sql[64];
-
-	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", version);
-	if (sql_exec(st, "begin migration", "BEGIN IMMEDIATE") == -1)
-		return -1;
-	if (sql_exec(st, "migrate schema", m->sql) == -1 ||
-	    (m->fill != NULL && m->fill(st) == -1) ||
-	    sql_exec(st, "set schema version", sql) == -1 ||
-	    sql_exec(st, "commit migration", "COMMIT") == -1) {
-		if (!sqlite3_get_autocommit(st->db))
-			(void)sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-		log_warnx("%s: cannot migrate the schema to version %d",
-		    st->path, version);
-		return -1;
-	}
-	return 0;
-}
-
-static int
-migrate(struct store *st, int from, int to)
-{
-	for (int v = from + 1; v <= to; v++)
-		if (migrate_step(st, v) == -1)
-			return -1;
-	if (from > 0 && from < to)
-		log_info("%s: schema migrated from version %d to %d", st->path,
-		    from, to);
-	return 0;
-}
-
 /*
- * Check what path holds.  *version is its schema version, 0 for a new
- * database.  Refuses databases of a newer build and databases that have
- * tables but no version (some other program's).
+ * Check what path holds: read its layout into *l (version 0 and no marks
+ * for a new database).  Refuses databases of a newer build and databases
+ * that have tables but no version (some other program's).
  */
 static int
-schema_version(struct store *st, int64_t *version)
+schema_check(struct store *st, struct layout *l)
 {
 	sqlite3_stmt *s;
-	int64_t ntables = 0;
 	int rc;
+	bool tables = false;
 
-	if (sql_pragma_int(st->db, "user_version", version) == -1) {
-		sql_warn(st, "read schema version");
-		return -1;
-	}
-	if (sql_prepare(st, "SELECT count(*) FROM sqlite_master", &s) == -1)
+	if (layout_read(st, l) == -1 ||
+	    sql_prepare(st, "SELECT EXISTS (SELECT 1 FROM sqlite_master)",
+	    &s) == -1)
 		return -1;
 	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		ntables = sqlite3_column_int64(s, 0);
+		tables = sqlite3_column_int(s, 0) != 0;
 	if (sql_finish_lookup(st, s, rc, "read the schema") == -1)
 		return -1;
-	if (*version > SCHEMA_VERSION) {
+	if (l->version > SCHEMA_VERSION) {
 		log_warnx("%s: schema version %" PRId64 " is newer than this "
-		    "build's %d; refusing to use it", st->path, *version,
+		    "build's %d; refusing to use it", st->path, l->version,
 		    SCHEMA_VERSION);
 		return -1;
 	}
-	if (*version < 0 || (*version == 0 && ntables > 0)) {
+	if (l->version < 0 || (l->version == 0 && tables)) {
 		log_warnx("%s: not a spyremon database (it has tables but no "
 		    "spyremon schema version); refusing to use it", st->path);
 		return -1;
@@ -385,7 +544,7 @@ create_file(const char *path)
 int
 store_db_open(struct store *st, int to)
 {
-	int64_t version;
+	struct layout l;
 	int rc;
 
 	/*
@@ -405,14 +564,14 @@ store_db_open(struct store *st, int to)
 		return -1;
 	}
 	sqlite3_busy_timeout(st->db, BUSY_TIMEOUT_MS);
-	if (schema_version(st, &version) == -1 ||
-	    (version == 0 && configure_new(st) == -1) ||
+	if (schema_check(st, &l) == -1 ||
+	    (l.version == 0 && configure_new(st) == -1) ||
 	    configure(st) == -1)
 		return -1;
-	if (to != 0 && version > to) {
+	if (to != 0 && l.version > to) {
 		log_warnx("%s: already at schema version %" PRId64, st->path,
-		    version);
+		    l.version);
 		return -1;
 	}
-	return migrate(st, (int)version, to);
+	return migrate(st, &l, to);
 }

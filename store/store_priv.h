@@ -401,8 +401,9 @@ void writer_stop(struct store *st);
 
 /*
  * Open st->path (creating it), configure it, and migrate its schema from
- * its version to version to (1..SCHEMA_VERSION), each step in its own
- * transaction.  A database newer than to, one of a newer build, or one with
+ * the layout it holds to version to (1..SCHEMA_VERSION), all of it in one
+ * transaction that sets user_version last: a failure leaves the file as
+ * it was.  A database newer than to, one of a newer build, or one with
  * tables but no version is refused.  The caller closes st->db, also
  * after a failure.
  */
