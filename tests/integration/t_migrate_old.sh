@@ -5,8 +5,9 @@
 # to SCHEMA_VERSION with every table and column a new database has, keeps
 # every row it held (samples, windows, summaries, imports, the catalog,
 # the host) value for value, and goes on storing; "spyremon import"
-# migrates a copy the same way, and the readers list and summarize the old
-# windows.  A migration that fails (a column the file should not have)
+# migrates a copy the same way, and a window exports as it did before.
+# The readers list, summarize and export the windows of each file as the
+# old build left it, read-only.  A migration that fails (a column the file should not have)
 # leaves the file exactly as it was, at its own version, and the daemon
 # exits 3; without that column the same file migrates.
 source "$(dirname "$0")/lib.sh"
@@ -110,6 +111,19 @@ for gz in "$DATA"/*.db.gz; do
 	n=$((n + 1))
 	before=$(q "$old" 'SELECT count(*) FROM samples')
 
+	# ---- the readers, on the file as the old build left it ----
+	cp "$old" "$T/$name.ro.db"
+	chmod 0444 "$T/$name.ro.db"
+	"$CLIENT" --db "$T/$name.ro.db" windows --json >"$T/windows.json" ||
+		fail "$name: windows of the old file failed"
+	grep -q '"fixture-a"' "$T/windows.json" && grep -q '"fixture-b"' "$T/windows.json" ||
+		fail "$name: windows of the old file lacks its windows"
+	"$CLIENT" --db "$T/$name.ro.db" summary --partial --window fixture-a >/dev/null ||
+		fail "$name: no summary of the old file's window"
+	"$CLIENT" --db "$T/$name.ro.db" export --partial --window fixture-b >"$T/export.old" ||
+		fail "$name: export of the old file's window failed"
+	[ "$(grep -c '^[0-9]' "$T/export.old")" -gt 0 ] || fail "$name: nothing exported"
+
 	# ---- the daemon ----
 	cp "$old" "$T/$name.db"
 	config_on "$T/$name.db"
@@ -131,6 +145,10 @@ for gz in "$DATA"/*.db.gz; do
 	"$CLIENT" import --tz UTC --db "$T/$name.imp.db" "$T/log45.csv" >/dev/null ||
 		fail "$name: import into it failed"
 	check_migrated "$name (import)" "$old" "$T/$name.imp.db" >/dev/null
+	"$CLIENT" --db "$T/$name.imp.db" export --partial --window fixture-b 2>/dev/null >"$T/export.new" ||
+		fail "$name: export of the migrated window failed"
+	cmp -s "$T/export.old" "$T/export.new" ||
+		fail "$name: the window exports otherwise once migrated: $(diff "$T/export.old" "$T/export.new" | head -n 5)"
 	[ "$(q "$T/$name.imp.db" 'SELECT count(*) FROM samples WHERE device IN (4, 5)')" -eq "$rows45" ] ||
 		fail "$name: the import's rows are not there"
 	: >"$DLOG"
