@@ -347,8 +347,8 @@ layout_current(const struct layout *l, int to)
 
 /*
  * window_summary again as version 4 makes it, its rows kept, with
- * power_n 0 and power_sd NULL: their spread was never kept, so compare
- * judges no change of their mean power but a constant one.
+ * power_n 0 and power_sd NULL: their spread was never kept, so spyremon
+ * compare calls a change of their mean power within noise, untested.
  */
 static const char summary_add_spread[] =
 	"ALTER TABLE " SCHEMA_T_SUMMARY " RENAME TO window_summary_unspread;\n"
