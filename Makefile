@@ -65,7 +65,7 @@ QUERY_SRCS = query/pragma.c query/dbread.c query/catalog_read.c \
 	query/windows_read.c query/bestsrc.c query/samples_read.c \
 	query/summary.c query/summary_idle.c query/summary_read.c \
 	query/daemon_read.c
-STORE_SRCS = store/sql.c store/catalog.c store/store.c store/storebuf.c store/storedb.c \
+STORE_SRCS = store/sql.c store/catalog.c store/migrate.c store/store.c store/storebuf.c store/storedb.c \
 	store/dbfile.c store/retention.c \
 	store/store_windows.c store/store_import.c store/counters.c \
 	store/summary_write.c store/store_summary.c \
@@ -118,7 +118,7 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_format test_trace test_import test_merge test_energy \
 	test_rowring test_stats test_expo test_metricfile test_direct \
 	test_hosts test_bestsrc test_sync test_writer test_capture \
-	test_daemonid test_walcheck test_runmeta
+	test_daemonid test_walcheck test_runmeta test_migrate
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 

@@ -9,14 +9,18 @@ bestsrc_init(sqlite3 *db, struct bestsrc *b, const char *const *cols,
     size_t ncols)
 {
 	sqlite3_stmt *s;
-	int64_t v;
 	int rc;
 
 	*b = (struct bestsrc){ .cols = cols, .ncols = ncols };
-	if (sql_pragma_int(db, "user_version", &v) == -1 || v < 0)
+	/*
+	 * The index came with version 7 and src with 6, but a file's own
+	 * tables say whether it has them: a build on another line wrote
+	 * version 7 without the index (spyremon-schema(5), "Versions").
+	 */
+	if ((rc = sql_index_exists(db, SCHEMA_I_FILE)) == -1)
 		return -1;
-	if (v < 7) {
-		b->on = v == 6;
+	if (rc == 0) {
+		b->on = sql_column_exists(db, SCHEMA_T_SAMPLES, SCHEMA_C_SRC);
 		return 0;
 	}
 	b->indexed = true;

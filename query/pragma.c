@@ -20,19 +20,33 @@ sql_pragma_int(sqlite3 *db, const char *name, int64_t *out)
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
-int
-sql_table_exists(sqlite3 *db, const char *name)
+/* 1 if sqlite_master has an object of that type and name, 0 if not, -1. */
+static int
+master_has(sqlite3 *db, const char *type, const char *name)
 {
 	sqlite3_stmt *s;
 	int rc;
 
 	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE "
-	    "type = 'table' AND name = ?1", -1, &s, NULL) != SQLITE_OK)
+	    "type = ?1 AND name = ?2", -1, &s, NULL) != SQLITE_OK)
 		return -1;
-	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 1, type, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) != 0 : -1;
 	sqlite3_finalize(s);
 	return rc;
+}
+
+int
+sql_table_exists(sqlite3 *db, const char *name)
+{
+	return master_has(db, "table", name);
+}
+
+int
+sql_index_exists(sqlite3 *db, const char *name)
+{
+	return master_has(db, "index", name);
 }
 
 bool

@@ -17,6 +17,9 @@ int sql_pragma_int(sqlite3 *db, const char *name, int64_t *out);
 /* 1 if db has a table of that name, 0 if not, -1 if the schema cannot be read. */
 int sql_table_exists(sqlite3 *db, const char *name);
 
+/* 1 if db has an index of that name, 0 if not, -1 if the schema cannot be read. */
+int sql_index_exists(sqlite3 *db, const char *name);
+
 /* True if db's table has a column of that name (false if it cannot tell). */
 bool sql_column_exists(sqlite3 *db, const char *table, const char *col);
 

@@ -1,7 +1,7 @@
 /*
  * schema: the names of the database's tables, views and columns, shared by
  * the daemon (which writes) and the client (which reads).  The schema
- * itself is created and migrated by store/catalog.c and documented in
+ * itself is created and migrated by store/migrate.c and documented in
  * spyremon-schema(5).
  */
 #ifndef SPYREMON_SCHEMA_H

@@ -35,7 +35,12 @@ user_version(sqlite3 *db)
 	    v <= INT32_MAX ? (int)v : -1;
 }
 
-/* True if db has the summary tables (and the windows' column). */
+/*
+ * True if db has the summary tables (and the windows' column) as this
+ * build reads them: the first builds that stored summaries kept no
+ * power_n, and a file of theirs that no daemon has migrated yet is read
+ * as one without stored summaries, each computed when asked.
+ */
 static bool
 has_summaries(sqlite3 *db)
 {
@@ -46,7 +51,9 @@ has_summaries(sqlite3 *db)
 	    "WHERE type = 'table' AND name IN ('" SCHEMA_T_SUMMARY "', '"
 	    SCHEMA_T_SUMMARY_BW "')) = 2 AND EXISTS (SELECT 1 FROM "
 	    "pragma_table_info('" SCHEMA_T_WINDOWS "') WHERE name = "
-	    "'summarized_ns')", -1, &s, NULL) != SQLITE_OK)
+	    "'summarized_ns') AND EXISTS (SELECT 1 FROM pragma_table_info('"
+	    SCHEMA_T_SUMMARY "') WHERE name = 'power_n')", -1, &s, NULL) !=
+	    SQLITE_OK)
 		return false;
 	if (sqlite3_step(s) == SQLITE_ROW)
 		yes = sqlite3_column_int(s, 0) != 0;

@@ -69,26 +69,29 @@ db_windows_read(sqlite3 *db, const struct db_window_filter *f,
 {
 	struct db_window *w = NULL, *grown;
 	size_t count = 0, cap = 0;
-	int64_t version = 0;
+	bool ended, note;
 	char sql[768];
 	sqlite3_stmt *s;
 	int rc, err = 0;
 
 	*out = NULL;
 	*n = 0;
-	/* until_pid and ended_by came with schema version 4, end_note with
-	 * 10 (spyremon-schema(5)) */
-	if (sql_pragma_int(db, "user_version", &version) == -1)
-		return -1;
+	/*
+	 * until_pid and ended_by came with schema version 4, end_note with
+	 * 10; asked of the table, as some builds wrote version 5 without
+	 * version 4's columns (spyremon-schema(5), "Versions")
+	 */
+	ended = sql_column_exists(db, SCHEMA_T_WINDOWS, "ended_by");
+	note = sql_column_exists(db, SCHEMA_T_WINDOWS, SCHEMA_C_END_NOTE);
 	snprintf(sql, sizeof(sql), "SELECT id, tag, uid, pid, begin_ns, end_ns, "
 	    "auto_closed, meta, %s, %s, %s FROM " SCHEMA_T_WINDOWS " WHERE "
 	    "(?1 IS NULL OR id = ?1) AND (?2 IS NULL OR tag = ?2) AND "
 	    "(?3 IS NULL OR end_ns IS NULL OR end_ns >= ?3) AND "
 	    "(?4 IS NULL OR end_ns IS NULL) "
 	    "ORDER BY begin_ns %s, id %s",
-	    version >= 4 ? "coalesce(until_pid, 0)" : "0",
-	    version >= 4 ? "coalesce(ended_by, '')" : "''",
-	    version >= 10 ? "coalesce(" SCHEMA_C_END_NOTE ", '')" : "''",
+	    ended ? "coalesce(until_pid, 0)" : "0",
+	    ended ? "coalesce(ended_by, '')" : "''",
+	    note ? "coalesce(" SCHEMA_C_END_NOTE ", '')" : "''",
 	    f->newest_first ? "DESC" : "ASC", f->newest_first ? "DESC" : "ASC");
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
 		return -1;

@@ -1,10 +1,6 @@
 /*
- * catalog: the store's schema, its migrations, the metric catalog and the
- * sample_values view (tables documented in spyremon-schema(5)).
- *
- * The schema version is PRAGMA user_version.  migrations[k - 1] takes a
- * database from version k - 1 to k inside one transaction, so a crash or an
- * error mid-way leaves the previous version intact.
+ * catalog: the metric catalog, the sample_values view and the host row
+ * (tables documented in spyremon-schema(5); migrate.c creates them).
  *
  * Every metric is a REAL column of samples named after its key when the
  * key is a plain lower-case identifier (else m<id>).  The catalog records
@@ -15,13 +11,10 @@
 #include "daemonid.h"
 #include "dbread.h"
 
-#include <fcntl.h>
-#include <grp.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "metrics.h"
@@ -29,238 +22,7 @@
 #include "sql.h"
 #include "timeparse.h"
 
-#define BUSY_TIMEOUT_MS		250
-/* A new database, and so its -wal and -shm, which SQLite gives its mode */
-#define DB_MODE			0640
-#define DB_GROUP		"spyremon"	/* the group of the control socket, too */
-#define CACHE_SIZE_KIB		2000
-#define JOURNAL_SIZE_LIMIT	(16 * 1024 * 1024)
-/* Pages in the log after a commit that make it checkpoint (PASSIVE), in the
- * committing thread: SQLite's default, stated so that each checkpoint's
- * work stays bounded by it whatever the build's default. */
-#define WAL_AUTOCHECKPOINT_PAGES	1000
 #define COL_NAME_MAX		48
-
-static const char schema_v1[] =
-	"CREATE TABLE " SCHEMA_T_METRICS " ("
-	"id INTEGER PRIMARY KEY, "
-	"key TEXT NOT NULL UNIQUE, "
-	"unit TEXT NOT NULL, "
-	"grp TEXT NOT NULL, "
-	"description TEXT NOT NULL, "
-	"reliable INTEGER NOT NULL, "
-	"decimals INTEGER NOT NULL, "
-	"col TEXT NOT NULL UNIQUE, "
-	"added_ns INTEGER NOT NULL);\n"
-	"CREATE TABLE " SCHEMA_T_SAMPLES " ("
-	SCHEMA_C_TS " INTEGER NOT NULL, "
-	SCHEMA_C_DEVICE " INTEGER NOT NULL, "
-	SCHEMA_C_INTERVAL " INTEGER NOT NULL, "
-	SCHEMA_C_SKEW " INTEGER, "
-	"PRIMARY KEY (" SCHEMA_C_TS ", " SCHEMA_C_DEVICE ")) WITHOUT ROWID;\n"
-	"CREATE TABLE " SCHEMA_T_CARDS " ("
-	"bus_id TEXT PRIMARY KEY, "
-	"function TEXT NOT NULL, "
-	"numa_node INTEGER, "
-	"driver TEXT, "
-	"link_speed TEXT, "
-	"link_width INTEGER, "
-	"first_seen_ns INTEGER NOT NULL, "
-	"last_seen_ns INTEGER NOT NULL);\n";
-
-/* windows_begin serves retention's "which windows cover this row" probe. */
-static const char schema_v2[] =
-	"CREATE TABLE " SCHEMA_T_DEVICE_MAP " ("
-	"device INTEGER NOT NULL, "
-	"metric_file TEXT NOT NULL, "
-	"bus_id TEXT NOT NULL, "
-	"since_ns INTEGER NOT NULL, "
-	"PRIMARY KEY (device, since_ns));\n"
-	"CREATE TABLE " SCHEMA_T_WINDOWS " ("
-	"id INTEGER PRIMARY KEY, "
-	"tag TEXT NOT NULL, "
-	"uid INTEGER NOT NULL, "
-	"pid INTEGER NOT NULL, "
-	"begin_ns INTEGER NOT NULL, "
-	"end_ns INTEGER, "
-	"auto_closed INTEGER NOT NULL DEFAULT 0, "
-	"meta TEXT NOT NULL DEFAULT '{}');\n"
-	"CREATE INDEX windows_begin ON " SCHEMA_T_WINDOWS " (begin_ns);\n";
-
-/*
- * Samples loaded by "spyremon import", one row per device and run of
- * samples that share coarse.  imports_device serves the check that a new
- * import overlaps no earlier one and the client's search for coarse ranges.
- */
-static const char schema_v3[] =
-	"CREATE TABLE " SCHEMA_T_IMPORTS " ("
-	"id INTEGER PRIMARY KEY, "
-	"path TEXT NOT NULL, "
-	"format TEXT NOT NULL, "
-	"device INTEGER NOT NULL, "
-	"first_ns INTEGER NOT NULL, "
-	"last_ns INTEGER NOT NULL, "
-	"coarse INTEGER NOT NULL, "
-	"imported_ns INTEGER NOT NULL);\n"
-	"CREATE INDEX imports_device ON " SCHEMA_T_IMPORTS " (device, first_ns);\n";
-
-/*
- * Window summaries (summary.h), kept when retention deletes the samples;
- * per window, how it ended, the process it ended with, and the host
- * clock's sync state (adjtimex(2)) at its begin and end.
- */
-static const char schema_v4[] =
-	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN ended_by TEXT;\n"
-	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN until_pid INTEGER;\n"
-	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN summarized_ns INTEGER;\n"
-	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN clock_begin_synced INTEGER;\n"
-	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN clock_begin_est_us INTEGER;\n"
-	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN clock_begin_max_us INTEGER;\n"
-	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN clock_end_synced INTEGER;\n"
-	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN clock_end_est_us INTEGER;\n"
-	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN clock_end_max_us INTEGER;\n"
-	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN child_restarts INTEGER;\n"
-	"CREATE TABLE " SCHEMA_T_SUMMARY " ("
-	"window_id INTEGER NOT NULL, "
-	"device INTEGER NOT NULL, "
-	"computed_ns INTEGER NOT NULL, "
-	"begin_ns INTEGER NOT NULL, "
-	"end_ns INTEGER NOT NULL, "
-	"idle_lookback_ns INTEGER NOT NULL, "
-	"samples INTEGER NOT NULL, "
-	"covered_ns INTEGER NOT NULL, "
-	"gaps INTEGER NOT NULL, "
-	"gap_ns INTEGER NOT NULL, "
-	"max_interval_ms INTEGER NOT NULL, "
-	"busy_samples INTEGER NOT NULL, "
-	"coarse_samples INTEGER NOT NULL, "
-	"energy_j TEXT, "
-	"power_mean REAL, power_min REAL, power_max REAL, power_p95 REAL, "
-	"power_n INTEGER NOT NULL, power_sd REAL, "
-	"gtemp_max REAL, busy_mean REAL, actmem_peak REAL, peakmem_peak REAL, "
-	"idle_w REAL, idle_samples INTEGER NOT NULL, net_energy_j REAL, "
-	"zero_while_busy TEXT NOT NULL, "
-	"unreliable TEXT NOT NULL, "
-	"PRIMARY KEY (window_id, device)) WITHOUT ROWID;\n"
-	"CREATE TABLE " SCHEMA_T_SUMMARY_BW " ("
-	"window_id INTEGER NOT NULL, "
-	"device INTEGER NOT NULL, "
-	"metric TEXT NOT NULL, "
-	"mean REAL NOT NULL, "
-	"max REAL NOT NULL, "
-	"bytes REAL NOT NULL, "
-	"PRIMARY KEY (window_id, device, metric)) WITHOUT ROWID;\n";
-
-/*
- * The host that created the database (one row, filled by fill_host), and
- * the daemon's running totals (counters.c).
- */
-static const char schema_v5[] =
-	"CREATE TABLE " SCHEMA_T_HOST " ("
-	"id INTEGER PRIMARY KEY CHECK (id = 1), "
-	"hostname TEXT NOT NULL, "
-	"machine_id TEXT NOT NULL, "
-	"created_ns INTEGER NOT NULL);\n"
-	"CREATE TABLE " SCHEMA_T_COUNTERS " ("
-	"name TEXT NOT NULL, "
-	"device INTEGER NOT NULL, "
-	"value REAL NOT NULL, "
-	"through_ns INTEGER NOT NULL, "
-	"PRIMARY KEY (name, device)) WITHOUT ROWID;\n";
-
-/*
- * Rows read straight from the cards' new-format metric files sit beside
- * aiu-smi's in samples: src says which, seq is the file section's sequence
- * number, and arrival_ns the time the daemon read it (ts_ns is then the
- * writer's own last-update time).
- */
-static const char schema_v6[] =
-	"ALTER TABLE " SCHEMA_T_SAMPLES " ADD COLUMN " SCHEMA_C_SRC " INTEGER;\n"
-	"ALTER TABLE " SCHEMA_T_SAMPLES " ADD COLUMN " SCHEMA_C_SEQ " INTEGER;\n"
-	"ALTER TABLE " SCHEMA_T_SAMPLES " ADD COLUMN " SCHEMA_C_ARRIVAL
-	" INTEGER;\n";
-
-/*
- * The rows read from metric files, by time, in an index of their own:
- * aiu-smi's rows (src NULL) are not in it, so it costs nothing on a host
- * without direct reads, and it tells a reader at once whether a database
- * has any, and which cards have some in a span, and their newest, without
- * reading the table (bestsrc.h): it covers the overlap rule's columns.
- */
-static const char schema_v7[] =
-	"CREATE INDEX " SCHEMA_I_FILE " ON " SCHEMA_T_SAMPLES " (" SCHEMA_C_TS
-	", " SCHEMA_C_INTERVAL ", " SCHEMA_C_SRC ") WHERE " SCHEMA_C_SRC
-	" IS NOT NULL;\n";
-
-/*
- * What the configured aiu-smi says it is ("aiu-smi -v", its first line),
- * from the time it said so; a row only where it changed.
- */
-static const char schema_v8[] =
-	"CREATE TABLE " SCHEMA_T_SMI_VERSIONS " ("
-	"since_ns INTEGER PRIMARY KEY, "
-	"version TEXT NOT NULL);\n";
-
-/*
- * Whether every sample of an ended window is stored: complete_ns is when
- * the daemon committed the last of them (up to the first sample of each
- * card stamped after the end) and the window's summary, incomplete why it
- * never will (its daemon stopped first).  A window summarized by an
- * earlier build was summarized only once its samples had settled, so it
- * counts as complete from then.
- */
-static const char schema_v9[] =
-	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN " SCHEMA_C_COMPLETE
-	" INTEGER;\n"
-	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN " SCHEMA_C_INCOMPLETE
-	" TEXT;\n"
-	"UPDATE " SCHEMA_T_WINDOWS " SET " SCHEMA_C_COMPLETE " = summarized_ns"
-	" WHERE end_ns IS NOT NULL AND summarized_ns IS NOT NULL;\n";
-
-/*
- * The spyremond that writes the database (one row, replaced at each
- * start; daemonid.h): its pid, start time in clock ticks after boot, boot
- * ID, PID namespace, host name and machine ID, when it started, when it
- * last wrote (alive_ns, moved by every flush), and when it stopped
- * cleanly (NULL while it runs, or if it was killed or crashed).  A reader
- * tells from it whether the daemon that holds an open window is gone; the
- * next start ends such windows, and end_note says why.
- */
-static const char schema_v10[] =
-	"CREATE TABLE " SCHEMA_T_DAEMON " ("
-	"id INTEGER PRIMARY KEY CHECK (id = 1), "
-	"pid INTEGER NOT NULL, "
-	"start_ticks INTEGER NOT NULL, "
-	"boot_id TEXT NOT NULL, "
-	"pidns INTEGER NOT NULL, "
-	"hostname TEXT NOT NULL, "
-	"machine_id TEXT NOT NULL, "
-	"started_ns INTEGER NOT NULL, "
-	"alive_ns INTEGER NOT NULL, "
-	"stopped_ns INTEGER);\n"
-	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN " SCHEMA_C_END_NOTE
-	" TEXT;\n";
-
-static int	seed_catalog(struct store *);
-static int	fill_host(struct store *);
-
-struct migration {
-	const char *sql;
-	int (*fill)(struct store *);	/* then this, if not NULL */
-};
-
-static const struct migration migrations[SCHEMA_VERSION] = {
-	{ schema_v1, seed_catalog },
-	{ schema_v2, NULL },
-	{ schema_v3, NULL },
-	{ schema_v4, NULL },
-	{ schema_v5, fill_host },
-	{ schema_v6, NULL },
-	{ schema_v7, NULL },
-	{ schema_v8, NULL },
-	{ schema_v9, NULL },
-	{ schema_v10, NULL },
-};
 
 /* The first column of the single row sql returns, as an integer. */
 static int
@@ -283,12 +45,11 @@ query_int(struct store *st, const char *sql, int64_t *out)
 /* ---- the host ---- */
 
 /*
- * Record this host in a database created (or migrated to version 5) here:
- * gethostname(2) and machine-id(5), so that databases copied from many
- * hosts still say where they come from.
+ * gethostname(2) and machine-id(5) are recorded so that databases copied
+ * from many hosts still say where they come from.
  */
-static int
-fill_host(struct store *st)
+int
+store_host_record(struct store *st)
 {
 	char host[256] = "", mid[64];
 	sqlite3_stmt *s;
@@ -475,8 +236,8 @@ store_view_rebuild(struct store *st)
 	return rc;
 }
 
-static int
-seed_catalog(struct store *st)
+int
+store_catalog_seed(struct store *st)
 {
 	for (size_t i = 0; i < metric_ndefs; i++)
 		if (store_catalog_insert(st, &metric_defs[i]) == -1)
@@ -594,162 +355,3 @@ store_insert_prepare(struct store *st, const struct store_catalog *cat)
 	return s;
 }
 
-/* ---- opening, migrating ---- */
-
-/* Settings that only a new, empty database can take. */
-static int
-configure_new(struct store *st)
-{
-	return sql_exec(st, "configure new database",
-	    "PRAGMA page_size = 4096; PRAGMA auto_vacuum = INCREMENTAL;");
-}
-
-static int
-configure(struct store *st)
-{
-	char sql[256];
-	sqlite3_stmt *s;
-	bool wal = false;
-
-	if (sql_prepare(st, "PRAGMA journal_mode = WAL", &s) == -1)
-		return -1;
-	if (sqlite3_step(s) == SQLITE_ROW)
-		wal = sqlite3_stricmp((const char *)sqlite3_column_text(s, 0),
-		    "wal") == 0;
-	sqlite3_finalize(s);
-	if (!wal) {
-		sql_warn(st, "cannot switch to WAL mode");
-		return -1;
-	}
-	snprintf(sql, sizeof(sql), "PRAGMA synchronous = NORMAL; "
-	    "PRAGMA cache_size = -%d; PRAGMA journal_size_limit = %d; "
-	    "PRAGMA wal_autocheckpoint = %d;",
-	    CACHE_SIZE_KIB, JOURNAL_SIZE_LIMIT, WAL_AUTOCHECKPOINT_PAGES);
-	return sql_exec(st, "configure database", sql);
-}
-
-static int
-migrate_step(struct store *st, int version)
-{
-	const struct migration *m = &migrations[version - 1];
-	char sql[64];
-
-	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", version);
-	if (sql_exec(st, "begin migration", "BEGIN IMMEDIATE") == -1)
-		return -1;
-	if (sql_exec(st, "migrate schema", m->sql) == -1 ||
-	    (m->fill != NULL && m->fill(st) == -1) ||
-	    sql_exec(st, "set schema version", sql) == -1 ||
-	    sql_exec(st, "commit migration", "COMMIT") == -1) {
-		if (!sqlite3_get_autocommit(st->db))
-			(void)sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-		log_warnx("%s: cannot migrate the schema to version %d",
-		    st->path, version);
-		return -1;
-	}
-	return 0;
-}
-
-static int
-migrate(struct store *st, int from, int to)
-{
-	for (int v = from + 1; v <= to; v++)
-		if (migrate_step(st, v) == -1)
-			return -1;
-	if (from > 0 && from < to)
-		log_info("%s: schema migrated from version %d to %d", st->path,
-		    from, to);
-	return 0;
-}
-
-/*
- * Check what path holds.  *version is its schema version, 0 for a new
- * database.  Refuses databases of a newer build and databases that have
- * tables but no version (some other program's).
- */
-static int
-schema_version(struct store *st, int64_t *version)
-{
-	int64_t ntables;
-
-	if (sql_pragma_int(st->db, "user_version", version) == -1) {
-		sql_warn(st, "read schema version");
-		return -1;
-	}
-	if (query_int(st, "SELECT count(*) FROM sqlite_master", &ntables) == -1)
-		return -1;
-	if (*version > SCHEMA_VERSION) {
-		log_warnx("%s: schema version %" PRId64 " is newer than this "
-		    "build's %d; refusing to use it", st->path, *version,
-		    SCHEMA_VERSION);
-		return -1;
-	}
-	if (*version < 0 || (*version == 0 && ntables > 0)) {
-		log_warnx("%s: not a spyremon database (it has tables but no "
-		    "spyremon schema version); refusing to use it", st->path);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * Create the database file, empty (which SQLite takes for a new database),
- * with DB_MODE whatever the umask: SQLite would make it 0644 less the
- * umask, world-readable when the daemon is started by hand.  An existing
- * file is left as it is; other errors are SQLite's to report.
- */
-static void
-create_file(const char *path)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-	    DB_MODE);
-	struct group *gr;
-
-	if (fd == -1)
-		return;
-	/*
-	 * Run as root by hand, the group is the one the unit gives it and
-	 * the control socket gets, so that its members still read it.
-	 */
-	if (geteuid() == 0 && (gr = getgrnam(DB_GROUP)) != NULL &&
-	    fchown(fd, (uid_t)-1, gr->gr_gid) == -1)
-		log_warn("%s: chown to group %s", path, DB_GROUP);
-	if (fchmod(fd, DB_MODE) == -1)
-		log_warn("%s: chmod", path);
-	close(fd);
-}
-
-int
-store_db_open(struct store *st, int to)
-{
-	int64_t version;
-	int rc;
-
-	/*
-	 * The daemon has one thread and keeps no memory statistics: SQLite's
-	 * mutexes and allocation counters would cost on every insert.  The
-	 * config call fails harmlessly once SQLite is initialised.
-	 */
-	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-	create_file(st->path);
-	summary_idle_cache_clear(&st->idle);	/* learned from another file */
-	rc = sqlite3_open_v2(st->path, &st->db,
-	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-	    NULL);
-	if (rc != SQLITE_OK) {
-		log_warnx("%s: cannot open database: %s", st->path,
-		    st->db != NULL ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
-		return -1;
-	}
-	sqlite3_busy_timeout(st->db, BUSY_TIMEOUT_MS);
-	if (schema_version(st, &version) == -1 ||
-	    (version == 0 && configure_new(st) == -1) ||
-	    configure(st) == -1)
-		return -1;
-	if (to != 0 && version > to) {
-		log_warnx("%s: already at schema version %" PRId64, st->path,
-		    version);
-		return -1;
-	}
-	return migrate(st, (int)version, to);
-}

@@ -1,7 +1,7 @@
 /*
  * store_priv: the store's internals, shared by store.c (the daemon's
  * calls), storebuf.c (the row buffer), storedb.c and the other files on
- * the connection's side (catalog.c: schema, migrations, catalog;
+ * the connection's side (migrate.c: schema, migrations; catalog.c: catalog;
  * retention.c: deleting old samples; ...) and the writer thread's files,
  * and visible to the unit tests, which inspect the connection and build
  * old schema versions.
@@ -397,16 +397,26 @@ void writer_sync_nudge(struct store *st);
 /* Stop the thread and store what it had queued on this one; st->w NULL after. */
 void writer_stop(struct store *st);
 
-/* ---- catalog.c ---- */
+/* ---- migrate.c ---- */
 
 /*
  * Open st->path (creating it), configure it, and migrate its schema from
- * its version to version to (1..SCHEMA_VERSION), each step in its own
- * transaction.  A database newer than to, one of a newer build, or one with
+ * the layout it holds to version to (1..SCHEMA_VERSION), all of it in one
+ * transaction that sets user_version last: a failure leaves the file as
+ * it was.  A database newer than to, one of a newer build, or one with
  * tables but no version is refused.  The caller closes st->db, also
  * after a failure.
  */
 int store_db_open(struct store *st, int to);
+
+/* ---- catalog.c ---- */
+
+/* Write the host row (this host's name and machine ID), in the caller's
+ * transaction. */
+int store_host_record(struct store *st);
+
+/* Put every metric this build knows in a new catalog and create the view. */
+int store_catalog_seed(struct store *st);
 
 /*
  * Add metric d to the catalog and its column to samples, inside the

@@ -7,7 +7,8 @@
  * in the daemon only the writer thread does (writer.c), and the event
  * loop's calls (store.c) reach them through it.
  *
- * The schema, its migrations and the metric catalog live in catalog.c.
+ * The schema and its migrations live in migrate.c, the metric catalog in
+ * catalog.c.
  */
 #include "store_priv.h"
 #include "storedb.h"
