@@ -565,6 +565,8 @@ merge_one(const struct job *j, size_t i, const char *out, const char *host)
 		.hi_ns = sp->hi_ns + o->pad_ns,
 		.out_path = out,
 		.progress = isatty(STDERR_FILENO) == 1,
+		.ts_integer = !j->ts[i].info.ts_fraction,
+		.metadata_ts = j->ts[i].info.metadata_timed > 0,
 	};
 
 	return merge_write(src->db, &mr);

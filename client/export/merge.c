@@ -1,6 +1,7 @@
 /*
- * merge: the trace copied through with the new events spliced in
- * (contract in merge.h; the events themselves in merge_events.c).
+ * merge: the trace copied through with the new events appended to its
+ * events array (contract in merge.h; the events themselves in
+ * merge_events.c).
  *
  * The second pass reads the uncompressed bytes again (trace_stream) in
  * COPY_CHUNK pieces and writes them on at once, so memory does not grow
@@ -246,9 +247,29 @@ changed(const struct trace_target *t, struct progress *pg, uint64_t offset,
 	return CLIENT_EXIT_FAILED;
 }
 
+/* The sink of events appended after the original's: a ',' before the first. */
+struct appended {
+	struct sink *s;
+	bool	 comma;		/* the original's array has elements */
+	bool	 started;
+};
+
+static int
+put_appended(void *arg, const char *p, size_t n)
+{
+	struct appended *a = arg;
+
+	if (!a->started) {
+		a->started = true;
+		if (a->comma && sink_put(a->s, ",", 1) == -1)
+			return -1;
+	}
+	return sink_put(a->s, p, n);
+}
+
 /*
- * Copy the trace through s, the new events spliced in after the '[' at
- * events_open.  The stream must give exactly the bytes the first pass
+ * Copy the trace through s, the new events appended before the ']' at
+ * events_close.  The stream must give exactly the bytes the first pass
  * read.
  */
 static int
@@ -256,6 +277,7 @@ copy(sqlite3 *db, const struct merge_request *rq, struct trace_stream *ts,
     struct sink *s, struct progress *pg)
 {
 	const struct trace_info *in = &rq->t->info;
+	struct appended app = { .s = s, .comma = in->nelements > 0 };
 	struct trace_error err;
 	uint64_t pos = 0, nevents;
 	char *buf, msg[384];
@@ -287,21 +309,20 @@ copy(sqlite3 *db, const struct merge_request *rq, struct trace_stream *ts,
 			    "array no longer ends here");
 			break;
 		}
-		if (in->events_open < pos || in->events_open >= end) {
-			if (sink_put(s, buf, (size_t)n) == -1)
-				rc = CLIENT_EXIT_FAILED;
-		} else if (buf[in->events_open - pos] != '[') {
+		if (in->events_open >= pos && in->events_open < end &&
+		    buf[in->events_open - pos] != '[') {
 			rc = changed(rq->t, pg, in->events_open, "the events "
 			    "array no longer starts here");
+		} else if (in->events_close < pos || in->events_close >= end) {
+			if (sink_put(s, buf, (size_t)n) == -1)
+				rc = CLIENT_EXIT_FAILED;
 		} else {
-			head = in->events_open - pos + 1;
+			head = in->events_close - pos;
 			if (sink_put(s, buf, head) == -1)
 				rc = CLIENT_EXIT_FAILED;
-			else if ((rc = merge_events_write(db, rq, sink_put, s,
-			    &nevents)) == CLIENT_EXIT_OK &&
-			    ((nevents > 0 && in->nelements > 0 &&
-			    sink_put(s, ",", 1) == -1) ||
-			    sink_put(s, buf + head, (size_t)n - head) == -1))
+			else if ((rc = merge_events_write(db, rq, put_appended,
+			    &app, &nevents)) == CLIENT_EXIT_OK &&
+			    sink_put(s, buf + head, (size_t)n - head) == -1)
 				rc = CLIENT_EXIT_FAILED;
 		}
 		pos = end;

@@ -4,14 +4,21 @@
  * ("spyremon export --trace IN --merge OUT").
  *
  * The original bytes are copied through as a stream, untouched; the new
- * events are spliced in right after the '[' that opens the events array
- * (trace_info.events_open), so every original event keeps its bytes and
- * its place.  Per card, one process (an M process_name event, on a pid no
- * event of the trace uses) holds one counter track per metric, named with
- * its unit, such as "pwr (W)".  A sample stamped t covering d becomes a C
- * event at t - d, on the trace's own time base (target.h), and after
- * a card's last sample a final event at the end of its interval holds the
- * last values; every counter time is clipped to the trace's span.
+ * events are appended after the original's last event, right before the
+ * ']' that closes the events array (trace_info.events_close), so every
+ * original event keeps its bytes and its index, and every byte before
+ * that ']' is the original's.  Per card, one process (an M process_name
+ * event, on a pid no event of the trace uses) holds one counter track per
+ * metric, named with its unit, such as "pwr (W)".  A sample stamped t
+ * covering d becomes a C event at t - d, on the trace's own time base
+ * (target.h), and after a card's last sample a final event at the end of
+ * its interval holds the last values; every counter time is clipped to
+ * the trace's span.  Times take the original's type: whole microseconds
+ * (rounded to the nearest, a half up) where every ts of the original is
+ * an integer, else microseconds with three decimals (nanoseconds); the M
+ * events carry a ts, the trace's first, where the original's M events
+ * have one, so that a reader that puts every event's ts in one column
+ * finds no event without it.
  */
 #ifndef SPYREMON_MERGE_H
 #define SPYREMON_MERGE_H
@@ -36,6 +43,8 @@ struct merge_request {
 	int64_t	 lo_ns, hi_ns;			/* samples overlapping (lo, hi) */
 	const char *out_path;			/* a name ending in .gz: gzip */
 	bool	 progress;			/* report progress on stderr */
+	bool	 ts_integer;			/* times as whole microseconds */
+	bool	 metadata_ts;			/* M events with a ts (the trace's first) */
 };
 
 /*

@@ -278,6 +278,29 @@ free_cards(struct events *ev)
 	free(ev->cards);
 }
 
+/*
+ * Time own_ns as the merged trace writes it (merge.h): whole microseconds,
+ * the nearest (a half up), where the original's are integers, else with
+ * three decimals.  Its length; buf holds MERGE_US_BUFLEN.
+ */
+static size_t
+fmt_time(const struct events *ev, int64_t own_ns, char *buf)
+{
+	int64_t us, rem;
+
+	if (!ev->rq->ts_integer)
+		return merge_fmt_us(own_ns, buf);
+	us = own_ns / 1000;
+	rem = own_ns % 1000;
+	if (rem < 0) {
+		rem += 1000;
+		us--;
+	}
+	if (rem >= 500)
+		us++;
+	return (size_t)snprintf(buf, MERGE_US_BUFLEN, "%" PRId64, us);
+}
+
 /* One event's text; the separator before it too. */
 static int
 put_event(struct events *ev, const char *text, size_t len)
@@ -287,6 +310,20 @@ put_event(struct events *ev, const char *text, size_t len)
 		return -1;
 	ev->n++;
 	return 0;
+}
+
+/* ',"ts":' and the trace's first time, if the original's M events have one. */
+static void
+put_metadata_ts(const struct events *ev, struct str *s)
+{
+	char t[MERGE_US_BUFLEN];
+	size_t n;
+
+	if (!ev->rq->metadata_ts || !ev->rq->t->info.has_span)
+		return;
+	n = fmt_time(ev, ev->rq->t->info.first_own_ns, t);
+	str_cat(s, ",\"ts\":");
+	str_add(s, t, n);
 }
 
 /* The M events naming and sorting each card's process. */
@@ -308,7 +345,9 @@ put_processes(struct events *ev)
 		s.len = 0;
 		str_cat(&s, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
 		str_int(&s, c->pid);
-		str_cat(&s, ",\"tid\":0,\"args\":{\"name\":");
+		str_cat(&s, ",\"tid\":0");
+		put_metadata_ts(ev, &s);
+		str_cat(&s, ",\"args\":{\"name\":");
 		str_json(&s, name);
 		str_cat(&s, "}}");
 		rc = put_event(ev, s.p, s.len);
@@ -316,7 +355,9 @@ put_processes(struct events *ev)
 		str_cat(&s, "{\"ph\":\"M\",\"name\":\"process_sort_index\","
 		    "\"pid\":");
 		str_int(&s, c->pid);
-		str_cat(&s, ",\"tid\":0,\"args\":{\"sort_index\":");
+		str_cat(&s, ",\"tid\":0");
+		put_metadata_ts(ev, &s);
+		str_cat(&s, ",\"args\":{\"sort_index\":");
 		str_int(&s, (ev->rq->sort_base != 0 ? ev->rq->sort_base :
 		    MERGE_SORT_INDEX) + (int64_t)i);
 		str_cat(&s, "}}");
@@ -334,7 +375,7 @@ put_counter(struct events *ev, const struct track *tr, int64_t abs_ns)
 	char us[MERGE_US_BUFLEN], tail[MERGE_US_BUFLEN + 16];
 	size_t n;
 
-	n = merge_fmt_us(trace_target_own(ev->rq->t, abs_ns), us);
+	n = fmt_time(ev, trace_target_own(ev->rq->t, abs_ns), us);
 	memcpy(tail, "},\"ts\":", 7);
 	memcpy(tail + 7, us, n);
 	tail[7 + n] = '}';

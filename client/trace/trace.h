@@ -107,6 +107,7 @@ struct trace_info {
 
 	uint64_t events;		/* non-M events with a usable ts: the span's events */
 	uint64_t metadata_events;	/* M events, skipped */
+	uint64_t metadata_timed;	/* of those, with a numeric ts */
 	uint64_t clamped_events;	/* ts == 0 under a base, skipped */
 	uint64_t untimed_events;	/* non-M events without a numeric ts */
 	uint64_t negative_durs;		/* events whose dur < 0, taken as 0 */

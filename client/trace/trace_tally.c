@@ -173,6 +173,8 @@ tally_event(struct trace_tally *t, const struct trace_event *ev,
 	}
 	if (ev->ph == 'M') {
 		t->info.metadata_events++;
+		if (ev->has_ts)
+			t->info.metadata_timed++;
 		return TRACE_OK;
 	}
 	if (!ev->has_ts) {

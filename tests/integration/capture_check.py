@@ -44,9 +44,10 @@ def cmd_merged(args):
     dout = merge_check.parse(b, args.out)
     ein = merge_check.events_of(din)
     eout = merge_check.events_of(dout)
-    new = eout[:len(eout) - len(ein)]
-    if eout[len(new):] != ein:
-        fail("the original events are not all in %s, unchanged and in order"
+    new = eout[len(ein):]
+    if eout[:len(ein)] != ein:
+        fail("the original events are not all in %s, unchanged, in order "
+             "and at their indexes"
              % args.out)
     used = {e.get("pid") for e in ein}
     names = {}

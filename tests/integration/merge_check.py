@@ -15,15 +15,18 @@ two before it, and a bus ID for card 0 only.
 their bytes) and fails with a message on the first difference:
 
 - OUT is valid JSON, and its bytes are IN's with one block inserted;
-- IN's events are OUT's events after the new ones, equal and in order
-  (numbers compared as exact decimals);
+- IN's events are OUT's first events, equal, in order and at the same
+  indexes (numbers compared as exact decimals), and the new ones follow;
 - the new events are M and C events on pids that no event of IN uses,
   one pid per card, named "Spyre N" (with the bus ID when mapped), and
   sorted after every sort_index of IN;
 - each C event's track, as Perfetto names it ("<name> <args key>"), is
   one of --metrics with its unit ("pwr (W)"; an --unreliable one marked
-  "(MiB, unreliable)"), its ts has exactly three fraction digits and
-  lies within the trace's span, and each track's events are the ones the
+  "(MiB, unreliable)"), its ts is an integer where every ts of IN is
+  one (trace info's ts_fraction false), else has exactly three fraction
+  digits, and lies within the trace's span; the new M events have a ts,
+  the first of IN's, exactly where IN's M events have one; and each
+  track's events are the ones the
   samples give, computed here independently: a sample stamped t covering
   d and overlapping the span holds its value from t - d, clipped into the
   span, a later value at the same clipped time replacing an earlier one,
@@ -191,10 +194,26 @@ def cmd_check(args):
     k = len(ev_out) - len(ev_in)
     if k <= 0:
         fail("no events were added")
-    for i, (x, y) in enumerate(zip(ev_in, ev_out[k:])):
+    for i, (x, y) in enumerate(zip(ev_in, ev_out)):
         if x != y:
             fail("original event %d differs: %r against %r" % (i, x, y))
-    new = ev_out[:k]
+    new = ev_out[len(ev_in):]
+    integer = not info["ts_fraction"]
+    timed_m = [e for e in ev_in if isinstance(e, dict) and
+               e.get("ph") == "M" and "ts" in e]
+    first_ts = None
+    if info.get("first_ts_ns") is not None:
+        first_ts = D(info["first_ts_ns"]) / 1000
+        if integer:
+            first_ts = D(int((info["first_ts_ns"] + 500) // 1000))
+    for e in new:
+        if e.get("ph") != "M":
+            continue
+        if timed_m and e.get("ts") != first_ts:
+            fail("new M event %r: ts %r, not the trace's first %s"
+                 % (e.get("name"), e.get("ts"), first_ts))
+        if not timed_m and "ts" in e:
+            fail("new M event %r has a ts where IN's have none" % e.get("name"))
 
     old_pids = set(e.get("pid") for e in ev_in if isinstance(e, dict))
     old_sort = [e["args"]["sort_index"] for e in ev_in
@@ -254,7 +273,10 @@ def cmd_check(args):
         if label not in labels:
             fail("track %r is not one of %s" % (label, sorted(labels)))
         ts = e["ts"]
-        if not isinstance(ts, D) or ts.as_tuple().exponent != -3:
+        if integer and (not isinstance(ts, int) or isinstance(ts, bool)):
+            fail("ts %r is not whole µs, as every ts of IN is" % (ts,))
+        if not integer and (not isinstance(ts, D) or
+                            ts.as_tuple().exponent != -3):
             fail("ts %r is not µs with three fraction digits" % (ts,))
         ns = int(ts * 1000) + add
         if not start <= ns <= end:
@@ -266,6 +288,10 @@ def cmd_check(args):
         if any(a[0] >= b[0] for a, b in zip(ev, ev[1:])):
             fail("track %s: times do not increase" % (track,))
     want = expected_tracks(load_lines(args.lines), metrics, start, end)
+    if integer:
+        # whole µs of the trace's own time, the nearest, a half up
+        want = {tr: [((ns - add + 500) // 1000 * 1000 + add, v)
+                     for ns, v in ev] for tr, ev in want.items()}
     if set(got) != set(want):
         fail("tracks %s, want %s" % (sorted(got), sorted(want)))
     for track, ev in want.items():
