@@ -571,14 +571,14 @@ put_cards(struct combine *c, size_t i, size_t ncols, const char *device_sql)
 		.device_sql = device_sql, .lo_ns = r->lo_ns, .hi_ns = r->hi_ns,
 	};
 	struct after a = { .c = c };
-	uint64_t n;
+	struct merge_stats st;
 	int rc;
 
 	t.shift_ns = c->base_ns;
 	t.info.has_max_pid = true;
 	t.info.max_pid = CARD_PIDS + (int64_t)i * CARD_BLOCK;
-	rc = merge_events_write(r->db, &rq, put_after, &a, &n);
-	c->nevents += n;
+	rc = merge_events_write(r->db, &rq, put_after, &a, &st);
+	c->nevents += st.events;
 	return rc;
 }
 

@@ -568,8 +568,20 @@ merge_one(const struct job *j, size_t i, const char *out, const char *host)
 		.ts_integer = !j->ts[i].info.ts_fraction,
 		.metadata_ts = j->ts[i].info.metadata_timed > 0,
 	};
+	struct db_coarse coarse = { 0 };
+	struct merge_stats st;
+	int rc;
 
-	return merge_write(src->db, &mr);
+	/* imported coarse samples are said in the summary */
+	if ((rc = db_coarse_load(src->db, mr.lo_ns, mr.hi_ns +
+	    DB_MAX_INTERVAL_NS, &coarse)) != CLIENT_EXIT_OK)
+		return rc;
+	mr.coarse = &coarse;
+	rc = merge_write(src->db, &mr, &st);
+	if (rc == CLIENT_EXIT_OK && !o->quiet)
+		merge_stats_print(stderr, out, &st);
+	db_coarse_free(&coarse);
+	return rc;
 }
 
 /*
@@ -790,7 +802,7 @@ const struct cmd_spec export_cmd = {
 	.usage = export_usage,
 	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DATABASE) |
 	    CMD_EXIT(CLIENT_EXIT_PARTIAL) | CMD_EXIT(CLIENT_EXIT_INCOMPLETE),
-	.shortopts = "w:f:o:m:d:",
+	.shortopts = "w:f:o:m:d:q",
 	.longopts = export_longopts,
 	.opts_size = sizeof(struct options),
 	.defaults = &export_cmd_defaults,

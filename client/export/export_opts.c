@@ -50,6 +50,7 @@ const char export_usage[] =
 	    "      --merge OUT[.gz]        the trace with counter tracks added\n"
 	    "      --merge-dir DIR         one merged trace per trace, into DIR\n"
 	    "      --include-unreliable    merge the unreliable metrics too\n"
+	    "  -q, --quiet                 no line on stderr of what a merge added\n"
 	    "      --steps                 power and energy per step, not samples\n"
 	    "      --json, --csv           --steps as JSON or CSV (default: an aligned\n"
 	    "                              table on a terminal, else CSV)\n"
@@ -104,6 +105,8 @@ export_check_options(const struct options *o)
 	}
 	if (o->include_unreliable && !merged)
 		return goes_with("--include-unreliable", "--merge or --merge-dir");
+	if (o->quiet && !merged)
+		return goes_with("--quiet", "--merge or --merge-dir");
 	if (o->steps_format != -1 && !o->steps)
 		return goes_with(o->steps_format == STEPS_JSON ? "--json" :
 		    o->steps_format == STEPS_CSV ? "--csv" : "--table",
@@ -145,6 +148,7 @@ const struct option export_longopts[] = {
 	{ "host-map", required_argument, NULL, OPT_HOST_MAP },
 	{ "merge-dir", required_argument, NULL, OPT_MERGE_DIR },
 	{ "partial", no_argument, NULL, OPT_PARTIAL },
+	{ "quiet", no_argument, NULL, 'q' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -238,6 +242,9 @@ export_option(void *opts, int ch, char *arg)
 		break;
 	case OPT_MERGE_DIR:
 		o->merge_dir = arg;
+		break;
+	case 'q':
+		o->quiet = true;
 		break;
 	case OPT_PARTIAL:
 		o->partial = true;

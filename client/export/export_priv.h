@@ -35,7 +35,7 @@ enum {
 	OPT_CSV,
 	OPT_HOST_MAP,
 	OPT_MERGE_DIR,
-	OPT_PARTIAL,
+	OPT_PARTIAL, OPT_QUIET,
 	OPT_TABLE,
 };
 
@@ -59,6 +59,7 @@ struct options {
 	bool steps;
 	int steps_format;	/* -1: table on a terminal, else csv */
 	bool partial;		/* --partial: as far as it goes is the answer */
+	bool quiet;		/* --quiet: no merge summary on stderr */
 };
 
 /* The command line (cmd.h): its usage, long options and option taker. */

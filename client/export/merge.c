@@ -274,12 +274,12 @@ put_appended(void *arg, const char *p, size_t n)
  */
 static int
 copy(sqlite3 *db, const struct merge_request *rq, struct trace_stream *ts,
-    struct sink *s, struct progress *pg)
+    struct sink *s, struct progress *pg, struct merge_stats *st)
 {
 	const struct trace_info *in = &rq->t->info;
 	struct appended app = { .s = s, .comma = in->nelements > 0 };
 	struct trace_error err;
-	uint64_t pos = 0, nevents;
+	uint64_t pos = 0;
 	char *buf, msg[384];
 	ssize_t n;
 	int rc = CLIENT_EXIT_OK;
@@ -321,7 +321,7 @@ copy(sqlite3 *db, const struct merge_request *rq, struct trace_stream *ts,
 			if (sink_put(s, buf, head) == -1)
 				rc = CLIENT_EXIT_FAILED;
 			else if ((rc = merge_events_write(db, rq, put_appended,
-			    &app, &nevents)) == CLIENT_EXIT_OK &&
+			    &app, st)) == CLIENT_EXIT_OK &&
 			    sink_put(s, buf + head, (size_t)n - head) == -1)
 				rc = CLIENT_EXIT_FAILED;
 		}
@@ -335,7 +335,8 @@ copy(sqlite3 *db, const struct merge_request *rq, struct trace_stream *ts,
 }
 
 int
-merge_write(sqlite3 *db, const struct merge_request *rq)
+merge_write(sqlite3 *db, const struct merge_request *rq,
+    struct merge_stats *st)
 {
 	struct progress pg = { .on = rq->progress, .total =
 	    rq->t->info.bytes };
@@ -356,13 +357,42 @@ merge_write(sqlite3 *db, const struct merge_request *rq)
 		return CLIENT_EXIT_FAILED;
 	}
 	sink_init(&s, fp, rq->out_path, &pg);
-	rc = copy(db, rq, ts, &s, &pg);
+	memset(st, 0, sizeof(*st));
+	rc = copy(db, rq, ts, &s, &pg, st);
 	if (rc == CLIENT_EXIT_OK && sink_finish(&s) == -1)
 		rc = CLIENT_EXIT_FAILED;
 	progress_clear(&pg);
 	trace_stream_close(ts);
 	sink_free(&s);
 	return output_close(fp, rq->out_path, rc);
+}
+
+void
+merge_stats_print(FILE *fp, const char *out, const struct merge_stats *st)
+{
+	char lo[FMT_BUFLEN], hi[FMT_BUFLEN];
+
+	if (st->events == 0) {
+		fprintf(fp, "%s: the trace as it was: no sample overlaps its "
+		    "span\n", output_name(out));
+		return;
+	}
+	format_time_utc(st->lo_ns, lo, sizeof(lo));
+	format_time_utc(st->hi_ns, hi, sizeof(hi));
+	fprintf(fp, "%s: added %" PRIu64 " events after the trace's own: %zu "
+	    "card%s, %zu counter tracks, %" PRIu64 " samples from %s to %s "
+	    "(%.3f s), ", output_name(out), st->events, st->cards,
+	    st->cards == 1 ? "" : "s", st->tracks, st->samples, lo, hi,
+	    (double)(st->hi_ns - st->lo_ns) / 1e9);
+	if (st->min_iv_ms == st->max_iv_ms)
+		fprintf(fp, "one every %" PRId64 " ms", st->min_iv_ms);
+	else
+		fprintf(fp, "one every %" PRId64 " to %" PRId64 " ms",
+		    st->min_iv_ms, st->max_iv_ms);
+	if (st->coarse > 0)
+		fprintf(fp, "; %" PRIu64 " of them imported from an aiu-smi log: "
+		    "whole-second local times (coarse)", st->coarse);
+	fprintf(fp, "\n");
 }
 
 /* ---- the output of a combined merge (merge_priv.h) ---- */

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <sqlite3.h>
 
@@ -45,15 +46,35 @@ struct merge_request {
 	bool	 progress;			/* report progress on stderr */
 	bool	 ts_integer;			/* times as whole microseconds */
 	bool	 metadata_ts;			/* M events with a ts (the trace's first) */
+	const struct db_coarse *coarse;		/* NULL, or the imported coarse runs */
+};
+
+/* What a merge added, for the summary a person reads. */
+struct merge_stats {
+	uint64_t events;		/* M and C events written */
+	uint64_t samples;		/* rows drawn */
+	uint64_t coarse;		/* of those, imported coarse ones */
+	size_t	 cards, tracks;		/* tracks: with at least one event */
+	int64_t	 lo_ns, hi_ns;		/* absolute span the tracks cover */
+	int64_t	 min_iv_ms, max_iv_ms;	/* the rows' intervals */
 };
 
 /*
- * Write the merged trace to rq->out_path, whole or not at all (output.h).
+ * Write the merged trace to rq->out_path, whole or not at all (output.h),
+ * and what was added in *st.
  * Returns CLIENT_EXIT_OK, or another CLIENT_EXIT_* after printing why; a
  * trace that changed since it was read, or is corrupt, fails with the
  * byte offset.
  */
-int merge_write(sqlite3 *db, const struct merge_request *rq);
+int merge_write(sqlite3 *db, const struct merge_request *rq,
+    struct merge_stats *st);
+
+/*
+ * One line on fp for a person: out, then what *st says was added, or that
+ * nothing was.
+ */
+void merge_stats_print(FILE *fp, const char *out,
+    const struct merge_stats *st);
 
 /* One trace (rank) of a combined merge, with its host's database. */
 struct merge_rank {

@@ -46,6 +46,7 @@ struct track {
 	char	*head;		/* {"ph":"C",...,"args":{"(W)": */
 	size_t	 head_len;
 	bool	 pending;	/* value at ts is not written yet */
+	bool	 wrote;		/* an event of it was written */
 	int64_t	 ts;		/* absolute ns */
 	char	 value[FMT_BUFLEN];
 };
@@ -64,6 +65,7 @@ struct events {
 	merge_put_fn put;
 	void	*arg;
 	uint64_t n;
+	struct merge_stats *st;
 	struct card *cards;
 	size_t	 ncards;
 	int64_t	 lo_ns, hi_ns;	/* the span samples must overlap */
@@ -370,7 +372,7 @@ put_processes(struct events *ev)
 
 /* A counter event of track tr at absolute time abs_ns. */
 static int
-put_counter(struct events *ev, const struct track *tr, int64_t abs_ns)
+put_counter(struct events *ev, struct track *tr, int64_t abs_ns)
 {
 	char us[MERGE_US_BUFLEN], tail[MERGE_US_BUFLEN + 16];
 	size_t n;
@@ -383,7 +385,26 @@ put_counter(struct events *ev, const struct track *tr, int64_t abs_ns)
 	    ev->put(ev->arg, tr->value, strlen(tr->value)) == -1 ||
 	    ev->put(ev->arg, tail, 8 + n) == -1)
 		return -1;
+	tr->wrote = true;
+	if (ev->st->lo_ns == 0 || abs_ns < ev->st->lo_ns)
+		ev->st->lo_ns = abs_ns;
+	if (abs_ns > ev->st->hi_ns)
+		ev->st->hi_ns = abs_ns;
 	return 0;
+}
+
+/* A row drawn: counted, with its interval and whether it is coarse. */
+static void
+count_row(struct merge_stats *st, const struct merge_request *rq, int device,
+    int64_t ts_ns, int64_t iv_ms)
+{
+	if (st->samples == 0 || iv_ms < st->min_iv_ms)
+		st->min_iv_ms = iv_ms;
+	if (iv_ms > st->max_iv_ms)
+		st->max_iv_ms = iv_ms;
+	st->samples++;
+	if (rq->coarse != NULL && db_coarse_has(rq->coarse, device, ts_ns))
+		st->coarse++;
 }
 
 /* Write the pending value of tr, if any. */
@@ -427,6 +448,7 @@ take_row(struct events *ev, sqlite3_stmt *s)
 	c = bsearch(&device, ev->cards, ev->ncards, sizeof(*c), cmp_card);
 	if (c == NULL)	/* not in the snapshot's first query: cannot be */
 		return 0;
+	count_row(ev->st, rq, device, t, d / (int64_t)NSEC_PER_MSEC);
 	/* clipped into the span; never before the card's previous event */
 	at = t - d < rq->t->start_ns ? rq->t->start_ns : t - d;
 	if (at > rq->t->end_ns)
@@ -507,12 +529,12 @@ put_counters(sqlite3 *db, struct events *ev)
 
 int
 merge_events_write(sqlite3 *db, const struct merge_request *rq,
-    merge_put_fn put, void *arg, uint64_t *nevents)
+    merge_put_fn put, void *arg, struct merge_stats *st)
 {
-	struct events ev = { .rq = rq, .put = put, .arg = arg };
+	struct events ev = { .rq = rq, .put = put, .arg = arg, .st = st };
 	int rc;
 
-	*nevents = 0;
+	memset(st, 0, sizeof(*st));
 	/* samples overlapping both spans overlap their intersection */
 	ev.lo_ns = rq->lo_ns > rq->t->start_ns ? rq->lo_ns : rq->t->start_ns;
 	ev.hi_ns = rq->hi_ns < rq->t->end_ns ? rq->hi_ns : rq->t->end_ns;
@@ -525,7 +547,11 @@ merge_events_write(sqlite3 *db, const struct merge_request *rq,
 		else
 			rc = put_counters(db, &ev);
 	}
-	*nevents = ev.n;
+	st->events = ev.n;
+	st->cards = ev.ncards;
+	for (size_t i = 0; i < ev.ncards; i++)
+		for (size_t m = 0; m < rq->ncols; m++)
+			st->tracks += ev.cards[i].tracks[m].wrote;
 	free_cards(&ev);
 	return rc;
 }

@@ -68,12 +68,12 @@ int merge_sink_close(struct merge_sink *s, int rc);
 
 /*
  * Write the new events (merge.h) through put, each but the first preceded
- * by ",\n" and the first by "\n"; *nevents counts them.  Nothing is
- * written when no sample falls in the trace's span.  Returns a
- * CLIENT_EXIT_* after printing any error.
+ * by ",\n" and the first by "\n"; *st says what was written (st->events
+ * counts them).  Nothing is written when no sample falls in the trace's
+ * span.  Returns a CLIENT_EXIT_* after printing any error.
  */
 int merge_events_write(sqlite3 *db, const struct merge_request *rq,
-    merge_put_fn put, void *arg, uint64_t *nevents);
+    merge_put_fn put, void *arg, struct merge_stats *st);
 
 /*
  * ns as decimal µs with exactly three fraction digits, by integer

@@ -297,8 +297,23 @@ def cmd_check(args):
     for track, ev in want.items():
         if got[track] != ev:
             fail("track %s: %s, want %s" % (track, got[track][:8], ev[:8]))
+    if args.summary:
+        check_summary(args.summary, args.output, k, len(cards), len(got))
     print("ok: %d cards, %d tracks, %d new events, %d original"
           % (len(cards), len(got), k, len(ev_in)))
+
+
+def check_summary(path, out, events, cards, tracks):
+    """export's line on stderr says what was added, as counted here."""
+    # on a terminal the line follows the progress line's \r
+    lines = [l.rstrip("\r\n").split("\r")[-1] for l in open(path)
+             if " events after the trace's own" in l]
+    if len(lines) != 1:
+        fail("%s: not one summary line: %r" % (path, open(path).read()))
+    want = "%s: added %d events after the trace's own: %d card%s, %d counter tracks, " % (
+        out, events, cards, "" if cards == 1 else "s", tracks)
+    if not lines[0].startswith(want):
+        fail("summary %r does not start %r" % (lines[0], want))
 
 
 def main():
@@ -313,6 +328,7 @@ def main():
     c.add_argument("--metrics", required=True)
     c.add_argument("--unreliable", default="")
     c.add_argument("--trace-start", type=int)
+    c.add_argument("--summary", help="export's stderr, whose line must agree")
     args = ap.parse_args()
     if args.cmd == "samples":
         cmd_samples(args)

@@ -75,7 +75,8 @@ check() {
 	local dir=$1 trace=$2 out=$3
 	shift 3
 	python3 "$CHECK" check "$trace" "$out" "$dir/info.json" "$dir/lines" \
-	    "$@" || fail "$(basename "$trace") -> $(basename "$out")"
+	    --summary "${SUMMARY:-$dir/stderr}" "$@" ||
+		fail "$(basename "$trace") -> $(basename "$out")"
 }
 
 # refuse WHAT DIR COMMAND...: the command must fail, naming an offset
@@ -230,15 +231,17 @@ if command -v script >/dev/null; then
 	script -qec "'$CLIENT' export --db '$dir/db' --trace '$trace' --merge \
 	    '$dir/out-tty.json'" /dev/null >"$dir/tty" 2>&1 ||
 		fail "export on a tty: $(cat "$dir/tty")"
-	# the last line shown is blanked out and the cursor left at its start
+	# the last line shown is blanked out and the cursor left at its start,
+	# where the summary is written
 	python3 - "$dir/tty" <<'EOF' || fail "progress: $(cat -v "$dir/tty")"
 import re, sys
 out = open(sys.argv[1], "rb").read().decode()
 shown = re.findall(r"\rmerging: \d+ MiB of \d+ MiB \(\d+%\)", out)
 assert shown, "no progress shown"
 tail = out[out.rindex("merging:"):]
-assert re.fullmatch(r"merging: [^\r\n]*\r *\r", tail), "not cleared: %r" % tail
+assert re.fullmatch(r"merging: [^\r\n]*\r *\r[^\r]*: added \d+ events after "
+                    r"the trace's own: [^\r\n]*\r\n", tail), "not cleared: %r" % tail
 EOF
-	check "$dir" "$trace" "$dir/out-tty.json" --metrics pwr,busy,rdmem
+	SUMMARY=$dir/tty check "$dir" "$trace" "$dir/out-tty.json" --metrics pwr,busy,rdmem
 	echo "progress: ok"
 fi
