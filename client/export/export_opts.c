@@ -40,6 +40,8 @@ const char export_usage[] =
 	    "  -m, --metrics KEY,...       only these metrics, in this order\n"
 	    "  -d, --device ID,...         only these cards\n"
 	    "      --pad DURATION          widen the span on both sides\n"
+	    "      --by-source             csv, jsonl: each stored row of each\n"
+	    "                              source, not one sample per card per tick\n"
 	    "      --partial               a window whose daemon died: what is\n"
 	    "                              stored, exit 0 (spyremon(1))\n"
 	    "trace options (--window then chooses the samples):\n"
@@ -108,6 +110,11 @@ export_check_options(const struct options *o)
 		return goes_with(o->steps_format == STEPS_JSON ? "--json" :
 		    o->steps_format == STEPS_CSV ? "--csv" : "--table",
 		    "--steps");
+	if (o->by_source && (derived || o->format == EXPORT_AIUSMI)) {
+		warnx("--by-source is for csv and jsonl samples: aiusmi is "
+		    "aiu-smi's own text, one row per card per interval");
+		return CLIENT_EXIT_USAGE;
+	}
 	if (derived && o->format_given) {
 		warnx("--format is for samples; --merge, --merge-dir and "
 		    "--steps write their own");
@@ -145,6 +152,7 @@ const struct option export_longopts[] = {
 	{ "host-map", required_argument, NULL, OPT_HOST_MAP },
 	{ "merge-dir", required_argument, NULL, OPT_MERGE_DIR },
 	{ "partial", no_argument, NULL, OPT_PARTIAL },
+	{ "by-source", no_argument, NULL, OPT_BY_SOURCE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -241,6 +249,9 @@ export_option(void *opts, int ch, char *arg)
 		break;
 	case OPT_PARTIAL:
 		o->partial = true;
+		break;
+	case OPT_BY_SOURCE:
+		o->by_source = true;
 		break;
 	}
 	return CLIENT_EXIT_OK;

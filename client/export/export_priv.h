@@ -37,6 +37,7 @@ enum {
 	OPT_MERGE_DIR,
 	OPT_PARTIAL,
 	OPT_TABLE,
+	OPT_BY_SOURCE,
 };
 
 struct options {
@@ -59,6 +60,7 @@ struct options {
 	bool steps;
 	int steps_format;	/* -1: table on a terminal, else csv */
 	bool partial;		/* --partial: as far as it goes is the answer */
+	bool by_source;		/* --by-source: each stored row, not paired */
 };
 
 /* The command line (cmd.h): its usage, long options and option taker. */
