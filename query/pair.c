@@ -18,6 +18,13 @@
 #include "schema.h"
 
 #define NS_PER_MS	1000000LL
+/*
+ * How many of its intervals a file row stays the one an aiu-smi row joins:
+ * two, so that a read of the file that came a little late or missed one
+ * update (its reads and aiu-smi's ticks keep phases of their own) does
+ * not split one tick into two samples.
+ */
+#define JOIN_INTERVALS	2
 
 struct entry {
 	struct pair_sample s;		/* its v and from point at the two below */
@@ -150,7 +157,8 @@ static bool
 final(const struct pair_reader *p, const struct entry *e)
 {
 	return !e->file || e->closed || p->eof ||
-	    p->last_ts >= e->s.ts_ns + e->s.interval_ms * NS_PER_MS;
+	    p->last_ts >= e->s.ts_ns + JOIN_INTERVALS * e->s.interval_ms *
+	    NS_PER_MS;
 }
 
 /* The row of the statement into e, its values from its stream. */
@@ -185,7 +193,7 @@ join(struct pair_reader *p, struct entry *f, int64_t ts)
 {
 	sqlite3_stmt *s = p->s;
 
-	if (f == NULL || f->closed || ts >= f->s.ts_ns +
+	if (f == NULL || f->closed || ts >= f->s.ts_ns + JOIN_INTERVALS *
 	    f->s.interval_ms * NS_PER_MS)
 		return false;
 	for (size_t i = 0; i < p->ncols; i++) {

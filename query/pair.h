@@ -6,9 +6,10 @@
  * bestsrc.h says which stream each metric of a card comes from; this says
  * which rows of the two streams are one sample.  For a card whose row
  * source over the span is its metric file (bestsrc.h), each aiu-smi row
- * joins the card's newest file row stamped at or before it, if that file
- * row is less than its own interval older (the file's value in force at
- * the aiu-smi row's time) and no earlier aiu-smi row joined it already.
+ * joins the card's newest file row stamped at or before it (the file's
+ * value in force at the aiu-smi row's time), if that file row is less
+ * than two of its own intervals older and no earlier aiu-smi row joined
+ * it already.
  * The sample so made is stamped with the file row's stamp and interval;
  * each value comes from whichever of the two rows has it (bestsrc leaves
  * each metric to one stream, so never both).  A row that joins none, or
@@ -20,7 +21,7 @@
  *
  * The samples come out in the order of their stamps, then device, as
  * db_select_samples(..., ordered) gives the rows; a row is held only until
- * no later row can join it (its stamp plus its interval), so memory does
+ * no later row can join it (its stamp plus two intervals), so memory does
  * not grow with the span.
  */
 #ifndef SPYREMON_PAIR_H

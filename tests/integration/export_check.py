@@ -9,8 +9,8 @@ metric of a card taken from one stream (its metric file's rows if the
 card's newest file row in the span has the metric, else aiu-smi's), and a
 card's two streams are paired into one sample per tick: each aiu-smi row
 joins the newest file row of its card stamped at or before it, if less
-than that row's interval older and not joined already; the sample has the
-file row's stamp.  With --by-source every row is a sample of its own.
+than two of that row's intervals older and not joined already; the sample
+has the file row's stamp.  With --by-source every row is a sample of its own.
 In aiusmi, lines starting with '#' are skipped as comments, as for
 aiu-smi's own output, but its #MetricFiles block is checked; the header
 has the columns aiu-smi printed in the span (and those it always prints).
@@ -107,7 +107,7 @@ def expected_rows(samples, values, lo, hi, pad, devices, by_source):
             k = bisect.bisect_right(stamps, s.ts) - 1
             f = files[k] if k >= 0 else None
             if dev in best and f is not None and not f.smi_ts and \
-                    s.ts < f.ts + f.iv * 1000000:
+                    s.ts < f.ts + 2 * f.iv * 1000000:
                 f.smi_ts = s.ts
                 for key, v in s.vals.items():
                     f.vals.setdefault(key, v)
