@@ -10,7 +10,10 @@
 #  - aiu-smi's #MetricFiles block first, and no other '#' line;
 #  - the header `aiu-smi-sim -s` prints for the same groups, exactly;
 #  - as many cells in every row as in the header;
-#  - one row per card per interval (within 1 of span / interval);
+#  - one row per card per interval: as many rows as the window holds
+#    intervals, within 1, and a row more at each end for the intervals
+#    the window's begin and end cut (a row is exported when its interval
+#    overlaps the window);
 #  - in each row with a power value, the file's value at that tick (the
 #    file row the simulator's log has at its stamp), and busy from
 #    aiu-smi on the same row; a row without power only where no file row
@@ -84,7 +87,7 @@ for r in data:
         break
 col = {k.split(" ")[0]: i for i, k in enumerate(header)}
 
-# one row per card per interval
+# one row per card per interval, and the rows the window's ends cut
 iv = 100
 want = (we - wb) / (iv * 1e6)
 by = {}
@@ -93,7 +96,7 @@ for r in data:
 if sorted(by) != [0, 1]:
     bad("cards %s, not [0, 1]" % sorted(by))
 for d, rs in sorted(by.items()):
-    if abs(len(rs) - want) > 1:
+    if not want - 1 <= len(rs) <= want + 2:
         bad("card %d: %d rows over %.2f intervals" % (d, len(rs), want))
 
 # power: the file's value at each tick.  The ticks with a file row are
