@@ -29,7 +29,6 @@
 #include "merge.h"
 #include "orphan.h"
 #include "output.h"
-#include "schema.h"
 #include "settle.h"
 #include "steps.h"
 #include "table.h"

@@ -27,7 +27,6 @@
 #include "client.h"
 #include "export.h"
 #include "format.h"
-#include "schema.h"
 #include "timeparse.h"
 
 static void	put_char(struct export_writer *, char);

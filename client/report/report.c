@@ -38,7 +38,6 @@
 #include "plot.h"
 #include "report.h"
 #include "runsteps.h"
-#include "schema.h"
 #include "steps.h"
 #include "summarycmd.h"
 #include "timeparse.h"
