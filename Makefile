@@ -62,7 +62,7 @@ COMMON_SRCS = common/log.c common/timeparse.c common/metrics.c common/proto.c \
 	common/metricfile_json.c common/regfile.c common/daemonid.c
 # query/: reading the database, the same for the store and every command
 QUERY_SRCS = query/pragma.c query/dbread.c query/catalog_read.c \
-	query/windows_read.c query/bestsrc.c query/samples_read.c \
+	query/windows_read.c query/bestsrc.c query/samples_read.c query/pair.c \
 	query/summary.c query/summary_idle.c query/summary_read.c \
 	query/daemon_read.c
 STORE_SRCS = store/sql.c store/catalog.c store/migrate.c store/store.c store/storebuf.c store/storedb.c \
@@ -118,7 +118,7 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_format test_trace test_import test_merge test_energy \
 	test_rowring test_stats test_expo test_metricfile test_direct \
 	test_hosts test_bestsrc test_sync test_writer test_capture \
-	test_daemonid test_walcheck test_runmeta test_migrate
+	test_daemonid test_walcheck test_runmeta test_migrate test_pair
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 

@@ -17,6 +17,7 @@ struct db_devmap_entry {
 	int device;
 	int64_t since_ns;
 	char *bus_id;
+	char *metric_file;
 };
 
 /* Column i of s's row, malloc'd, "" for NULL; NULL when out of memory. */
@@ -132,7 +133,7 @@ db_devmap_load(sqlite3 *db, struct db_devmap *map)
 
 	map->e = NULL;
 	map->n = 0;
-	if (sqlite3_prepare_v2(db, "SELECT device, since_ns, bus_id FROM "
+	if (sqlite3_prepare_v2(db, "SELECT device, since_ns, bus_id, metric_file FROM "
 	    SCHEMA_T_DEVICE_MAP " ORDER BY device, since_ns", -1, &s,
 	    NULL) != SQLITE_OK)
 		return db_error(db, "the device map");
@@ -145,16 +146,18 @@ db_devmap_load(sqlite3 *db, struct db_devmap *map)
 		e->device = sqlite3_column_int(s, 0);
 		e->since_ns = sqlite3_column_int64(s, 1);
 		e->bus_id = dbread_column_dup(s, 2);
+		e->metric_file = dbread_column_dup(s, 3);
 	}
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? 0 :
 	    db_error(db, "the device map");
 }
 
-const char *
-db_devmap_bus_id(const struct db_devmap *map, int device, int64_t ts_ns)
+/* The entry of device in force at ts_ns, NULL if none. */
+static const struct db_devmap_entry *
+devmap_at(const struct db_devmap *map, int device, int64_t ts_ns)
 {
-	const char *found = "";
+	const struct db_devmap_entry *found = NULL;
 
 	/* few entries: only changes are recorded */
 	for (size_t i = 0; i < map->n; i++) {
@@ -162,16 +165,34 @@ db_devmap_bus_id(const struct db_devmap *map, int device, int64_t ts_ns)
 			continue;
 		if (map->e[i].since_ns > ts_ns)
 			break;
-		found = map->e[i].bus_id;
+		found = &map->e[i];
 	}
 	return found;
+}
+
+const char *
+db_devmap_bus_id(const struct db_devmap *map, int device, int64_t ts_ns)
+{
+	const struct db_devmap_entry *e = devmap_at(map, device, ts_ns);
+
+	return e != NULL ? e->bus_id : "";
+}
+
+const char *
+db_devmap_file(const struct db_devmap *map, int device, int64_t ts_ns)
+{
+	const struct db_devmap_entry *e = devmap_at(map, device, ts_ns);
+
+	return e != NULL ? e->metric_file : "";
 }
 
 void
 db_devmap_free(struct db_devmap *map)
 {
-	for (size_t i = 0; i < map->n; i++)
+	for (size_t i = 0; i < map->n; i++) {
 		free(map->e[i].bus_id);
+		free(map->e[i].metric_file);
+	}
 	free(map->e);
 	map->e = NULL;
 	map->n = 0;

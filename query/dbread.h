@@ -119,6 +119,9 @@ int db_devmap_load(sqlite3 *db, struct db_devmap *map);
 /* The bus ID mapped to device at ts_ns, "" if none was. */
 const char *db_devmap_bus_id(const struct db_devmap *map, int device,
     int64_t ts_ns);
+/* The metric file aiu-smi named for device at ts_ns, "" if none. */
+const char *db_devmap_file(const struct db_devmap *map, int device,
+    int64_t ts_ns);
 void db_devmap_free(struct db_devmap *map);
 
 /* A card of the inventory (the cards table), with its devices. */
@@ -287,6 +290,17 @@ int db_newest_by_device(sqlite3 *db, int64_t begin_ns, int64_t end_ns,
  */
 sqlite3_stmt *db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
     size_t ncols, const char *device_sql, bool ordered);
+
+/*
+ * The columns aiu-smi printed over (lo_ns, hi_ns), with device_sql
+ * appended: set printed[i] (left set if it was) when an aiu-smi row
+ * overlapping the span has a value of cols[i], or cols[i] is one that
+ * aiu-smi always prints (group '*' of metrics.h).  One pass over the
+ * span's rows.
+ */
+int db_smi_printed(sqlite3 *db, const struct db_metric *const *cols,
+    size_t ncols, int64_t lo_ns, int64_t hi_ns, const char *device_sql,
+    bool *printed);
 
 /*
  * The newest sample stamped at or before ts_ns: its stamp in *stamp_ns,

@@ -11,6 +11,7 @@
 
 #include "bestsrc.h"
 #include "metrics.h"
+#include "pragma.h"
 #include "schema.h"
 
 static int
@@ -427,4 +428,42 @@ db_newest_stamp(sqlite3 *db, int64_t now_ns, int64_t *ts_ns)
 		*ts_ns = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
 	return 0;
+}
+
+int
+db_smi_printed(sqlite3 *db, const struct db_metric *const *cols, size_t ncols,
+    int64_t lo_ns, int64_t hi_ns, const char *device_sql, bool *printed)
+{
+	const struct metric_def *d;
+	sqlite3_str *q;
+	sqlite3_stmt *s;
+	int64_t version;
+	char *sql;
+	int rc;
+
+	if (sql_pragma_int(db, "user_version", &version) == -1)
+		return db_error(db, "the schema version");
+	q = sqlite3_str_new(db);
+	sqlite3_str_appendall(q, "SELECT 0");
+	for (size_t i = 0; i < ncols; i++)
+		sqlite3_str_appendf(q, ", max(\"%w\" IS NOT NULL)", cols[i]->col);
+	/* before schema 6 every row is aiu-smi's */
+	sqlite3_str_appendf(q, " FROM " SCHEMA_T_SAMPLES " WHERE "
+	    DB_OVERLAPS_SQL "%s%s", version >= 6 ? " AND " SCHEMA_C_SRC
+	    " IS NULL" : "", device_sql);
+	if ((sql = sqlite3_str_finish(q)) == NULL)
+		errx(EXIT_FAILURE, "out of memory");
+	rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
+	sqlite3_free(sql);
+	if (rc != SQLITE_OK)
+		return db_error(db, "the samples");
+	bind_overlaps(s, lo_ns, hi_ns);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		for (size_t i = 0; i < ncols; i++)
+			printed[i] = printed[i] ||
+			    sqlite3_column_int(s, 1 + (int)i) != 0 ||
+			    ((d = metric_def_find(cols[i]->key)) != NULL &&
+			    d->group == '*');
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 0 : db_error(db, "the samples");
 }

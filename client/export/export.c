@@ -29,7 +29,6 @@
 #include "merge.h"
 #include "orphan.h"
 #include "output.h"
-#include "schema.h"
 #include "settle.h"
 #include "steps.h"
 #include "table.h"
@@ -236,40 +235,18 @@ close_sources(struct job *j)
 }
 
 /*
- * Write the rows of one span; *rows counts them.  A write error stops
+ * Write the samples of one span; *rows counts them.  A write error stops
  * the export at once.
  */
 static int
 export_span(struct export_writer *w, const struct span *sp,
     const struct options *o, int64_t *rows)
 {
-	struct source *src = sp->src;
-	sqlite3_stmt *s;
-	struct export_row r = { .first_value = 3 };
-	int64_t lo = sp->lo_ns - o->pad_ns, hi = sp->hi_ns + o->pad_ns;
-	int rc;
+	int64_t nfile;
 
-	r.stmt = s = src->s;
-	sqlite3_reset(s);
-	sqlite3_bind_int64(s, 1, lo);
-	sqlite3_bind_int64(s, 2, hi);
-	sqlite3_bind_int64(s, 3, hi + DB_MAX_INTERVAL_NS);
-	*rows = 0;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		r.ts_ns = sqlite3_column_int64(s, 0);
-		r.device = sqlite3_column_int(s, 1);
-		r.interval_ms = sqlite3_column_int64(s, 2);
-		/* after the values: db_select_samples' source column */
-		r.src = sqlite3_column_int(s, 3 + (int)w->ncols);
-		export_write_row(w, &r, sp->win != NULL ? sp->win->id : 0);
-		(*rows)++;
-		if (ferror_unlocked(w->out)) {
-			warn("%s", output_name(o->output));
-			return CLIENT_EXIT_FAILED;
-		}
-	}
-	return rc == SQLITE_DONE ? CLIENT_EXIT_OK :
-	    db_error(src->db, "the samples");
+	return export_write_samples(w, sp->src->db, sp->src->s,
+	    sp->lo_ns - o->pad_ns, sp->hi_ns + o->pad_ns, sp->win != NULL ?
+	    sp->win->id : 0, output_name(o->output), rows, &nfile);
 }
 
 static void
@@ -300,6 +277,15 @@ write_spans(struct job *j, struct export_writer *w)
 	w->trace.on = o->traces.n > 1 && o->window == NULL;
 	for (size_t i = 0; i < j->nspans && rc == CLIENT_EXIT_OK; i++) {
 		const struct span *sp = &j->spans[i];
+		struct db_key *cards = NULL;
+		size_t ncards = 0;
+
+		if (w->format == EXPORT_AIUSMI && (rc = db_first_by_device(
+		    sp->src->db, sp->lo_ns - o->pad_ns, sp->hi_ns + o->pad_ns,
+		    j->device_sql, &cards, &ncards)) != CLIENT_EXIT_OK)
+			break;
+		w->cards = cards;
+		w->ncards = ncards;
 
 		if (w->trace.on) {
 			w->trace.path = sp->trace->path;
@@ -312,6 +298,9 @@ write_spans(struct job *j, struct export_writer *w)
 		w->coarse = sp->src->coarse;
 		w->host = sp->src->host;
 		export_begin_span(w, sp->win, o->all, i == 0);
+		free(cards);
+		w->cards = NULL;
+		w->ncards = 0;
 		rc = export_span(w, sp, o, &rows);
 		if (rc == CLIENT_EXIT_OK && rows == 0)
 			note_empty(sp);
@@ -501,12 +490,40 @@ note_deleted(const struct job *j, bool *partial)
 	return CLIENT_EXIT_OK;
 }
 
+/*
+ * aiusmi without --metrics: the columns aiu-smi printed over any span, in
+ * *shown (to be freed).
+ */
+static int
+aiusmi_columns(struct job *j, bool **shown)
+{
+	const struct options *o = j->o;
+	int rc = CLIENT_EXIT_OK;
+
+	if ((*shown = calloc(j->ncols + 1, sizeof(**shown))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < j->nspans && rc == CLIENT_EXIT_OK; i++)
+		rc = db_smi_printed(j->spans[i].src->db, j->spans[i].src->cols,
+		    j->ncols, j->spans[i].lo_ns - o->pad_ns,
+		    j->spans[i].hi_ns + o->pad_ns, j->device_sql, *shown);
+	return rc;
+}
+
 /* Select and write the samples of the spans. */
 static int
 run_samples(struct job *j, struct export_writer *w)
 {
 	const struct options *o = j->o;
+	bool *shown = NULL;
 	int rc = CLIENT_EXIT_OK;
+
+	if (o->format == EXPORT_AIUSMI && o->metrics == NULL) {
+		if ((rc = aiusmi_columns(j, &shown)) != CLIENT_EXIT_OK) {
+			free(shown);
+			return rc;
+		}
+		w->shown = shown;
+	}
 
 	for (size_t k = 0; k < j->nsrc; k++)
 		if ((j->src[k].s = db_select_samples(j->src[k].db,
@@ -532,6 +549,8 @@ run_samples(struct job *j, struct export_writer *w)
 	if (rc == CLIENT_EXIT_OK)
 		rc = write_spans(j, w);
 	export_writer_free(w);
+	w->shown = NULL;
+	free(shown);
 	return output_close(w->out, o->output, rc);
 }
 
@@ -749,6 +768,7 @@ run(struct client *cl, const struct options *o)
 		bool partial = false;
 
 		w.format = o->format;
+		w.by_source = o->by_source;
 		w.ncols = j.ncols;
 		w.window_column = o->all;
 		rc = settle_spans(&j);

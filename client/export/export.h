@@ -17,10 +17,11 @@
 #include <sqlite3.h>
 
 #include "db.h"
+#include "pair.h"
 
 enum export_format {
 	EXPORT_CSV,		/* epoch_ns,time_utc,device,bus_id,interval_ms,<key>... */
-	EXPORT_AIUSMI,		/* aiu-smi -s: ID,Date (YYYYMMDD),Time (HH:MM:SS),<key unit>... */
+	EXPORT_AIUSMI,		/* aiu-smi -s: #MetricFiles, ID,Date (YYYYMMDD),Time (HH:MM:SS),<key unit>... */
 	EXPORT_JSONL,		/* one object per sample */
 };
 
@@ -58,35 +59,39 @@ struct export_writer {
 	 * local times: their runs and their number in the export, set by
 	 * export_coarse_span.  When ncoarse is not 0 the export says so: a
 	 * note on stderr, csv's trailing coarse column (0 or 1), jsonl's
-	 * "coarse":true on those rows, aiusmi's "#coarse" line.
+	 * "coarse":true on those rows (aiusmi, aiu-smi's text, has none).
 	 */
 	struct db_coarse coarse;
 	int64_t ncoarse;
 	/*
 	 * Rows read from the cards' metric files (src 1), counted by
-	 * export_coarse_span.  When not 0, every row names its source
-	 * (bestsrc.h): csv's trailing "source" column and jsonl's "source"
-	 * member ("aiu-smi" or "file"), and aiusmi's "#source" line and a
-	 * note on stderr; a value the rule takes from the card's other
-	 * stream is empty, as if missing.
+	 * export_coarse_span.  When not 0, csv's trailing "source" column
+	 * and jsonl's "source" member say which rows made each sample
+	 * ("aiu-smi", "file" or "file+aiu-smi"; with by_source each row is a
+	 * sample of its own), and aiusmi notes it on stderr only.
 	 */
 	int64_t nfile;
+	/*
+	 * Each stored row as a sample of its own (--by-source), rather than
+	 * a card's two streams paired into one sample per tick (pair.h).
+	 */
+	bool by_source;
+	/*
+	 * aiusmi: which of cols aiu-smi printed (db_smi_printed), the only
+	 * ones written; NULL: all.  The cards of the span, for the
+	 * #MetricFiles block before each header: their devices and first
+	 * stamps (the metric file then in force is map's), set by the caller
+	 * before each span.
+	 */
+	const bool *shown;
+	const struct db_key *cards;
+	size_t ncards;
 	/* made by export_writer_init: */
 	struct {
 		char *p;	/* the line being built */
 		size_t len, cap;
 	} line;
 	char **json_keys;	/* jsonl: each column's "key": as JSON text */
-};
-
-/* One sample, as read from samples: values[i] belongs to cols[i]. */
-struct export_row {
-	int64_t ts_ns;
-	int device;
-	int64_t interval_ms;
-	sqlite3_stmt *stmt;	/* the row; values are columns first_value.. */
-	int first_value;
-	int src;		/* SCHEMA_SRC_* */
 };
 
 /* Set up w (its format, out, cols, ncols and map set); -1 on ENOMEM. */
@@ -115,11 +120,24 @@ void export_begin_span(struct export_writer *w, const struct db_window *win,
     bool several, bool first);
 
 /*
- * Write one row.  window_id, if not 0, is the window the row is exported
+ * Write one sample.  window_id, if not 0, is the window it is exported
  * for: the csv "window" column (if window_column) and jsonl's "window".
  */
-void export_write_row(struct export_writer *w, const struct export_row *r,
+void export_write_row(struct export_writer *w, const struct pair_sample *r,
     int64_t window_id);
+
+/*
+ * Write the samples of s, a statement of db_select_samples over w's
+ * columns (ordered), over the span (lo_ns, hi_ns): each card's two
+ * streams paired into one sample per tick (pair.h), or with w->by_source
+ * each row as it is stored.  *rows gets the samples written, *file_rows
+ * the rows of metric files read.  CLIENT_EXIT_OK; CLIENT_EXIT_FAILED
+ * after saying that out_name could not be written; or the database's
+ * error.
+ */
+int export_write_samples(struct export_writer *w, sqlite3 *db,
+    sqlite3_stmt *s, int64_t lo_ns, int64_t hi_ns, int64_t window_id,
+    const char *out_name, int64_t *rows, int64_t *file_rows);
 
 /* Parse "csv", "aiusmi" or "jsonl"; -1 if none. */
 int export_format_parse(const char *s, enum export_format *out);

@@ -2,6 +2,11 @@
  * export_fmt: the text of an export, one writer per format (contract in
  * export.h).
  *
+ * Samples: one per card per tick, each card's two streams paired by
+ * pair.h (or, --by-source, each row as stored).  aiusmi is what aiu-smi -s
+ * prints, and nothing else: its #MetricFiles block, its header with only
+ * the columns it printed, and one row per sample.
+ *
  * Values: csv and jsonl write each value exactly (fmt_value_exact), aiusmi
  * as aiu-smi prints it (fmt_value_fixed).  A missing value, NULL in the
  * database (aiu-smi printed "-"), is an empty cell in csv, "-" in aiusmi
@@ -22,7 +27,6 @@
 #include "client.h"
 #include "export.h"
 #include "format.h"
-#include "schema.h"
 #include "timeparse.h"
 
 static void	put_char(struct export_writer *, char);
@@ -106,7 +110,7 @@ export_coarse_span(sqlite3 *db, struct export_writer *w, int64_t lo_ns,
 }
 
 static bool
-row_coarse(const struct export_writer *w, const struct export_row *r)
+row_coarse(const struct export_writer *w, const struct pair_sample *r)
 {
 	return w->ncoarse > 0 && db_coarse_has(&w->coarse, r->device,
 	    r->ts_ns);
@@ -224,12 +228,32 @@ aiusmi_header(struct export_writer *w)
 	for (size_t i = 0; i < w->ncols; i++) {
 		char cell[256];
 
+		if (w->shown != NULL && !w->shown[i])
+			continue;
 		snprintf(cell, sizeof(cell), "%s%s%s", w->cols[i]->key,
 		    w->cols[i]->unit[0] != '\0' ? " " : "", w->cols[i]->unit);
 		put_char(w, ',');
 		put_cell(w, cell);
 	}
 	flush_line(w);
+}
+
+/*
+ * aiu-smi's #MetricFiles block: "# ID FILE" per card of the span, with the
+ * file aiu-smi named for it ("-" if it named none).
+ */
+static void
+metric_files(struct export_writer *w)
+{
+	const char *f;
+
+	fputs("#MetricFiles\n", w->out);
+	for (size_t i = 0; i < w->ncards; i++) {
+		f = db_devmap_file(w->map, w->cards[i].device,
+		    w->cards[i].ts_ns);
+		fprintf(w->out, "# %d %s\n", w->cards[i].device,
+		    f[0] != '\0' ? f : "-");
+	}
 }
 
 void
@@ -244,21 +268,15 @@ export_begin_span(struct export_writer *w, const struct db_window *win,
 		    "times (coarse)\n", w->ncoarse);
 	if (first && w->nfile > 0 && w->format == EXPORT_AIUSMI)
 		fprintf(stderr, "spyremon: %" PRId64 " rows of this export "
-		    "were read from the cards' metric files; csv and jsonl "
-		    "name each row's source\n", w->nfile);
+		    "were read from the cards' metric files, paired with "
+		    "aiu-smi's; csv and jsonl name each sample's source\n",
+		    w->nfile);
 	switch (w->format) {
 	case EXPORT_CSV:
 		if (first)
 			csv_header(w);
 		break;
 	case EXPORT_AIUSMI:
-		if (first && w->ncoarse > 0)
-			fprintf(w->out, "#coarse %" PRId64 " samples were "
-			    "imported from an aiu-smi log: whole-second local "
-			    "times\n", w->ncoarse);
-		if (first && w->nfile > 0)
-			fprintf(w->out, "#source %" PRId64 " rows were read "
-			    "from the cards' metric files\n", w->nfile);
 		if (several && win != NULL) {
 			format_time_utc(win->begin_ns, b, sizeof(b));
 			if (win->open)
@@ -279,8 +297,10 @@ export_begin_span(struct export_writer *w, const struct db_window *win,
 			fprintf(w->out, " host %s\n", w->trace.host[0] != '\0' ?
 			    w->trace.host : "-");
 		}
-		if (first || several || w->trace.on || w->host != NULL)
+		if (first || several || w->trace.on || w->host != NULL) {
+			metric_files(w);
 			aiusmi_header(w);
+		}
 		break;
 	case EXPORT_JSONL:
 		break;
@@ -289,17 +309,22 @@ export_begin_span(struct export_writer *w, const struct db_window *win,
 
 /* ---- rows ---- */
 
-/* One sqlite3_column_value per value: each column call costs a lookup. */
 static bool
-value_of(const struct export_row *r, size_t i, double *v)
+value_of(const struct pair_sample *r, size_t i, double *v)
 {
-	sqlite3_value *sv = sqlite3_column_value(r->stmt,
-	    r->first_value + (int)i);
-
-	if (sqlite3_value_type(sv) == SQLITE_NULL)
+	if (r->from[i] == PAIR_NONE)
 		return false;
-	*v = sqlite3_value_double(sv);
+	*v = r->v[i];
 	return true;
+}
+
+/* The streams whose rows made r: what csv's source and jsonl's say. */
+static const char *
+sources_of(const struct pair_sample *r)
+{
+	if (r->file_ns != 0 && r->smi_ns != 0)
+		return "file+aiu-smi";
+	return r->file_ns != 0 ? "file" : "aiu-smi";
 }
 
 /*
@@ -357,7 +382,7 @@ put_time_utc(struct export_writer *w, int64_t ts_ns)
 }
 
 static void
-csv_row(struct export_writer *w, const struct export_row *r,
+csv_row(struct export_writer *w, const struct pair_sample *r,
     int64_t window_id)
 {
 	char buf[FMT_BUFLEN];
@@ -396,14 +421,16 @@ csv_row(struct export_writer *w, const struct export_row *r,
 	}
 	if (w->ncoarse > 0)
 		put_str(w, row_coarse(w, r) ? ",1" : ",0");
-	if (w->nfile > 0)
-		put_str(w, r->src == SCHEMA_SRC_FILE ? ",file" : ",aiu-smi");
+	if (w->nfile > 0) {
+		put_char(w, ',');
+		put_str(w, sources_of(r));
+	}
 	flush_line(w);
 }
 
 /* aiu-smi's ID, Date and Time cells; the date and time are local, like aiu-smi's. */
 static void
-aiusmi_row(struct export_writer *w, const struct export_row *r)
+aiusmi_row(struct export_writer *w, const struct pair_sample *r)
 {
 	static struct second_cache cache;
 	const struct second_cache *sec;
@@ -416,6 +443,8 @@ aiusmi_row(struct export_writer *w, const struct export_row *r)
 	sec = second_text(&cache, r->ts_ns, true);
 	put(w, sec->text, sec->len);
 	for (size_t i = 0; i < w->ncols; i++) {
+		if (w->shown != NULL && !w->shown[i])
+			continue;
 		put_char(w, ',');
 		if (value_of(r, i, &v) && (n = fmt_value_fixed(v,
 		    w->cols[i]->decimals, buf, sizeof(buf))) > 0)
@@ -482,7 +511,7 @@ put_json_str(struct export_writer *w, const char *s)
  * writes (no spaces), at a fraction of the cost of a call per token.
  */
 static void
-jsonl_row(struct export_writer *w, const struct export_row *r,
+jsonl_row(struct export_writer *w, const struct pair_sample *r,
     int64_t window_id)
 {
 	char buf[FMT_BUFLEN];
@@ -523,9 +552,11 @@ jsonl_row(struct export_writer *w, const struct export_row *r,
 	put_int(w, r->interval_ms);
 	if (row_coarse(w, r))
 		put_str(w, ",\"coarse\":true");
-	if (w->nfile > 0)
-		put_str(w, r->src == SCHEMA_SRC_FILE ? ",\"source\":\"file\"" :
-		    ",\"source\":\"aiu-smi\"");
+	if (w->nfile > 0) {
+		put_str(w, ",\"source\":\"");
+		put_str(w, sources_of(r));
+		put_char(w, '"');
+	}
 	put_str(w, ",\"values\":{");
 	for (size_t i = 0; i < w->ncols; i++) {
 		if (i > 0)
@@ -542,7 +573,7 @@ jsonl_row(struct export_writer *w, const struct export_row *r,
 }
 
 void
-export_write_row(struct export_writer *w, const struct export_row *r,
+export_write_row(struct export_writer *w, const struct pair_sample *r,
     int64_t window_id)
 {
 	switch (w->format) {
@@ -556,4 +587,33 @@ export_write_row(struct export_writer *w, const struct export_row *r,
 		jsonl_row(w, r, window_id);
 		break;
 	}
+}
+
+int
+export_write_samples(struct export_writer *w, sqlite3 *db, sqlite3_stmt *s,
+    int64_t lo_ns, int64_t hi_ns, int64_t window_id, const char *out_name,
+    int64_t *rows, int64_t *file_rows)
+{
+	struct pair_reader *p;
+	struct pair_sample r;
+	int rc;
+
+	sqlite3_reset(s);
+	sqlite3_bind_int64(s, 1, lo_ns);
+	sqlite3_bind_int64(s, 2, hi_ns);
+	sqlite3_bind_int64(s, 3, hi_ns + DB_MAX_INTERVAL_NS);
+	p = pair_open(s, w->ncols, w->by_source);
+	*rows = 0;
+	while ((rc = pair_next(p, &r)) == 1) {
+		export_write_row(w, &r, window_id);
+		(*rows)++;
+		if (ferror_unlocked(w->out)) {
+			warn("%s", out_name);
+			pair_close(p);
+			return CLIENT_EXIT_FAILED;
+		}
+	}
+	*file_rows = pair_file_rows(p);
+	pair_close(p);
+	return rc == 0 ? CLIENT_EXIT_OK : db_error(db, "the samples");
 }

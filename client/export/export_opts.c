@@ -23,9 +23,11 @@ const char export_usage[] =
 	    "                       [trace options] [options]\n"
 	    "\n"
 	    "Writes every sample whose interval overlaps the window, the span\n"
-	    "FROM..TO or each trace's span.  TIME is ISO 8601, epoch ns, or a\n"
-	    "duration ago such as 10m.  Several --db (one per host): each row\n"
-	    "carries its host, and each trace reads its own host's database.\n"
+	    "FROM..TO or each trace's span: one card at one time, a card's\n"
+	    "aiu-smi row and metric-file row of one tick paired into one.  TIME\n"
+	    "is ISO 8601, epoch ns, or a duration ago such as 10m.  Several --db\n"
+	    "(one per host): each row carries its host, and each trace reads its\n"
+	    "own host's database.\n"
 	    "\n"
 	    "selection:\n"
 	    "  -w, --window TAG|ID         the window; a tag: the newest with it\n"
@@ -40,6 +42,8 @@ const char export_usage[] =
 	    "  -m, --metrics KEY,...       only these metrics, in this order\n"
 	    "  -d, --device ID,...         only these cards\n"
 	    "      --pad DURATION          widen the span on both sides\n"
+	    "      --by-source             csv, jsonl: each stored row of each\n"
+	    "                              source, not one sample per card per tick\n"
 	    "      --partial               a window whose daemon died: what is\n"
 	    "                              stored, exit 0 (spyremon(1))\n"
 	    "trace options (--window then chooses the samples):\n"
@@ -111,6 +115,11 @@ export_check_options(const struct options *o)
 		return goes_with(o->steps_format == STEPS_JSON ? "--json" :
 		    o->steps_format == STEPS_CSV ? "--csv" : "--table",
 		    "--steps");
+	if (o->by_source && (derived || o->format == EXPORT_AIUSMI)) {
+		warnx("--by-source is for csv and jsonl samples: aiusmi is "
+		    "aiu-smi's own text, one row per card per interval");
+		return CLIENT_EXIT_USAGE;
+	}
 	if (derived && o->format_given) {
 		warnx("--format is for samples; --merge, --merge-dir and "
 		    "--steps write their own");
@@ -149,6 +158,7 @@ const struct option export_longopts[] = {
 	{ "merge-dir", required_argument, NULL, OPT_MERGE_DIR },
 	{ "partial", no_argument, NULL, OPT_PARTIAL },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "by-source", no_argument, NULL, OPT_BY_SOURCE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -248,6 +258,9 @@ export_option(void *opts, int ch, char *arg)
 		break;
 	case OPT_PARTIAL:
 		o->partial = true;
+		break;
+	case OPT_BY_SOURCE:
+		o->by_source = true;
 		break;
 	}
 	return CLIENT_EXIT_OK;

@@ -35,8 +35,9 @@ enum {
 	OPT_CSV,
 	OPT_HOST_MAP,
 	OPT_MERGE_DIR,
-	OPT_PARTIAL, OPT_QUIET,
+	OPT_PARTIAL,
 	OPT_TABLE,
+	OPT_BY_SOURCE,
 };
 
 struct options {
@@ -60,6 +61,7 @@ struct options {
 	int steps_format;	/* -1: table on a terminal, else csv */
 	bool partial;		/* --partial: as far as it goes is the answer */
 	bool quiet;		/* --quiet: no merge summary on stderr */
+	bool by_source;		/* --by-source: each stored row, not paired */
 };
 
 /* The command line (cmd.h): its usage, long options and option taker. */

@@ -39,7 +39,6 @@
 #include "plot.h"
 #include "report.h"
 #include "runsteps.h"
-#include "schema.h"
 #include "steps.h"
 #include "summarycmd.h"
 #include "timeparse.h"
@@ -252,33 +251,40 @@ finish(FILE *fp, const struct report *r, const char *name)
  * aiusmi.csv from db, a connection of its own: it runs in a thread of its
  * own while the plots are drawn (see aiusmi_start).  It reads r->cat,
  * r->lo, r->hi and r->tmp, and writes only r->aiusmi_rows and
- * r->aiusmi_file_rows.
+ * r->aiusmi_file_rows.  What aiu-smi -s prints, through export's writer:
+ * its #MetricFiles block, its header with the columns it printed over the
+ * span, one row per card per interval (pair.h).
  */
 static int
 write_aiusmi(struct report *r, sqlite3 *db)
 {
 	const struct db_metric **cols;
 	struct export_writer w = { .format = EXPORT_AIUSMI };
-	struct export_row row = { .first_value = 3 };
 	struct db_devmap map = { 0 };
-	sqlite3_stmt *s;
+	struct db_key *cards = NULL;
+	bool *shown;
+	sqlite3_stmt *s = NULL;
 	int rc;
 
-	if ((cols = calloc(r->cat.n + 1, sizeof(*cols))) == NULL)
+	if ((cols = calloc(r->cat.n + 1, sizeof(*cols))) == NULL ||
+	    (shown = calloc(r->cat.n + 1, sizeof(*shown))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	for (size_t i = 0; i < r->cat.n; i++)
 		cols[i] = &r->cat.m[i];
-	if ((rc = db_devmap_load(db, &map)) != CLIENT_EXIT_OK) {
-		free(cols);
-		return rc;
-	}
 	w.cols = cols;
 	w.ncols = r->cat.n;
 	w.map = &map;
+	w.shown = shown;
+	if ((rc = db_devmap_load(db, &map)) != CLIENT_EXIT_OK ||
+	    (rc = db_smi_printed(db, cols, r->cat.n, r->lo, r->hi, "",
+	    shown)) != CLIENT_EXIT_OK ||
+	    (rc = db_first_by_device(db, r->lo, r->hi, "", &cards,
+	    &w.ncards)) != CLIENT_EXIT_OK)
+		goto done;
+	w.cards = cards;
 	if ((s = db_select_samples(db, cols, r->cat.n, "", true)) == NULL) {
-		free(cols);
-		db_devmap_free(&map);
-		return db_error(db, "the samples");
+		rc = db_error(db, "the samples");
+		goto done;
 	}
 	if ((w.out = create(r, "aiusmi.csv")) == NULL) {
 		rc = CLIENT_EXIT_FAILED;
@@ -289,22 +295,8 @@ write_aiusmi(struct report *r, sqlite3 *db)
 	if ((rc = export_coarse_span(db, &w, r->lo, r->hi, "")) ==
 	    CLIENT_EXIT_OK) {
 		export_begin_span(&w, NULL, false, true);
-		row.stmt = s;
-		sqlite3_bind_int64(s, 1, r->lo);
-		sqlite3_bind_int64(s, 2, r->hi);
-		sqlite3_bind_int64(s, 3, r->hi + DB_MAX_INTERVAL_NS);
-		while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-			row.ts_ns = sqlite3_column_int64(s, 0);
-			row.device = sqlite3_column_int(s, 1);
-			row.interval_ms = sqlite3_column_int64(s, 2);
-			row.src = sqlite3_column_int(s, 3 + (int)r->cat.n);
-			export_write_row(&w, &row, 0);
-			r->aiusmi_rows++;
-			if (row.src == SCHEMA_SRC_FILE)
-				r->aiusmi_file_rows++;
-		}
-		rc = rc == SQLITE_DONE ? CLIENT_EXIT_OK :
-		    db_error(db, "the samples");
+		rc = export_write_samples(&w, db, s, r->lo, r->hi, 0,
+		    "aiusmi.csv", &r->aiusmi_rows, &r->aiusmi_file_rows);
 	}
 	export_writer_free(&w);
 	if (rc == CLIENT_EXIT_OK)
@@ -314,6 +306,8 @@ write_aiusmi(struct report *r, sqlite3 *db)
 done:
 	sqlite3_finalize(s);
 	db_devmap_free(&map);
+	free(cards);
+	free(shown);
 	free(cols);
 	return rc;
 }

@@ -57,8 +57,8 @@ struct report {
 	struct db_catalog cat;
 	struct series ser;
 	int64_t	 lo, hi;		/* aiusmi.csv's span */
-	int64_t	 aiusmi_rows;		/* of both sources */
-	int64_t	 aiusmi_file_rows;	/* of those, read from metric files */
+	int64_t	 aiusmi_rows;		/* one per card per interval */
+	int64_t	 aiusmi_file_rows;	/* metric-file rows paired into them */
 	char	 plots[3][16];
 	size_t	 nplots;
 	struct runmeta run;		/* what the run recorded of itself */

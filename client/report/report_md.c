@@ -325,12 +325,11 @@ md_checklist(FILE *fp, const struct report *r)
 		    "active iteration:** `aiusmi.csv`, %" PRId64 " rows in "
 		    "aiu-smi's own CSV over %s", r->aiusmi_rows,
 		    r->has_trace ? "the active steps' span" : "the window");
-		/* a card read directly has rows of both sources */
+		/* a card read directly: its two streams paired */
 		if (r->aiusmi_file_rows > 0)
-			fprintf(fp, " (%" PRId64 " from aiu-smi, %" PRId64
-			    " read from the cards' metric files)",
-			    r->aiusmi_rows - r->aiusmi_file_rows,
-			    r->aiusmi_file_rows);
+			fprintf(fp, ", one per card per interval (%" PRId64
+			    " rows read from the cards' metric files, paired "
+			    "with aiu-smi's)", r->aiusmi_file_rows);
 		fprintf(fp, ".\n");
 	} else
 		fprintf(fp, "- [ ] **aiu-smi output covering at least one full "

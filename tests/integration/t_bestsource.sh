@@ -11,14 +11,17 @@
 #  - summary's busy comes from aiu-smi, its sample count and coverage
 #    from the file rows of card 0; export --steps and windows count the
 #    samples alike;
-#  - export csv and jsonl name each row's source; card 0's aiu-smi rows
-#    show no pwr, its file rows do; card 1's rows are aiu-smi's, with pwr;
+#  - export csv and jsonl --by-source name each row's source; card 0's
+#    aiu-smi rows show no pwr, its file rows do; card 1's rows are
+#    aiu-smi's, with pwr; without --by-source card 0's two streams are
+#    paired (pwr and busy on one row);
 #  - --merge: card 0's pwr track is its file rows' values at their times,
 #    its busy track aiu-smi's at theirs;
 #  - spyremon metrics: the energy counter of card 0 follows the file
 #    rows, not their sum with aiu-smi's; card 0 has a busy gauge (from
 #    aiu-smi) and a power gauge;
-#  - report runs, and its aiusmi.csv says that some rows came from files;
+#  - report runs, and its aiusmi.csv is aiu-smi's text alone (no line of
+#    spyremon's), one row per card per tick;
 #  - --check-config prints direct: auto.
 source "$(dirname "$0")/lib.sh"
 
@@ -63,16 +66,20 @@ $SPY export --trace "$T/trace.json" --steps --csv >"$T/steps.csv" ||
 	fail "export --steps failed"
 $SPY report --window best --output "$T/report" 2>"$T/report.err" ||
 	fail "report failed: $(cat "$T/report.err")"
-grep -q '^#source [0-9]* rows were read from the cards' "$T/report/aiusmi.csv" ||
-	fail "report's aiusmi.csv does not say some rows came from metric files"
+grep -v '^#MetricFiles$\|^# [0-9]' "$T/report/aiusmi.csv" | grep -q '^#' &&
+	fail "report's aiusmi.csv has a line aiu-smi does not print: $(grep '^#' "$T/report/aiusmi.csv")"
+grep -q 'rows read from the cards. metric files, paired with aiu-smi' "$T/report/report.md" ||
+	fail "report.md does not say the metric files' rows were paired"
 [ -s "$T/report/power.png" ] || ls "$T/report" | grep -q png ||
 	fail "report wrote no plot"
 $SPY export --trace "$T/trace.json" --merge "$T/merged.json" ||
 	fail "export --merge failed"
-$SPY export --window best --format csv >"$T/export.csv" 2>"$T/export.err" ||
+$SPY export --window best --format csv --by-source >"$T/export.csv" 2>"$T/export.err" ||
 	fail "export --csv failed: $(cat "$T/export.err")"
-$SPY export --window best --format jsonl >"$T/export.jsonl" 2>"$T/export.err" ||
+$SPY export --window best --format jsonl --by-source >"$T/export.jsonl" 2>"$T/export.err" ||
 	fail "export --jsonl failed: $(cat "$T/export.err")"
+$SPY export --window best >"$T/paired.csv" 2>"$T/export.err" ||
+	fail "export failed: $(cat "$T/export.err")"
 
 python3 - "$DB" "$T" "$WB" "$WE" <<'EOF' || fail "the best source is not used"
 import csv, json, sqlite3, sys
@@ -139,6 +146,21 @@ assert all(r["pwr"] != "" for r in by[(0, "file")]), "card 0 file rows without p
 assert all(r["pwr"] == "" for r in by[(0, "aiu-smi")]), "card 0 aiu-smi rows show pwr"
 assert all(r["busy"] != "" for r in by[(0, "aiu-smi")]), "card 0 aiu-smi rows without busy"
 assert all(r["pwr"] != "" for r in by[(1, "aiu-smi")]), "card 1 rows without pwr"
+# paired: card 0's aiu-smi rows joined its file rows, pwr and busy on one
+paired = list(csv.DictReader(open(t + "/paired.csv")))
+both = [r for r in paired if r["device"] == "0" and r["source"] == "file+aiu-smi"]
+# aiu-smi rows before the card's first file row (the direct reads start
+# with the window) have none to join
+f0 = min(int(r["epoch_ns"]) for r in by[(0, "file")])
+f1 = max(int(r["epoch_ns"]) for r in by[(0, "file")])
+inner = [r for r in by[(0, "aiu-smi")] if f0 < int(r["epoch_ns"]) < f1]
+alone = [r for r in paired if r["device"] == "0" and r["source"] == "aiu-smi"
+         and f0 < int(r["epoch_ns"]) < f1]
+assert len(inner) > 50 and len(alone) <= 3, (len(inner), len(alone), len(both))
+assert all(r["pwr"] != "" and r["busy"] != "" for r in both), "a paired row lacks pwr or busy"
+assert len(paired) == len(rows) - len(both), (len(paired), len(rows), len(both))
+assert sorted(r["epoch_ns"] for r in both) == sorted(
+    r["epoch_ns"] for r in by[(0, "file")] if r["epoch_ns"] in {b["epoch_ns"] for b in both})
 js = [json.loads(l) for l in open(t + "/export.jsonl")]
 assert len(js) == len(rows)
 assert {(j["device"], j["source"]) for j in js} == set(by)

@@ -78,14 +78,16 @@ expect_rc 2 spy export --window 1 --device x
 expect_rc 0 spy export --from $b1 --to $e1
 cmp -s "$T/out" "$T/w1.csv" || fail "--from/--to differs from --window"
 
-# ---- aiusmi: aiu-smi's header, parseable by Python's csv module ----
+# ---- aiusmi: aiu-smi's #MetricFiles and header, parseable by Python's csv module ----
 timeout 2 "$SIM" -s -g A --cards 1 -d 0.01 2>/dev/null | grep -m 1 '^ID,' >"$T/simheader" || true
 [ -s "$T/simheader" ] || fail "no header from the simulator"
 expect_rc 0 spy export --window 1 --format aiusmi
 $CHECK "$DB" aiusmi "$T/out" --span $b1 $e1 --sim-header "$T/simheader"
 expect_rc 0 spy export --window 1 --format aiusmi --metrics pwr,gtemp
-head -n 1 "$T/out" | grep -qx 'ID,Date (YYYYMMDD),Time (HH:MM:SS),pwr W,gtemp C' ||
-	fail "aiusmi header with --metrics: $(head -n 1 "$T/out")"
+grep -v '^#' "$T/out" | head -n 1 | grep -qx 'ID,Date (YYYYMMDD),Time (HH:MM:SS),pwr W,gtemp C' ||
+	fail "aiusmi header with --metrics: $(grep -v '^#' "$T/out" | head -n 1)"
+head -n 3 "$T/out" | tr '\n' '|' | grep -qx "#MetricFiles|# 0 $T/metrics.0000:13:00.0|# 1 $T/metrics.0000:14:00.0|" ||
+	fail "aiusmi does not begin with aiu-smi's #MetricFiles block: $(head -n 3 "$T/out")"
 
 # ---- jsonl: every value is the database's ----
 expect_rc 0 spy export --window 1 --format jsonl
