@@ -4,14 +4,19 @@
  *
  * A file, or anything that is not a directory (a pipe, a path that does
  * not exist yet), names itself: reading it says what is wrong with it.
- * A directory is a TensorBoard log directory, as
+ * A directory holds the ranks of one run: a TensorBoard log directory, as
  * torch.profiler.tensorboard_trace_handler writes one, a trace per
- * worker: its traces are the regular files directly in it whose names end
- * in TRACELIST_SUFFIX or TRACELIST_SUFFIX ".gz", sorted by name (byte
- * order, so the order is the same on every host), read as the ranks of
- * one run, exactly as if each were given to an option of its own.  Which
- * files a directory gave is said in one line; a directory with none of
- * them is an error that names it and the pattern.
+ * worker, whose traces are the regular files directly in it whose names
+ * end in TRACELIST_SUFFIX or TRACELIST_SUFFIX ".gz"; or, where no file is
+ * so named, a folder of traces named otherwise (HTA's rank-0.json.gz,
+ * sampled_rank-0.json.gz, NAME_kineto.json.gz), whose traces are the
+ * *.json and *.json.gz files that begin as one (an object with
+ * "traceEvents" in its first 64 KiB, or an array of objects).  They are
+ * sorted by name (byte order, so the order is the same on every host) and
+ * read exactly as if each were given to an option of its own.  Which
+ * files a directory gave is said in one line, and the JSON files it
+ * skipped, each with why, in another; a directory with no trace is an
+ * error that names it and the patterns.
  */
 #ifndef SPYREMON_TRACELIST_H
 #define SPYREMON_TRACELIST_H

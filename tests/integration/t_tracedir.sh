@@ -154,6 +154,19 @@ grep -q ": 6 traces, read as the ranks of one run: wa.1.pt.trace.json, wb.1.pt.t
 	"$T/err" || fail "the stderr line is not in name order: $(cat "$T/err")"
 echo "ok: trace info DIR"
 
+# ---- traces named otherwise: HTA's folders ----
+mkdir "$T/hta"
+gzip -c "$F0" >"$T/hta/sampled_rank-0.json.gz"
+gzip -dc "$F1" >"$T/hta/rank-1_kineto.json"
+echo '{"note": "not a trace"}' >"$T/hta/notes.json"
+echo '[1, 2]' >"$T/hta/numbers.json"
+spy trace info "$T/hta" >"$T/info.txt" 2>"$T/err" || fail "trace info of HTA's folder: $(cat "$T/err")"
+grep -q ": 2 traces, read as the ranks of one run: rank-1_kineto.json, sampled_rank-0.json.gz$" "$T/err" ||
+	fail "HTA's traces not taken: $(cat "$T/err")"
+grep -q ': skipped notes.json (no "traceEvents" in its first 64 KiB), numbers.json (an array, but not of events)$' "$T/err" ||
+	fail "the skipped files not said: $(cat "$T/err")"
+echo "ok: a folder of traces named otherwise"
+
 # ---- a folder without traces ----
 mkdir "$T/empty" "$T/other"
 echo x >"$T/other/trace.json"
@@ -165,7 +178,7 @@ for d in "$T/empty" "$T/other"; do
 		# shellcheck disable=SC2086
 		spy $cmd >/dev/null 2>"$T/err" || rc=$?
 		[ $rc -eq 1 ] || fail "$cmd: exit $rc, want 1: $(cat "$T/err")"
-		grep -q "$d: no profiler trace in the directory: no file named \*\.pt\.trace\.json or \*\.pt\.trace\.json\.gz" \
+		grep -q "$d: no profiler trace in the directory: no file named \*\.pt\.trace\.json or \*\.pt\.trace\.json\.gz directly in it (what torch.profiler.tensorboard_trace_handler writes), nor any \*\.json or \*\.json\.gz that begins as one" \
 			"$T/err" || fail "$cmd: the error: $(cat "$T/err")"
 	done
 done
