@@ -250,6 +250,7 @@ store_get_stats(struct store *st, struct store_stats *out)
 	out->pending = st->pool.n + st->inflight;
 	out->newest_ts_ns = st->newest_ts_ns;
 	out->file_bytes = st->file_bytes;
+	store_errors_stats(st, out);
 	out->damaged = st->damaged;
 	snprintf(out->damaged_found, sizeof(out->damaged_found), "%s",
 	    st->damaged_found);

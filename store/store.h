@@ -84,6 +84,11 @@ struct store_stats {
 	char why[160];			/* what failed: "locked: ...", "disk full: ..." */
 	size_t jobs_queued;		/* window and inventory changes not yet stored */
 	uint64_t recreated;		/* times the file was deleted or replaced and made again */
+	/* every SQLite failure met since open (summaries, rows, changes) */
+	uint64_t errors;
+	uint64_t errors_damage;		/* of them: the file is damaged */
+	char last_error[200];		/* "what: message", "" if none */
+	int64_t last_error_ns;		/* when (realtime), 0 if none */
 	/* a damaged log found at open (walcheck.h), its originals kept aside */
 	uint64_t damaged;		/* 0 or 1: at this open */
 	char damaged_found[256];	/* what was found and what was kept */
@@ -214,6 +219,7 @@ enum store_counter {
 	STORE_COUNTER_CHILD_RESTARTS,	/* aiu-smi started again */
 	STORE_COUNTER_REJECTED_LINES,	/* lines of its output not parsed */
 	STORE_COUNTER_DAMAGED,		/* damaged databases kept aside */
+	STORE_COUNTER_ERRORS,		/* SQLite failures the store met */
 	STORE_NCOUNTERS
 };
 

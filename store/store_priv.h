@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/types.h>
 
 #include <sqlite3.h>
@@ -167,6 +168,19 @@ struct store {
 	char err_msg[96];
 	char err_last[160];
 	struct ratelimit rl_sql;
+	/*
+	 * Every failure sql.c records, counted for status whatever the
+	 * rate limit logs: all of them, and those that say the file is
+	 * damaged (SQLITE_CORRUPT, SQLITE_NOTADB); errmu guards the last
+	 * one's line and time (realtime), read by store_get_stats.
+	 * errors_counted: how many of them the counters table has (the
+	 * writer's, under dbmu).
+	 */
+	atomic_uint_fast64_t sql_errors, sql_corrupt;
+	uint64_t errors_counted;
+	pthread_mutex_t errmu;
+	char err_status[200];
+	int64_t err_status_ns;
 
 	/*
 	 * The writer thread (writer.c) of store_open's store; NULL for

@@ -292,8 +292,15 @@ flush(struct store *st)
 	struct writer *w = st->w;
 	struct rowring batch;
 	size_t skipped = 0;
-	bool ok;
+	uint64_t errors = atomic_load(&st->sql_errors);
+	bool ok, counters;
 
+	/* the failures met since the last flush go into the counters table */
+	if (errors > st->errors_counted) {
+		store_counter_add(st, STORE_COUNTER_ERRORS,
+		    errors - st->errors_counted);
+		st->errors_counted = errors;
+	}
 	for (;;) {
 		if (!run_jobs(st))
 			return;
@@ -303,8 +310,9 @@ flush(struct store *st)
 		pthread_mutex_unlock(&st->mu);
 	}
 	take(st, &batch);
+	counters = store_counters_pending(st);
 	pthread_mutex_unlock(&st->mu);
-	if (batch.n == 0) {
+	if (batch.n == 0 && !counters) {
 		pthread_mutex_lock(&st->mu);
 		st->inflight = 0;
 		w->committed_seq = w->taken_seq;

@@ -459,7 +459,8 @@ show_database(yajl_val d)
 	static const char *const known[] = { "path", "file_bytes",
 	    "rows_written", "pending", "flushes_failed", "rows_dropped",
 	    "recreated", "writer", "path_after_restart", "damaged_kept_aside",
-	    "damaged_found", "damaged_kept_as", "checkpoint", NULL };
+	    "damaged_found", "damaged_kept_as", "checkpoint", "errors",
+	    "errors_damage", "last_error", "last_error_ns", NULL };
 	const char *path = json_str(d, "path"), *state, *why;
 	char size[FMT_BUFLEN];
 	yajl_val w;
@@ -482,6 +483,15 @@ show_database(yajl_val d)
 		printf("            %" PRId64 " writes failed\n", v);
 	if (json_int(d, "rows_dropped", &v) && v > 0)
 		printf("            %" PRId64 " rows dropped\n", v);
+	if (json_int(d, "errors", &v) && v > 0) {
+		int64_t dmg = 0;
+
+		(void)json_int(d, "errors_damage", &dmg);
+		printf("            %" PRId64 " database errors (%" PRId64
+		    " damage); the last: %s\n", v, dmg,
+		    json_str(d, "last_error") != NULL ?
+		    json_str(d, "last_error") : "?");
+	}
 	if ((w = json_object(d, "writer")) != NULL &&
 	    (state = json_str(w, "state")) != NULL &&
 	    strcmp(state, "ok") != 0) {

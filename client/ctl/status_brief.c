@@ -101,6 +101,18 @@ warn_database(yajl_val db)
 		}
 		printf(": %s\n", why != NULL ? why : "(no reason given)");
 	}
+	if (json_int(db, "errors", &v) && v > 0) {
+		int64_t dmg = 0;
+
+		(void)json_int(db, "errors_damage", &dmg);
+		printf("WARNING: %" PRId64 " database error%s since the daemon "
+		    "started", v, v == 1 ? "" : "s");
+		if (dmg > 0)
+			printf(", %" PRId64 " of them damage (the file is "
+			    "malformed)", dmg);
+		printf("; the last: %s\n", json_str(db, "last_error") != NULL ?
+		    json_str(db, "last_error") : "?");
+	}
 	if (json_int(db, "rows_dropped", &v) && v > 0)
 		printf("WARNING: %" PRId64 " row%s dropped since the daemon "
 		    "started: more were queued than could wait for the disk\n",

@@ -85,6 +85,10 @@ render_daemon(const struct collect *c, struct expo *e)
 		    "Times spyremond found the database's write-ahead log "
 		    "damaged at start and kept the originals aside.");
 		expo_sample(e, NULL, 0, c->damaged, 0);
+		expo_family(e, "spyremon_database_errors", EXPO_COUNTER, "",
+		    "SQLite errors spyremond's store met (a damaged page, "
+		    "a full disk, a lock), logged or not.");
+		expo_sample(e, NULL, 0, c->db_errors, 0);
 	}
 	expo_family(e, "spyremon_window_open", EXPO_GAUGE, "",
 	    "1 for each open profiling window, by tag and id; "
