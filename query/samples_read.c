@@ -223,6 +223,7 @@ db_newest_by_device(sqlite3 *db, int64_t begin_ns, int64_t end_ns,
     struct db_key **out, size_t *n)
 {
 	sqlite3_stmt *s;
+	int rc;
 
 	*out = NULL;
 	*n = 0;
@@ -232,12 +233,19 @@ db_newest_by_device(sqlite3 *db, int64_t begin_ns, int64_t end_ns,
 		return -1;
 	sqlite3_bind_int64(s, 1, begin_ns);
 	sqlite3_bind_int64(s, 3, end_ns + DB_MAX_INTERVAL_NS);
-	while (sqlite3_step(s) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		*out = dbread_grow(*out, *n, sizeof(**out));
 		(*out)[(*n)++] = (struct db_key){ sqlite3_column_int(s, 0),
 		    sqlite3_column_int64(s, 1) };
 	}
 	sqlite3_finalize(s);
+	/* a read that failed (a damaged page) is no proof of no rows */
+	if (rc != SQLITE_DONE) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+		return -1;
+	}
 	return 0;
 }
 

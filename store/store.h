@@ -354,6 +354,15 @@ uint64_t store_sync_window(struct store *st, int64_t window_id);
 bool store_sync_pending(struct store *st, uint64_t ticket, char *why,
     size_t len, int64_t *through_ns);
 
+/*
+ * A window completed though part of its rows could not be read (a
+ * damaged page): true with the sentence saying so (its end_note) in buf,
+ * for the request ticket or window window_id (0: either unknown), among
+ * the last 16 such windows; false for every other.
+ */
+bool store_sync_note(struct store *st, uint64_t ticket, int64_t window_id,
+    char *buf, size_t len);
+
 /* A descriptor that becomes readable when requests are done; store_sync_ack
  * clears it. */
 int store_sync_fd(struct store *st);

@@ -304,10 +304,14 @@ int store_db_summarize_due(struct store *st, int64_t now_ns, int64_t settle_ns,
     int64_t idle_lookback_ns, bool complete);
 /*
  * Summarize the n ended windows of ids and mark them complete at now_ns,
- * in one transaction (store_summary.c).
+ * in one transaction (store_summary.c).  A summary whose read met a
+ * damaged page stores what could be read, and the window is complete
+ * with the sentence saying what was lost in its end_note
+ * (summary_damage_note), which notes[i] gets too ("" for the others).
  */
+#define STORE_NOTE_LEN	384
 int store_db_windows_finish(struct store *st, const int64_t *ids, size_t n,
-    int64_t idle_lookback_ns, int64_t now_ns);
+    int64_t idle_lookback_ns, int64_t now_ns, char (*notes)[STORE_NOTE_LEN]);
 /*
  * Mark every ended window that is neither complete nor marked incomplete
  * as incomplete: the daemon that ended it stopped before it was complete.
@@ -376,7 +380,7 @@ struct writer_ops {
 	int (*windows_abandoned)(struct store *);
 	int (*summarize_due)(struct store *, int64_t, int64_t, int64_t, bool);
 	int (*windows_finish)(struct store *, const int64_t *, size_t,
-	    int64_t, int64_t);
+	    int64_t, int64_t, char (*)[STORE_NOTE_LEN]);
 	int (*reopen)(struct store *, char *, size_t);
 	int (*max_window_id)(struct store *, int64_t *);
 	int (*retention_step)(struct store *, const struct store_retention *,

@@ -29,9 +29,11 @@
 #include "merge.h"
 #include "orphan.h"
 #include "output.h"
+#include "pragma.h"
 #include "schema.h"
 #include "settle.h"
 #include "steps.h"
+#include "summary.h"
 #include "table.h"
 #include "target.h"
 
@@ -236,8 +238,40 @@ close_sources(struct job *j)
 }
 
 /*
+ * The read of sp's rows stopped at a damaged page after from_ns and could
+ * go on from after to_ns (0: nothing after it could be read): say about
+ * how many rows of the cards seen (devs, a bit per device, every ival_ms)
+ * could not be read, and mark the export partial.
+ */
+static void
+note_damage(struct export_writer *w, const struct span *sp,
+    const struct source *src, int64_t from_ns, int64_t to_ns,
+    int64_t ival_ms, uint64_t devs)
+{
+	char what[64];
+	int ncards = __builtin_popcountll(devs);
+
+	w->damaged = true;
+	if (sp->win != NULL)
+		snprintf(what, sizeof(what), "this window");
+	else
+		snprintf(what, sizeof(what), "the span");
+	if (to_ns > from_ns && ival_ms > 0 && ncards > 0)
+		fprintf(stderr, "spyremon: about %" PRId64 " rows of %s could "
+		    "not be read (damaged store: %s): %s; exit status %d says "
+		    "so\n", (int64_t)ncards * ((to_ns - from_ns - 1) /
+		    (ival_ms * 1000000)), what, src->path,
+		    sqlite3_errmsg(src->db), CLIENT_EXIT_PARTIAL);
+	else
+		fprintf(stderr, "spyremon: rows of %s could not be read "
+		    "(damaged store: %s): %s; exit status %d says so\n", what,
+		    src->path, sqlite3_errmsg(src->db), CLIENT_EXIT_PARTIAL);
+}
+
+/*
  * Write the rows of one span; *rows counts them.  A write error stops
- * the export at once.
+ * the export at once.  A damaged page is read around (note_damage): the
+ * rows before it and after it are written.
  */
 static int
 export_span(struct export_writer *w, const struct span *sp,
@@ -247,6 +281,8 @@ export_span(struct export_writer *w, const struct span *sp,
 	sqlite3_stmt *s;
 	struct export_row r = { .first_value = 3 };
 	int64_t lo = sp->lo_ns - o->pad_ns, hi = sp->hi_ns + o->pad_ns;
+	int64_t last = 0, ival = 0, resumed = 0;
+	uint64_t devs = 0;
 	int rc;
 
 	r.stmt = s = src->s;
@@ -255,6 +291,7 @@ export_span(struct export_writer *w, const struct span *sp,
 	sqlite3_bind_int64(s, 2, hi);
 	sqlite3_bind_int64(s, 3, hi + DB_MAX_INTERVAL_NS);
 	*rows = 0;
+again:
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		r.ts_ns = sqlite3_column_int64(s, 0);
 		r.device = sqlite3_column_int(s, 1);
@@ -267,7 +304,28 @@ export_span(struct export_writer *w, const struct span *sp,
 			warn("%s", output_name(o->output));
 			return CLIENT_EXIT_FAILED;
 		}
+		last = r.ts_ns;
+		ival = r.interval_ms;
+		if (r.device >= 0 && r.device < 64)
+			devs |= 1ull << r.device;
 	}
+	/* a damaged page: go on after it, and say what could not be read */
+	if (rc != SQLITE_DONE && sql_is_damage(sqlite3_errcode(src->db)) &&
+	    resumed == 0) {
+		if (summary_after_damage(src->db, last != 0 ? last : lo,
+		    hi + DB_MAX_INTERVAL_NS, &resumed) == -1)
+			return db_error(src->db, "the samples");
+		note_damage(w, sp, src, last != 0 ? last : lo, resumed, ival,
+		    devs);
+		if (resumed != 0 && resumed < hi + DB_MAX_INTERVAL_NS) {
+			sqlite3_reset(s);
+			sqlite3_bind_int64(s, 1, resumed);
+			goto again;
+		}
+		return CLIENT_EXIT_OK;
+	}
+	if (rc != SQLITE_DONE && sql_is_damage(sqlite3_errcode(src->db)))
+		return CLIENT_EXIT_OK;	/* a second damaged stretch: said */
 	return rc == SQLITE_DONE ? CLIENT_EXIT_OK :
 	    db_error(src->db, "the samples");
 }
@@ -745,7 +803,7 @@ run(struct client *cl, const struct options *o)
 			rc = run_derived(&j);
 		else if (rc == CLIENT_EXIT_OK)
 			rc = run_samples(&j, &w);
-		if (rc == CLIENT_EXIT_OK && partial)
+		if (rc == CLIENT_EXIT_OK && (partial || w.damaged))
 			rc = CLIENT_EXIT_PARTIAL;
 		else if (rc == CLIENT_EXIT_OK)
 			rc = j.settled;

@@ -46,6 +46,7 @@ struct export_writer {
 	 * span.  NULL with one database: none of these.
 	 */
 	const char *host;
+	bool damaged;		/* a span's rows met a damaged page (said) */
 	struct {
 		bool on;
 		const char *path;
