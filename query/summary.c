@@ -646,7 +646,8 @@ summary_damage_find(const char *end_note, char *buf, size_t len)
 		;
 	if ((to = strstr(m, "; ")) == NULL)
 		to = m + strlen(m);
-	snprintf(buf, len, "%.*s", (int)(to - from), from);
+	if (len > 0)
+		snprintf(buf, len, "%.*s", (int)(to - from), from);
 	return true;
 }
 

@@ -170,8 +170,8 @@ void summary_damage_note(const struct summary *s, const char *file,
 int summary_after_damage(sqlite3 *db, int64_t after_ns, int64_t below_ns,
     int64_t *first);
 
-/* The damage sentence among a window's end_note (NULL: none) into buf;
- * false if it holds none. */
+/* The damage sentence among a window's end_note (NULL: none) into buf
+ * (len 0: not wanted); false if it holds none. */
 bool summary_damage_find(const char *end_note, char *buf, size_t len);
 
 /* summary_compute, taking the idle figures from cache when it fits (and

@@ -90,7 +90,9 @@ struct store_stats {
 	char last_error[200];		/* "what: message", "" if none */
 	int64_t last_error_ns;		/* when (realtime), 0 if none */
 	/* a damaged log found at open (walcheck.h), its originals kept aside */
-	uint64_t damaged;		/* 0 or 1: at this open */
+	uint64_t damaged;		/* 0 or 1: at this open, or while running */
+	bool damaged_running;		/* a damaged page met while running: the
+					   file was moved aside, a fresh one made */
 	char damaged_found[256];	/* what was found and what was kept */
 	char damaged_kept[1024];	/* the main file's copy; -wal, -shm beside it */
 	/* the scheduled checkpoints (writer.c) */

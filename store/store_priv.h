@@ -181,6 +181,19 @@ struct store {
 	pthread_mutex_t errmu;
 	char err_status[200];
 	int64_t err_status_ns;
+	/*
+	 * A damaged page met while running (writer.c): the windows carried
+	 * into the fresh database (their rows before since_ns are in the
+	 * copy kept as carried_kept), whose summaries say so (dbmu).
+	 */
+	struct store_carried {
+		int64_t id;
+		int64_t since_ns;
+	} *carried;
+	size_t ncarried;
+	char carried_kept[1024];
+	char carried_why[96];
+	bool damaged_running;	/* (mu) the damage was met while running */
 
 	/*
 	 * The writer thread (writer.c) of store_open's store; NULL for
@@ -309,7 +322,7 @@ int store_db_summarize_due(struct store *st, int64_t now_ns, int64_t settle_ns,
  * with the sentence saying what was lost in its end_note
  * (summary_damage_note), which notes[i] gets too ("" for the others).
  */
-#define STORE_NOTE_LEN	384
+#define STORE_NOTE_LEN	1536
 int store_db_windows_finish(struct store *st, const int64_t *ids, size_t n,
     int64_t idle_lookback_ns, int64_t now_ns, char (*notes)[STORE_NOTE_LEN]);
 /*
@@ -354,6 +367,25 @@ int store_path_check(const char *path, char *why, size_t len);
  */
 int store_keep_aside(const char *path, char *kept, size_t len);
 
+/*
+ * A damaged page was met while running: copy the database aside as
+ * store_keep_aside does (kept: the main copy's name), then finish and
+ * close the connection and remove the file, its -wal and -shm from the
+ * path, so that the next open makes a fresh database there.  -1 logged
+ * if no copy could be made (nothing removed, the connection kept).
+ */
+int store_db_move_damaged(struct store *st, char *kept, size_t len);
+/*
+ * Read, through a connection of its own (read-only, so the writer's
+ * page cache hides nothing), the next slice of the samples table of the
+ * database at path after *cursor (INT64_MIN: from its start), so that a
+ * damaged page no write touches is found; *cursor moves on, and back to
+ * the start after the last row.  1 with SQLite's message in why if a
+ * page is damaged, else 0 (also when the file cannot be opened now).
+ */
+int store_check_slice(const char *path, int64_t *cursor, char *why,
+    size_t len);
+
 /* ---- writer.c, writer_jobs.c ----
  * The writer reaches the connection's side only through these pointers
  * (filled in by store.c), so that it calls into no other store file.
@@ -382,6 +414,8 @@ struct writer_ops {
 	int (*windows_finish)(struct store *, const int64_t *, size_t,
 	    int64_t, int64_t, char (*)[STORE_NOTE_LEN]);
 	int (*reopen)(struct store *, char *, size_t);
+	int (*move_damaged)(struct store *, char *, size_t);
+	int (*window_get)(struct store *, int64_t, struct store_window **);
 	int (*max_window_id)(struct store *, int64_t *);
 	int (*retention_step)(struct store *, const struct store_retention *,
 	    int64_t, uint64_t);

@@ -9,8 +9,10 @@
 #include "store_priv.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "schema.h"
 #include "sql.h"
@@ -50,14 +52,11 @@ compute(struct store *st, int64_t id, int64_t idle_lookback_ns,
  * id's end_note (after what it holds, once), and count and log it.
  */
 static int
-note_damaged(struct store *st, int64_t id, const struct summary *sm,
-    char *note, size_t len)
+note_damaged(struct store *st, int64_t id, const char *note)
 {
 	sqlite3_stmt *s;
 	int rc;
 
-	summary_damage_note(sm, st->path, note, len);
-	sql_note(st, "summarize window", SQLITE_CORRUPT, sm->damage);
 	log_warnx("%s: window %" PRId64 ": %s", st->path, id, note);
 	if (sql_prepare(st, "UPDATE " SCHEMA_T_WINDOWS " SET "
 	    SCHEMA_C_END_NOTE " = CASE WHEN " SCHEMA_C_END_NOTE " IS NULL OR "
@@ -73,6 +72,32 @@ note_damaged(struct store *st, int64_t id, const struct summary *sm,
 }
 
 /*
+ * Window id was carried into a fresh database from a damaged one
+ * (writer.c): the sentence saying where its earlier rows are into note,
+ * else "".
+ */
+static void
+carried_note(struct store *st, int64_t id, char *note, size_t len)
+{
+	char at[32];
+	struct tm tm;
+	time_t t;
+
+	note[0] = '\0';
+	for (size_t i = 0; i < st->ncarried; i++) {
+		if (st->carried[i].id != id)
+			continue;
+		t = (time_t)(st->carried[i].since_ns / NSEC_PER_SEC);
+		gmtime_r(&t, &tm);
+		strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		snprintf(note, len, "the rows before %s " SUMMARY_DAMAGE_MARK
+		    "%s): %s; the copy holds what is left of them", at,
+		    st->carried_kept, st->carried_why);
+		return;
+	}
+}
+
+/*
  * Write summary sm, with complete_ns = now_ns if complete, inside the
  * caller's write transaction; a damaged read's sentence into note.
  */
@@ -85,8 +110,12 @@ store_one(struct store *st, const struct summary *sm, int64_t now_ns,
 
 	rc = summary_write(st->db, sm);
 	/* what could be read is stored, and why the rest is not: complete */
-	if (rc == 0 && sm->damaged)
-		rc = note_damaged(st, sm->window_id, sm, note, len);
+	if (sm->damaged)
+		summary_damage_note(sm, st->path, note, len);
+	else
+		carried_note(st, sm->window_id, note, len);
+	if (rc == 0 && note[0] != '\0')
+		rc = note_damaged(st, sm->window_id, note);
 	if (rc == 0 && complete) {
 		rc = sql_prepare(st, "UPDATE " SCHEMA_T_WINDOWS " SET "
 		    SCHEMA_C_COMPLETE " = ?1 WHERE id = ?2 AND "
@@ -148,6 +177,17 @@ summarize(struct store *st, const int64_t *ids, size_t n,
 		if ((rc = compute(st, ids[done], idle_lookback_ns, now_ns,
 		    &sm[done])) == -1)
 			sql_warn(st, "summarize window");
+		else if (sm[done].damaged) {
+			/* counted as damage: the daemon's writer moves to a
+			 * fresh database and completes the window there */
+			sql_note(st, "summarize window", SQLITE_CORRUPT,
+			    sm[done].damage);
+			if (st->w != NULL) {
+				log_warnx("%s: summarize window %" PRId64 ": %s",
+				    st->path, ids[done], sm[done].damage);
+				rc = -1;
+			}
+		}
 	end_read(st);
 	if (rc == 0)
 		rc = sql_exec(st, "summarize window", "BEGIN IMMEDIATE");

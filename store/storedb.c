@@ -112,6 +112,7 @@ store_free(struct store *st)
 	pthread_mutex_destroy(&st->dbmu);
 	pthread_mutex_destroy(&st->errmu);
 	free(st->devs);
+	free(st->carried);
 	free(st->path);
 	free(st);
 }

@@ -123,6 +123,11 @@ struct writer {
 	size_t notes_next;
 	int64_t started_ns;		/* realtime: the thread's start */
 	int64_t lookback_ns;		/* windows.idle_lookback, for completions */
+
+	/* damage met while running (writer.c, switch_damaged) */
+	uint64_t corrupt_seen;		/* st->sql_corrupt when last looked at */
+	bool damage_gave_up;		/* no copy could be made: not again */
+	int64_t check_cursor;		/* the next slice store_check_slice reads */
 };
 
 /* Free n windows' strings and the array; NULL is a no-op. */

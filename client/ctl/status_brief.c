@@ -39,6 +39,15 @@ struct devs {
 	size_t n;
 };
 
+/* The damage was met while the daemon ran (not at its start). */
+static bool
+running(yajl_val db)
+{
+	bool b = false;
+
+	return json_bool(db, "damaged_while_running", &b) && b;
+}
+
 static void
 devs_add(struct devs *d, int64_t dev)
 {
@@ -132,8 +141,10 @@ warn_database(yajl_val db)
 		putchar('\n');
 	}
 	if (json_int(db, "damaged_kept_aside", &v) && v > 0)
-		printf("WARNING: DAMAGED AT START: %s; the originals are kept "
-		    "as %s\n", json_str(db, "damaged_found") != NULL ?
+		printf("WARNING: DAMAGED %s: %s; the originals are kept "
+		    "as %s\n", running(db) ?
+		    "WHILE RUNNING" : "AT START",
+		    json_str(db, "damaged_found") != NULL ?
 		    json_str(db, "damaged_found") : "?",
 		    json_str(db, "damaged_kept_as") != NULL ?
 		    json_str(db, "damaged_kept_as") : "?");

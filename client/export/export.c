@@ -371,7 +371,9 @@ write_spans(struct job *j, struct export_writer *w)
 		w->host = sp->src->host;
 		export_begin_span(w, sp->win, o->all, i == 0);
 		rc = export_span(w, sp, o, &rows);
-		if (rc == CLIENT_EXIT_OK && rows == 0)
+		/* none stored, unless a damaged page cost them (said) */
+		if (rc == CLIENT_EXIT_OK && rows == 0 && (sp->win == NULL ||
+		    !summary_damage_find(sp->win->end_note, NULL, 0)))
 			note_empty(sp);
 	}
 	memset(&w->coarse, 0, sizeof(w->coarse));
@@ -528,7 +530,7 @@ settle_spans(struct job *j)
 static int
 note_deleted(const struct job *j, bool *partial)
 {
-	char b[FMT_BUFLEN], e[FMT_BUFLEN];
+	char b[FMT_BUFLEN], e[FMT_BUFLEN], note[1536];
 	int64_t oldest;
 	bool found;
 	int rc;
@@ -540,6 +542,15 @@ note_deleted(const struct job *j, bool *partial)
 
 		if (sp->win == NULL)
 			continue;
+		/* rows a damaged page cost (the window's end_note says) */
+		if (summary_damage_find(sp->win->end_note, note,
+		    sizeof(note))) {
+			fprintf(stderr, "spyremon: window %" PRId64 " (%s): "
+			    "%s; exit status %d says so\n", sp->win->id,
+			    sp->win->tag, note, CLIENT_EXIT_PARTIAL);
+			*partial = true;
+			continue;	/* not retention's doing */
+		}
 		if ((rc = db_oldest_cover(sp->src->db, &oldest, &found)) !=
 		    CLIENT_EXIT_OK)
 			return rc;

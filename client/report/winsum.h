@@ -40,7 +40,7 @@ struct winsum {
 	int	 settled;		/* CLIENT_EXIT_OK, _INCOMPLETE (settle.h),
 					   or _PARTIAL: part of its rows could
 					   not be read (damage says so) */
-	char	 damage[384];		/* "about N rows of this window could
+	char	 damage[1536];		/* "about N rows of this window could
 					   not be read (damaged store: ...)" */
 };
 

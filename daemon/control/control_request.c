@@ -656,6 +656,7 @@ status_store(yajl_gen g, const struct control_ctx *ctx)
 	jsonw_put_int(g, "last_error_ns", st.last_error_ns);
 	/* a damaged log found at start: what, and where the originals are */
 	jsonw_put_uint(g, "damaged_kept_aside", st.damaged);
+	jsonw_put_bool(g, "damaged_while_running", st.damaged_running);
 	jsonw_put_str_or_null(g, "damaged_found", st.damaged_found);
 	jsonw_put_str_or_null(g, "damaged_kept_as", st.damaged_kept);
 	/* the scheduled checkpoints: a reader holding them back lets the

@@ -100,7 +100,7 @@ int
 control_request_sync_reply(const struct control_ctx *ctx, uint64_t ticket,
     int64_t window_id, struct control_reply *out)
 {
-	char why[256], msg[320], note[512];
+	char why[256], msg[320], note[1536];
 	int64_t through;
 	yajl_gen g;
 
