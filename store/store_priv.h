@@ -194,6 +194,9 @@ struct store {
 	char carried_kept[1024];
 	char carried_why[96];
 	bool damaged_running;	/* (mu) the damage was met while running */
+	bool damage_stays;	/* (dbmu) the damaged file could not be
+				   moved aside: summaries that meet damage
+				   are stored in it, as storedb's are */
 
 	/*
 	 * The writer thread (writer.c) of store_open's store; NULL for

@@ -182,7 +182,7 @@ summarize(struct store *st, const int64_t *ids, size_t n,
 			 * fresh database and completes the window there */
 			sql_note(st, "summarize window", SQLITE_CORRUPT,
 			    sm[done].damage);
-			if (st->w != NULL) {
+			if (st->w != NULL && !st->damage_stays) {
 				log_warnx("%s: summarize window %" PRId64 ": %s",
 				    st->path, ids[done], sm[done].damage);
 				rc = -1;

@@ -507,6 +507,7 @@ switch_damaged(struct store *st)
 		log_warnx("%s: the damaged database could not be kept aside: "
 		    "writes go on into it", st->path);
 		w->damage_gave_up = true;
+		st->damage_stays = true;	/* windows complete in it */
 		goto out;
 	}
 	log_warnx("%s: DAMAGED: the original is kept as %s (and -wal, -shm)",
@@ -644,6 +645,9 @@ checkpoint_step(struct store *st)
 	rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
 	    &logged, &copied);
 	note_idle(st);
+	if (rc != SQLITE_OK && rc != SQLITE_BUSY)	/* counted for status */
+		sql_note(st, "checkpoint", sqlite3_extended_errcode(st->db),
+		    sqlite3_errmsg(st->db));
 	now = now_monotonic_ns();
 	pthread_mutex_lock(&st->mu);
 	w->next_checkpoint_ns = now + w->checkpoint_every_ns;
