@@ -10,8 +10,9 @@
 # --wait of the open window returns with the partial-data status (6) and
 # says which rows could not be read; summary, export, windows and report
 # say the same with status 6 and never "no samples are stored", from the
-# fresh database and from the copy; an export to a file writes what
-# stdout gets; a window opened after the damage completes with its rows.
+# fresh database and from the copy, and so does compare; an export to a
+# file writes what stdout gets; a window opened after the damage completes
+# with its rows.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -127,6 +128,8 @@ assert "malformed" in d["damaged_found"], d
 	    WHERE s.ts_ns BETWEEN w.begin_ns AND w.end_ns")
 	[ "$got" -gt 0 ] || fail "$name: the window after the damage has no rows"
 	echo "$name: the window after the damage: $got rows"
+	run $SPY compare "$ID" "$id2"
+	expect_partial "$name: compare"
 	stop_daemon
 }
 
