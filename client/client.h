@@ -25,7 +25,9 @@
 #define CLIENT_EXIT_DAEMON	3	/* spyremond cannot be reached */
 #define CLIENT_EXIT_DATABASE	4	/* the database cannot be read */
 #define CLIENT_EXIT_REGRESSION	5	/* compare --fail-on-regression: it regressed */
-#define CLIENT_EXIT_PARTIAL	6	/* written, but part of a window's samples were deleted */
+#define CLIENT_EXIT_PARTIAL	6	/* written, but part of a window's samples
+					   were deleted, or could not be read (a
+					   damaged page) */
 #define CLIENT_EXIT_INCOMPLETE	7	/* written as far as it goes: a window is not complete */
 
 /* --db given more often is refused. */

@@ -19,7 +19,7 @@ static const char *const exit_meaning[CMD_EXIT_MAX + 1] = {
 	[CLIENT_EXIT_DAEMON] = "spyremond cannot be reached",
 	[CLIENT_EXIT_DATABASE] = "the database cannot be read",
 	[CLIENT_EXIT_REGRESSION] = "regressed past --fail-on-regression",
-	[CLIENT_EXIT_PARTIAL] = "written, but retention deleted samples",
+	[CLIENT_EXIT_PARTIAL] = "written, but samples were deleted or unreadable",
 	[CLIENT_EXIT_INCOMPLETE] = "written as far as stored: window incomplete",
 	/* capture's own (CAPTURE_EXIT_*, capture.h) */
 	[8] = "no such process",

@@ -22,6 +22,7 @@
 #include "format.h"
 #include "json.h"
 #include "output.h"
+#include "pragma.h"
 #include "table.h"
 #include "window_json.h"
 
@@ -244,12 +245,31 @@ csv_window(FILE *fp, const struct db_window *w, int64_t end_ns,
 /*
  * List ws into fp as fmt says, counting samples up to now for open
  * windows, up to the last sample for those whose daemon is gone (then
- * CLIENT_EXIT_INCOMPLETE after the list, orphan.h).
+ * CLIENT_EXIT_INCOMPLETE after the list, orphan.h).  A window part of
+ * whose rows could not be read (a damaged page) is listed with the
+ * samples of its stored summary, said on stderr, and *damaged set.
  */
-static int
-list(const struct client *cl, sqlite3 *db, const struct db_window *ws,
-    size_t n, enum wformat fmt, FILE *fp)
+/* The samples of window id's stored summary, 0 if it has none. */
+static int64_t
+stored_samples(sqlite3 *db, int64_t id)
 {
+	struct summary sm;
+	int64_t n = 0;
+	bool found;
+
+	if (summary_load(db, id, &sm, &found) == 0 && found)
+		for (size_t i = 0; i < sm.ncards; i++)
+			n += sm.cards[i].samples;
+	summary_free(&sm);
+	return n;
+}
+
+static int
+list(const struct client *cl, sqlite3 *db, const char *path,
+    const struct db_window *ws, size_t n, enum wformat fmt, FILE *fp,
+    bool *damaged)
+{
+	char note[512];
 	int64_t now = now_realtime_ns(), samples;
 	struct table *t = NULL;
 	yajl_gen g = NULL;
@@ -281,9 +301,22 @@ list(const struct client *cl, sqlite3 *db, const struct db_window *ws,
 		else if (rc != CLIENT_EXIT_OK)
 			break;
 		orphan = rc == CLIENT_EXIT_INCOMPLETE;
-		if ((rc = db_count_samples(db, ws[i].begin_ns, end,
-		    &samples)) != CLIENT_EXIT_OK)
-			break;
+		if (summary_damage_find(ws[i].end_note, note, sizeof(note))) {
+			/* part of its rows cannot be read: the stored count */
+			samples = stored_samples(db, ws[i].id);
+			warnx("window %" PRId64 ": %s", ws[i].id, note);
+			*damaged = true;
+		} else if (db_count_samples(db, ws[i].begin_ns, end,
+		    &samples) != CLIENT_EXIT_OK) {
+			if (!sql_is_damage(sqlite3_errcode(db))) {
+				rc = CLIENT_EXIT_DATABASE;
+				break;
+			}
+			samples = stored_samples(db, ws[i].id);
+			warnx("window %" PRId64 ": rows " SUMMARY_DAMAGE_MARK
+			    "%s)", ws[i].id, path);
+			*damaged = true;
+		}
 		if (fmt == WF_JSON)
 			gen_window(g, &ws[i], end, samples, &h, have, energy);
 		else if (fmt == WF_CSV)
@@ -362,6 +395,7 @@ windows_run(struct client *cl, void *opts, int argc, char *argv[])
 	FILE *fp;
 	size_t n;
 	int rc, settled;
+	bool damaged = false;
 
 	(void)argc;
 	(void)argv;
@@ -389,7 +423,7 @@ windows_run(struct client *cl, void *opts, int argc, char *argv[])
 			fprintf(stderr, "spyremon: no windows%s\n",
 			    o->f.tag != NULL || o->f.have_since ? " match" : "");
 		else
-			rc = list(cl, db, ws, n, fmt, fp);
+			rc = list(cl, db, path, ws, n, fmt, fp, &damaged);
 		/* --partial keeps the output of a window whose daemon died */
 		rc = output_close(fp, o->output, client_exit(cl, rc));
 	}
@@ -397,6 +431,9 @@ windows_run(struct client *cl, void *opts, int argc, char *argv[])
 	db_close(db);
 	if (rc == CLIENT_EXIT_OK)
 		rc = settled;
+	/* rows that could not be read are not waited for: 6 whatever --partial */
+	if ((rc == CLIENT_EXIT_OK || rc == CLIENT_EXIT_INCOMPLETE) && damaged)
+		return CLIENT_EXIT_PARTIAL;
 	return client_exit(cl, rc);
 }
 
@@ -430,7 +467,8 @@ const struct cmd_spec windows_cmd = {
 	    "      --output FILE     write FILE, whole or not at all\n"
 	    "      --partial         a window whose daemon died: listed to its\n"
 	    "                        last sample, exit 0\n",
-	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DATABASE) | CMD_EXIT(CLIENT_EXIT_INCOMPLETE),
+	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DATABASE) |
+	    CMD_EXIT(CLIENT_EXIT_PARTIAL) | CMD_EXIT(CLIENT_EXIT_INCOMPLETE),
 	.shortopts = "s:t:",
 	.longopts = windows_longopts,
 	.opts_size = sizeof(struct windows_opts),

@@ -44,7 +44,10 @@
  *     complete_ns with them; answered only then.  Within "wait_ms" (at
  *     most PROTO_MAX_WAIT_MS) or not at all: "incomplete", whose message
  *     says what is still missing, with "through_ns", the time it stores
- *     through (a window's end).  A window still open is answered at once.  "db", the database file's st_dev and
+ *     through (a window's end).  A window completed though part of its
+ *     rows could not be read (a damaged page) is answered
+ *     {"ok":true,"partial":"about N rows of this window could not be
+ *     read (damaged store: FILE): ..."}.  A window still open is answered at once.  "db", the database file's st_dev and
  *     st_ino as the caller sees them, must name the daemon's own database,
  *     else "other_database".  Requests after a sync on the same connection
  *     wait for its answer.

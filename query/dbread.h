@@ -269,9 +269,9 @@ int db_first_by_device(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
 
 /*
  * Per card with samples stamped in (begin_ns, end_ns + DB_MAX_INTERVAL_NS),
- * its newest stamp, by device, in *out (free it); as many as were read
- * before a failure.  -1, printing nothing, if the select cannot be
- * prepared.
+ * its newest stamp, by device, in *out (free it).  -1, printing nothing
+ * and with nothing in *out, if the select cannot be prepared or a row
+ * cannot be read (a damaged page): no proof that there are none.
  */
 int db_newest_by_device(sqlite3 *db, int64_t begin_ns, int64_t end_ns,
     struct db_key **out, size_t *n);

@@ -77,3 +77,9 @@ sql_used_bytes(sqlite3 *db, uint64_t *out)
 	*out = (uint64_t)(pages - free_pages) * (uint64_t)page_size;
 	return 0;
 }
+
+bool
+sql_is_damage(int code)
+{
+	return (code & 0xff) == SQLITE_CORRUPT || (code & 0xff) == SQLITE_NOTADB;
+}

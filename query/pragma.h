@@ -26,5 +26,11 @@ bool sql_column_exists(sqlite3 *db, const char *table, const char *col);
 /* Bytes of the database file in use: (page_count - freelist_count) * page_size. */
 int sql_used_bytes(sqlite3 *db, uint64_t *out);
 
+/*
+ * True if an SQLite result code (extended or not) says the file is
+ * damaged: SQLITE_CORRUPT ("database disk image is malformed") or
+ * SQLITE_NOTADB.
+ */
+bool sql_is_damage(int code);
 
 #endif

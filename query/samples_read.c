@@ -224,6 +224,7 @@ db_newest_by_device(sqlite3 *db, int64_t begin_ns, int64_t end_ns,
     struct db_key **out, size_t *n)
 {
 	sqlite3_stmt *s;
+	int rc;
 
 	*out = NULL;
 	*n = 0;
@@ -233,12 +234,19 @@ db_newest_by_device(sqlite3 *db, int64_t begin_ns, int64_t end_ns,
 		return -1;
 	sqlite3_bind_int64(s, 1, begin_ns);
 	sqlite3_bind_int64(s, 3, end_ns + DB_MAX_INTERVAL_NS);
-	while (sqlite3_step(s) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		*out = dbread_grow(*out, *n, sizeof(**out));
 		(*out)[(*n)++] = (struct db_key){ sqlite3_column_int(s, 0),
 		    sqlite3_column_int64(s, 1) };
 	}
 	sqlite3_finalize(s);
+	/* a read that failed (a damaged page) is no proof of no rows */
+	if (rc != SQLITE_DONE) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+		return -1;
+	}
 	return 0;
 }
 
@@ -374,6 +382,12 @@ db_first_by_device(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
 		(*out)[(*n)++] = (struct db_key){ sqlite3_column_int(s, 0),
 		    sqlite3_column_int64(s, 1) };
 	}
+	/*
+	 * A damaged page: the cards read so far.  The read of the samples
+	 * that follows meets the damage too and says so.
+	 */
+	if (rc != SQLITE_DONE && sql_is_damage(sqlite3_errcode(db)))
+		rc = SQLITE_DONE;
 	sqlite3_finalize(s);
 	if (rc == SQLITE_DONE)
 		return 0;
@@ -464,6 +478,15 @@ db_smi_printed(sqlite3 *db, const struct db_metric *const *cols, size_t ncols,
 			    sqlite3_column_int(s, 1 + (int)i) != 0 ||
 			    ((d = metric_def_find(cols[i]->key)) != NULL &&
 			    d->group == '*');
+	else if (sql_is_damage(sqlite3_errcode(db))) {
+		/*
+		 * A damaged page: every column, as none can be ruled out;
+		 * the read of the samples that follows says the damage.
+		 */
+		for (size_t i = 0; i < ncols; i++)
+			printed[i] = true;
+		rc = SQLITE_ROW;
+	}
 	sqlite3_finalize(s);
 	return rc == SQLITE_ROW ? 0 : db_error(db, "the samples");
 }

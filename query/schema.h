@@ -48,7 +48,8 @@
 #define COUNTER_SAMPLES		"samples"	/* rows stored, ever */
 #define COUNTER_CHILD_RESTARTS	"child_restarts"	/* aiu-smi restarted */
 #define COUNTER_REJECTED_LINES	"rejected_lines"	/* lines not parsed */
-#define COUNTER_DAMAGED		"damaged_databases"	/* kept aside at start */
+#define COUNTER_DAMAGED		"damaged_databases"	/* kept aside */
+#define COUNTER_ERRORS		"database_errors"	/* SQLite failures met */
 #define COUNTER_ENERGY		"energy_joules"	/* per card: integral of pwr */
 
 #endif

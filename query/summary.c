@@ -535,6 +535,122 @@ push_span(struct span **v, size_t *n, size_t *cap, struct span x)
 	return true;
 }
 
+/* A read met a damaged page: keep SQLite's message (the first one). */
+static void
+note_damage(struct ctx *x)
+{
+	if (!x->s->damaged)
+		snprintf(x->s->damage, sizeof(x->s->damage), "%s",
+		    sqlite3_errmsg(x->db));
+	x->s->damaged = true;
+}
+
+/*
+ * The read of the window's rows (s, bound) stopped at a damaged page
+ * after the row stamped last_ts (0: before any).  Read the stamps back
+ * from the window's far end down to the damage, and go on with s from
+ * the earliest of them, so that the rows after the damage count too;
+ * estimate the rows lost in between from each card's interval.
+ */
+static int
+read_past_damage(struct ctx *x, sqlite3_stmt *s, int64_t last_ts)
+{
+	int64_t lo = last_ts != 0 ? last_ts : x->s->begin_ns, first = 0;
+	int step;
+
+	note_damage(x);
+	x->s->unread_rows = -1;
+	if (summary_after_damage(x->db, lo, x->s->end_ns + MAX_INTERVAL_NS,
+	    &first) == -1)
+		return -1;
+	if (first != 0 && first > lo) {
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, first);
+		while ((step = sqlite3_step(s)) == SQLITE_ROW)
+			if (add_row(x, s) == -1)
+				return -1;
+		if (step != SQLITE_DONE && !sql_is_damage(sqlite3_errcode(x->db)))
+			return -1;
+	}
+	/* the span no row could be read in, and each card's cadence */
+	if (x->s->ncards > 0) {
+		int64_t hi = first != 0 ? first : x->s->end_ns;
+
+		if (hi > x->s->end_ns)
+			hi = x->s->end_ns;
+		if (lo < x->s->begin_ns)
+			lo = x->s->begin_ns;
+		x->s->unread_rows = 0;
+		for (size_t i = 0; i < x->s->ncards; i++) {
+			int64_t ival = x->s->cards[i].max_interval_ms * 1000000;
+
+			if (ival > 0 && hi > lo)
+				x->s->unread_rows += (hi - lo - 1) / ival;
+		}
+	}
+	return 0;
+}
+
+int
+summary_after_damage(sqlite3 *db, int64_t after_ns, int64_t below_ns,
+    int64_t *first)
+{
+	sqlite3_stmt *back;
+	int64_t at = 0;
+	int step;
+
+	*first = 0;
+	if (sqlite3_prepare_v2(db, "SELECT " SCHEMA_C_TS " FROM "
+	    SCHEMA_T_SAMPLES " WHERE " SCHEMA_C_TS " > ?1 AND " SCHEMA_C_TS
+	    " < ?2 ORDER BY " SCHEMA_C_TS " DESC", -1, &back, NULL) !=
+	    SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(back, 1, after_ns);
+	sqlite3_bind_int64(back, 2, below_ns);
+	while ((step = sqlite3_step(back)) == SQLITE_ROW)
+		at = sqlite3_column_int64(back, 0);
+	sqlite3_finalize(back);
+	if (step != SQLITE_DONE && !sql_is_damage(sqlite3_errcode(db)))
+		return -1;
+	/*
+	 * Read back to the damage, or through to after_ns (then the damage
+	 * is where this order does not lead: nothing after it to add).
+	 */
+	*first = step == SQLITE_DONE ? below_ns : at;
+	return 0;
+}
+
+void
+summary_damage_note(const struct summary *s, const char *file, char *buf,
+    size_t len)
+{
+	if (s->unread_rows >= 0)
+		snprintf(buf, len, "about %lld rows " SUMMARY_DAMAGE_MARK
+		    "%s): %s", (long long)s->unread_rows, file, s->damage);
+	else
+		snprintf(buf, len, "rows " SUMMARY_DAMAGE_MARK "%s): %s", file,
+		    s->damage);
+}
+
+bool
+summary_damage_find(const char *end_note, char *buf, size_t len)
+{
+	const char *m, *from, *to;
+
+	if (end_note == NULL || (m = strstr(end_note, SUMMARY_DAMAGE_MARK)) ==
+	    NULL)
+		return false;
+	/* notes are joined with "; ": the sentence is the one around m */
+	for (from = m; from > end_note && !(from[-1] == ' ' &&
+	    from - 1 > end_note && from[-2] == ';'); from--)
+		;
+	if ((to = strstr(m, "; ")) == NULL)
+		to = m + strlen(m);
+	if (len > 0)
+		snprintf(buf, len, "%.*s", (int)(to - from), from);
+	return true;
+}
+
 /*
  * With the rule: keep an aiu-smi row's interval (busy 0: the query's
  * condition) and a file row's power, to be matched by idle_file_rows.
@@ -623,6 +739,15 @@ learn_idle(struct ctx *x)
 		}
 	}
 	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE && sql_is_damage(sqlite3_errcode(x->db))) {
+		/*
+		 * The look-back is cut: no idle figures rather than wrong
+		 * ones.  The window's own rows are whole (not damaged).
+		 */
+		for (size_t i = 0; i < x->s->ncards; i++)
+			x->a[i].nidle = x->a[i].nfpwr = x->a[i].nispan = 0;
+		return 0;
+	}
 	if (rc != SQLITE_DONE)
 		return -1;
 	for (size_t i = 0; i < x->s->ncards; i++)
@@ -736,6 +861,7 @@ summary_compute_cached(sqlite3 *db, int64_t id, int64_t begin_ns,
     struct summary_idle_cache *cache, struct summary *out)
 {
 	struct ctx x = { .db = db, .s = out };
+	int64_t last_ts = 0;
 	bool reused;
 	sqlite3_stmt *s = NULL;
 	int rc = -1, step;
@@ -752,10 +878,14 @@ summary_compute_cached(sqlite3 *db, int64_t id, int64_t begin_ns,
 	sqlite3_bind_int64(s, 1, out->begin_ns);
 	sqlite3_bind_int64(s, 2, out->end_ns);
 	sqlite3_bind_int64(s, 3, out->end_ns + MAX_INTERVAL_NS);
-	while ((step = sqlite3_step(s)) == SQLITE_ROW)
+	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+		last_ts = sqlite3_column_int64(s, 0);
 		if (add_row(&x, s) == -1)
 			goto done;
-	if (step != SQLITE_DONE)
+	}
+	/* a damaged page: the figures of what can be read, and the damage */
+	if (step != SQLITE_DONE && (!sql_is_damage(sqlite3_errcode(db)) ||
+	    read_past_damage(&x, s, last_ts) == -1))
 		goto done;
 	reused = cache != NULL && idle_from_cache(&x, cache);
 	if (cache != NULL)

@@ -93,6 +93,19 @@ struct summary {
 	int64_t	 computed_ns;		/* when it was computed */
 	int64_t	 idle_lookback_ns;
 	bool	 stored;		/* read from the database */
+	/*
+	 * A read of the samples met a damaged page (pragma.h,
+	 * sql_is_damage): the figures are of the rows that could be read,
+	 * before the damage and after it (found by reading back from the
+	 * window's end), and damage holds SQLite's message.  unread_rows:
+	 * about how many rows of the window could not be read, from the
+	 * span between and each card's interval; -1 if it cannot be told
+	 * (no row of the window could be read).  Not stored: the store
+	 * keeps the sentence in the window's end_note.
+	 */
+	bool	 damaged;
+	int64_t	 unread_rows;
+	char	 damage[96];
 	struct summary_card *cards;	/* by device */
 	size_t	 ncards;
 };
@@ -135,6 +148,31 @@ struct summary_idle_cache {
 	} *cards;
 	size_t	 ncards;
 };
+
+/*
+ * The sentence a reader shows, and the store keeps as end_note, for a
+ * window s whose samples a damaged file (named file) cut: "about N rows
+ * of this window could not be read (damaged store: FILE): MESSAGE".
+ * SUMMARY_DAMAGE_MARK is in every such sentence and in no other note.
+ */
+#define SUMMARY_DAMAGE_MARK	"of this window could not be read (damaged store: "
+void summary_damage_note(const struct summary *s, const char *file,
+    char *buf, size_t len);
+/*
+ * A read of the samples stamped after after_ns stopped at a damaged page:
+ * the earliest stamp below below_ns that can be read back from below_ns,
+ * into *first (below_ns if the read back meets no damage, 0 if none can
+ * be read).  Go on reading from after *first, not at it: an index b-tree
+ * keeps rows in its interior pages too, and the earliest one read back
+ * may be the interior's key just past the damaged leaf, whose seek would
+ * lead into that leaf again.  -1 for any other failure.
+ */
+int summary_after_damage(sqlite3 *db, int64_t after_ns, int64_t below_ns,
+    int64_t *first);
+
+/* The damage sentence among a window's end_note (NULL: none) into buf
+ * (len 0: not wanted); false if it holds none. */
+bool summary_damage_find(const char *end_note, char *buf, size_t len);
 
 /* summary_compute, taking the idle figures from cache when it fits (and
  * keeping newly learned ones in it); a NULL cache learns them every time. */

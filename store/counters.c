@@ -9,6 +9,8 @@
  *   rejected_lines   added by the daemon (store_counter_add)
  *   damaged_databases  databases whose damaged log was kept aside at
  *                    open (store_open_with), counted in the file opened
+ *   database_errors  SQLite failures the daemon's store met (sql_note),
+ *                    written with the next flush that succeeds
  *   energy_joules    per device: the integral of pwr over time
  *
  * Energy: a row stamped t, with interval i and power pwr, adds pwr * i
@@ -47,6 +49,7 @@ static const char *const scalar_names[STORE_NCOUNTERS] = {
 	[STORE_COUNTER_CHILD_RESTARTS] = COUNTER_CHILD_RESTARTS,
 	[STORE_COUNTER_REJECTED_LINES] = COUNTER_REJECTED_LINES,
 	[STORE_COUNTER_DAMAGED] = COUNTER_DAMAGED,
+	[STORE_COUNTER_ERRORS] = COUNTER_ERRORS,
 };
 
 int

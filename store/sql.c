@@ -12,6 +12,30 @@
 
 #include "timeparse.h"
 
+void
+sql_note(struct store *st, const char *what, int code, const char *msg)
+{
+	atomic_fetch_add(&st->sql_errors, 1);
+	if (sql_is_damage(code))
+		atomic_fetch_add(&st->sql_corrupt, 1);
+	pthread_mutex_lock(&st->errmu);
+	snprintf(st->err_status, sizeof(st->err_status), "%s: %s", what, msg);
+	st->err_status_ns = now_realtime_ns();
+	pthread_mutex_unlock(&st->errmu);
+}
+
+void
+store_errors_stats(struct store *st, struct store_stats *out)
+{
+	out->errors = atomic_load(&st->sql_errors);
+	out->errors_damage = atomic_load(&st->sql_corrupt);
+	pthread_mutex_lock(&st->errmu);
+	snprintf(out->last_error, sizeof(out->last_error), "%s",
+	    st->err_status);
+	out->last_error_ns = st->err_status_ns;
+	pthread_mutex_unlock(&st->errmu);
+}
+
 /* Keep code and msg as the last failure, and log it under the rate limit. */
 static void
 warn(struct store *st, const char *what, int code, const char *msg)
@@ -22,6 +46,8 @@ warn(struct store *st, const char *what, int code, const char *msg)
 	st->err_code = code != SQLITE_OK ? code : SQLITE_ERROR;
 	snprintf(st->err_msg, sizeof(st->err_msg), "%s", msg);
 	snprintf(line, sizeof(line), "%s: %s", what, msg);
+	/* counted whether or not the rate limit lets it be logged */
+	sql_note(st, what, st->err_code, msg);
 	if (strcmp(line, st->err_last) == 0 &&
 	    !ratelimit_pass(&st->rl_sql, now_monotonic_ns(), &suppressed))
 		return;

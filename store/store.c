@@ -38,6 +38,8 @@ static const struct writer_ops ops = {
 	.window_begin_state = store_db_window_begin_state,
 	.windows_abandoned = store_db_windows_abandoned,
 	.summarize_due = store_db_summarize_due,
+	.move_damaged = store_db_move_damaged,
+	.window_get = storedb_window_get,
 	.windows_finish = store_db_windows_finish,
 	.reopen = store_db_reopen,
 	.max_window_id = store_db_max_window_id,
@@ -250,7 +252,9 @@ store_get_stats(struct store *st, struct store_stats *out)
 	out->pending = st->pool.n + st->inflight;
 	out->newest_ts_ns = st->newest_ts_ns;
 	out->file_bytes = st->file_bytes;
+	store_errors_stats(st, out);
 	out->damaged = st->damaged;
+	out->damaged_running = st->damaged_running;
 	snprintf(out->damaged_found, sizeof(out->damaged_found), "%s",
 	    st->damaged_found);
 	snprintf(out->damaged_kept, sizeof(out->damaged_kept), "%s",

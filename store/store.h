@@ -84,8 +84,15 @@ struct store_stats {
 	char why[160];			/* what failed: "locked: ...", "disk full: ..." */
 	size_t jobs_queued;		/* window and inventory changes not yet stored */
 	uint64_t recreated;		/* times the file was deleted or replaced and made again */
+	/* every SQLite failure met since open (summaries, rows, changes) */
+	uint64_t errors;
+	uint64_t errors_damage;		/* of them: the file is damaged */
+	char last_error[200];		/* "what: message", "" if none */
+	int64_t last_error_ns;		/* when (realtime), 0 if none */
 	/* a damaged log found at open (walcheck.h), its originals kept aside */
-	uint64_t damaged;		/* 0 or 1: at this open */
+	uint64_t damaged;		/* 0 or 1: at this open, or while running */
+	bool damaged_running;		/* a damaged page met while running: the
+					   file was moved aside, a fresh one made */
 	char damaged_found[256];	/* what was found and what was kept */
 	char damaged_kept[1024];	/* the main file's copy; -wal, -shm beside it */
 	/* the scheduled checkpoints (writer.c) */
@@ -214,6 +221,7 @@ enum store_counter {
 	STORE_COUNTER_CHILD_RESTARTS,	/* aiu-smi started again */
 	STORE_COUNTER_REJECTED_LINES,	/* lines of its output not parsed */
 	STORE_COUNTER_DAMAGED,		/* damaged databases kept aside */
+	STORE_COUNTER_ERRORS,		/* SQLite failures the store met */
 	STORE_NCOUNTERS
 };
 
@@ -347,6 +355,15 @@ uint64_t store_sync_window(struct store *st, int64_t window_id);
  */
 bool store_sync_pending(struct store *st, uint64_t ticket, char *why,
     size_t len, int64_t *through_ns);
+
+/*
+ * A window completed though part of its rows could not be read (a
+ * damaged page): true with the sentence saying so (its end_note) in buf,
+ * for the request ticket or window window_id (0: either unknown), among
+ * the last 16 such windows; false for every other.
+ */
+bool store_sync_note(struct store *st, uint64_t ticket, int64_t window_id,
+    char *buf, size_t len);
 
 /* A descriptor that becomes readable when requests are done; store_sync_ack
  * clears it. */

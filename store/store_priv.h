@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/types.h>
 
 #include <sqlite3.h>
@@ -167,6 +168,35 @@ struct store {
 	char err_msg[96];
 	char err_last[160];
 	struct ratelimit rl_sql;
+	/*
+	 * Every failure sql.c records, counted for status whatever the
+	 * rate limit logs: all of them, and those that say the file is
+	 * damaged (SQLITE_CORRUPT, SQLITE_NOTADB); errmu guards the last
+	 * one's line and time (realtime), read by store_get_stats.
+	 * errors_counted: how many of them the counters table has (the
+	 * writer's, under dbmu).
+	 */
+	atomic_uint_fast64_t sql_errors, sql_corrupt;
+	uint64_t errors_counted;
+	pthread_mutex_t errmu;
+	char err_status[200];
+	int64_t err_status_ns;
+	/*
+	 * A damaged page met while running (writer.c): the windows carried
+	 * into the fresh database (their rows before since_ns are in the
+	 * copy kept as carried_kept), whose summaries say so (dbmu).
+	 */
+	struct store_carried {
+		int64_t id;
+		int64_t since_ns;
+	} *carried;
+	size_t ncarried;
+	char carried_kept[1024];
+	char carried_why[96];
+	bool damaged_running;	/* (mu) the damage was met while running */
+	bool damage_stays;	/* (dbmu) the damaged file could not be
+				   moved aside: summaries that meet damage
+				   are stored in it, as storedb's are */
 
 	/*
 	 * The writer thread (writer.c) of store_open's store; NULL for
@@ -290,10 +320,14 @@ int store_db_summarize_due(struct store *st, int64_t now_ns, int64_t settle_ns,
     int64_t idle_lookback_ns, bool complete);
 /*
  * Summarize the n ended windows of ids and mark them complete at now_ns,
- * in one transaction (store_summary.c).
+ * in one transaction (store_summary.c).  A summary whose read met a
+ * damaged page stores what could be read, and the window is complete
+ * with the sentence saying what was lost in its end_note
+ * (summary_damage_note), which notes[i] gets too ("" for the others).
  */
+#define STORE_NOTE_LEN	1536
 int store_db_windows_finish(struct store *st, const int64_t *ids, size_t n,
-    int64_t idle_lookback_ns, int64_t now_ns);
+    int64_t idle_lookback_ns, int64_t now_ns, char (*notes)[STORE_NOTE_LEN]);
 /*
  * Mark every ended window that is neither complete nor marked incomplete
  * as incomplete: the daemon that ended it stopped before it was complete.
@@ -336,6 +370,25 @@ int store_path_check(const char *path, char *why, size_t len);
  */
 int store_keep_aside(const char *path, char *kept, size_t len);
 
+/*
+ * A damaged page was met while running: copy the database aside as
+ * store_keep_aside does (kept: the main copy's name), then finish and
+ * close the connection and remove the file, its -wal and -shm from the
+ * path, so that the next open makes a fresh database there.  -1 logged
+ * if no copy could be made (nothing removed, the connection kept).
+ */
+int store_db_move_damaged(struct store *st, char *kept, size_t len);
+/*
+ * Read, through a connection of its own (read-only, so the writer's
+ * page cache hides nothing), the next slice of the samples table of the
+ * database at path after *cursor (INT64_MIN: from its start), so that a
+ * damaged page no write touches is found; *cursor moves on, and back to
+ * the start after the last row.  1 with SQLite's message in why if a
+ * page is damaged, else 0 (also when the file cannot be opened now).
+ */
+int store_check_slice(const char *path, int64_t *cursor, char *why,
+    size_t len);
+
 /* ---- writer.c, writer_jobs.c ----
  * The writer reaches the connection's side only through these pointers
  * (filled in by store.c), so that it calls into no other store file.
@@ -362,8 +415,10 @@ struct writer_ops {
 	int (*windows_abandoned)(struct store *);
 	int (*summarize_due)(struct store *, int64_t, int64_t, int64_t, bool);
 	int (*windows_finish)(struct store *, const int64_t *, size_t,
-	    int64_t, int64_t);
+	    int64_t, int64_t, char (*)[STORE_NOTE_LEN]);
 	int (*reopen)(struct store *, char *, size_t);
+	int (*move_damaged)(struct store *, char *, size_t);
+	int (*window_get)(struct store *, int64_t, struct store_window **);
 	int (*max_window_id)(struct store *, int64_t *);
 	int (*retention_step)(struct store *, const struct store_retention *,
 	    int64_t, uint64_t);

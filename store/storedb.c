@@ -90,6 +90,7 @@ store_new(const char *path, size_t max_pending)
 	store_buf_init(st);
 	pthread_mutex_init(&st->mu, NULL);
 	pthread_mutex_init(&st->dbmu, NULL);
+	pthread_mutex_init(&st->errmu, NULL);
 	return st;
 }
 
@@ -110,7 +111,9 @@ store_free(struct store *st)
 	rowring_free(&st->pool);
 	pthread_mutex_destroy(&st->mu);
 	pthread_mutex_destroy(&st->dbmu);
+	pthread_mutex_destroy(&st->errmu);
 	free(st->devs);
+	free(st->carried);
 	free(st->path);
 	free(st);
 }
@@ -356,6 +359,7 @@ flush_failed(struct store *st)
 	unsigned suppressed;
 
 	snprintf(err, sizeof(err), "%s", sqlite3_errmsg(st->db));
+	sql_note(st, "write rows", sqlite3_extended_errcode(st->db), err);
 	tx_rollback(st);
 	st->flushes_failed++;
 	if (!ratelimit_pass(&st->rl_flush, now_monotonic_ns(), &suppressed))
@@ -427,6 +431,7 @@ store_db_rows_write(struct store *st, const struct rowring *ring,
 	/* for status: the ROLLBACK clears SQLite's own record of it */
 	st->err_code = sqlite3_extended_errcode(st->db);
 	snprintf(st->err_msg, sizeof(st->err_msg), "%.80s", err);
+	sql_note(st, "write rows", st->err_code, err);
 	tx_rollback(st);
 	if (ratelimit_pass(&st->rl_flush, now_monotonic_ns(), &suppressed))
 		log_warnx("%s: cannot write %zu rows, keeping them for the next "
@@ -684,6 +689,7 @@ storedb_get_stats(struct store *st, struct store_stats *out)
 	out->flushes_failed = st->flushes_failed;
 	out->pending = st->pool.n;
 	out->newest_ts_ns = st->newest_ts_ns;
+	store_errors_stats(st, out);
 	if (sql_pragma_int(st->db, "page_count", &pages) == 0 &&
 	    sql_pragma_int(st->db, "page_size", &page_size) == 0)
 		out->file_bytes = (uint64_t)pages * (uint64_t)page_size;

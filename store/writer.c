@@ -292,8 +292,15 @@ flush(struct store *st)
 	struct writer *w = st->w;
 	struct rowring batch;
 	size_t skipped = 0;
-	bool ok;
+	uint64_t errors = atomic_load(&st->sql_errors);
+	bool ok, counters;
 
+	/* the failures met since the last flush go into the counters table */
+	if (errors > st->errors_counted) {
+		store_counter_add(st, STORE_COUNTER_ERRORS,
+		    errors - st->errors_counted);
+		st->errors_counted = errors;
+	}
 	for (;;) {
 		if (!run_jobs(st))
 			return;
@@ -303,8 +310,9 @@ flush(struct store *st)
 		pthread_mutex_unlock(&st->mu);
 	}
 	take(st, &batch);
+	counters = store_counters_pending(st);
 	pthread_mutex_unlock(&st->mu);
-	if (batch.n == 0) {
+	if (batch.n == 0 && !counters) {
 		pthread_mutex_lock(&st->mu);
 		st->inflight = 0;
 		w->committed_seq = w->taken_seq;
@@ -428,6 +436,140 @@ check_replaced(struct store *st)
 	return true;
 }
 
+/* ---- a damaged page met while running ---- */
+
+/* Add id to the windows carried into the fresh database (dbmu held). */
+static void
+carry(struct store *st, int64_t id, int64_t since_ns)
+{
+	struct store_carried *c;
+
+	for (size_t i = 0; i < st->ncarried; i++)
+		if (st->carried[i].id == id)
+			return;
+	if ((c = reallocarray(st->carried, st->ncarried + 1,
+	    sizeof(*c))) == NULL)
+		return;		/* its summary then does not say where the rest is */
+	st->carried = c;
+	c[st->ncarried++] = (struct store_carried){ id, since_ns };
+}
+
+/*
+ * A damaged page was met (st->sql_corrupt grew: a write, a summary or the
+ * scheduled check): log it at once, copy the file aside byte for byte
+ * (store_keep_aside, as for a damaged log at start) and go on in a fresh
+ * database at the path, with the open windows and those waiting for their
+ * completion, whose summaries then say where their earlier rows are
+ * (dbmu held).  Without a copy nothing is removed, and it is not tried
+ * again.
+ */
+static void
+switch_damaged(struct store *st)
+{
+	struct writer *w = st->w;
+	struct store_window **pend = NULL;
+	int64_t *ids = NULL;
+	size_t npend = 0;
+	char kept[sizeof(st->carried_kept)], why[sizeof(st->err_status)];
+	int64_t now = now_realtime_ns();
+
+	w->corrupt_seen = atomic_load(&st->sql_corrupt);
+	if (st->db == NULL || w->damage_gave_up)
+		return;
+	pthread_mutex_lock(&st->errmu);
+	snprintf(why, sizeof(why), "%s", st->err_status);
+	pthread_mutex_unlock(&st->errmu);
+	log_warnx("%s: DAMAGED: %s; keeping the file aside and going on in a "
+	    "fresh database", st->path, why);
+	/* the windows waiting for their completion, as the old file has them */
+	pthread_mutex_lock(&st->mu);
+	if (w->nsyncs > 0 && (ids = calloc(w->nsyncs, sizeof(*ids))) != NULL &&
+	    (pend = calloc(w->nsyncs, sizeof(*pend))) == NULL) {
+		free(ids);
+		ids = NULL;
+	}
+	for (size_t i = 0; ids != NULL && i < w->nsyncs; i++)
+		if (w->syncs[i].window_id > 0)
+			ids[npend++] = w->syncs[i].window_id;
+	pthread_mutex_unlock(&st->mu);
+	for (size_t i = 0; i < npend; i++) {
+		if (w->ops.window_get(st, ids[i], &pend[i]) == -1 ||
+		    pend[i] == NULL)
+			log_warnx("%s: window %" PRId64 " cannot be read from "
+			    "the damaged file: it is not carried over", st->path,
+			    ids[i]);
+		if (pend[i] != NULL && pend[i]->end_ns == 0) {
+			writer_windows_free(pend[i], 1);	/* open: restore's */
+			pend[i] = NULL;
+		}
+	}
+	if (w->ops.move_damaged(st, kept, sizeof(kept)) == -1) {
+		log_warnx("%s: the damaged database could not be kept aside: "
+		    "writes go on into it", st->path);
+		w->damage_gave_up = true;
+		st->damage_stays = true;	/* windows complete in it */
+		goto out;
+	}
+	log_warnx("%s: DAMAGED: the original is kept as %s (and -wal, -shm)",
+	    st->path, kept);
+	snprintf(st->carried_kept, sizeof(st->carried_kept), "%s", kept);
+	snprintf(st->carried_why, sizeof(st->carried_why), "%.*s",
+	    (int)sizeof(st->carried_why) - 1, strstr(why, ": ") != NULL ?
+	    strstr(why, ": ") + 2 : why);
+	pthread_mutex_lock(&st->mu);
+	st->damaged = true;
+	st->damaged_running = true;
+	snprintf(st->damaged_found, sizeof(st->damaged_found), "%.*s",
+	    (int)sizeof(st->damaged_found) - 1, why);
+	snprintf(st->damaged_kept, sizeof(st->damaged_kept), "%s", kept);
+	pthread_mutex_unlock(&st->mu);
+	/* the path is empty now: made anew with the open windows */
+	if (!check_replaced(st))
+		goto out;
+	for (size_t i = 0; i < w->nopen; i++)
+		carry(st, w->open[i].win.id, now);
+	for (size_t i = 0; i < npend; i++) {
+		struct store_window open;
+
+		if (pend[i] == NULL)
+			continue;
+		open = *pend[i];
+		open.end_ns = 0;
+		if (w->ops.window_insert(st, &open, NULL, 0) == -1 ||
+		    w->ops.window_end(st, open.id, pend[i]->end_ns,
+		    pend[i]->auto_closed ? STORE_ENDED_MAX_OPEN :
+		    STORE_ENDED_MARK, NULL) == -1)
+			log_warnx("%s: window %" PRId64 " could not be carried "
+			    "over", st->path, open.id);
+		else
+			carry(st, open.id, now);
+	}
+	store_counter_add(st, STORE_COUNTER_DAMAGED, 1);
+	w->check_cursor = INT64_MIN;
+out:
+	for (size_t i = 0; i < npend; i++)
+		if (pend[i] != NULL)
+			writer_windows_free(pend[i], 1);
+	free(pend);
+	free(ids);
+	w->corrupt_seen = atomic_load(&st->sql_corrupt);
+}
+
+/*
+ * The scheduled check for damage no read reaches: a slice of the samples
+ * through a connection of its own (store_check_slice); damage found is
+ * counted like any other, and the caller moves on.
+ */
+static void
+check_step(struct store *st)
+{
+	char why[96];
+
+	if (store_check_slice(st->path, &st->w->check_cursor, why,
+	    sizeof(why)) == 1)
+		sql_note(st, "check the samples", SQLITE_CORRUPT, why);
+}
+
 /* ---- the thread ---- */
 
 /* Run the queued jobs in order (dbmu held); false if one failed (kept first). */
@@ -503,6 +645,9 @@ checkpoint_step(struct store *st)
 	rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
 	    &logged, &copied);
 	note_idle(st);
+	if (rc != SQLITE_OK && rc != SQLITE_BUSY)	/* counted for status */
+		sql_note(st, "checkpoint", sqlite3_extended_errcode(st->db),
+		    sqlite3_errmsg(st->db));
 	now = now_monotonic_ns();
 	pthread_mutex_lock(&st->mu);
 	w->next_checkpoint_ns = now + w->checkpoint_every_ns;
@@ -691,11 +836,22 @@ writer_main(void *arg)
 			(void)run_jobs(st);
 		else if (do_retention)
 			retention_step(st, &r);
-		else if (do_checkpoint)
+		else if (do_checkpoint) {
 			checkpoint_step(st);
+			check_step(st);
+		}
 		/* after the flush: the rows up to a window's end are in */
 		if (do_summarize && st->db != NULL)
 			summarize_step(st, settle_ns, idle_lookback_ns);
+		/* a damaged page met by any of it: a fresh database, at once */
+		if (atomic_load(&st->sql_corrupt) != w->corrupt_seen) {
+			switch_damaged(st);
+			if (st->db != NULL) {
+				/* the completions waiting go on in it now */
+				flush(st);
+				writer_sync_finish(st);
+			}
+		}
 		pthread_mutex_unlock(&st->dbmu);
 		pthread_mutex_lock(&st->mu);
 		/* a mutex is not fair: without this the next step could

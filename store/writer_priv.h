@@ -58,6 +58,14 @@ struct open_win {
 	unsigned restarts;
 };
 
+/* A window completed with part of its rows unreadable: what its sync says. */
+#define NOTES_KEPT		16
+struct done_note {
+	uint64_t ticket;		/* its completion's, 0 if none */
+	int64_t window_id;
+	char note[STORE_NOTE_LEN];	/* "" unused */
+};
+
 struct writer {
 	pthread_t th;
 	pthread_cond_t cv;		/* with st->mu: work for the thread */
@@ -110,8 +118,16 @@ struct writer {
 	uint64_t taken_seq;		/* rows appended when the last batch was taken */
 	uint64_t committed_seq;		/* rows appended before the last commit */
 	int sync_fd;			/* eventfd: a request was done */
+	struct done_note notes[NOTES_KEPT];	/* the last windows completed
+						   with a damage note */
+	size_t notes_next;
 	int64_t started_ns;		/* realtime: the thread's start */
 	int64_t lookback_ns;		/* windows.idle_lookback, for completions */
+
+	/* damage met while running (writer.c, switch_damaged) */
+	uint64_t corrupt_seen;		/* st->sql_corrupt when last looked at */
+	bool damage_gave_up;		/* no copy could be made: not again */
+	int64_t check_cursor;		/* the next slice store_check_slice reads */
 };
 
 /* Free n windows' strings and the array; NULL is a no-op. */

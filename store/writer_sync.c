@@ -233,6 +233,41 @@ signal_done(struct writer *w)
 		log_warn("eventfd");
 }
 
+/* Under st->mu: remember a completed window's damage note (the newest). */
+static void
+keep_note(struct writer *w, uint64_t ticket, int64_t window_id,
+    const char note[STORE_NOTE_LEN])
+{
+	struct done_note *d = &w->notes[w->notes_next++ % NOTES_KEPT];
+
+	d->ticket = ticket;
+	d->window_id = window_id;
+	memcpy(d->note, note, sizeof(d->note));
+	d->note[sizeof(d->note) - 1] = '\0';
+}
+
+bool
+store_sync_note(struct store *st, uint64_t ticket, int64_t window_id,
+    char *buf, size_t len)
+{
+	struct writer *w = st->w;
+	bool found = false;
+
+	pthread_mutex_lock(&st->mu);
+	for (size_t i = 0; i < NOTES_KEPT && !found; i++) {
+		const struct done_note *d = &w->notes[i];
+
+		if (d->note[0] == '\0' ||
+		    !((ticket != 0 && d->ticket == ticket) ||
+		    (window_id > 0 && d->window_id == window_id)))
+			continue;
+		snprintf(buf, len, "%s", d->note);
+		found = true;
+	}
+	pthread_mutex_unlock(&st->mu);
+	return found;
+}
+
 /*
  * The windows finished in one transaction at most: enough that a storm of
  * short windows costs a commit per batch, not per window; few enough that
@@ -247,8 +282,9 @@ writer_sync_finish(struct store *st)
 	bool done = false;
 
 	for (;;) {
-		uint64_t tickets[FINISH_BATCH];
+		uint64_t tickets[FINISH_BATCH], id_ticket[FINISH_BATCH];
 		int64_t ids[FINISH_BATCH];
+		char notes[FINISH_BATCH][STORE_NOTE_LEN];
 		size_t nt = 0, nids = 0;
 		int64_t lookback;
 
@@ -260,17 +296,22 @@ writer_sync_finish(struct store *st)
 			    w->jobs_failed)
 				continue;
 			tickets[nt++] = r->ticket;
-			if (r->window_id > 0)
+			if (r->window_id > 0) {
+				id_ticket[nids] = r->ticket;
 				ids[nids++] = r->window_id;
+			}
 		}
 		lookback = w->lookback_ns;
 		pthread_mutex_unlock(&st->mu);
 		if (nt == 0)
 			break;
 		if (w->ops.windows_finish(st, ids, nids, lookback,
-		    now_realtime_ns()) != 0)
+		    now_realtime_ns(), notes) != 0)
 			break;		/* the next flush tries again */
 		pthread_mutex_lock(&st->mu);
+		for (size_t i = 0; i < nids; i++)
+			if (notes[i][0] != '\0')
+				keep_note(w, id_ticket[i], ids[i], notes[i]);
 		for (size_t t = 0; t < nt; t++)
 			for (size_t i = 0; i < w->nsyncs; i++)
 				if (w->syncs[i].ticket == tickets[t]) {

@@ -331,9 +331,11 @@ static const struct cmd_spec end_spec = {
 	    "  -i, --id N            the window with this id\n"
 	    "      --wait D          return once the window is stored whole; exit\n"
 	    "                        " CMD_STR(CLIENT_EXIT_INCOMPLETE)
-	    " if that takes longer than D\n",
+	    " if that takes longer than D, " CMD_STR(CLIENT_EXIT_PARTIAL) " if\n"
+	    "                        part of its rows could not be read\n",
 	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DAEMON) |
-	    CMD_EXIT(CLIENT_EXIT_DATABASE) | CMD_EXIT(CLIENT_EXIT_INCOMPLETE),
+	    CMD_EXIT(CLIENT_EXIT_DATABASE) | CMD_EXIT(CLIENT_EXIT_PARTIAL) |
+	    CMD_EXIT(CLIENT_EXIT_INCOMPLETE),
 	.shortopts = "t:i:",
 	.longopts = end_longopts,
 	.operands = 0,

@@ -36,6 +36,8 @@ refresh(sqlite3 *db)
 /* What the daemon said to a sync. */
 enum answer {
 	STORED,		/* all is stored (or the window is still open) */
+	STORED_DAMAGED,	/* complete, but part of its rows could not be
+			   read (a damaged page): why says how many */
 	NOT_YET,	/* not within the wait: why says what is missing */
 	NO_DAEMON,	/* none to ask, or it writes another database: why */
 };
@@ -85,8 +87,12 @@ ask(struct client *cl, const char *path, const char *key, int64_t value,
 	    &reply);
 	yajl_gen_free(g);
 	if (rc == CLIENT_EXIT_OK) {
+		const char *partial = json_str(reply, "partial");
+
+		if (partial != NULL)
+			snprintf(why, len, "%s", partial);
 		yajl_tree_free(reply);
-		return STORED;
+		return partial != NULL ? STORED_DAMAGED : STORED;
 	}
 	code = reply != NULL ? json_str(reply, "error") : NULL;
 	if (code != NULL && strcmp(code, PROTO_E_INCOMPLETE) == 0) {
@@ -121,8 +127,11 @@ say_missing(sqlite3 *db, int64_t id, const struct db_window_state *st, int64_t e
 	fmt_time_ms(end_ns, end, sizeof(end));
 	warnx("window %" PRId64 " '%s' is incomplete: %s", id, tag, why);
 	free(tag);
-	if (db_newest_by_device(db, st->begin_ns, end_ns, &nw, &n) == -1)
+	if (db_newest_by_device(db, st->begin_ns, end_ns, &nw, &n) == -1) {
+		fprintf(stderr, "spyremon: the window's samples cannot be "
+		    "read: %s\n", sqlite3_errmsg(db));
 		return;
+	}
 	for (size_t i = 0; i < n; i++) {
 		int64_t newest = nw[i].ts_ns;
 
@@ -172,7 +181,10 @@ settle_window(struct client *cl, sqlite3 *db, const char *path, int64_t id,
 	 * Ended, or open as far as the file says: the daemon may have ended
 	 * it with the writes held up, and only it knows.
 	 */
-	a = ask(cl, path, "window", id, why, sizeof(why), &end_ns);
+	/* a window cut by damage is complete: its readers say so (end_note) */
+	if ((a = ask(cl, path, "window", id, why, sizeof(why), &end_ns)) ==
+	    STORED_DAMAGED)
+		a = STORED;
 	if (a == STORED && (rc = refresh(db)) != CLIENT_EXIT_OK)
 		return rc;
 	if (!st.ended && a == NO_DAEMON)
@@ -197,8 +209,16 @@ settle_ended(struct client *cl, int64_t id)
 	char why[512];
 	int64_t end_ns;
 
-	if (ask(cl, NULL, "window", id, why, sizeof(why), &end_ns) == STORED)
+	switch (ask(cl, NULL, "window", id, why, sizeof(why), &end_ns)) {
+	case STORED:
 		return CLIENT_EXIT_OK;
+	case STORED_DAMAGED:
+		warnx("window %" PRId64 " is complete, but %s (exit status %d)",
+		    id, why, CLIENT_EXIT_PARTIAL);
+		return CLIENT_EXIT_PARTIAL;
+	default:
+		break;
+	}
 	warnx("window %" PRId64 " is not complete yet: %s (exit status %d)",
 	    id, why, CLIENT_EXIT_INCOMPLETE);
 	return CLIENT_EXIT_INCOMPLETE;
@@ -233,7 +253,7 @@ settle_span(struct client *cl, sqlite3 *db, const char *path,
 	if (!db_span_open(db, through_ns))
 		return CLIENT_EXIT_OK;
 	if ((a = ask(cl, path, "through_ns", through_ns, why, sizeof(why),
-	    &t)) == STORED)
+	    &t)) == STORED || a == STORED_DAMAGED)
 		return refresh(db);
 	if (a == NO_DAEMON)
 		return CLIENT_EXIT_OK;

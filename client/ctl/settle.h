@@ -44,6 +44,8 @@ int settle_window(struct client *cl, sqlite3 *db, const char *path,
 /*
  * Wait, as settle_window does, for window id that the caller has just
  * ended to be complete, without reading the database (mark end --wait).
+ * CLIENT_EXIT_PARTIAL, with the daemon's sentence on stderr, if it is
+ * complete but part of its rows could not be read (a damaged page).
  */
 int settle_ended(struct client *cl, int64_t id);
 

@@ -30,6 +30,15 @@ enum { OPT_JSON = CLIENT_OPT_FIRST_FREE };
 /* Stamps after 2001-09-09 are points in time; smaller _ns are spans. */
 #define TIME_NS_MIN	1000000000000000000LL
 
+/* The damage was met while the daemon ran (not at its start). */
+static bool
+running(yajl_val db)
+{
+	bool b = false;
+
+	return json_bool(db, "damaged_while_running", &b) && b;
+}
+
 static bool
 ends_with(const char *s, const char *suffix)
 {
@@ -459,7 +468,9 @@ show_database(yajl_val d)
 	static const char *const known[] = { "path", "file_bytes",
 	    "rows_written", "pending", "flushes_failed", "rows_dropped",
 	    "recreated", "writer", "path_after_restart", "damaged_kept_aside",
-	    "damaged_found", "damaged_kept_as", "checkpoint", NULL };
+	    "damaged_found", "damaged_kept_as", "checkpoint", "errors",
+	    "errors_damage", "last_error", "last_error_ns",
+	    "damaged_while_running", NULL };
 	const char *path = json_str(d, "path"), *state, *why;
 	char size[FMT_BUFLEN];
 	yajl_val w;
@@ -482,6 +493,15 @@ show_database(yajl_val d)
 		printf("            %" PRId64 " writes failed\n", v);
 	if (json_int(d, "rows_dropped", &v) && v > 0)
 		printf("            %" PRId64 " rows dropped\n", v);
+	if (json_int(d, "errors", &v) && v > 0) {
+		int64_t dmg = 0;
+
+		(void)json_int(d, "errors_damage", &dmg);
+		printf("            %" PRId64 " database errors (%" PRId64
+		    " damage); the last: %s\n", v, dmg,
+		    json_str(d, "last_error") != NULL ?
+		    json_str(d, "last_error") : "?");
+	}
 	if ((w = json_object(d, "writer")) != NULL &&
 	    (state = json_str(w, "state")) != NULL &&
 	    strcmp(state, "ok") != 0) {
@@ -513,8 +533,8 @@ show_database(yajl_val d)
 	if (json_int(d, "damaged_kept_aside", &v) && v > 0) {
 		state = json_str(d, "damaged_found");
 		why = json_str(d, "damaged_kept_as");
-		printf("            DAMAGED AT START: %s\n", state != NULL ?
-		    state : "?");
+		printf("            DAMAGED %s: %s\n", running(d) ? "WHILE RUNNING" : "AT START",
+		    state != NULL ? state : "?");
 		printf("            the originals are kept as %s (and -wal, "
 		    "-shm)\n", why != NULL ? why : "?");
 	}

@@ -39,6 +39,15 @@ struct devs {
 	size_t n;
 };
 
+/* The damage was met while the daemon ran (not at its start). */
+static bool
+running(yajl_val db)
+{
+	bool b = false;
+
+	return json_bool(db, "damaged_while_running", &b) && b;
+}
+
 static void
 devs_add(struct devs *d, int64_t dev)
 {
@@ -101,6 +110,18 @@ warn_database(yajl_val db)
 		}
 		printf(": %s\n", why != NULL ? why : "(no reason given)");
 	}
+	if (json_int(db, "errors", &v) && v > 0) {
+		int64_t dmg = 0;
+
+		(void)json_int(db, "errors_damage", &dmg);
+		printf("WARNING: %" PRId64 " database error%s since the daemon "
+		    "started", v, v == 1 ? "" : "s");
+		if (dmg > 0)
+			printf(", %" PRId64 " of them damage (the file is "
+			    "malformed)", dmg);
+		printf("; the last: %s\n", json_str(db, "last_error") != NULL ?
+		    json_str(db, "last_error") : "?");
+	}
 	if (json_int(db, "rows_dropped", &v) && v > 0)
 		printf("WARNING: %" PRId64 " row%s dropped since the daemon "
 		    "started: more were queued than could wait for the disk\n",
@@ -120,8 +141,10 @@ warn_database(yajl_val db)
 		putchar('\n');
 	}
 	if (json_int(db, "damaged_kept_aside", &v) && v > 0)
-		printf("WARNING: DAMAGED AT START: %s; the originals are kept "
-		    "as %s\n", json_str(db, "damaged_found") != NULL ?
+		printf("WARNING: DAMAGED %s: %s; the originals are kept "
+		    "as %s\n", running(db) ?
+		    "WHILE RUNNING" : "AT START",
+		    json_str(db, "damaged_found") != NULL ?
 		    json_str(db, "damaged_found") : "?",
 		    json_str(db, "damaged_kept_as") != NULL ?
 		    json_str(db, "damaged_kept_as") : "?");

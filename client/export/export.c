@@ -29,8 +29,11 @@
 #include "merge.h"
 #include "orphan.h"
 #include "output.h"
+#include "pragma.h"
+#include "schema.h"
 #include "settle.h"
 #include "steps.h"
+#include "summary.h"
 #include "table.h"
 #include "target.h"
 
@@ -235,18 +238,56 @@ close_sources(struct job *j)
 }
 
 /*
- * Write the samples of one span; *rows counts them.  A write error stops
- * the export at once.
+ * The read of sp's rows stopped at a damaged page after from_ns and could
+ * go on from after to_ns (0: nothing after it could be read): say about
+ * how many rows of the cards seen (devs, a bit per device, every ival_ms)
+ * could not be read, and mark the export partial.
+ */
+static void
+note_damage(struct export_writer *w, const struct span *sp,
+    const struct source *src, int64_t from_ns, int64_t to_ns,
+    int64_t ival_ms, uint64_t devs)
+{
+	char what[64];
+	int ncards = __builtin_popcountll(devs);
+
+	w->damaged = true;
+	if (sp->win != NULL)
+		snprintf(what, sizeof(what), "this window");
+	else
+		snprintf(what, sizeof(what), "the span");
+	if (to_ns > from_ns && ival_ms > 0 && ncards > 0)
+		fprintf(stderr, "spyremon: about %" PRId64 " rows of %s could "
+		    "not be read (damaged store: %s): %s; exit status %d says "
+		    "so\n", (int64_t)ncards * ((to_ns - from_ns - 1) /
+		    (ival_ms * 1000000)), what, src->path,
+		    sqlite3_errmsg(src->db), CLIENT_EXIT_PARTIAL);
+	else
+		fprintf(stderr, "spyremon: rows of %s could not be read "
+		    "(damaged store: %s): %s; exit status %d says so\n", what,
+		    src->path, sqlite3_errmsg(src->db), CLIENT_EXIT_PARTIAL);
+}
+
+/*
+ * Write the rows of one span; *rows counts them.  A write error stops
+ * the export at once.  A damaged page is read around (note_damage): the
+ * rows before it and after it are written.
  */
 static int
 export_span(struct export_writer *w, const struct span *sp,
     const struct options *o, int64_t *rows)
 {
+	struct export_damage dmg;
 	int64_t nfile;
+	int rc;
 
-	return export_write_samples(w, sp->src->db, sp->src->s,
+	rc = export_write_samples(w, sp->src->db, sp->src->s,
 	    sp->lo_ns - o->pad_ns, sp->hi_ns + o->pad_ns, sp->win != NULL ?
-	    sp->win->id : 0, output_name(o->output), rows, &nfile);
+	    sp->win->id : 0, output_name(o->output), rows, &nfile, &dmg);
+	if (rc == CLIENT_EXIT_OK && dmg.damaged)
+		note_damage(w, sp, sp->src, dmg.from_ns, dmg.to_ns,
+		    dmg.interval_ms, dmg.devs);
+	return rc;
 }
 
 static void
@@ -302,7 +343,9 @@ write_spans(struct job *j, struct export_writer *w)
 		w->cards = NULL;
 		w->ncards = 0;
 		rc = export_span(w, sp, o, &rows);
-		if (rc == CLIENT_EXIT_OK && rows == 0)
+		/* none stored, unless a damaged page cost them (said) */
+		if (rc == CLIENT_EXIT_OK && rows == 0 && (sp->win == NULL ||
+		    !summary_damage_find(sp->win->end_note, NULL, 0)))
 			note_empty(sp);
 	}
 	memset(&w->coarse, 0, sizeof(w->coarse));
@@ -459,7 +502,7 @@ settle_spans(struct job *j)
 static int
 note_deleted(const struct job *j, bool *partial)
 {
-	char b[FMT_BUFLEN], e[FMT_BUFLEN];
+	char b[FMT_BUFLEN], e[FMT_BUFLEN], note[1536];
 	int64_t oldest;
 	bool found;
 	int rc;
@@ -471,6 +514,15 @@ note_deleted(const struct job *j, bool *partial)
 
 		if (sp->win == NULL)
 			continue;
+		/* rows a damaged page cost (the window's end_note says) */
+		if (summary_damage_find(sp->win->end_note, note,
+		    sizeof(note))) {
+			fprintf(stderr, "spyremon: window %" PRId64 " (%s): "
+			    "%s; exit status %d says so\n", sp->win->id,
+			    sp->win->tag, note, CLIENT_EXIT_PARTIAL);
+			*partial = true;
+			continue;	/* not retention's doing */
+		}
 		if ((rc = db_oldest_cover(sp->src->db, &oldest, &found)) !=
 		    CLIENT_EXIT_OK)
 			return rc;
@@ -779,7 +831,7 @@ run(struct client *cl, const struct options *o)
 			rc = run_derived(&j);
 		else if (rc == CLIENT_EXIT_OK)
 			rc = run_samples(&j, &w);
-		if (rc == CLIENT_EXIT_OK && partial)
+		if (rc == CLIENT_EXIT_OK && (partial || w.damaged))
 			rc = CLIENT_EXIT_PARTIAL;
 		else if (rc == CLIENT_EXIT_OK)
 			rc = j.settled;

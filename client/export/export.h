@@ -47,6 +47,7 @@ struct export_writer {
 	 * span.  NULL with one database: none of these.
 	 */
 	const char *host;
+	bool damaged;		/* a span's rows met a damaged page (said) */
 	struct {
 		bool on;
 		const char *path;
@@ -126,18 +127,30 @@ void export_begin_span(struct export_writer *w, const struct db_window *win,
 void export_write_row(struct export_writer *w, const struct pair_sample *r,
     int64_t window_id);
 
+/* Where a read of samples met a damaged page (export_write_samples). */
+struct export_damage {
+	bool	 damaged;
+	int64_t	 from_ns;	/* the last row read before it (or lo_ns) */
+	int64_t	 to_ns;		/* the first readable stamp after it, 0: none */
+	int64_t	 interval_ms;	/* of the last row read */
+	uint64_t devs;		/* the cards read, a bit per device ID < 64 */
+};
+
 /*
  * Write the samples of s, a statement of db_select_samples over w's
  * columns (ordered), over the span (lo_ns, hi_ns): each card's two
  * streams paired into one sample per tick (pair.h), or with w->by_source
  * each row as it is stored.  *rows gets the samples written, *file_rows
- * the rows of metric files read.  CLIENT_EXIT_OK; CLIENT_EXIT_FAILED
- * after saying that out_name could not be written; or the database's
- * error.
+ * the rows of metric files read.  A damaged page is read around once:
+ * the rows before it and after it are written, and *dmg says where it
+ * was (the caller says so and exits with the partial-data status).
+ * CLIENT_EXIT_OK; CLIENT_EXIT_FAILED after saying that out_name could not
+ * be written; or the database's error.
  */
 int export_write_samples(struct export_writer *w, sqlite3 *db,
     sqlite3_stmt *s, int64_t lo_ns, int64_t hi_ns, int64_t window_id,
-    const char *out_name, int64_t *rows, int64_t *file_rows);
+    const char *out_name, int64_t *rows, int64_t *file_rows,
+    struct export_damage *dmg);
 
 /* Parse "csv", "aiusmi" or "jsonl"; -1 if none. */
 int export_format_parse(const char *s, enum export_format *out);

@@ -27,6 +27,8 @@
 #include "client.h"
 #include "export.h"
 #include "format.h"
+#include "pragma.h"
+#include "summary.h"
 #include "timeparse.h"
 
 static void	put_char(struct export_writer *, char);
@@ -592,28 +594,50 @@ export_write_row(struct export_writer *w, const struct pair_sample *r,
 int
 export_write_samples(struct export_writer *w, sqlite3 *db, sqlite3_stmt *s,
     int64_t lo_ns, int64_t hi_ns, int64_t window_id, const char *out_name,
-    int64_t *rows, int64_t *file_rows)
+    int64_t *rows, int64_t *file_rows, struct export_damage *dmg)
 {
 	struct pair_reader *p;
 	struct pair_sample r;
+	int64_t from = lo_ns, last = 0, below = hi_ns + DB_MAX_INTERVAL_NS;
 	int rc;
 
-	sqlite3_reset(s);
-	sqlite3_bind_int64(s, 1, lo_ns);
-	sqlite3_bind_int64(s, 2, hi_ns);
-	sqlite3_bind_int64(s, 3, hi_ns + DB_MAX_INTERVAL_NS);
-	p = pair_open(s, w->ncols, w->by_source);
-	*rows = 0;
-	while ((rc = pair_next(p, &r)) == 1) {
-		export_write_row(w, &r, window_id);
-		(*rows)++;
-		if (ferror_unlocked(w->out)) {
-			warn("%s", out_name);
-			pair_close(p);
-			return CLIENT_EXIT_FAILED;
+	memset(dmg, 0, sizeof(*dmg));
+	*rows = *file_rows = 0;
+	for (;;) {
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, from);
+		sqlite3_bind_int64(s, 2, hi_ns);
+		sqlite3_bind_int64(s, 3, below);
+		p = pair_open(s, w->ncols, w->by_source);
+		while ((rc = pair_next(p, &r)) == 1) {
+			export_write_row(w, &r, window_id);
+			(*rows)++;
+			if (ferror_unlocked(w->out)) {
+				warn("%s", out_name);
+				pair_close(p);
+				return CLIENT_EXIT_FAILED;
+			}
+			last = r.ts_ns;
+			dmg->interval_ms = r.interval_ms;
+			if (r.device >= 0 && r.device < 64)
+				dmg->devs |= 1ull << r.device;
 		}
+		*file_rows += pair_file_rows(p);
+		pair_close(p);
+		if (rc == 0)
+			return CLIENT_EXIT_OK;
+		if (!sql_is_damage(sqlite3_errcode(db)))
+			return db_error(db, "the samples");
+		if (dmg->damaged)	/* a second damaged stretch: said once */
+			return CLIENT_EXIT_OK;
+		/* a damaged page: go on after it */
+		dmg->damaged = true;
+		dmg->from_ns = last != 0 ? last : lo_ns;
+		if (summary_after_damage(db, dmg->from_ns, below,
+		    &dmg->to_ns) == -1)
+			return db_error(db, "the samples");
+		if (dmg->to_ns == 0 || dmg->to_ns >= below)
+			return CLIENT_EXIT_OK;
+		from = dmg->to_ns;
 	}
-	*file_rows = pair_file_rows(p);
-	pair_close(p);
-	return rc == 0 ? CLIENT_EXIT_OK : db_error(db, "the samples");
 }

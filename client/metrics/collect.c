@@ -275,6 +275,8 @@ read_counters(sqlite3 *db, struct collect *c)
 			c->rejected_lines = v;
 		else if (strcmp(name, COUNTER_DAMAGED) == 0)
 			c->damaged = v;
+		else if (strcmp(name, COUNTER_ERRORS) == 0)
+			c->db_errors = v;
 		else if (strcmp(name, COUNTER_ENERGY) == 0 &&
 		    (cd = find_card(c, k[i].device)) != NULL) {
 			cd->have_energy = true;

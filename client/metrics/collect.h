@@ -73,6 +73,7 @@ struct collect {
 	bool have_counters;		/* schema version 5 on */
 	double samples_total, child_restarts, rejected_lines;
 	double damaged;			/* damaged databases kept aside */
+	double db_errors;		/* SQLite failures the store met */
 	int64_t database_bytes;		/* the file plus its -wal */
 	struct collect_window *open;	/* open windows, oldest first */
 	size_t nopen;

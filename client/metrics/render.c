@@ -82,9 +82,14 @@ render_daemon(const struct collect *c, struct expo *e)
 		    "Lines of aiu-smi output that could not be parsed.");
 		expo_sample(e, NULL, 0, c->rejected_lines, 0);
 		expo_family(e, "spyremon_damaged_databases", EXPO_COUNTER, "",
-		    "Times spyremond found the database's write-ahead log "
-		    "damaged at start and kept the originals aside.");
+		    "Times spyremond found the database damaged (its "
+		    "write-ahead log at start, or a page while it ran) and "
+		    "kept the originals aside.");
 		expo_sample(e, NULL, 0, c->damaged, 0);
+		expo_family(e, "spyremon_database_errors", EXPO_COUNTER, "",
+		    "SQLite errors spyremond's store met (a damaged page, "
+		    "a full disk, a lock), logged or not.");
+		expo_sample(e, NULL, 0, c->db_errors, 0);
 	}
 	expo_family(e, "spyremon_window_open", EXPO_GAUGE, "",
 	    "1 for each open profiling window, by tag and id; "

@@ -505,6 +505,10 @@ regressed(struct cmp *c, double pct)
 int
 compare_settled(const struct cmp *c)
 {
+	/* unreadable rows (6) outrank a window not yet complete (7) */
+	if (c->base.settled == CLIENT_EXIT_PARTIAL ||
+	    c->new.settled == CLIENT_EXIT_PARTIAL)
+		return CLIENT_EXIT_PARTIAL;
 	return c->base.settled != CLIENT_EXIT_OK ? c->base.settled :
 	    c->new.settled;
 }
@@ -757,7 +761,8 @@ const struct cmd_spec compare_cmd = {
 	    "      --min-change PCT          smaller changes are within noise\n"
 	    "                                (default 2)\n",
 	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DATABASE) |
-	    CMD_EXIT(CLIENT_EXIT_REGRESSION) | CMD_EXIT(CLIENT_EXIT_INCOMPLETE),
+	    CMD_EXIT(CLIENT_EXIT_REGRESSION) | CMD_EXIT(CLIENT_EXIT_PARTIAL) |
+	    CMD_EXIT(CLIENT_EXIT_INCOMPLETE),
 	.longopts = compare_longopts,
 	.operands = 2,
 	.opts_size = sizeof(struct compare_args),

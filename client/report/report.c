@@ -36,6 +36,7 @@
 #include "export.h"
 #include "format.h"
 #include "output.h"
+#include "pragma.h"
 #include "plot.h"
 #include "report.h"
 #include "runsteps.h"
@@ -107,6 +108,21 @@ cardcmp(const void *a, const void *b)
 	return (x->card > y->card) - (x->card < y->card);
 }
 
+/*
+ * A read of the samples for the report stopped at a damaged page: say so
+ * unless the window's own note did, and exit with status 6.
+ */
+static void
+damaged(struct report *r, sqlite3 *db)
+{
+	if (r->ws.settled != CLIENT_EXIT_PARTIAL)
+		warnx("rows of the report's span could not be read (damaged "
+		    "store: %s): %s; read up to there (exit status %d)",
+		    sqlite3_db_filename(db, "main"), sqlite3_errmsg(db),
+		    CLIENT_EXIT_PARTIAL);
+	r->ws.settled = CLIENT_EXIT_PARTIAL;
+}
+
 /* The samples overlapping (lo, hi), times from origin. */
 static int
 series_load(sqlite3 *db, const struct db_catalog *cat, int64_t lo, int64_t hi,
@@ -155,6 +171,11 @@ series_load(sqlite3 *db, const struct db_catalog *cat, int64_t lo, int64_t hi,
 		    1e9, (double)(ts - origin) / 1e9, v,
 		    sqlite3_column_int(s, 3 + S_N) != 0, iv > 0 ?
 		    (size_t)((hi - lo) / iv) + 16 : 0);
+	}
+	/* a damaged page: what was read before it is drawn (the caller says so) */
+	if (rc != SQLITE_DONE && sql_is_damage(sqlite3_errcode(db))) {
+		out->damaged = true;
+		rc = SQLITE_DONE;
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
@@ -295,8 +316,13 @@ write_aiusmi(struct report *r, sqlite3 *db)
 	if ((rc = export_coarse_span(db, &w, r->lo, r->hi, "")) ==
 	    CLIENT_EXIT_OK) {
 		export_begin_span(&w, NULL, false, true);
+		struct export_damage dmg;
+
 		rc = export_write_samples(&w, db, s, r->lo, r->hi, 0,
-		    "aiusmi.csv", &r->aiusmi_rows, &r->aiusmi_file_rows);
+		    "aiusmi.csv", &r->aiusmi_rows, &r->aiusmi_file_rows, &dmg);
+		/* a damaged page: the rows around it, and exit status 6 */
+		if (rc == CLIENT_EXIT_OK && dmg.damaged)
+			damaged(r, db);
 	}
 	export_writer_free(&w);
 	if (rc == CLIENT_EXIT_OK)
@@ -741,9 +767,12 @@ report_run(struct client *cl, void *opts, int argc, char *argv[])
 	    (rc = report_write_md(r)) != CLIENT_EXIT_OK)
 		goto done;
 	rc = output_dir_publish(r->dir, r->tmp);
+	if (r->ser.damaged)	/* the plots' read; after aiusmi.csv's job */
+		damaged(r, r->db);
 	if (rc == CLIENT_EXIT_OK && r->ws.settled != CLIENT_EXIT_OK)
 		rc = r->ws.settled;	/* written, as far as it goes */
-	if (rc == CLIENT_EXIT_OK || rc == CLIENT_EXIT_INCOMPLETE)
+	if (rc == CLIENT_EXIT_OK || rc == CLIENT_EXIT_INCOMPLETE ||
+	    rc == CLIENT_EXIT_PARTIAL)
 		printf("%s: report.md, aiusmi.csv (%" PRId64 " rows)%s, %zu "
 		    "plots\n", r->dir, r->aiusmi_rows, r->has_trace ?
 		    ", steps.csv" : "", r->nplots);
@@ -793,7 +822,8 @@ const struct cmd_spec report_cmd = {
 	    "      --expect EXPR          what was expected, e.g. 'step_ms<=120'\n"
 	    "                             (step_ms, step_j, energy_j)\n"
 	    "      --output DIR           where to write\n",
-	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DATABASE) | CMD_EXIT(CLIENT_EXIT_INCOMPLETE),
+	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DATABASE) |
+	    CMD_EXIT(CLIENT_EXIT_PARTIAL) | CMD_EXIT(CLIENT_EXIT_INCOMPLETE),
 	.longopts = report_longopts,
 	.operands = 0,
 	.opts_size = sizeof(struct report_opts),

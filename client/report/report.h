@@ -40,6 +40,7 @@ struct series {
 	struct cardseries *c;
 	size_t	 n;
 	bool	 has[S_N];	/* the metric is in the catalog */
+	bool	 damaged;	/* the read stopped at a damaged page */
 };
 
 struct report {

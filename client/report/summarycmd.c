@@ -537,7 +537,7 @@ summary_run(struct client *cl, void *opts, int argc, char *argv[])
 	struct winsum *ws;
 	FILE *fp = NULL;
 	size_t n, nloaded = 0;
-	bool incomplete = false;
+	bool incomplete = false, damaged = false;
 	int rc;
 
 	(void)argc;
@@ -578,12 +578,17 @@ summary_run(struct client *cl, void *opts, int argc, char *argv[])
 	for (size_t i = 0; i < nloaded; i++) {
 		if (rc == CLIENT_EXIT_OK)
 			incomplete = incomplete || ws[i].settled != CLIENT_EXIT_OK;
+		if (ws[i].settled == CLIENT_EXIT_PARTIAL)
+			damaged = true;
 		winsum_free(&ws[i]);
 	}
 	free(ws);
 	hosts_close(&hs);
 	if (rc != CLIENT_EXIT_OK)
 		return rc;
+	/* rows that could not be read are not waited for: 6 whatever --partial */
+	if (damaged)
+		return CLIENT_EXIT_PARTIAL;
 	return client_exit(cl, incomplete ? CLIENT_EXIT_INCOMPLETE :
 	    CLIENT_EXIT_OK);
 }
@@ -617,7 +622,8 @@ const struct cmd_spec summary_cmd = {
 	    "      --output FILE     write FILE, whole or not at all\n"
 	    "      --partial         a window whose daemon died: summed to its\n"
 	    "                        last sample, exit 0\n",
-	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DATABASE) | CMD_EXIT(CLIENT_EXIT_INCOMPLETE),
+	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DATABASE) |
+	    CMD_EXIT(CLIENT_EXIT_PARTIAL) | CMD_EXIT(CLIENT_EXIT_INCOMPLETE),
 	.longopts = summary_longopts,
 	.opts_size = sizeof(struct summary_opts),
 	.option = summary_option,

@@ -253,6 +253,10 @@ winsum_load(sqlite3 *db, const struct winsum_from *from, const char *name,
 	if (out->w.end_note != NULL && out->w.end_note[0] != '\0')
 		note(out, "Ended by %s: %s.", out->w.ended_by,
 		    out->w.end_note);
+	/* completed though part of its rows could not be read */
+	if (summary_damage_find(out->w.end_note, out->damage,
+	    sizeof(out->damage)))
+		out->settled = CLIENT_EXIT_PARTIAL;
 	if ((rc = load_facts(db, out)) != CLIENT_EXIT_OK)
 		return rc;
 	if (summary_load(db, out->w.id, &out->s, &found) == -1)
@@ -269,7 +273,17 @@ winsum_load(sqlite3 *db, const struct winsum_from *from, const char *name,
 		    out->end_ns, idle_lookback_ns, now_realtime_ns(),
 		    &out->s) == -1)
 			return db_error(db, "the window's samples");
+		if (out->s.damaged) {
+			summary_damage_note(&out->s, from->path != NULL ?
+			    from->path : "?", out->damage, sizeof(out->damage));
+			note(out, "%s.", out->damage);
+			out->settled = CLIENT_EXIT_PARTIAL;
+		}
 	}
+	if (out->settled == CLIENT_EXIT_PARTIAL)
+		warnx("window %" PRId64 " '%s': %s (exit status %d)", out->w.id,
+		    out->w.tag != NULL ? out->w.tag : "", out->damage,
+		    CLIENT_EXIT_PARTIAL);
 	make_notes(out);
 	return CLIENT_EXIT_OK;
 }

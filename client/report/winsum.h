@@ -37,7 +37,11 @@ struct winsum {
 	char	**notes;		/* data-quality notes, one sentence each */
 	size_t	 nnotes;
 	size_t	 clock_note;		/* the index of the note on the clock */
-	int	 settled;		/* CLIENT_EXIT_OK, or _INCOMPLETE (settle.h) */
+	int	 settled;		/* CLIENT_EXIT_OK, _INCOMPLETE (settle.h),
+					   or _PARTIAL: part of its rows could
+					   not be read (damage says so) */
+	char	 damage[1536];		/* "about N rows of this window could
+					   not be read (damaged store: ...)" */
 };
 
 /* Where a window is read from, to settle it first (settle.h). */

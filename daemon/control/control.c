@@ -312,7 +312,7 @@ conn_wait_over(struct conn *c)
 	c->wait_ticket = 0;
 	sd_event_source_set_enabled(c->wait, SD_EVENT_OFF);
 	conn_idle_restart(c);
-	r = control_request_sync_reply(&c->ctl->ctx, ticket, &reply);
+	r = control_request_sync_reply(&c->ctl->ctx, ticket, 0, &reply);
 	if (r == 0) {
 		r = conn_queue(c, reply.text, reply.len);
 		free(reply.text);

@@ -108,11 +108,13 @@ int control_request_handle(const struct control_ctx *ctx, const char *line,
     struct control_reply *out);
 
 /*
- * The answer to a sync that waited for ticket: ok if it is done, else
- * "incomplete" with what it still waits for.  -1 only if out of memory.
+ * The answer to a sync that waited for ticket (of window window_id, 0 if
+ * unknown): ok if it is done, with "partial" if part of the window's rows
+ * could not be read, else "incomplete" with what it still waits for.  -1
+ * only if out of memory.
  */
 int control_request_sync_reply(const struct control_ctx *ctx, uint64_t ticket,
-    struct control_reply *out);
+    int64_t window_id, struct control_reply *out);
 
 /* Answer the clients whose sync is done; for the store's sync descriptor. */
 void control_syncs_done(struct control *ctl);

@@ -649,8 +649,14 @@ status_store(yajl_gen g, const struct control_ctx *ctx)
 	jsonw_put_uint(g, "flushes_failed", st.flushes_failed);
 	jsonw_put_uint(g, "rows_dropped", st.rows_dropped);
 	jsonw_put_uint(g, "recreated", st.recreated);
+	/* every SQLite failure met, logged or not, and the damage among them */
+	jsonw_put_uint(g, "errors", st.errors);
+	jsonw_put_uint(g, "errors_damage", st.errors_damage);
+	jsonw_put_str_or_null(g, "last_error", st.last_error);
+	jsonw_put_int(g, "last_error_ns", st.last_error_ns);
 	/* a damaged log found at start: what, and where the originals are */
 	jsonw_put_uint(g, "damaged_kept_aside", st.damaged);
+	jsonw_put_bool(g, "damaged_while_running", st.damaged_running);
 	jsonw_put_str_or_null(g, "damaged_found", st.damaged_found);
 	jsonw_put_str_or_null(g, "damaged_kept_as", st.damaged_kept);
 	/* the scheduled checkpoints: a reader holding them back lets the

@@ -86,7 +86,8 @@ control_cmd_sync(const struct control_ctx *ctx, yajl_val req, int64_t now_ns,
 			    out);
 	}
 	if (ticket == 0 || wait == NULL || YAJL_GET_INTEGER(wait) == 0)
-		return control_request_sync_reply(ctx, ticket, out);
+		return control_request_sync_reply(ctx, ticket, window != NULL ?
+		    YAJL_GET_INTEGER(window) : 0, out);
 	out->text = NULL;
 	out->len = 0;
 	out->close = false;
@@ -97,9 +98,9 @@ control_cmd_sync(const struct control_ctx *ctx, yajl_val req, int64_t now_ns,
 
 int
 control_request_sync_reply(const struct control_ctx *ctx, uint64_t ticket,
-    struct control_reply *out)
+    int64_t window_id, struct control_reply *out)
 {
-	char why[256], msg[320];
+	char why[256], msg[320], note[1536];
 	int64_t through;
 	yajl_gen g;
 
@@ -116,6 +117,9 @@ control_request_sync_reply(const struct control_ctx *ctx, uint64_t ticket,
 	}
 	if ((g = control_reply_open(true)) == NULL)
 		return -1;
+	if ((ticket != 0 || window_id > 0) &&
+	    store_sync_note(ctx->st, ticket, window_id, note, sizeof(note)))
+		jsonw_put_str(g, "partial", note);
 	yajl_gen_map_close(g);
 	return control_reply_finish(g, false, out);
 }

@@ -113,20 +113,21 @@ done
 
 echo "each command's --help lists its exit statuses"
 # spyremon(1) EXIT STATUS: 0 to 2 for all; 3 talks to the daemon; 4 reads
-# the database; 5 compare; 6 export; 7 the readers of a window and mark
-# end --wait; 8 to 13 capture (which runs export and report too).
+# the database; 5 compare; 6 export, and the readers of a window and mark
+# end --wait when rows could not be read; 7 the readers of a window and
+# mark end --wait; 8 to 13 capture (which runs export and report too).
 declare -A EXITS=(
 	["mark begin"]="0 1 2 3"
-	["mark end"]="0 1 2 3 4 7"
-	[windows]="0 1 2 4 7"
+	["mark end"]="0 1 2 3 4 6 7"
+	[windows]="0 1 2 4 6 7"
 	[status]="0 1 2 3"
 	[export]="0 1 2 4 6 7"
 	["trace info"]="0 1 2"
 	[import]="0 1 2 4"
 	[metrics]="0 1 2 4"
-	[summary]="0 1 2 4 7"
-	[compare]="0 1 2 4 5 7"
-	[report]="0 1 2 4 7"
+	[summary]="0 1 2 4 6 7"
+	[compare]="0 1 2 4 5 6 7"
+	[report]="0 1 2 4 6 7"
 	[capture]="0 1 2 3 4 6 7 8 9 10 11 12 13"
 )
 for c in "${COMMANDS[@]}"; do
