@@ -89,6 +89,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/trace/trace.c client/trace/trace_util.c \
 	client/trace/trace_stream.c client/trace/trace_tally.c \
 	client/trace/trace_info.c client/trace/tracelist.c \
+	client/analysis/attrib.c \
 	client/export/export.c client/export/export_opts.c \
 	client/export/export_fmt.c \
 	client/export/target.c client/export/merge.c \
@@ -118,7 +119,7 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_format test_trace test_import test_merge test_energy \
 	test_rowring test_stats test_expo test_metricfile test_direct \
 	test_hosts test_bestsrc test_sync test_writer test_capture \
-	test_daemonid test_walcheck test_runmeta
+	test_daemonid test_walcheck test_runmeta test_attrib
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 
@@ -126,8 +127,8 @@ INC_COMMON = -Icommon
 INC_QUERY  = $(INC_COMMON) -Iquery
 INC_STORE  = $(INC_QUERY) -Istore
 INC_DAEMON = $(INC_STORE) -Idaemon -Idaemon/source -Idaemon/control
-CLIENT_DIRS = client client/ctl client/trace client/export client/import \
-	      client/metrics client/report client/capture
+CLIENT_DIRS = client client/ctl client/trace client/analysis client/export \
+	      client/import client/metrics client/report client/capture
 INC_CLIENT = $(INC_STORE) $(addprefix -I,$(CLIENT_DIRS))
 INC_SIM    = $(INC_COMMON) -Isim
 INC_TEST   = $(INC_DAEMON) $(addprefix -I,$(CLIENT_DIRS)) -Itests/unit
