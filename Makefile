@@ -89,12 +89,13 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/trace/trace.c client/trace/trace_util.c \
 	client/trace/trace_stream.c client/trace/trace_tally.c \
 	client/trace/trace_info.c client/trace/tracelist.c \
-	client/analysis/attrib.c \
+	client/analysis/attrib.c client/analysis/devevents.c \
+	client/analysis/opsenergy.c \
 	client/export/export.c client/export/export_opts.c \
 	client/export/export_fmt.c \
 	client/export/target.c client/export/merge.c \
 	client/export/merge_events.c client/export/combine.c \
-	client/export/steps.c \
+	client/export/steps.c client/export/ops.c \
 	client/import/import.c client/import/import_run.c \
 	client/import/import_check.c client/import/import_parse.c \
 	client/metrics/metrics.c client/metrics/collect.c \
