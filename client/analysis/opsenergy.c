@@ -375,6 +375,7 @@ share(struct gather *g, struct bucket *dbc, size_t ndbc)
 			if (out->unsampled == 0)
 				out->unsampled_card = g->b[k].card;
 			out->unsampled += g->b[k].events.n;
+			out->unsampled_cards++;
 		}
 	return CLIENT_EXIT_OK;
 }

@@ -60,6 +60,7 @@ struct ops_result {
 	uint64_t no_card;		/* device events with no pid or device */
 	uint64_t unsampled;		/* device events on cards with no samples */
 	int64_t	 unsampled_card;	/* the first such card */
+	size_t	 unsampled_cards;	/* how many */
 	uint64_t bad_values;		/* stored power values out of range */
 };
 

@@ -559,11 +559,12 @@ notes(struct report *r)
 		    r->nunsampled == 1 ? " has" : "s have",
 		    r->nunsampled == 1 ? "its" : "their");
 	if (res->unsampled > 0)
-		fprintf(fp, "%s%" PRIu64 " device event%s on card%s without "
+		fprintf(fp, "%s%" PRIu64 " device event%s on %s without "
 		    "samples in the span (the first: card %" PRId64 "): left "
 		    "out; the trace's device N is the database's card N\n",
 		    lead, res->unsampled, res->unsampled == 1 ? "" : "s",
-		    res->unsampled == 1 ? " a card" : "s", res->unsampled_card);
+		    res->unsampled_cards == 1 ? "a card" : "cards",
+		    res->unsampled_card);
 	if (res->no_card > 0)
 		fprintf(fp, "%s%" PRIu64 " device event%s with neither pid nor "
 		    "args.device: left out\n", lead, res->no_card,
