@@ -223,6 +223,7 @@ attrib_card(struct attrib_sample *s, size_t ns, struct attrib_event *e,
     int64_t span_hi, struct attrib_card *out)
 {
 	struct work w = { 0 };
+	size_t nin = 0;
 	double parts = 0;
 	int rc = -1;
 
@@ -237,6 +238,7 @@ attrib_card(struct attrib_sample *s, size_t ns, struct attrib_event *e,
 	    (w.clip = calloc(ne + nhost + 1, sizeof(*w.clip))) == NULL ||
 	    (w.parts = calloc(ne + 1, sizeof(*w.parts))) == NULL)
 		goto out;
+	/* calls, device time, and the union of the events in the span */
 	for (size_t i = 0; i < ne; i++) {
 		int64_t lo = e[i].lo_ns > span_lo ? e[i].lo_ns : span_lo;
 		int64_t hi = e[i].hi_ns < span_hi ? e[i].hi_ns : span_hi;
@@ -246,7 +248,13 @@ attrib_card(struct attrib_sample *s, size_t ns, struct attrib_event *e,
 			continue;
 		out->ops[e[i].op].calls++;
 		out->ops[e[i].op].device_ns += hi - lo;
+		if (nin == 0 || hi > out->last_ns)
+			out->last_ns = hi;
+		if (nin == 0)
+			out->first_ns = lo;
+		w.clip[nin++] = (struct attrib_iv){ lo, hi };
 	}
+	out->active_ns = union_len(w.clip, nin);
 	for (size_t k = 0; k < ns; k++) {
 		int64_t a = s[k].lo_ns > span_lo ? s[k].lo_ns : span_lo;
 		int64_t b = s[k].hi_ns < span_hi ? s[k].hi_ns : span_hi;

@@ -69,6 +69,8 @@ struct attrib_card {
 	int64_t	 max_interval_ns;
 	int64_t	 covered_ns;	/* time within the span that samples cover */
 	double	 span_j;	/* the samples' energy within the span */
+	int64_t	 active_ns;	/* the union of the events in the span, sampled or not */
+	int64_t	 first_ns, last_ns;	/* the first event's start, the last one's end, in the span; 0 if none */
 	int64_t	 busy_ns;	/* covered time with a device event */
 	int64_t	 idle_ns;	/* covered time without one */
 	double	 idle_j, idle_bound_j;

@@ -35,7 +35,8 @@ static const char *const section_names[S_N] = { "op", "category", "card" };
 enum col {
 	C_SECTION, C_NAME, C_CATEGORY, C_CARD, C_CALLS, C_DEVICE, C_TIME_PCT,
 	C_ENERGY, C_ENERGY_PCT, C_NET, C_MEAN_W, C_ERROR, C_BASIS, C_FLOPS,
-	C_TOPS, C_TOPS_W, C_SAMPLES, C_INTERVAL, C_COVERED, C_IDLE_MS,
+	C_TOPS, C_TOPS_W, C_SAMPLES, C_INTERVAL, C_COVERED, C_DEV_SPAN,
+	C_IDLE_MS,
 	C_IDLE_J, C_HOST_MS, C_HOST_J, C_IDLE_W, C_CLOSURE, C_N
 };
 
@@ -58,6 +59,7 @@ static const struct column {
 	[C_SAMPLES] = { "samples", K_NUM },
 	[C_INTERVAL] = { "interval_ms", K_NUM },
 	[C_COVERED] = { "covered_ms", K_NUM },
+	[C_DEV_SPAN] = { "device_span_ms", K_NUM },
 	[C_IDLE_MS] = { "idle_ms", K_NUM }, [C_IDLE_J] = { "idle_J", K_NUM },
 	[C_HOST_MS] = { "host_only_ms", K_NUM },
 	[C_HOST_J] = { "host_only_J", K_NUM },
@@ -72,7 +74,7 @@ static const int section_cols[S_N][C_N + 1] = {
 	[S_CATEGORY] = { C_NAME, C_CALLS, C_DEVICE, C_TIME_PCT, C_ENERGY,
 	    C_ENERGY_PCT, C_NET, C_MEAN_W, C_ERROR, C_BASIS, -1 },
 	[S_CARD] = { C_CARD, C_CALLS, C_SAMPLES, C_INTERVAL, C_COVERED,
-	    C_DEVICE, C_ENERGY, C_ENERGY_PCT, C_NET, C_MEAN_W, C_IDLE_MS,
+	    C_DEV_SPAN, C_DEVICE, C_ENERGY, C_ENERGY_PCT, C_NET, C_MEAN_W, C_IDLE_MS,
 	    C_IDLE_J, C_HOST_MS, C_HOST_J, C_IDLE_W, C_CLOSURE, -1 },
 };
 
@@ -96,7 +98,8 @@ static const struct table_col category_table[] = {
 static const struct table_col card_table[] = {
 	{ "CARD", NULL, TABLE_RIGHT }, { "EVENTS", NULL, TABLE_RIGHT },
 	{ "SAMPLES", NULL, TABLE_RIGHT }, { "INTERVAL", "ms", TABLE_RIGHT },
-	{ "COVERED", "ms", TABLE_RIGHT }, { "BUSY", "ms", TABLE_RIGHT },
+	{ "COVERED", "ms", TABLE_RIGHT }, { "DEVSPAN", "ms", TABLE_RIGHT },
+	{ "BUSY", "ms", TABLE_RIGHT },
 	{ "ENERGY", "J", TABLE_RIGHT }, { "SHARE", "%", TABLE_RIGHT },
 	{ "NET", "J", TABLE_RIGHT }, { "POWER", "W", TABLE_RIGHT },
 	{ "IDLE", "ms", TABLE_RIGHT },
@@ -481,7 +484,7 @@ card_rows(struct report *r)
 		const struct ops_card *c = &res->cards[k];
 		struct figures f = {
 			.card = c->device, .calls = c->events,
-			.device_ns = (double)c->a.busy_ns,
+			.device_ns = (double)c->a.active_ns,
 			.time_ns = (double)c->a.covered_ns,
 			.energy_j = c->has_energy ? strtod(c->energy_j, NULL) : 0,
 			.has_net = c->has_idle_w,
@@ -506,6 +509,8 @@ card_rows(struct report *r)
 		snprintf(r->row[C_SAMPLES], CELL, "%" PRIu64, c->a.samples);
 		num(r, C_INTERVAL, (double)c->a.max_interval_ns / 1e6, 0);
 		num(r, C_COVERED, (double)c->a.covered_ns / 1e6, 1);
+		num(r, C_DEV_SPAN, (double)(c->a.last_ns - c->a.first_ns) / 1e6,
+		    1);
 		num(r, C_IDLE_MS, (double)c->a.idle_ns / 1e6, 1);
 		num(r, C_IDLE_J, c->a.idle_j, -1);
 		num(r, C_HOST_MS, (double)c->a.host_only_ns / 1e6, 1);

@@ -124,6 +124,21 @@ if set(crows) != set(cards):
     fail("cards %s, not %s" % (sorted(crows), cards))
 total = sum(float(r["energy_J"]) for r in crows.values())
 for c in cards:
+    iv = sorted((l, h) for cs in calls.values() for d, l, h, _ in cs if d == c)
+    union, end = 0, None
+    for l, h in iv:
+        if end is None or l > end:
+            union += h - l
+            end = h
+        elif h > end:
+            union += h - end
+            end = h
+    close(float(crows[c]["device_ms"]), union / 1e6, 1e-12,
+          "card %d device_ms" % c)
+    close(float(crows[c]["device_span_ms"]),
+          (max(h for _, h in iv) - min(l for l, _ in iv)) / 1e6, 1e-12,
+          "card %d device_span_ms" % c)
+for c in cards:
     close(float(crows[c]["energy_J"]), card_j[c], REL, "card %d energy" % c)
     if float(crows[c]["closure"]) > REL:
         fail("card %d: closure %s" % (c, crows[c]["closure"]))
@@ -202,7 +217,7 @@ for c, r in crows.items():
     if len(line) != 1:
         fail("table: no one row of card %d" % c)
     cells = line[0].split()
-    shown(cells[6], float(r["energy_J"]), "table card %d energy" % c)
+    shown(cells[7], float(r["energy_J"]), "table card %d energy" % c)
 for host in ("cudaLaunchKernel", "aten::mm", "ProfilerStep#0"):
     if host in text:
         fail("table: host event %s as an operator" % host)

@@ -70,6 +70,9 @@ test_proportional(void **state)
 	near(c.idle_j, 10);
 	assert_int_equal(c.idle_ns, 50 * MS);
 	assert_int_equal(c.busy_ns, 150 * MS);
+	assert_int_equal(c.active_ns, 150 * MS);
+	assert_int_equal(c.first_ns, 0);
+	assert_int_equal(c.last_ns, 150 * MS);
 	assert_int_equal(c.covered_ns, 200 * MS);
 	assert_int_equal(c.samples, 2);
 	assert_int_equal(c.max_interval_ns, 100 * MS);
@@ -104,6 +107,7 @@ test_concurrent(void **state)
 	near(c.ops[1].energy_j, 5);
 	near(c.ops[0].time_ns, 50 * MS);
 	assert_int_equal(c.ops[0].device_ns, 60 * MS);
+	assert_int_equal(c.active_ns, 100 * MS);
 	near(c.idle_j, 0);
 	assert_int_equal(c.idle_ns, 0);
 	near(c.ops[0].bound_j, 0);
@@ -165,6 +169,11 @@ test_span_clip_and_gaps(void **state)
 	assert_int_equal(c.ops[1].device_ns, 10 * MS);
 	near(c.ops[1].energy_j, 0);
 	near(c.ops[1].time_ns, 0);
+	/* busy is what samples cover; active, the events' union, is not */
+	assert_int_equal(c.busy_ns, 180 * MS);
+	assert_int_equal(c.active_ns, 190 * MS);
+	assert_int_equal(c.first_ns, 60 * MS);
+	assert_int_equal(c.last_ns, 410 * MS);
 	near(c.ops[0].bound_j, 3.2);
 	assert_int_equal(c.ops[0].partial, 2);
 	free(c.ops);
