@@ -43,7 +43,7 @@ enum key {
 	KEY_TRACE_EVENTS, KEY_BASE, KEY_DISPLAY_UNIT, KEY_DISTINFO, KEY_DEVICES,
 	KEY_HOST,
 	KEY_PH, KEY_TS, KEY_DUR, KEY_NAME, KEY_CAT, KEY_PID, KEY_TID, KEY_ARGS,
-	KEY_STREAM, KEY_ARG_DEVICE, KEY_FLOPS,
+	KEY_STREAM, KEY_ARG_DEVICE, KEY_FLOPS, KEY_CYCLES,
 	KEY_RANK, KEY_WORLD_SIZE,
 	KEY_ID, KEY_DEVICE_NAME,
 };
@@ -52,8 +52,9 @@ enum key {
 struct cur_event {
 	char	 ph;
 	bool	 has_ts, has_dur, has_pid, is_kernel, name_truncated;
-	bool	 has_tid, has_stream, has_device, has_flops;
+	bool	 has_tid, has_stream, has_device, has_flops, has_cycles;
 	int64_t	 ts, dur, pid, tid, device;
+	uint64_t track;
 	double	 flops;
 	char	 cat[TRACE_CAT_MAX];
 	uint64_t offset;
@@ -128,7 +129,7 @@ event_key(const unsigned char *k, size_t len)
 	case 4:
 		if (memcmp(k, "name", 4) == 0)
 			return KEY_NAME;
-		if (memcmp(k, "args", 4) == 0)
+		if (memcmp(k, "args", 4) == 0 || memcmp(k, "attr", 4) == 0)
 			return KEY_ARGS;
 		break;
 	default:
@@ -142,9 +143,17 @@ static enum key
 args_key(const unsigned char *k, size_t len)
 {
 	switch (len) {
+	case 3:
+		if (memcmp(k, "TS1", 3) == 0)
+			return KEY_CYCLES;
+		break;
 	case 5:
 		if (memcmp(k, "flops", 5) == 0)
 			return KEY_FLOPS;
+		break;
+	case 9:
+		if (memcmp(k, "cycles_ts", 9) == 0)
+			return KEY_CYCLES;
 		break;
 	case 6:
 		if (memcmp(k, "stream", 6) == 0)
@@ -208,6 +217,8 @@ cb_map_key(void *ctx, const unsigned char *k, size_t len)
 		key = args_key(k, len);
 		if (key == KEY_STREAM)
 			r->ev.has_stream = true;
+		else if (key == KEY_CYCLES)
+			r->ev.has_cycles = true;
 		break;
 	case ROLE_TOP:
 	case ROLE_DISTINFO:
@@ -283,6 +294,17 @@ integer_value(const char *s, size_t len, int64_t *out)
 	    memchr(s, 'E', len) == NULL;
 }
 
+/* The hash of a tid's text, never 0: which track an event is on. */
+static uint64_t
+track_hash(const void *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ ((const unsigned char *)s)[i]) * 1099511628211ULL;
+	return h == 0 ? 1 : h;
+}
+
 static int
 event_number(struct trace_reader *r, const char *s, size_t len)
 {
@@ -308,6 +330,7 @@ event_number(struct trace_reader *r, const char *s, size_t len)
 		break;
 	case KEY_TID:
 		ev->has_tid = integer_value(s, len, &ev->tid);
+		ev->track = track_hash(s, len);
 		break;
 	default:
 		break;
@@ -403,6 +426,9 @@ event_string(struct trace_reader *r, const unsigned char *s, size_t len)
 		ev->name[len] = '\0';
 		ev->name_len = len;
 		break;
+	case KEY_TID:
+		ev->track = track_hash(s, len);
+		break;
 	case KEY_CAT:
 		ev->is_kernel = len == 6 && memcmp(s, "kernel", 6) == 0;
 		if (len >= sizeof(ev->cat))
@@ -493,6 +519,8 @@ event_begin(struct trace_reader *r)
 	ev->has_ts = ev->has_dur = ev->has_pid = false;
 	ev->is_kernel = ev->name_truncated = false;
 	ev->has_tid = ev->has_stream = ev->has_device = ev->has_flops = false;
+	ev->has_cycles = false;
+	ev->track = 0;
 	ev->cat[0] = '\0';
 	ev->name_len = 0;
 	ev->name[0] = '\0';
@@ -622,6 +650,8 @@ event_end(struct trace_reader *r)
 	out.device = ev->device;
 	out.has_flops = ev->has_flops;
 	out.flops = ev->flops;
+	out.has_cycles = ev->has_cycles;
+	out.track = ev->track;
 	out.is_step = ev->ph == 'X' && ev->has_ts && !ev->name_truncated &&
 	    step_matcher_match(r->steps_re, ev->name, ev->name_len);
 	out.offset = ev->offset;

@@ -35,7 +35,8 @@
  * by a ',' when nelements > 0).  Every original event thus stays byte for
  * byte what it was, and nothing but a copy buffer is held.  A consumer that
  * needs the events themselves sets on_event in trace_options; besides the
- * members above it sees cat, tid and, of args, stream, device and flops.
+ * members above it sees cat, tid and, of args, stream, device, flops and
+ * cycle stamps.
  */
 #ifndef SPYREMON_TRACE_H
 #define SPYREMON_TRACE_H
@@ -152,11 +153,14 @@ struct trace_event {
 	const char *cat;		/* "" if absent; cut at TRACE_CAT_MAX - 1 */
 	bool	 has_tid;
 	int64_t	 tid;			/* integer tids only */
+	uint64_t track;			/* a hash of the tid's text, number or string; 0 if none */
 	/*
-	 * Of the event's args: a "stream" member (of any type), an integer
-	 * "device", a numeric "flops" (as a double).
+	 * Of the event's args (or attr, where the Spyre runtime's device
+	 * traces put them): a "stream" member (of any type), an integer
+	 * "device", a numeric "flops" (as a double), and the card's cycle
+	 * stamps ("TS1" or "cycles_ts", of any type).
 	 */
-	bool	 has_stream, has_device, has_flops;
+	bool	 has_stream, has_device, has_flops, has_cycles;
 	int64_t	 device;
 	double	 flops;
 	bool	 is_step;		/* an X event whose name matches the step pattern */

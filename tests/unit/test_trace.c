@@ -637,6 +637,8 @@ struct args_seen {
 	size_t	 n;
 	char	 cat[4][TRACE_CAT_MAX];
 	bool	 has_tid[4], has_stream[4], has_device[4], has_flops[4];
+	bool	 has_cycles[4];
+	uint64_t track[4];
 	int64_t	 tid[4], device[4];
 	double	 flops[4];
 };
@@ -656,10 +658,15 @@ keep_args(const struct trace_event *ev, void *arg)
 	s->device[s->n] = ev->device;
 	s->has_flops[s->n] = ev->has_flops;
 	s->flops[s->n] = ev->flops;
+	s->has_cycles[s->n] = ev->has_cycles;
+	s->track[s->n] = ev->track;
 	s->n++;
 }
 
-/* cat, tid and args' stream, device and flops; nested members are not args'. */
+/*
+ * cat, tid and args' stream, device, flops and cycle stamps (also in
+ * attr, as the Spyre runtime writes them); nested members are not args'.
+ */
 static void
 test_event_args(void **state)
 {
@@ -675,7 +682,10 @@ test_event_args(void **state)
 	    "  \"flops\": 12}},"
 	    " {\"ph\": \"X\", \"cat\": \"mtia_ccp_events\", \"name\": \"w\","
 	    "  \"ts\": 1712195495406752, \"args\": {\"stream\": \"108\","
-	    "  \"device\": 1.5, \"flops\": \"many\"}}]}";
+	    "  \"device\": 1.5, \"flops\": \"many\"}},"
+	    " {\"ph\": \"B\", \"name\": \"add_11 Cmpt Exec\", \"pid\": 0,"
+	    "  \"tid\": 15514734831341844875, \"ts\": 1712195495406753,"
+	    "  \"attr\": {\"Power\": \"3620872431\", \"TS1\": \"2552537956\"}}]}";
 	struct args_seen seen = { 0 };
 	struct trace_options opts = { .on_event = keep_args, .arg = &seen };
 	struct trace_info in;
@@ -687,7 +697,7 @@ test_event_args(void **state)
 		assert_int_equal(read_mem_opts(json, chunk, &opts, &in, &err),
 		    TRACE_OK);
 		trace_info_free(&in);
-		assert_int_equal(seen.n, 3);
+		assert_int_equal(seen.n, 4);
 		assert_string_equal(seen.cat[0], "kernel");
 		assert_true(seen.has_tid[0] && seen.tid[0] == 7);
 		assert_true(seen.has_stream[0]);
@@ -702,6 +712,12 @@ test_event_args(void **state)
 		assert_true(seen.has_stream[2]);
 		assert_false(seen.has_device[2]);
 		assert_false(seen.has_flops[2]);
+		assert_false(seen.has_cycles[0] || seen.has_cycles[2]);
+		/* a tid past int64: no tid, but a track; the stamps in attr */
+		assert_false(seen.has_tid[3]);
+		assert_true(seen.has_cycles[3]);
+		assert_true(seen.track[3] != 0 && seen.track[3] != seen.track[0]);
+		assert_true(seen.track[0] != 0 && seen.track[2] == 0);
 	}
 }
 
