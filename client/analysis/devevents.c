@@ -2,9 +2,12 @@
  * devevents: device events, their cards and categories, and host events
  * (devevents.h).
  */
+#include <err.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "client.h"
 #include "devevents.h"
 
 static const char *const category_names[OPS_NCAT] = {
@@ -61,7 +64,11 @@ devevent_is_device(const struct trace_event *ev, bool *has_card,
     int64_t *card)
 {
 	*has_card = false;
-	if (ev->ph != 'X' || !ev->has_ts)
+	if (!ev->has_ts)
+		return false;
+	if ((ev->ph == 'B' || ev->ph == 'E') && ev->has_cycles)
+		goto card;
+	if (ev->ph != 'X')
 		return false;
 	if (strcmp(ev->cat, "gpu_user_annotation") == 0)
 		return false;
@@ -70,6 +77,7 @@ devevent_is_device(const struct trace_event *ev, bool *has_card,
 	    NELEM(host_cats)) || ends_with(ev->cat, "_runtime") ||
 	    ends_with(ev->cat, "_driver")))
 		return false;
+card:
 	if (ev->has_device) {
 		*has_card = true;
 		*card = ev->device;
@@ -92,6 +100,60 @@ devevent_is_host(const struct trace_event *ev)
 	if (in_list(ev->cat, span_cats, NELEM(span_cats)))
 		return false;
 	return !devevent_is_device(ev, &has_card, &card);
+}
+
+bool
+devevent_pair(struct devevent_pairs *p, const struct trace_event *ev,
+    int64_t card, int64_t *begin_ns)
+{
+	struct devevent_open *o;
+
+	if (ev->ph == 'B') {
+		if (p->n == p->cap) {
+			size_t cap = p->cap ? 2 * p->cap : 16;
+
+			if ((o = reallocarray(p->open, cap, sizeof(*o))) == NULL)
+				errx(CLIENT_EXIT_FAILED, "out of memory");
+			p->open = o;
+			p->cap = cap;
+		}
+		o = &p->open[p->n];
+		if ((o->name = strdup(ev->name)) == NULL)
+			errx(CLIENT_EXIT_FAILED, "out of memory");
+		o->card = card;
+		o->track = ev->track;
+		o->ts_ns = ev->ts_ns;
+		p->n++;
+		return false;
+	}
+	for (size_t i = p->n; i-- > 0;) {
+		o = &p->open[i];
+		if (o->card != card || o->track != ev->track ||
+		    strcmp(o->name, ev->name) != 0)
+			continue;
+		*begin_ns = o->ts_ns;
+		free(o->name);
+		memmove(o, o + 1, (p->n - i - 1) * sizeof(*o));
+		p->n--;
+		return true;
+	}
+	p->unpaired++;
+	return false;
+}
+
+size_t
+devevent_pairs_open(const struct devevent_pairs *p)
+{
+	return p->n;
+}
+
+void
+devevent_pairs_free(struct devevent_pairs *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->open[i].name);
+	free(p->open);
+	memset(p, 0, sizeof(*p));
 }
 
 /* Whether name holds one of the words, without regard to case. */

@@ -11,7 +11,10 @@
  * python_function, user_annotation, or a runtime's or driver's: a cat
  * ending in _runtime or _driver, whose launches name the stream too);
  * gpu_user_annotation is not one: it marks a span of a device's time,
- * not work.  Its card is args.device when an integer,
+ * not work.  The Spyre runtime's device events are begin and end pairs
+ * (ph B, E) that carry the card's cycle stamps (args or attr TS1, or
+ * cycles_ts): devevent_is_device takes each half, and the caller pairs
+ * them (devevent_pairs).  Its card is args.device when an integer,
  * else its pid: Kineto puts a device's events under the device's index
  * as pid.  The trace's device N is the database's card N (aiu-smi's ID).
  *
@@ -43,6 +46,33 @@ const char *ops_category_name(enum ops_category c);
 /* Whether ev is a device event; its card in *card (false: no card). */
 bool devevent_is_device(const struct trace_event *ev, bool *has_card,
     int64_t *card);
+
+/*
+ * The begins of B/E device events waiting for their ends.  An end closes
+ * the latest open begin of the same card, track (tid) and name.
+ */
+struct devevent_pairs {
+	struct devevent_open {
+		int64_t	 card;
+		uint64_t track;
+		int64_t	 ts_ns;		/* own base */
+		char	*name;
+	} *open;
+	size_t	 n, cap;
+	uint64_t unpaired;		/* ends with no begin */
+};
+
+/*
+ * Take the begin or end ev (a device event of card, ph B or E).  For an
+ * end that closes a begin, true with that begin's own time in *begin_ns.
+ * Dies when out of memory.
+ */
+bool devevent_pair(struct devevent_pairs *p, const struct trace_event *ev,
+    int64_t card, int64_t *begin_ns);
+
+/* Begins still open; release what p holds. */
+size_t devevent_pairs_open(const struct devevent_pairs *p);
+void devevent_pairs_free(struct devevent_pairs *p);
 
 /* Whether ev is a host event (above). */
 bool devevent_is_host(const struct trace_event *ev);

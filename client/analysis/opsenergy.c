@@ -63,6 +63,7 @@ struct gather {
 	struct bucket *b;
 	size_t	 nb;
 	struct bucket *last;	/* of the previous event: most runs are long */
+	struct devevent_pairs pairs;	/* B/E device events' open begins */
 };
 
 static uint64_t
@@ -158,8 +159,18 @@ on_event(const struct trace_event *ev, void *arg)
 		return;
 	if (devevent_is_device(ev, &has_card, &card)) {
 		struct attrib_event *e;
+		int64_t begin;
 		uint32_t op;
 
+		if (ev->ph == 'B' || ev->ph == 'E') {
+			/* a pair is one event, from its begin to its end */
+			if (!has_card || !devevent_pair(&g->pairs, ev, card,
+			    &begin))
+				return;
+			if (__builtin_add_overflow(begin, rq->shift_ns, &lo) ||
+			    lo > hi)
+				return;
+		}
 		g->out->device_events++;
 		if (!has_card) {
 			g->out->no_card++;
@@ -196,6 +207,8 @@ gather_events(struct gather *g)
 
 	rc = trace_read(rq->path, &opts, &info, &err);
 	trace_info_free(&info);
+	g->out->unpaired = g->pairs.unpaired + devevent_pairs_open(&g->pairs);
+	devevent_pairs_free(&g->pairs);
 	if (rc != TRACE_OK) {
 		warnx("%s: %s", rq->path, trace_strerror(&err, why,
 		    sizeof(why)));
@@ -205,7 +218,8 @@ gather_events(struct gather *g)
 	if (g->out->device_events == 0) {
 		warnx("%s: no device events: no complete event of cat kernel, "
 		    "gpu_memcpy, gpu_memset or cuda_sync, nor with a stream in "
-		    "its args (spyremon(1), export --ops)", rq->path);
+		    "its args, nor begin and end with the card's cycle stamps "
+		    "(spyremon(1), export --ops)", rq->path);
 		return CLIENT_EXIT_FAILED;
 	}
 	return CLIENT_EXIT_OK;

@@ -58,6 +58,7 @@ struct ops_result {
 	size_t	 ncards;
 	uint64_t device_events, host_events;
 	uint64_t no_card;		/* device events with no pid or device */
+	uint64_t unpaired;		/* B/E device events without their other half */
 	uint64_t unsampled;		/* device events on cards with no samples */
 	int64_t	 unsampled_card;	/* the first such card */
 	size_t	 unsampled_cards;	/* how many */

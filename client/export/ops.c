@@ -574,6 +574,11 @@ notes(struct report *r)
 		fprintf(fp, "%s%" PRIu64 " device event%s with neither pid nor "
 		    "args.device: left out\n", lead, res->no_card,
 		    res->no_card == 1 ? "" : "s");
+	if (res->unpaired > 0)
+		fprintf(fp, "%s%" PRIu64 " begin or end device event%s without "
+		    "%s other half: left out\n", lead, res->unpaired,
+		    res->unpaired == 1 ? "" : "s",
+		    res->unpaired == 1 ? "its" : "their");
 	if (r->no_idle[0] != '\0')
 		fprintf(fp, "%sno idle power learned for card%s %s (no "
 		    "sample with busy 0 in windows.idle_lookback before the "

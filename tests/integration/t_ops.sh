@@ -8,7 +8,11 @@
 # cards' energy to 1e-9, that the cards' energy is --steps' total digit
 # for digit, and that the table, csv and json agree.  Then the errors: a
 # trace without device events, --ops without --trace, with --steps, and
-# --json without --steps or --ops.
+# --json without --steps or --ops.  Last, a Spyre device trace of four
+# cards (tests/data/traces/flex-allreduce-tp4.json: begin and end pairs
+# with the cards' cycle stamps) over samples of mksamples: its 28 pairs
+# are the operators' calls, and operators plus idle are each card's
+# energy, recomputed here.
 source "$(dirname "$0")/lib.sh"
 
 need python3 sqlite3
@@ -84,4 +88,61 @@ expect_rc 2 $SPY export --trace /dev/stdin --ops </dev/null
 grep -q -- "--ops reads the trace twice" "$T/err" || fail "$(cat "$T/err")"
 
 stop_daemon
+
+# ---- a Spyre device trace, placed with --trace-start ----
+MKSAMPLES=$BIN/tests/mksamples
+[ -x "$MKSAMPLES" ] || fail "no $MKSAMPLES: run make check"
+FLEX=$ROOT/tests/data/traces/flex-allreduce-tp4.json
+BASE=1760000000000000000
+FIRST_NS=2097962447132759	# its first event's ts, in ns
+python3 - "$BASE" >"$T/flex.samples" <<'PY'
+import sys
+base, ms = int(sys.argv[1]), 1000000
+for dev in range(4):
+    for k in range(-20, 25):
+        print("%d %d 1 pwr=%.1f busy=%d" % (base + k * ms + 250000, dev,
+              60 + 3 * dev + (k * 7) % 11, 0 if k < -10 else 40))
+PY
+"$MKSAMPLES" "$T/flex.db" <"$T/flex.samples" || fail "mksamples failed"
+expect_rc 0 "$CLIENT" --db "$T/flex.db" export --trace "$FLEX" \
+	--trace-start $((BASE - FIRST_NS)) --ops --csv
+python3 - "$T/out" "$T/flex.samples" "$FLEX" "$BASE" <<'PY' || fail "the Spyre trace's operators"
+import csv, json, sys
+from decimal import Decimal
+rows = list(csv.DictReader(open(sys.argv[1])))
+ev = json.load(open(sys.argv[3]), parse_float=Decimal)
+base = int(sys.argv[4])
+t0 = min(e["ts"] for e in ev)
+ns = lambda ts: base + int((ts - t0) * 1000)
+lo, hi = ns(min(e["ts"] for e in ev)), ns(max(e["ts"] for e in ev))
+ops = [r for r in rows if r["section"] == "op"]
+cards = {int(r["card"]): r for r in rows if r["section"] == "card"}
+cats = {r["name"]: r for r in rows if r["section"] == "category"}
+assert sum(int(r["calls"]) for r in ops) == 28, ops
+assert sorted(cards) == [0, 1, 2, 3], cards
+assert [int(cards[c]["calls"]) for c in range(4)] == [4, 7, 7, 10], cards
+assert int(cats["communication"]["calls"]) == 20 and int(cats["compute"]["calls"]) == 8, cats
+calls = {}
+for e in ev:
+    calls.setdefault(e["name"], 0)
+    calls[e["name"]] += e["ph"] == "B"
+assert {r["name"]: int(r["calls"]) for r in ops} == calls
+for c, r in cards.items():
+    want = 0.0
+    for line in open(sys.argv[2]):
+        ts, dev, ival, pwr = line.split()[:4]
+        if int(dev) != c:
+            continue
+        s1 = int(ts)
+        s0 = s1 - int(ival) * 1000000
+        want += float(pwr[4:]) * max(0, min(s1, hi) - max(s0, lo)) / 1e9
+    got = float(r["energy_J"])
+    assert abs(got - want) <= 1e-9 * want, (c, got, want)
+    assert float(r["closure"]) <= 1e-9, r
+total = sum(float(r["energy_J"]) for r in cards.values())
+parts = sum(float(r["energy_J"]) for r in ops) + float(cats["idle"]["energy_J"])
+assert abs(parts - total) <= 1e-9 * total, (parts, total)
+assert all(r["basis"] == "estimate" for r in ops), ops
+print("flex: 28 pairs on 4 cards, closure %.1e" % (abs(parts - total) / total))
+PY
 exit 0

@@ -3,7 +3,8 @@
  * category, and which are the host's (devevents.h), on events shaped as
  * the real traces of tests/data/traces write them: Kineto's kernels,
  * copies and sets, a runtime launch that names its stream, MTIA's device
- * events, annotations and steps.
+ * events, annotations and steps, and the Spyre runtime's begin and end
+ * pairs.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -91,6 +92,56 @@ test_device_events(void **state)
 	assert_false(devevent_is_host(&ev));
 }
 
+/*
+ * The Spyre runtime's begin and end pairs: device events when they carry
+ * the cycle stamps; an end closes the latest begin of its card, track and
+ * name; an end without a begin and a begin left open are counted.
+ */
+static void
+test_pairs(void **state)
+{
+	struct devevent_pairs p = { 0 };
+	struct trace_event ev;
+	int64_t card, begin;
+	bool has;
+
+	(void)state;
+	ev = event("", "add_11 Cmpt Exec");
+	ev.ph = 'B';
+	assert_false(devevent_is_device(&ev, &has, &card));
+	ev.has_cycles = true;
+	assert_true(devevent_is_device(&ev, &has, &card));
+	assert_false(devevent_is_host(&ev));
+	ev.track = 7;
+	ev.ts_ns = 100;
+	assert_false(devevent_pair(&p, &ev, 0, &begin));
+	ev.ts_ns = 110;		/* the same name, nested */
+	assert_false(devevent_pair(&p, &ev, 0, &begin));
+	ev.track = 8;		/* another track */
+	ev.ts_ns = 120;
+	assert_false(devevent_pair(&p, &ev, 0, &begin));
+	ev.ph = 'E';
+	ev.track = 7;
+	ev.ts_ns = 130;
+	assert_true(devevent_pair(&p, &ev, 0, &begin));
+	assert_int_equal(begin, 110);
+	assert_true(devevent_pair(&p, &ev, 0, &begin));
+	assert_int_equal(begin, 100);
+	assert_false(devevent_pair(&p, &ev, 0, &begin));	/* none left */
+	assert_int_equal(p.unpaired, 1);
+	assert_false(devevent_pair(&p, &ev, 1, &begin));	/* another card */
+	assert_int_equal(devevent_pairs_open(&p), 1);
+	ev.track = 8;
+	ev.name = "other";
+	assert_false(devevent_pair(&p, &ev, 0, &begin));	/* another name */
+	ev.name = "add_11 Cmpt Exec";
+	assert_true(devevent_pair(&p, &ev, 0, &begin));
+	assert_int_equal(begin, 120);
+	assert_int_equal(devevent_pairs_open(&p), 0);
+	assert_int_equal(p.unpaired, 3);
+	devevent_pairs_free(&p);
+}
+
 static void
 test_categories(void **state)
 {
@@ -126,6 +177,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_device_events),
+		cmocka_unit_test(test_pairs),
 		cmocka_unit_test(test_categories),
 	};
 
