@@ -157,6 +157,8 @@ struct work {
 	struct active dev, host;
 	struct attrib_iv *clip;		/* device, then host, clipped */
 	struct part *parts;
+	double	*op_time;		/* per operator, its time in this sample */
+	uint32_t *touched;		/* the operators with some, in order met */
 };
 
 /* Share one sample, [a, b] of s[k], among the active events. */
@@ -166,7 +168,7 @@ share_sample(struct work *w, const struct attrib_sample *s, size_t ns,
     int64_t a, int64_t b, struct attrib_card *out)
 {
 	double p = s[k].power_w, len = (double)(b - a), spread;
-	size_t nclip = 0, nparts = 0;
+	size_t nclip = 0, nparts = 0, ntouched = 0;
 	int64_t busy, sum_ov = 0, both;
 
 	for (size_t i = 0; i < w->dev.n; i++) {
@@ -204,16 +206,30 @@ share_sample(struct work *w, const struct attrib_sample *s, size_t ns,
 	    (double)((b - a) - busy), len);
 	out->host_only_ns += both - busy;
 	out->host_only_j += p * (double)(both - busy) / NS_PER_S;
+	/*
+	 * An operator's calls in one sample are one part of it: the bound
+	 * holds for any part, and is tighter for the whole than summed over
+	 * its calls.
+	 */
 	for (size_t i = 0; i < nparts; i++) {
-		struct attrib_op *op = &out->ops[w->parts[i].op];
+		uint32_t o = w->parts[i].op;
 		double t = (double)busy * (double)w->parts[i].ov /
 		    (double)sum_ov;
 
-		op->time_ns += t;
-		op->energy_j += p * t / NS_PER_S;
-		op->bound_j += attrib_part_bound(spread, t, len);
-		if (t < len)
-			op->partial++;
+		out->ops[o].time_ns += t;
+		out->ops[o].energy_j += p * t / NS_PER_S;
+		if (w->op_time[o] == 0)
+			w->touched[ntouched++] = o;
+		w->op_time[o] += t;
+	}
+	for (size_t j = 0; j < ntouched; j++) {
+		uint32_t o = w->touched[j];
+
+		out->ops[o].bound_j += attrib_part_bound(spread, w->op_time[o],
+		    len);
+		if (w->op_time[o] < len)
+			out->ops[o].partial++;
+		w->op_time[o] = 0;
 	}
 }
 
@@ -236,7 +252,9 @@ attrib_card(struct attrib_sample *s, size_t ns, struct attrib_event *e,
 	if ((w.dev.idx = calloc(ne + 1, sizeof(size_t))) == NULL ||
 	    (w.host.idx = calloc(nhost + 1, sizeof(size_t))) == NULL ||
 	    (w.clip = calloc(ne + nhost + 1, sizeof(*w.clip))) == NULL ||
-	    (w.parts = calloc(ne + 1, sizeof(*w.parts))) == NULL)
+	    (w.parts = calloc(ne + 1, sizeof(*w.parts))) == NULL ||
+	    (w.op_time = calloc(out->nops + 1, sizeof(*w.op_time))) == NULL ||
+	    (w.touched = calloc(ne + 1, sizeof(*w.touched))) == NULL)
 		goto out;
 	/* calls, device time, and the union of the events in the span */
 	for (size_t i = 0; i < ne; i++) {
@@ -279,5 +297,7 @@ out:
 	free(w.host.idx);
 	free(w.clip);
 	free(w.parts);
+	free(w.op_time);
+	free(w.touched);
 	return rc;
 }

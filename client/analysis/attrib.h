@@ -20,9 +20,11 @@
  * stays within the range of that sample's value and its two neighbours'
  * (a change within a sample shows in one of them); then the energy of a
  * part w of a sample of length L with mean P, whose power lies in
- * [pmin, pmax], is within (pmax - pmin) * w * (L - w) / L of P * w.  The
- * bound of an operator is the sum over its shares: a worst case, not a
- * standard error.  A bound of 0 means exact to the sampling.
+ * [pmin, pmax], is within (pmax - pmin) * w * (L - w) / L of P * w.  An
+ * operator's calls within one sample are one part w of it (the bound
+ * holds for any part); its bound is the sum over the samples it takes
+ * part of: a worst case, not a standard error.  A bound of 0 means exact
+ * to the sampling.
  *
  * Pure: no database, no trace; the unit tests give it samples and events
  * of their own.
@@ -58,7 +60,7 @@ struct attrib_op {
 	double	 time_ns;	/* the sampled busy time given to it */
 	double	 energy_j;
 	double	 bound_j;	/* |energy_j - the truth| <= bound_j */
-	uint64_t partial;	/* shares of a sample it covers only in part */
+	uint64_t partial;	/* samples it covers only in part */
 };
 
 /* One card's figures; ops has the caller's nops entries. */

@@ -4,7 +4,8 @@
  * by hand in the comments: proportional sharing of one sample, events
  * that run at once, idle and host-only time, samples outside the span
  * (neighbours only), events that no sample covers, the bound against
- * the truth of a power that changes within a sample, and the closure of
+ * the truth of a power that changes within a sample, by hand and over a
+ * power known every millisecond, slow and fast, and the closure of
  * operators plus idle on the span's energy to 1e-9 over many random
  * samples and events.
  */
@@ -22,6 +23,16 @@
 #include "attrib.h"
 
 #define MS	1000000LL
+
+/* A pseudo-random generator of its own, so the test is the same anywhere. */
+static uint64_t
+next(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
 
 /* a == b to 1e-12 relative (or absolute, near 0) */
 static void
@@ -184,7 +195,10 @@ test_span_clip_and_gaps(void **state)
  * the means 100, 200 and 300 W.  A [110, 140] drew 3 J; it is given 200
  * x 0.03 = 6 J, 3 J off, within its bound 200 x 0.03 x 0.07 / 0.1 = 4.2
  * J.  B [150, 190] drew 12 J, is given 8, within 200 x 0.04 x 0.06 / 0.1
- * = 4.8 J.  C [0, 100], a whole sample, is exact: bound 0.
+ * = 4.8 J.  C [0, 100], a whole sample, is exact: bound 0.  D's two
+ * calls [210, 220] and [250, 260] in the last sample (300 W, 6 J, true)
+ * are one part of 20 ms: 100 x 0.02 x 0.08 / 0.1 = 1.6 J, not twice
+ * 100 x 0.01 x 0.09 / 0.1 = 0.9 J.
  */
 static void
 test_bound_contains_truth(void **state)
@@ -195,13 +209,17 @@ test_bound_contains_truth(void **state)
 	};
 	struct attrib_event e[] = {
 		{ 110 * MS, 140 * MS, 0 }, { 150 * MS, 190 * MS, 1 },
-		{ 0, 100 * MS, 2 },
+		{ 0, 100 * MS, 2 }, { 210 * MS, 220 * MS, 3 },
+		{ 250 * MS, 260 * MS, 3 },
 	};
-	double truth[] = { 3, 12, 10 };
-	struct attrib_card c = card_of(3);
+	double truth[] = { 3, 12, 10, 6 };
+	struct attrib_card c = card_of(4);
 
 	(void)state;
-	assert_int_equal(attrib_card(s, 3, e, 3, NULL, 0, 0, 300 * MS, &c), 0);
+	assert_int_equal(attrib_card(s, 3, e, 5, NULL, 0, 0, 300 * MS, &c), 0);
+	near(c.ops[3].energy_j, 6);
+	near(c.ops[3].bound_j, 1.6);
+	assert_int_equal(c.ops[3].partial, 1);
 	near(c.ops[0].energy_j, 6);
 	near(c.ops[0].bound_j, 4.2);
 	near(c.ops[1].energy_j, 8);
@@ -209,20 +227,104 @@ test_bound_contains_truth(void **state)
 	near(c.ops[2].energy_j, 10);
 	near(c.ops[2].bound_j, 0);
 	assert_int_equal(c.ops[2].partial, 0);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		assert_true(fabs(c.ops[i].energy_j - truth[i]) <=
 		    c.ops[i].bound_j + 1e-12);
 	free(c.ops);
 }
 
-/* A pseudo-random generator of its own, so the test is the same anywhere. */
-static uint64_t
-next(uint64_t *x)
+
+/*
+ * A power known every millisecond over 4 s, a step of up to jump W
+ * every `every` ms, sampled as 100 ms means; calls of 3 ms and 1 ms every
+ * 10 ms over the first 2 s, of 40 ms every 100 ms after.  Each call
+ * alone is shared and compared with the truth: how many fall within
+ * their bound.  The operators' totals are compared too (*op_outside).
+ */
+static int
+calls_within(int every, double jump, int *ncalls, int *op_outside)
 {
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
+	enum { T = 4000, IV = 100, NE = 419 };
+	static double p[T];
+	struct attrib_sample s[T / IV];
+	struct attrib_event e[NE];
+	struct attrib_op o[3];
+	uint64_t x = 88172645463325252ULL;
+	double cur = 200, truth[3] = { 0 };
+	int ne = 0, within = 0;
+
+	for (int i = 0; i < T; i++) {
+		if (i % every == 0)
+			cur = fmin(350, fmax(50, cur + ((double)(next(&x) % 2001) /
+			    1000 - 1) * jump));
+		p[i] = cur;
+	}
+	for (int t = 0; t < 2000; t += 10) {
+		e[ne++] = (struct attrib_event){ t * MS, (t + 3) * MS, 0 };
+		e[ne++] = (struct attrib_event){ (t + 4) * MS, (t + 5) * MS, 1 };
+	}
+	for (int t = 2005; t < 3900; t += 100)
+		e[ne++] = (struct attrib_event){ t * MS, (t + 40) * MS, 2 };
+	assert_int_equal(ne, NE);
+	for (int i = 0; i <= ne; i++) {
+		struct attrib_card c = { .ops = o, .nops = 3 };
+		struct attrib_event *ev = i < ne ? &e[i] : e;
+		double tr[3] = { 0 };
+
+		for (int k = 0; k < T / IV; k++) {
+			double m = 0;
+
+			for (int j = 0; j < IV; j++)
+				m += p[k * IV + j];
+			s[k] = (struct attrib_sample){ k * IV * MS,
+			    (k + 1) * IV * MS, m / IV };
+		}
+		for (int k = i < ne ? i : 0; k < (i < ne ? i + 1 : ne); k++)
+			for (int64_t t = e[k].lo_ns / MS; t < e[k].hi_ns / MS; t++)
+				tr[e[k].op] += p[t] / 1000;
+		memset(o, 0, sizeof(o));
+		assert_int_equal(attrib_card(s, T / IV, ev, i < ne ? 1 : NE,
+		    NULL, 0, 0, T * MS, &c), 0);
+		if (i < ne) {
+			within += fabs(o[ev->op].energy_j - tr[ev->op]) <=
+			    o[ev->op].bound_j + 1e-12;
+			continue;
+		}
+		*op_outside = 0;
+		for (int k = 0; k < 3; k++) {
+			truth[k] = tr[k];
+			*op_outside += fabs(o[k].energy_j - truth[k]) >
+			    o[k].bound_j + 1e-12;
+		}
+	}
+	*ncalls = ne;
+	return within;
+}
+
+/*
+ * Power that changes slowly against the sampling (a step every 100 or
+ * 250 ms) keeps every call within its bound; steps every 10 ms and
+ * noise every millisecond, which a 100 ms mean hides, do not: the bound
+ * assumes the first.  The operators' totals stay within theirs here.
+ */
+static void
+test_bound_against_known_power(void **state)
+{
+	int n, out, in;
+
+	(void)state;
+	in = calls_within(250, 60, &n, &out);
+	assert_int_equal(in, n);
+	assert_int_equal(out, 0);
+	in = calls_within(100, 100, &n, &out);
+	assert_int_equal(in, n);
+	assert_int_equal(out, 0);
+	in = calls_within(10, 60, &n, &out);
+	assert_true(in < n);
+	assert_int_equal(out, 0);
+	in = calls_within(1, 150, &n, &out);
+	assert_true(in < n / 2);
+	assert_int_equal(out, 0);
 }
 
 /*
@@ -290,6 +392,7 @@ main(void)
 		cmocka_unit_test(test_idle_and_host),
 		cmocka_unit_test(test_span_clip_and_gaps),
 		cmocka_unit_test(test_bound_contains_truth),
+		cmocka_unit_test(test_bound_against_known_power),
 		cmocka_unit_test(test_closure),
 	};
 
