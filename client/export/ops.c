@@ -373,22 +373,21 @@ add_figures(struct figures *to, const struct figures *f)
 	to->has_net = to->has_net && f->has_net;
 }
 
-/* Operators by energy, the greatest first, then by name. */
-static const struct ops_result *sort_res;
+/* Operators by energy (energy[], all cards), the greatest first, then by name. */
+struct op_order {
+	const struct ops_result *res;
+	const double *energy;
+};
 
 static int
-cmp_op(const void *a, const void *b)
+cmp_op(const void *a, const void *b, void *arg)
 {
+	const struct op_order *o = arg;
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	double ex = 0, ey = 0;
 
-	for (size_t k = 0; k < sort_res->ncards; k++) {
-		ex += sort_res->cards[k].a.ops[x].energy_j;
-		ey += sort_res->cards[k].a.ops[y].energy_j;
-	}
-	if (ex != ey)
-		return ex < ey ? 1 : -1;
-	return strcmp(sort_res->names[x].name, sort_res->names[y].name);
+	if (o->energy[x] != o->energy[y])
+		return o->energy[x] < o->energy[y] ? 1 : -1;
+	return strcmp(o->res->names[x].name, o->res->names[y].name);
 }
 
 static void
@@ -412,14 +411,20 @@ static void
 op_rows(struct report *r, struct figures cat[OPS_NCAT])
 {
 	const struct ops_result *res = r->res;
+	struct op_order how = { .res = res };
+	double *energy;
 	size_t *order;
 
-	if ((order = calloc(res->nnames + 1, sizeof(*order))) == NULL)
+	if ((order = calloc(res->nnames + 1, sizeof(*order))) == NULL ||
+	    (energy = calloc(res->nnames + 1, sizeof(*energy))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
-	for (size_t i = 0; i < res->nnames; i++)
+	for (size_t i = 0; i < res->nnames; i++) {
 		order[i] = i;
-	sort_res = res;
-	qsort(order, res->nnames, sizeof(*order), cmp_op);
+		for (size_t k = 0; k < res->ncards; k++)
+			energy[i] += res->cards[k].a.ops[i].energy_j;
+	}
+	how.energy = energy;
+	qsort_r(order, res->nnames, sizeof(*order), cmp_op, &how);
 	json_section(r, "ops");
 	for (size_t i = 0; i < res->nnames; i++) {
 		struct figures f;
@@ -441,6 +446,7 @@ op_rows(struct report *r, struct figures cat[OPS_NCAT])
 	}
 	json_section_end(r);
 	free(order);
+	free(energy);
 }
 
 static void
