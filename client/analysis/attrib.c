@@ -266,6 +266,10 @@ attrib_card(struct attrib_sample *s, size_t ns, struct attrib_event *e,
 			continue;
 		out->ops[e[i].op].calls++;
 		out->ops[e[i].op].device_ns += hi - lo;
+		if (e[i].flops >= 0) {
+			out->ops[e[i].op].has_flops = true;
+			out->ops[e[i].op].flops += e[i].flops;
+		}
 		if (nin == 0 || hi > out->last_ns)
 			out->last_ns = hi;
 		if (nin == 0)

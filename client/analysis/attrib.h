@@ -42,10 +42,14 @@ struct attrib_sample {
 	double	 power_w;
 };
 
-/* A device event [lo_ns, hi_ns] of operator op (an index of the caller's). */
+/*
+ * A device event [lo_ns, hi_ns] of operator op (an index of the
+ * caller's), with the floating-point operations it did (< 0: not said).
+ */
 struct attrib_event {
 	int64_t	 lo_ns, hi_ns;
 	uint32_t op;
+	double	 flops;
 };
 
 /* A host event [lo_ns, hi_ns]: for the host-only time. */
@@ -61,6 +65,8 @@ struct attrib_op {
 	double	 energy_j;
 	double	 bound_j;	/* |energy_j - the truth| <= bound_j */
 	uint64_t partial;	/* samples it covers only in part */
+	bool	 has_flops;	/* some of its events said their flops */
+	double	 flops;		/* their sum */
 };
 
 /* One card's figures; ops has the caller's nops entries. */

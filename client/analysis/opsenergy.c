@@ -177,14 +177,9 @@ on_event(const struct trace_event *ev, void *arg)
 			return;
 		}
 		op = intern(g, ev->name, ev->cat);
-		if (ev->has_flops) {
-			struct ops_name *nm = (struct ops_name *)g->names.p + op;
-
-			nm->has_flops = true;
-			nm->flops += ev->flops;
-		}
 		e = vec_push(&bucket_of(g, card)->events);
-		*e = (struct attrib_event){ lo, hi, op };
+		*e = (struct attrib_event){ lo, hi, op,
+		    ev->has_flops ? ev->flops : -1 };
 	} else if (devevent_is_host(ev)) {
 		struct attrib_iv *h = vec_push(&g->host);
 

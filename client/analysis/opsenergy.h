@@ -35,8 +35,6 @@
 struct ops_name {
 	char	*name;
 	enum ops_category category;	/* of its first event */
-	bool	 has_flops;		/* some event carries args.flops */
-	double	 flops;			/* their sum, in the span */
 };
 
 struct ops_card {

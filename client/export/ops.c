@@ -341,8 +341,6 @@ op_figures(const struct report *r, size_t i, struct figures *f)
 	f->category = res->names[i].category;
 	f->card = -1;
 	f->has_net = true;
-	f->has_flops = res->names[i].has_flops;
-	f->flops = res->names[i].flops;
 	for (size_t k = 0; k < res->ncards; k++) {
 		const struct ops_card *c = &res->cards[k];
 		const struct attrib_op *o = &c->a.ops[i];
@@ -353,6 +351,8 @@ op_figures(const struct report *r, size_t i, struct figures *f)
 		f->energy_j += o->energy_j;
 		f->bound_j += o->bound_j;
 		f->partial += o->partial;
+		f->has_flops = f->has_flops || o->has_flops;
+		f->flops += o->flops;
 		if (o->time_ns > 0 && !c->has_idle_w)
 			f->has_net = false;
 		else if (o->time_ns > 0)

@@ -56,7 +56,8 @@ card_of(size_t nops)
 
 /*
  * Samples (0, 100] 100 W and (100, 200] 200 W; A [0, 50], B [50, 150]
- * (ms).  Sample 1, 10 J: A 50 ms and B 50 ms, no idle: 5 J each.
+ * (ms), A of 2e9 flops.  Sample 1, 10 J: A 50 ms and B 50 ms, no idle:
+ * 5 J each.
  * Sample 2, 20 J: B 50 ms 10 J, idle 50 ms 10 J.  A 5, B 15, idle 10, of
  * 30 J.  Bounds: each sample's spread is 100 W (its neighbour), and each
  * part is half a sample: 100 x 0.05 x 0.05 / 0.1 = 2.5 J; A 2.5, B 5,
@@ -69,7 +70,7 @@ test_proportional(void **state)
 		{ 100 * MS, 200 * MS, 200 }, { 0, 100 * MS, 100 },
 	};
 	struct attrib_event e[] = {
-		{ 50 * MS, 150 * MS, 1 }, { 0, 50 * MS, 0 },
+		{ 50 * MS, 150 * MS, 1, -1 }, { 0, 50 * MS, 0, 2e9 },
 	};
 	struct attrib_card c = card_of(2);
 
@@ -95,6 +96,8 @@ test_proportional(void **state)
 	near(c.ops[1].bound_j, 5);
 	near(c.idle_bound_j, 2.5);
 	assert_true(c.closure < 1e-15);
+	assert_true(c.ops[0].has_flops && c.ops[0].flops == 2e9);
+	assert_false(c.ops[1].has_flops);
 	free(c.ops);
 }
 
@@ -108,7 +111,7 @@ test_concurrent(void **state)
 {
 	struct attrib_sample s[] = { { 0, 100 * MS, 100 } };
 	struct attrib_event e[] = {
-		{ 0, 60 * MS, 0 }, { 40 * MS, 100 * MS, 1 },
+		{ 0, 60 * MS, 0, -1 }, { 40 * MS, 100 * MS, 1, -1 },
 	};
 	struct attrib_card c = card_of(2);
 
@@ -133,7 +136,7 @@ static void
 test_idle_and_host(void **state)
 {
 	struct attrib_sample s[] = { { 0, 100 * MS, 100 } };
-	struct attrib_event e[] = { { 0, 20 * MS, 0 } };
+	struct attrib_event e[] = { { 0, 20 * MS, 0, -1 } };
 	struct attrib_iv h[] = { { 10 * MS, 50 * MS } };
 	struct attrib_card c = card_of(1);
 
@@ -165,7 +168,7 @@ test_span_clip_and_gaps(void **state)
 		{ 200 * MS, 300 * MS, 300 },
 	};
 	struct attrib_event e[] = {
-		{ 60 * MS, 240 * MS, 0 }, { 400 * MS, 410 * MS, 1 },
+		{ 60 * MS, 240 * MS, 0, -1 }, { 400 * MS, 410 * MS, 1, -1 },
 	};
 	struct attrib_card c = card_of(2);
 
@@ -208,9 +211,9 @@ test_bound_contains_truth(void **state)
 		{ 200 * MS, 300 * MS, 300 },
 	};
 	struct attrib_event e[] = {
-		{ 110 * MS, 140 * MS, 0 }, { 150 * MS, 190 * MS, 1 },
-		{ 0, 100 * MS, 2 }, { 210 * MS, 220 * MS, 3 },
-		{ 250 * MS, 260 * MS, 3 },
+		{ 110 * MS, 140 * MS, 0, -1 }, { 150 * MS, 190 * MS, 1, -1 },
+		{ 0, 100 * MS, 2, -1 }, { 210 * MS, 220 * MS, 3, -1 },
+		{ 250 * MS, 260 * MS, 3, -1 },
 	};
 	double truth[] = { 3, 12, 10, 6 };
 	struct attrib_card c = card_of(4);
@@ -260,11 +263,14 @@ calls_within(int every, double jump, int *ncalls, int *op_outside)
 		p[i] = cur;
 	}
 	for (int t = 0; t < 2000; t += 10) {
-		e[ne++] = (struct attrib_event){ t * MS, (t + 3) * MS, 0 };
-		e[ne++] = (struct attrib_event){ (t + 4) * MS, (t + 5) * MS, 1 };
+		e[ne++] = (struct attrib_event){ t * MS, (t + 3) * MS, 0,
+		    -1 };
+		e[ne++] = (struct attrib_event){ (t + 4) * MS,
+		    (t + 5) * MS, 1, -1 };
 	}
 	for (int t = 2005; t < 3900; t += 100)
-		e[ne++] = (struct attrib_event){ t * MS, (t + 40) * MS, 2 };
+		e[ne++] = (struct attrib_event){ t * MS, (t + 40) * MS, 2,
+		    -1 };
 	assert_int_equal(ne, NE);
 	for (int i = 0; i <= ne; i++) {
 		struct attrib_card c = { .ops = o, .nops = 3 };
@@ -368,7 +374,8 @@ test_closure(void **state)
 		int64_t start = (int64_t)(next(&x) % (uint64_t)t);
 
 		e[i] = (struct attrib_event){ start, start + 1000 +
-		    (int64_t)(next(&x) % (30 * MS)), (uint32_t)(next(&x) % NOPS) };
+		    (int64_t)(next(&x) % (30 * MS)), (uint32_t)(next(&x) % NOPS),
+		    -1 };
 	}
 	assert_int_equal(attrib_card(s, NS, e, NE, NULL, 0, lo, hi, &c), 0);
 	for (size_t i = 0; i < NOPS; i++)
