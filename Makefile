@@ -89,11 +89,13 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/trace/trace.c client/trace/trace_util.c \
 	client/trace/trace_stream.c client/trace/trace_tally.c \
 	client/trace/trace_info.c client/trace/tracelist.c \
+	client/analysis/attrib.c client/analysis/devevents.c \
+	client/analysis/opsenergy.c \
 	client/export/export.c client/export/export_opts.c \
 	client/export/export_fmt.c \
 	client/export/target.c client/export/merge.c \
 	client/export/merge_events.c client/export/combine.c \
-	client/export/steps.c \
+	client/export/steps.c client/export/ops.c \
 	client/import/import.c client/import/import_run.c \
 	client/import/import_check.c client/import/import_parse.c \
 	client/metrics/metrics.c client/metrics/collect.c \
@@ -118,7 +120,8 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_format test_trace test_import test_merge test_energy \
 	test_rowring test_stats test_expo test_metricfile test_direct \
 	test_hosts test_bestsrc test_sync test_writer test_capture \
-	test_daemonid test_walcheck test_runmeta test_migrate test_pair
+	test_daemonid test_walcheck test_runmeta test_migrate test_pair \
+	test_attrib test_devevents
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 
@@ -126,8 +129,8 @@ INC_COMMON = -Icommon
 INC_QUERY  = $(INC_COMMON) -Iquery
 INC_STORE  = $(INC_QUERY) -Istore
 INC_DAEMON = $(INC_STORE) -Idaemon -Idaemon/source -Idaemon/control
-CLIENT_DIRS = client client/ctl client/trace client/export client/import \
-	      client/metrics client/report client/capture
+CLIENT_DIRS = client client/ctl client/trace client/analysis client/export \
+	      client/import client/metrics client/report client/capture
 INC_CLIENT = $(INC_STORE) $(addprefix -I,$(CLIENT_DIRS))
 INC_SIM    = $(INC_COMMON) -Isim
 INC_TEST   = $(INC_DAEMON) $(addprefix -I,$(CLIENT_DIRS)) -Itests/unit

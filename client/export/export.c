@@ -32,8 +32,10 @@
 #include "pragma.h"
 #include "schema.h"
 #include "settle.h"
+#include "ops.h"
 #include "steps.h"
 #include "summary.h"
+#include "summarycmd.h"
 #include "table.h"
 #include "target.h"
 
@@ -655,9 +657,24 @@ merge_one(const struct job *j, size_t i, const char *out, const char *host)
 	return rc;
 }
 
+/* --ops of trace i (ops.h), as steps_request's sr says. */
+static int
+ops_one(const struct job *j, size_t i, const struct steps_request *sr)
+{
+	struct ops_request_out rq = {
+		.t = sr->t, .cat = sr->cat, .device_sql = sr->device_sql,
+		.step_pattern = j->o->clock.step_pattern,
+		.idle_lookback_ns = summary_idle_lookback(j->cl),
+		.format = sr->format, .out = sr->out, .tagged = sr->tagged,
+		.host = sr->host, .first = sr->first,
+	};
+
+	return ops_report(j->src[j->which[i]].db, &rq);
+}
+
 /*
- * --steps of every trace, into one output; several (steps.h, tagged) go
- * into a JSON array, or under a heading per table.
+ * --steps or --ops of every trace, into one output; several (steps.h,
+ * tagged) go into a JSON array, or under a heading per table.
  */
 static int
 run_steps(const struct job *j)
@@ -697,7 +714,7 @@ run_steps(const struct job *j)
 			else
 				fprintf(out, "-\n");
 		}
-		rc = steps_report(src->db, &sr);
+		rc = o->ops ? ops_one(j, i, &sr) : steps_report(src->db, &sr);
 		if (tagged && sr.format == STEPS_JSON && i + 1 == o->traces.n)
 			fputs("]\n", out);
 	}
@@ -754,7 +771,7 @@ run_derived(struct job *j)
 	} else if (o->merge != NULL) {
 		rc = run_combined(j);
 	}
-	if (rc != CLIENT_EXIT_OK || !o->steps)
+	if (rc != CLIENT_EXIT_OK || (!o->steps && !o->ops))
 		return rc;
 	return run_steps(j);
 }
@@ -771,11 +788,13 @@ load_traces(struct job *j)
 	if (o->traces.n == 0)
 		return CLIENT_EXIT_OK;
 	for (size_t i = 0; i < o->traces.n; i++)
-		if ((o->merge != NULL || o->merge_dir != NULL) &&
+		if ((o->merge != NULL || o->merge_dir != NULL || o->ops) &&
 		    stat(o->traces.paths[i], &sb) == 0 && !S_ISREG(sb.st_mode)) {
-			warnx("%s: --merge reads the trace twice (once for "
-			    "its span, once to copy it), so it must be a file, "
-			    "not a pipe", o->traces.paths[i]);
+			warnx("%s: %s reads the trace twice (once for its "
+			    "span, once %s), so it must be a file, not a "
+			    "pipe", o->traces.paths[i], o->ops ? "--ops" :
+			    "--merge", o->ops ? "for its events" :
+			    "to copy it");
 			return CLIENT_EXIT_USAGE;
 		}
 	if ((j->ts = calloc(o->traces.n, sizeof(*j->ts))) == NULL ||
@@ -827,7 +846,8 @@ run(struct client *cl, const struct options *o)
 		if (rc == CLIENT_EXIT_OK && o->window != NULL)
 			rc = note_deleted(&j, &partial);
 		if (rc == CLIENT_EXIT_OK &&
-		    (o->merge != NULL || o->merge_dir != NULL || o->steps))
+		    (o->merge != NULL || o->merge_dir != NULL || o->steps ||
+		    o->ops))
 			rc = run_derived(&j);
 		else if (rc == CLIENT_EXIT_OK)
 			rc = run_samples(&j, &w);

@@ -56,9 +56,11 @@ const char export_usage[] =
 	    "      --include-unreliable    merge the unreliable metrics too\n"
 	    "  -q, --quiet                 no line on stderr of what a merge added\n"
 	    "      --steps                 power and energy per step, not samples\n"
-	    "      --json, --csv           --steps as JSON or CSV (default: an aligned\n"
-	    "                              table on a terminal, else CSV)\n"
-	    "      --table                 --steps as the aligned table, on a pipe too\n";
+	    "      --ops                   energy per operator, category and card,\n"
+	    "                              with error bounds, not samples\n"
+	    "      --json, --csv           --steps or --ops as JSON or CSV (default: an\n"
+	    "                              aligned table on a terminal, else CSV)\n"
+	    "      --table                 the aligned table, on a pipe too\n";
 
 static int
 goes_with(const char *opt, const char *with)
@@ -71,7 +73,7 @@ int
 export_check_options(const struct options *o)
 {
 	bool traced = o->traces.n > 0, merged = o->merge != NULL ||
-	    o->merge_dir != NULL, derived = merged || o->steps;
+	    o->merge_dir != NULL, derived = merged || o->steps || o->ops;
 
 	if (o->from != NULL && (o->window != NULL || traced)) {
 		warnx("--from does not go with --window or --trace");
@@ -94,8 +96,8 @@ export_check_options(const struct options *o)
 			return goes_with("--step-pattern", "--trace");
 		if (derived)
 			return goes_with(o->merge != NULL ? "--merge" :
-			    o->merge_dir != NULL ? "--merge-dir" : "--steps",
-			    "--trace");
+			    o->merge_dir != NULL ? "--merge-dir" : o->ops ?
+			    "--ops" : "--steps", "--trace");
 		if (o->nmaps > 0)
 			return goes_with("--host-map", "--trace");
 	}
@@ -111,23 +113,27 @@ export_check_options(const struct options *o)
 		return goes_with("--include-unreliable", "--merge or --merge-dir");
 	if (o->quiet && !merged)
 		return goes_with("--quiet", "--merge or --merge-dir");
-	if (o->steps_format != -1 && !o->steps)
-		return goes_with(o->steps_format == STEPS_JSON ? "--json" :
-		    o->steps_format == STEPS_CSV ? "--csv" : "--table",
-		    "--steps");
 	if (o->by_source && (derived || o->format == EXPORT_AIUSMI)) {
 		warnx("--by-source is for csv and jsonl samples: aiusmi is "
 		    "aiu-smi's own text, one row per card per interval");
 		return CLIENT_EXIT_USAGE;
 	}
-	if (derived && o->format_given) {
-		warnx("--format is for samples; --merge, --merge-dir and "
-		    "--steps write their own");
+	if (o->steps && o->ops) {
+		warnx("--steps and --ops exclude each other");
 		return CLIENT_EXIT_USAGE;
 	}
-	if (merged && !o->steps && o->output != NULL) {
-		warnx("%s names its output; --output is for --steps or "
-		    "samples", o->merge != NULL ? "--merge" : "--merge-dir");
+	if (o->steps_format != -1 && !o->steps && !o->ops)
+		return goes_with(o->steps_format == STEPS_JSON ? "--json" :
+		    o->steps_format == STEPS_CSV ? "--csv" : "--table",
+		    "--steps or --ops");
+	if (derived && o->format_given) {
+		warnx("--format is for samples; --merge, --merge-dir, "
+		    "--steps and --ops write their own");
+		return CLIENT_EXIT_USAGE;
+	}
+	if (merged && !o->steps && !o->ops && o->output != NULL) {
+		warnx("%s names its output; --output is for --steps, --ops "
+		    "or samples", o->merge != NULL ? "--merge" : "--merge-dir");
 		return CLIENT_EXIT_USAGE;
 	}
 	return CLIENT_EXIT_OK;
@@ -151,6 +157,7 @@ const struct option export_longopts[] = {
 	{ "include-unreliable", no_argument, NULL,
 	    OPT_INCLUDE_UNRELIABLE },
 	{ "steps", no_argument, NULL, OPT_STEPS },
+	{ "ops", no_argument, NULL, OPT_OPS },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "csv", no_argument, NULL, OPT_CSV },
 	{ "table", no_argument, NULL, OPT_TABLE },
@@ -230,6 +237,9 @@ export_option(void *opts, int ch, char *arg)
 		break;
 	case OPT_STEPS:
 		o->steps = true;
+		break;
+	case OPT_OPS:
+		o->ops = true;
 		break;
 	case OPT_JSON:
 	case OPT_CSV:

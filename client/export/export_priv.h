@@ -38,6 +38,7 @@ enum {
 	OPT_PARTIAL,
 	OPT_TABLE,
 	OPT_BY_SOURCE,
+	OPT_OPS,
 };
 
 struct options {
@@ -58,7 +59,8 @@ struct options {
 	const char *merge_dir;	/* --merge-dir DIR: one merged trace each */
 	bool include_unreliable;
 	bool steps;
-	int steps_format;	/* -1: table on a terminal, else csv */
+	bool ops;		/* --ops: energy per operator */
+	int steps_format;	/* of --steps or --ops; -1: table on a terminal, else csv */
 	bool partial;		/* --partial: as far as it goes is the answer */
 	bool quiet;		/* --quiet: no merge summary on stderr */
 	bool by_source;		/* --by-source: each stored row, not paired */

@@ -19,8 +19,11 @@
 #include "trace.h"
 #include "trace_priv.h"
 
-/* Containers deeper than this have no role; events' members are at 3. */
-#define ROLE_DEPTH	3
+/*
+ * Containers deeper than this have no role; events' members are at 3,
+ * the members of their args at 4.
+ */
+#define ROLE_DEPTH	4
 /* Nesting deeper than this is refused, so yajl's state stays small. */
 #define MAX_DEPTH	4096
 
@@ -29,6 +32,7 @@ enum role {
 	ROLE_TOP,	/* the top-level object */
 	ROLE_EVENTS,	/* traceEvents, or the legacy top-level array */
 	ROLE_EVENT,
+	ROLE_ARGS,	/* an event's args */
 	ROLE_DISTINFO,	/* distributedInfo */
 	ROLE_DEVICES,	/* deviceProperties */
 	ROLE_DEVICE,
@@ -38,7 +42,8 @@ enum key {
 	KEY_NONE,
 	KEY_TRACE_EVENTS, KEY_BASE, KEY_DISPLAY_UNIT, KEY_DISTINFO, KEY_DEVICES,
 	KEY_HOST,
-	KEY_PH, KEY_TS, KEY_DUR, KEY_NAME, KEY_CAT, KEY_PID,
+	KEY_PH, KEY_TS, KEY_DUR, KEY_NAME, KEY_CAT, KEY_PID, KEY_TID, KEY_ARGS,
+	KEY_STREAM, KEY_ARG_DEVICE, KEY_FLOPS, KEY_CYCLES,
 	KEY_RANK, KEY_WORLD_SIZE,
 	KEY_ID, KEY_DEVICE_NAME,
 };
@@ -47,7 +52,11 @@ enum key {
 struct cur_event {
 	char	 ph;
 	bool	 has_ts, has_dur, has_pid, is_kernel, name_truncated;
-	int64_t	 ts, dur, pid;
+	bool	 has_tid, has_stream, has_device, has_flops, has_cycles;
+	int64_t	 ts, dur, pid, tid, device;
+	uint64_t track;
+	double	 flops;
+	char	 cat[TRACE_CAT_MAX];
 	uint64_t offset;
 	size_t	 name_len;
 	char	 name[TRACE_NAME_MAX];
@@ -114,10 +123,43 @@ event_key(const unsigned char *k, size_t len)
 			return KEY_PID;
 		if (memcmp(k, "cat", 3) == 0)
 			return KEY_CAT;
+		if (memcmp(k, "tid", 3) == 0)
+			return KEY_TID;
 		break;
 	case 4:
 		if (memcmp(k, "name", 4) == 0)
 			return KEY_NAME;
+		if (memcmp(k, "args", 4) == 0 || memcmp(k, "attr", 4) == 0)
+			return KEY_ARGS;
+		break;
+	default:
+		break;
+	}
+	return KEY_NONE;
+}
+
+/* The members of an event's args that are read. */
+static enum key
+args_key(const unsigned char *k, size_t len)
+{
+	switch (len) {
+	case 3:
+		if (memcmp(k, "TS1", 3) == 0)
+			return KEY_CYCLES;
+		break;
+	case 5:
+		if (memcmp(k, "flops", 5) == 0)
+			return KEY_FLOPS;
+		break;
+	case 9:
+		if (memcmp(k, "cycles_ts", 9) == 0)
+			return KEY_CYCLES;
+		break;
+	case 6:
+		if (memcmp(k, "stream", 6) == 0)
+			return KEY_STREAM;
+		if (memcmp(k, "device", 6) == 0)
+			return KEY_ARG_DEVICE;
 		break;
 	default:
 		break;
@@ -170,6 +212,13 @@ cb_map_key(void *ctx, const unsigned char *k, size_t len)
 	switch (r->role[r->depth]) {
 	case ROLE_EVENT:
 		key = event_key(k, len);
+		break;
+	case ROLE_ARGS:
+		key = args_key(k, len);
+		if (key == KEY_STREAM)
+			r->ev.has_stream = true;
+		else if (key == KEY_CYCLES)
+			r->ev.has_cycles = true;
 		break;
 	case ROLE_TOP:
 	case ROLE_DISTINFO:
@@ -245,6 +294,17 @@ integer_value(const char *s, size_t len, int64_t *out)
 	    memchr(s, 'E', len) == NULL;
 }
 
+/* The hash of a tid's text, never 0: which track an event is on. */
+static uint64_t
+track_hash(const void *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ ((const unsigned char *)s)[i]) * 1099511628211ULL;
+	return h == 0 ? 1 : h;
+}
+
 static int
 event_number(struct trace_reader *r, const char *s, size_t len)
 {
@@ -268,10 +328,39 @@ event_number(struct trace_reader *r, const char *s, size_t len)
 	case KEY_PID:
 		ev->has_pid = integer_value(s, len, &ev->pid);
 		break;
+	case KEY_TID:
+		ev->has_tid = integer_value(s, len, &ev->tid);
+		ev->track = track_hash(s, len);
+		break;
 	default:
 		break;
 	}
 	return 1;
+}
+
+/* A number among an event's args: device and flops. */
+static void
+args_number(struct trace_reader *r, const char *s, size_t len)
+{
+	struct cur_event *ev = &r->ev;
+	char buf[64], *end;
+
+	switch (r->key[r->depth]) {
+	case KEY_ARG_DEVICE:
+		ev->has_device = integer_value(s, len, &ev->device);
+		break;
+	case KEY_FLOPS:
+		if (len >= sizeof(buf))
+			break;
+		memcpy(buf, s, len);
+		buf[len] = '\0';
+		ev->flops = strtod(buf, &end);
+		ev->has_flops = *end == '\0' && ev->flops >= 0 &&
+		    ev->flops <= 1e300;
+		break;
+	default:
+		break;
+	}
 }
 
 static int
@@ -286,6 +375,9 @@ cb_number(void *ctx, const char *s, size_t len)
 	switch (r->role[r->depth]) {
 	case ROLE_EVENT:
 		return event_number(r, s, len);
+	case ROLE_ARGS:
+		args_number(r, s, len);
+		break;
 	case ROLE_TOP:
 		if (r->key[r->depth] == KEY_BASE) {
 			if (!number_value(r, s, len, 0, "baseTimeNanoseconds",
@@ -334,8 +426,15 @@ event_string(struct trace_reader *r, const unsigned char *s, size_t len)
 		ev->name[len] = '\0';
 		ev->name_len = len;
 		break;
+	case KEY_TID:
+		ev->track = track_hash(s, len);
+		break;
 	case KEY_CAT:
 		ev->is_kernel = len == 6 && memcmp(s, "kernel", 6) == 0;
+		if (len >= sizeof(ev->cat))
+			len = sizeof(ev->cat) - 1;
+		memcpy(ev->cat, s, len);
+		ev->cat[len] = '\0';
 		break;
 	default:
 		break;
@@ -353,6 +452,8 @@ cb_string(void *ctx, const unsigned char *s, size_t len)
 	switch (r->role[r->depth]) {
 	case ROLE_EVENT:
 		event_string(r, s, len);
+		break;
+	case ROLE_ARGS:
 		break;
 	case ROLE_TOP:
 		if (r->key[r->depth] == KEY_DISPLAY_UNIT) {
@@ -417,6 +518,10 @@ event_begin(struct trace_reader *r)
 	ev->ph = '\0';
 	ev->has_ts = ev->has_dur = ev->has_pid = false;
 	ev->is_kernel = ev->name_truncated = false;
+	ev->has_tid = ev->has_stream = ev->has_device = ev->has_flops = false;
+	ev->has_cycles = false;
+	ev->track = 0;
+	ev->cat[0] = '\0';
 	ev->name_len = 0;
 	ev->name[0] = '\0';
 	/* the '{' was the last byte yajl took */
@@ -466,6 +571,10 @@ container_role(struct trace_reader *r, bool is_map, enum role *out)
 		}
 		event_begin(r);
 		*out = ROLE_EVENT;
+		return true;
+	case ROLE_EVENT:
+		if (key == KEY_ARGS && is_map)
+			*out = ROLE_ARGS;
 		return true;
 	case ROLE_DEVICES:
 		if (is_map) {
@@ -533,6 +642,16 @@ event_end(struct trace_reader *r)
 	}
 	out.pid = ev->pid;
 	out.is_kernel = ev->is_kernel;
+	out.cat = ev->cat;
+	out.has_tid = ev->has_tid;
+	out.tid = ev->tid;
+	out.has_stream = ev->has_stream;
+	out.has_device = ev->has_device;
+	out.device = ev->device;
+	out.has_flops = ev->has_flops;
+	out.flops = ev->flops;
+	out.has_cycles = ev->has_cycles;
+	out.track = ev->track;
 	out.is_step = ev->ph == 'X' && ev->has_ts && !ev->name_truncated &&
 	    step_matcher_match(r->steps_re, ev->name, ev->name_len);
 	out.offset = ev->offset;

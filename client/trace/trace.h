@@ -34,7 +34,9 @@
  * through untouched, inserting new events right after that '[' (followed
  * by a ',' when nelements > 0).  Every original event thus stays byte for
  * byte what it was, and nothing but a copy buffer is held.  A consumer that
- * needs the events themselves sets on_event in trace_options.
+ * needs the events themselves sets on_event in trace_options; besides the
+ * members above it sees cat, tid and, of args, stream, device, flops and
+ * cycle stamps.
  */
 #ifndef SPYREMON_TRACE_H
 #define SPYREMON_TRACE_H
@@ -50,6 +52,7 @@
 #define TRACE_MAX_DEVICES	256	/* deviceProperties entries kept */
 #define TRACE_MAX_KERNEL_PIDS	256	/* distinct pids of kernel events kept */
 #define TRACE_MAX_PIDS		4096	/* distinct integer pids counted */
+#define TRACE_CAT_MAX		64	/* longer categories are cut */
 
 /* Step names matched by default (POSIX ERE, matched against whole names). */
 #define TRACE_STEP_PATTERN	"ProfilerStep#[0-9]+|iteration_[0-9]+"
@@ -148,6 +151,19 @@ struct trace_event {
 	int64_t	 dur_ns;
 	int64_t	 pid;			/* integer pids only */
 	bool	 is_kernel;		/* cat "kernel" */
+	const char *cat;		/* "" if absent; cut at TRACE_CAT_MAX - 1 */
+	bool	 has_tid;
+	int64_t	 tid;			/* integer tids only */
+	uint64_t track;			/* a hash of the tid's text, number or string; 0 if none */
+	/*
+	 * Of the event's args (or attr, where the Spyre runtime's device
+	 * traces put them): a "stream" member (of any type), an integer
+	 * "device", a numeric "flops" (as a double), and the card's cycle
+	 * stamps ("TS1" or "cycles_ts", of any type).
+	 */
+	bool	 has_stream, has_device, has_flops, has_cycles;
+	int64_t	 device;
+	double	 flops;
 	bool	 is_step;		/* an X event whose name matches the step pattern */
 	uint64_t offset;		/* of its '{' in the uncompressed stream */
 	uint64_t length;		/* through its '}' */

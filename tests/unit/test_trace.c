@@ -632,6 +632,95 @@ test_chunking_and_offsets(void **state)
 	trace_info_free(&whole);
 }
 
+/* What on_event saw of each event: cat, tid and the args read. */
+struct args_seen {
+	size_t	 n;
+	char	 cat[4][TRACE_CAT_MAX];
+	bool	 has_tid[4], has_stream[4], has_device[4], has_flops[4];
+	bool	 has_cycles[4];
+	uint64_t track[4];
+	int64_t	 tid[4], device[4];
+	double	 flops[4];
+};
+
+static void
+keep_args(const struct trace_event *ev, void *arg)
+{
+	struct args_seen *s = arg;
+
+	if (s->n == 4)
+		return;
+	snprintf(s->cat[s->n], TRACE_CAT_MAX, "%s", ev->cat);
+	s->has_tid[s->n] = ev->has_tid;
+	s->tid[s->n] = ev->tid;
+	s->has_stream[s->n] = ev->has_stream;
+	s->has_device[s->n] = ev->has_device;
+	s->device[s->n] = ev->device;
+	s->has_flops[s->n] = ev->has_flops;
+	s->flops[s->n] = ev->flops;
+	s->has_cycles[s->n] = ev->has_cycles;
+	s->track[s->n] = ev->track;
+	s->n++;
+}
+
+/*
+ * cat, tid and args' stream, device, flops and cycle stamps (also in
+ * attr, as the Spyre runtime writes them); nested members are not args'.
+ */
+static void
+test_event_args(void **state)
+{
+	static const char json[] =
+	    "{\"traceEvents\": ["
+	    " {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 2,"
+	    "  \"tid\": 7, \"ts\": 1712195495406752, \"dur\": 3,"
+	    "  \"args\": {\"device\": 2, \"stream\": 7, \"grid\": [1, 1],"
+	    "  \"flops\": 2.5e9}},"
+	    " {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\","
+	    "  \"tid\": \"main\", \"ts\": 1712195495406752, \"dur\": 3,"
+	    "  \"args\": {\"x\": {\"stream\": 1, \"device\": 3, \"flops\": 9},"
+	    "  \"flops\": 12}},"
+	    " {\"ph\": \"X\", \"cat\": \"mtia_ccp_events\", \"name\": \"w\","
+	    "  \"ts\": 1712195495406752, \"args\": {\"stream\": \"108\","
+	    "  \"device\": 1.5, \"flops\": \"many\"}},"
+	    " {\"ph\": \"B\", \"name\": \"add_11 Cmpt Exec\", \"pid\": 0,"
+	    "  \"tid\": 15514734831341844875, \"ts\": 1712195495406753,"
+	    "  \"attr\": {\"Power\": \"3620872431\", \"TS1\": \"2552537956\"}}]}";
+	struct args_seen seen = { 0 };
+	struct trace_options opts = { .on_event = keep_args, .arg = &seen };
+	struct trace_info in;
+	struct trace_error err;
+
+	(void)state;
+	for (size_t chunk = 0; chunk < 30; chunk += 7) {
+		memset(&seen, 0, sizeof(seen));
+		assert_int_equal(read_mem_opts(json, chunk, &opts, &in, &err),
+		    TRACE_OK);
+		trace_info_free(&in);
+		assert_int_equal(seen.n, 4);
+		assert_string_equal(seen.cat[0], "kernel");
+		assert_true(seen.has_tid[0] && seen.tid[0] == 7);
+		assert_true(seen.has_stream[0]);
+		assert_true(seen.has_device[0] && seen.device[0] == 2);
+		assert_true(seen.has_flops[0] && seen.flops[0] == 2.5e9);
+		assert_string_equal(seen.cat[1], "cpu_op");
+		assert_false(seen.has_tid[1]);
+		assert_false(seen.has_stream[1]);
+		assert_false(seen.has_device[1]);
+		assert_true(seen.has_flops[1] && seen.flops[1] == 12);
+		assert_string_equal(seen.cat[2], "mtia_ccp_events");
+		assert_true(seen.has_stream[2]);
+		assert_false(seen.has_device[2]);
+		assert_false(seen.has_flops[2]);
+		assert_false(seen.has_cycles[0] || seen.has_cycles[2]);
+		/* a tid past int64: no tid, but a track; the stamps in attr */
+		assert_false(seen.has_tid[3]);
+		assert_true(seen.has_cycles[3]);
+		assert_true(seen.track[3] != 0 && seen.track[3] != seen.track[0]);
+		assert_true(seen.track[0] != 0 && seen.track[2] == 0);
+	}
+}
+
 /* --- errors ---------------------------------------------------------- */
 
 /*
@@ -897,6 +986,7 @@ main(void)
 		cmocka_unit_test(test_steps_long_name),
 		cmocka_unit_test(test_steps_bounded),
 		cmocka_unit_test(test_chunking_and_offsets),
+		cmocka_unit_test(test_event_args),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_not_a_trace),

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# spyremon export --trace FILE --ops on the daemon and the simulator: a
+# job (ops_job.py) runs in a window on two cards sampled every 100 ms and
+# writes a Kineto-shaped trace with device events (kernels, a copy, a
+# collective, one kernel longer than several samples) and host events.
+# ops_check.py recomputes every operator's energy from the stored power
+# (export -m pwr) and checks that operators plus idle add up to the
+# cards' energy to 1e-9, that the cards' energy is --steps' total digit
+# for digit, and that the table, csv and json agree.  Then the errors: a
+# trace without device events, --ops without --trace, with --steps, and
+# --json without --steps or --ops.  Last, a Spyre device trace of four
+# cards (tests/data/traces/flex-allreduce-tp4.json: begin and end pairs
+# with the cards' cycle stamps) over samples of mksamples: its 28 pairs
+# are the operators' calls, and operators plus idle are each card's
+# energy, recomputed here.
+source "$(dirname "$0")/lib.sh"
+
+need python3 sqlite3
+CHECK="python3 $ROOT/tests/integration/ops_check.py"
+
+# expect_rc RC COMMAND...: run COMMAND, which must exit RC; stdout in
+# $T/out, stderr in $T/err
+expect_rc() {
+	local want=$1 rc=0
+	shift
+	"$@" >"$T/out" 2>"$T/err" || rc=$?
+	[ "$rc" -eq "$want" ] || { cat "$T/err" >&2; fail "$* exited $rc, not $want"; }
+}
+
+FLUSH=200ms write_config 2 100ms
+start_daemon
+wait_for 20 test -S "$T/control.sock" || fail "no control socket within 20s"
+wait_for 20 rows_at_least 1 || fail "no row stored within 20s"
+SPY="$CLIENT -c $T/spyremond.yaml"
+
+python3 "$ROOT/tests/integration/ops_job.py" "$T/control.sock" ops-run "$T/trace.json" ||
+	fail "ops_job.py failed"
+PYTHONPATH=$ROOT/tests/integration python3 "$ROOT/tests/integration/sync.py" \
+	"$T/control.sock" || fail "the daemon did not store window ops-run"
+TR=(--trace "$T/trace.json")
+
+expect_rc 0 $SPY export "${TR[@]}" --ops --csv
+cp "$T/out" "$T/ops.csv"
+grep -q "^spyremon: operators and idle add up to each card's energy" "$T/err" ||
+	fail "no closure note: $(cat "$T/err")"
+grep -q "operators are estimates: .*ERROR bounds each" "$T/err" ||
+	fail "no note of the estimates: $(cat "$T/err")"
+head -n 1 "$T/ops.csv" | grep -q '^section,name,category,card,calls,device_ms,time_pct,energy_J,energy_pct,net_J,mean_W,error_J,basis,flops,TOPS,TOPS_per_W,samples,interval_ms,covered_ms,device_span_ms,idle_ms,idle_J,host_only_ms,host_only_J,idle_W,closure$' ||
+	fail "csv header: $(head -n 1 "$T/ops.csv")"
+expect_rc 0 $SPY export "${TR[@]}" --ops --json
+cp "$T/out" "$T/ops.json"
+expect_rc 0 $SPY export "${TR[@]}" --ops --table
+cp "$T/out" "$T/ops.table"
+grep -q '^operators and idle add up' "$T/ops.table" || fail "table: no closure footnote"
+expect_rc 0 $SPY export "${TR[@]}" --steps --json
+cp "$T/out" "$T/steps.json"
+# the samples, with a margin, for the recomputation
+expect_rc 0 $SPY export "${TR[@]}" -m pwr --pad 1s
+cp "$T/out" "$T/samples.csv"
+$CHECK "$T/trace.json" "$T/samples.csv" "$T/ops.csv" "$T/ops.json" \
+	"$T/ops.table" "$T/steps.json"
+cat "$T/ops.table"
+
+# the default on a pipe is csv; --output writes the file
+expect_rc 0 $SPY export "${TR[@]}" --ops
+cmp -s "$T/out" "$T/ops.csv" || fail "the default on a pipe is not the csv"
+expect_rc 0 $SPY export "${TR[@]}" --ops --csv --output "$T/o.csv"
+[ ! -s "$T/out" ] && cmp -s "$T/o.csv" "$T/ops.csv" || fail "--output differs"
+# --device keeps one card: the other's events are left out, and said so
+expect_rc 0 $SPY export "${TR[@]}" --ops --csv --device 0
+grep -q '^card,card 0,' "$T/out" && ! grep -q '^card,card 1,' "$T/out" ||
+	fail "--device 0: $(grep '^card' "$T/out")"
+grep -q "device events on a card without samples in the span (the first: card 1)" "$T/err" ||
+	fail "--device 0: no note of card 1's events: $(cat "$T/err")"
+
+# ---- errors ----
+grep -v '"cat": "kernel"\|"cat": "gpu_memcpy"' "$T/trace.json" >"$T/host.json"
+expect_rc 1 $SPY export --trace "$T/host.json" --ops
+grep -q "no device events" "$T/err" || fail "no device events: $(cat "$T/err")"
+[ ! -s "$T/out" ] || fail "a trace without device events wrote: $(cat "$T/out")"
+expect_rc 2 $SPY export --window ops-run --ops
+grep -q -- "--ops goes with --trace" "$T/err" || fail "$(cat "$T/err")"
+expect_rc 2 $SPY export "${TR[@]}" --ops --steps
+grep -q -- "--steps and --ops exclude each other" "$T/err" || fail "$(cat "$T/err")"
+expect_rc 2 $SPY export "${TR[@]}" --json
+grep -q -- "--json goes with --steps or --ops" "$T/err" || fail "$(cat "$T/err")"
+expect_rc 2 $SPY export --trace /dev/stdin --ops </dev/null
+grep -q -- "--ops reads the trace twice" "$T/err" || fail "$(cat "$T/err")"
+
+stop_daemon
+
+# ---- a Spyre device trace, placed with --trace-start ----
+MKSAMPLES=$BIN/tests/mksamples
+[ -x "$MKSAMPLES" ] || fail "no $MKSAMPLES: run make check"
+FLEX=$ROOT/tests/data/traces/flex-allreduce-tp4.json
+BASE=1760000000000000000
+FIRST_NS=2097962447132759	# its first event's ts, in ns
+python3 - "$BASE" >"$T/flex.samples" <<'PY'
+import sys
+base, ms = int(sys.argv[1]), 1000000
+for dev in range(4):
+    for k in range(-20, 25):
+        print("%d %d 1 pwr=%.1f busy=%d" % (base + k * ms + 250000, dev,
+              60 + 3 * dev + (k * 7) % 11, 0 if k < -10 else 40))
+PY
+"$MKSAMPLES" "$T/flex.db" <"$T/flex.samples" || fail "mksamples failed"
+expect_rc 0 "$CLIENT" --db "$T/flex.db" export --trace "$FLEX" \
+	--trace-start $((BASE - FIRST_NS)) --ops --csv
+python3 - "$T/out" "$T/flex.samples" "$FLEX" "$BASE" <<'PY' || fail "the Spyre trace's operators"
+import csv, json, sys
+from decimal import Decimal
+rows = list(csv.DictReader(open(sys.argv[1])))
+ev = json.load(open(sys.argv[3]), parse_float=Decimal)
+base = int(sys.argv[4])
+t0 = min(e["ts"] for e in ev)
+ns = lambda ts: base + int((ts - t0) * 1000)
+lo, hi = ns(min(e["ts"] for e in ev)), ns(max(e["ts"] for e in ev))
+ops = [r for r in rows if r["section"] == "op"]
+cards = {int(r["card"]): r for r in rows if r["section"] == "card"}
+cats = {r["name"]: r for r in rows if r["section"] == "category"}
+assert sum(int(r["calls"]) for r in ops) == 28, ops
+assert sorted(cards) == [0, 1, 2, 3], cards
+assert [int(cards[c]["calls"]) for c in range(4)] == [4, 7, 7, 10], cards
+assert int(cats["communication"]["calls"]) == 20 and int(cats["compute"]["calls"]) == 8, cats
+calls = {}
+for e in ev:
+    calls.setdefault(e["name"], 0)
+    calls[e["name"]] += e["ph"] == "B"
+assert {r["name"]: int(r["calls"]) for r in ops} == calls
+for c, r in cards.items():
+    want = 0.0
+    for line in open(sys.argv[2]):
+        ts, dev, ival, pwr = line.split()[:4]
+        if int(dev) != c:
+            continue
+        s1 = int(ts)
+        s0 = s1 - int(ival) * 1000000
+        want += float(pwr[4:]) * max(0, min(s1, hi) - max(s0, lo)) / 1e9
+    got = float(r["energy_J"])
+    assert abs(got - want) <= 1e-9 * want, (c, got, want)
+    assert float(r["closure"]) <= 1e-9, r
+total = sum(float(r["energy_J"]) for r in cards.values())
+parts = sum(float(r["energy_J"]) for r in ops) + float(cats["idle"]["energy_J"])
+assert abs(parts - total) <= 1e-9 * total, (parts, total)
+assert all(r["basis"] == "estimate" for r in ops), ops
+print("flex: 28 pairs on 4 cards, closure %.1e" % (abs(parts - total) / total))
+PY
+exit 0
