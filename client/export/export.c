@@ -746,6 +746,13 @@ run_combined(const struct job *j)
 	rc = merge_combined_write(r, o->traces.n, j->ncols, j->device_sql,
 	    o->merge);
 	free(r);
+	/* one file mixes the ranks: say what it is for, and what is not */
+	if (rc == CLIENT_EXIT_OK && !o->quiet)
+		fprintf(stderr, "%s: %zu traces combined into one, each rank's "
+		    "events and cards a group of processes, for trace viewers "
+		    "(Perfetto, chrome://tracing); per-rank analyzers (Holistic "
+		    "Trace Analysis) read one file per rank: --merge-dir DIR\n",
+		    output_name(o->merge), o->traces.n);
 	return rc;
 }
 

@@ -177,8 +177,10 @@ echo "ok: --steps, summary and a window's export carry each host"
 mkdir "$T/merged"
 spy export --trace "$T/h0.json" --trace "$T/h1.json" --merge-dir "$T/merged" ||
 	fail "--merge-dir exited $?"
-spy export --trace "$T/h0.json" --trace "$T/h1.json" --merge "$T/combined.json.gz" ||
-	fail "--merge combined exited $?"
+spy export --trace "$T/h0.json" --trace "$T/h1.json" --merge "$T/combined.json.gz" \
+    2>"$T/err" || fail "--merge combined exited $?: $(cat "$T/err")"
+grep -q "combined.json.gz: 2 traces combined into one, .* for trace viewers .*; per-rank analyzers (Holistic Trace Analysis) read one file per rank: --merge-dir DIR$" "$T/err" ||
+	fail "a combined --merge does not say what it is for: $(cat "$T/err")"
 python3 "$CHECK" merged "$T/h0.json" "$T/h1.json" "$T/merged/h0.json" "$T/merged/h1.json" \
     "$T/combined.json.gz" "$T/single0.csv" "$T/single1.csv" "$HA" "$HB" ||
 	fail "the merged traces"
