@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# spyremon db check and db salvage on a database the daemon wrote from the
+# simulator, with three windows.  check runs beside the daemon and says
+# ok (exit 0); salvage of the intact file keeps every row of every table.
+# Then two leaf pages of samples, away from each other, are overwritten
+# with garbage by plain file writes at their offsets (found through
+# dbstat): check names the table and the pages (exit 14, and in --json);
+# salvage (exit 14) saves every row but the ones on those pages (dbstat's
+# cell counts), each exactly as it was, keeps the windows and their
+# summaries, and its output opens with spyremon windows and export.  OUT
+# that exists is refused, and nothing is left behind.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+need sqlite3 python3
+SPY="$CLIENT -c $T/spyremond.yaml"
+q() { sqlite3 -readonly "file:$1?mode=ro" "$2"; }
+
+# expect_rc RC COMMAND...: run COMMAND, which must exit RC; output in
+# $T/out and $T/err
+expect_rc() {
+	local want=$1 rc=0
+	shift
+	"$@" >"$T/out" 2>"$T/err" || rc=$?
+	[ "$rc" -eq "$want" ] ||
+		{ cat "$T/out" "$T/err" >&2; fail "$* exited $rc, not $want"; }
+}
+
+# every table but samples and metrics, as text, row by row
+TABLES="windows window_summary window_summary_bw device_map cards host
+counters smi_versions daemon imports"
+dump_tables() {
+	local t
+	for t in $TABLES; do
+		echo "== $t"
+		q "$1" "SELECT * FROM $t ORDER BY 1, 2"
+	done
+	echo "== metrics"
+	q "$1" "SELECT id, key, unit, grp, reliable, decimals, col FROM metrics ORDER BY id"
+}
+dump_samples() {
+	q "$1" "SELECT * FROM samples ORDER BY ts_ns, device"
+}
+
+FLUSH=200ms write_config 4 50ms
+start_daemon
+wait_for 20 test -S "$T/control.sock" || fail "no control socket"
+wait_for 20 rows_at_least 40 || fail "no rows"
+for i in 1 2 3; do
+	$SPY mark begin --tag "win$i" --meta "run=$i" >/dev/null ||
+		fail "mark begin win$i"
+	sleep 1
+	$SPY mark end --tag "win$i" --wait 10s >/dev/null ||
+		fail "window win$i did not complete"
+done
+# check beside the running daemon: read-only, the log in use
+expect_rc 0 $SPY db check
+grep -q ": ok (" "$T/out" || fail "check beside the daemon: $(cat "$T/out")"
+wait_for 60 rows_at_least 1200 || fail "only $(rows_in_db) rows"
+stop_daemon
+[ ! -e "$DB-wal" ] || fail "the daemon left its log"
+
+total=$(rows_in_db)
+leaves=$(q "$DB" "SELECT count(*) FROM dbstat WHERE name = 'samples' AND pagetype = 'leaf'")
+[ "$leaves" -ge 8 ] || fail "samples has only $leaves leaf pages"
+echo "database: $total samples on $leaves leaf pages, 3 windows"
+
+# ---- intact ----
+expect_rc 0 $SPY db check --db "$DB"
+grep -q "no problem found" "$T/out" || fail "check intact: $(cat "$T/out")"
+grep -q "write-ahead log: none" "$T/out" || fail "check: log: $(cat "$T/out")"
+expect_rc 0 $SPY db check --db "$DB" --json
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["intact"] is True and d["problems"] == [] and d["damaged"] == [], d
+assert d["wal"]["state"] == "none", d
+' "$T/out" || fail "check --json intact: $(cat "$T/out")"
+expect_rc 0 "$CLIENT" db salvage "$DB" "$T/whole.db"
+[ "$(dump_samples "$T/whole.db" | md5sum)" = "$(dump_samples "$DB" | md5sum)" ] ||
+	fail "salvage of the intact file changed samples"
+diff <(dump_tables "$DB") <(dump_tables "$T/whole.db") >&2 ||
+	fail "salvage of the intact file changed a table"
+grep -q "samples *$total  0$" "$T/out" || fail "salvage report: $(cat "$T/out")"
+[ ! -e "$T/whole.db.tmp" ] || fail "salvage left whole.db.tmp"
+echo "intact: check 0, salvage kept all $total samples and every table"
+
+# ---- damage: two leaf pages of samples, garbage at their offsets ----
+dump_samples "$DB" | sort >"$T/rows.before"
+dump_tables "$DB" >"$T/tables.before"
+ps=$(q "$DB" "PRAGMA page_size")
+# leaves in key order (dbstat's path), a third and two thirds in
+q "$DB" "SELECT pageno, ncell FROM dbstat WHERE name = 'samples' AND
+    pagetype = 'leaf' ORDER BY path" >"$T/leaves"
+a=$((leaves / 3 + 1)); b=$((2 * leaves / 3 + 1))
+pages="$(sed -n "${a}p" "$T/leaves" | cut -d'|' -f1) $(sed -n "${b}p" "$T/leaves" | cut -d'|' -f1)"
+cells=$(( $(sed -n "${a}p" "$T/leaves" | cut -d'|' -f2) + $(sed -n "${b}p" "$T/leaves" | cut -d'|' -f2) ))
+for p in $pages; do
+	head -c "$ps" /dev/zero | tr '\0' '\377' |
+		dd of="$DB" bs="$ps" seek=$((p - 1)) conv=notrunc status=none
+done
+echo "damaged samples pages $pages ($cells rows on them)"
+
+expect_rc 14 $SPY db check --db "$DB"
+grep -q ": DAMAGED (" "$T/out" || fail "check: $(cat "$T/out")"
+grep -q "damaged table samples: 2 of " "$T/out" || fail "check: $(cat "$T/out")"
+cat "$T/out"
+expect_rc 14 $SPY db check --db "$DB" --json
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["intact"] is False and len(d["problems"]) >= 2, d
+s = [o for o in d["damaged"] if o["name"] == "samples"]
+assert len(s) == 1 and s[0]["damaged_pages"] == 2, d
+assert s[0]["rows_on_damaged_pages"] > 0, d
+' "$T/out" || fail "check --json damaged: $(cat "$T/out")"
+
+expect_rc 14 "$CLIENT" db salvage "$DB" "$T/saved.db"
+cat "$T/out"
+[ -f "$T/saved.db" ] && [ ! -e "$T/saved.db.tmp" ] ||
+	fail "salvage: $(ls "$T")"
+saved=$(rows_in_db_of() { q "$1" 'SELECT count(*) FROM samples'; }; rows_in_db_of "$T/saved.db")
+[ "$saved" -eq $((total - cells)) ] ||
+	fail "salvage saved $saved samples, not $total - $cells"
+# every row saved is a row of before, as it was
+dump_samples "$T/saved.db" | sort >"$T/rows.after"
+extra=$(comm -13 "$T/rows.before" "$T/rows.after" | wc -l)
+[ "$extra" -eq 0 ] || fail "$extra saved rows differ from the original"
+grep -q "samples *$saved  about [0-9]*, in 2 unreadable ranges" "$T/out" ||
+	fail "salvage report: $(cat "$T/out")"
+# the windows, their metadata and summaries, and every other table
+diff "$T/tables.before" <(dump_tables "$T/saved.db") >&2 ||
+	fail "salvage changed a table other than samples"
+echo "salvage: saved $saved of $total samples, lost exactly the $cells on the damaged pages; every other table whole"
+
+# the salvaged database reads as any other
+expect_rc 0 $SPY db check --db "$T/saved.db"
+expect_rc 0 $SPY windows --db "$T/saved.db"
+for i in 1 2 3; do
+	grep -q "win$i" "$T/out" || fail "windows: no win$i: $(cat "$T/out")"
+done
+rc=0
+$SPY export --db "$T/saved.db" --window win1 >"$T/export.csv" 2>"$T/err" || rc=$?
+[ "$rc" -eq 0 ] || [ "$rc" -eq 6 ] || fail "export exited $rc: $(cat "$T/err")"
+[ "$(wc -l <"$T/export.csv")" -gt 1 ] || fail "export of win1 is empty"
+
+# OUT that exists is refused and left alone; a temporary file too
+cp "$T/saved.db" "$T/copy.db"
+expect_rc 1 "$CLIENT" db salvage "$DB" "$T/saved.db"
+grep -q "exists" "$T/err" || fail "refusal: $(cat "$T/err")"
+cmp -s "$T/saved.db" "$T/copy.db" || fail "an existing OUT was changed"
+: >"$T/next.db.tmp"
+expect_rc 1 "$CLIENT" db salvage "$DB" "$T/next.db"
+[ ! -e "$T/next.db" ] || fail "salvage wrote next.db beside a stale next.db.tmp"
+# a file that is no database cannot be read: 4
+head -c 8192 /dev/urandom >"$T/junk.db"
+expect_rc 4 $SPY db check --db "$T/junk.db"
+expect_rc 4 "$CLIENT" db salvage "$T/junk.db" "$T/junk-out.db"
+[ ! -e "$T/junk-out.db" ] && [ ! -e "$T/junk-out.db.tmp" ] ||
+	fail "salvage of junk left a file"
+echo "PASS: t_db_salvage"
