@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* a + b, or INT64_MAX past it (b >= 0) */
+/* a + b, or INT64_MAX past it */
 static int64_t
-add_sat(int64_t a, int64_t b)
+add_sat(int64_t a, uint64_t b)
 {
-	int64_t r;
+	uint64_t room = (uint64_t)INT64_MAX - (uint64_t)a;	/* mod 2^64 */
 
-	return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+	return b >= room ? INT64_MAX : (int64_t)((uint64_t)a + b);
 }
 
 enum keyscan_probe
@@ -20,7 +20,8 @@ keyscan_resume(keyscan_probe_fn probe, void *ctx, int64_t lo, int64_t *from,
     int64_t *key, unsigned *probes)
 {
 	enum keyscan_probe r, good_r;
-	int64_t bad = lo, good, good_key, k = 0, step = 1, p = lo;
+	int64_t bad = lo, good, good_key, k = 0, p = lo;
+	uint64_t step = 1;
 	bool any_bad = false;
 
 	/* gallop: lo, lo+1, lo+3, lo+7, ... until a probe reads */
@@ -35,14 +36,16 @@ keyscan_resume(keyscan_probe_fn probe, void *ctx, int64_t lo, int64_t *from,
 			return KEYSCAN_ERROR;
 		}
 		p = add_sat(lo, step);
-		step = step > INT64_MAX / 2 ? INT64_MAX : step * 2;
+		step = step > UINT64_MAX / 2 ? UINT64_MAX : step * 2;
 	}
 	good = p;
 	good_r = r;
 	good_key = k;
 	/* bisect: bad fails, good reads; the first that reads after bad */
-	while (any_bad && good - bad > 1) {
-		int64_t mid = bad + (good - bad) / 2;
+	/* the distance as unsigned: from INT64_MIN it exceeds INT64_MAX */
+	while (any_bad && (uint64_t)good - (uint64_t)bad > 1) {
+		int64_t mid = (int64_t)((uint64_t)bad +
+		    ((uint64_t)good - (uint64_t)bad) / 2);
 
 		(*probes)++;
 		if ((r = probe(ctx, mid, &k)) == KEYSCAN_ERROR)
@@ -59,29 +62,36 @@ keyscan_resume(keyscan_probe_fn probe, void *ctx, int64_t lo, int64_t *from,
 }
 
 uint64_t
-keyscan_gap_rows(uint64_t rows, int64_t span, int64_t prev, int64_t next)
+keyscan_gap_rows(uint64_t intervals, double span, int64_t prev, int64_t next)
 {
-	double density, in_gap;
+	double in_gap;
 
-	if (rows < 2 || span <= 0 || next <= prev)
+	if (intervals == 0 || span <= 0 || next <= prev)
 		return 0;
-	density = (double)(rows - 1) / (double)span;
-	in_gap = round(density * ((double)next - (double)prev)) - 1.0;
+	in_gap = round((double)intervals / span *
+	    ((double)next - (double)prev)) - 1.0;
 	return in_gap > 0 ? (uint64_t)in_gap : 0;
 }
 
 uint64_t
 keyscan_lost_estimate(const struct keyscan *ks)
 {
-	uint64_t n = 0;
+	/* the spacing of rows where they could be read: the gaps left out */
+	double span = (double)ks->max_key - (double)ks->min_key;
+	uint64_t intervals = ks->rows > 0 ? ks->rows - 1 : 0, n = 0;
 
 	if (!ks->have_keys)
 		return 0;
 	for (size_t i = 0; i < ks->nlost; i++)
+		if (ks->lost[i].have_prev && ks->lost[i].have_next &&
+		    intervals > 0) {
+			span -= (double)ks->lost[i].next - (double)ks->lost[i].prev;
+			intervals--;
+		}
+	for (size_t i = 0; i < ks->nlost; i++)
 		if (ks->lost[i].have_prev && ks->lost[i].have_next)
-			n += keyscan_gap_rows(ks->rows,
-			    ks->max_key - ks->min_key, ks->lost[i].prev,
-			    ks->lost[i].next);
+			n += keyscan_gap_rows(intervals, span,
+			    ks->lost[i].prev, ks->lost[i].next);
 	return n;
 }
 

@@ -86,17 +86,20 @@ struct keyscan {
 int keyscan_run(struct keyscan *ks);
 
 /*
- * The rows lost in ks's lost ranges, estimated from the density of the
- * rows read around them (rows read / key span): for each range, the rows
- * that density puts between the rows read on either side, less one.
+ * The rows lost in ks's lost ranges, estimated from the spacing of the
+ * rows read (their key span, less the gaps, over the intervals between
+ * them): for each range, the rows that spacing puts between the rows read
+ * on either side, less one.  Ranges at an end of the table are not
+ * counted.
  */
 uint64_t keyscan_lost_estimate(const struct keyscan *ks);
 
 /*
- * The estimate for one gap: rows read over a key span, and a gap from
- * prev to next: rows that density puts in the gap, less one; 0 if none.
+ * The estimate for one gap from prev to next, given intervals between
+ * rows read over span keys: rows that spacing puts in it, less one; 0 if
+ * none.
  */
-uint64_t keyscan_gap_rows(uint64_t rows, int64_t span, int64_t prev,
+uint64_t keyscan_gap_rows(uint64_t intervals, double span, int64_t prev,
     int64_t next);
 
 void keyscan_free(struct keyscan *ks);

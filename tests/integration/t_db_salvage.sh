@@ -89,10 +89,20 @@ echo "intact: check 0, salvage kept all $total samples and every table"
 dump_samples "$DB" | sort >"$T/rows.before"
 dump_tables "$DB" >"$T/tables.before"
 ps=$(q "$DB" "PRAGMA page_size")
-# leaves in key order (dbstat's path), a third and two thirds in
+# the leaves in key order (dbstat's path under the one interior page):
+# the one holding the middle of win2, and one two thirds in
+[ "$(q "$DB" "SELECT count(*) FROM dbstat WHERE name = 'samples' AND
+    pagetype = 'internal'")" -eq 1 ] || fail "samples is not two levels deep"
 q "$DB" "SELECT pageno, ncell FROM dbstat WHERE name = 'samples' AND
     pagetype = 'leaf' ORDER BY path" >"$T/leaves"
-a=$((leaves / 3 + 1)); b=$((2 * leaves / 3 + 1))
+rank=$(q "$DB" "SELECT count(*) FROM samples, windows WHERE tag = 'win2'
+    AND ts_ns < (begin_ns + end_ns) / 2")
+# in key order a leaf's rows, then the row on the interior page after it
+a=$(awk -F'|' -v r="$rank" '!found && r < start + $2 { found = NR }
+    { start += $2 + 1 } END { print found ? found : NR }' "$T/leaves")
+b=$((2 * leaves / 3 + 1))
+[ $((b - a)) -ge 2 ] || b=$((a + 2))
+[ "$b" -lt "$leaves" ] || fail "no leaf to damage after leaf $a of $leaves"
 pages="$(sed -n "${a}p" "$T/leaves" | cut -d'|' -f1) $(sed -n "${b}p" "$T/leaves" | cut -d'|' -f1)"
 cells=$(( $(sed -n "${a}p" "$T/leaves" | cut -d'|' -f2) + $(sed -n "${b}p" "$T/leaves" | cut -d'|' -f2) ))
 for p in $pages; do
@@ -128,6 +138,21 @@ extra=$(comm -13 "$T/rows.before" "$T/rows.after" | wc -l)
 [ "$extra" -eq 0 ] || fail "$extra saved rows differ from the original"
 grep -q "samples *$saved  about [0-9]*, in 2 unreadable ranges" "$T/out" ||
 	fail "salvage report: $(cat "$T/out")"
+# the windows reported with samples lost: those whose span holds a row lost
+comm -23 "$T/rows.before" "$T/rows.after" | cut -d'|' -f1 >"$T/lost.ts"
+want=$(q "$T/saved.db" "SELECT id, begin_ns, coalesce(end_ns, 0) FROM windows" |
+    python3 -c '
+import sys
+lost = [int(l) for l in open(sys.argv[1]) if l.strip()]
+for line in sys.stdin:
+    i, b, e = (int(x) for x in line.split("|"))
+    if any(b <= t and (e == 0 or t <= e) for t in lost):
+        print(i)
+' "$T/lost.ts" | tr '\n' ' ')
+got=$(sed -n '/^  windows whose samples are partly lost/,$p' "$T/out" | tail -n +2 |
+    awk '{ print $1 }' | tr '\n' ' ')
+[ -n "$want" ] || fail "the damage hit no window"
+[ "$got" = "$want" ] || fail "windows with samples lost: reported '$got', truly '$want'"
 # the windows, their metadata and summaries, and every other table
 diff "$T/tables.before" <(dump_tables "$T/saved.db") >&2 ||
 	fail "salvage changed a table other than samples"
