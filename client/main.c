@@ -78,7 +78,7 @@ help(void)
 	    "          [--output DIR] [--report] [--wait D] [--warmup D]\n"
 	    "          [--socket-dir DIR] [--max-processes N] [--dynolog-port PORT]\n"
 	    "  db check [--json]\n"
-	    "  db salvage DAMAGED OUT\n"
+	    "  db salvage [--json] DAMAGED OUT\n"
 	    "\n"
 	    "-c names the daemon's config (default %s),\n"
 	    "which gives the socket and the database; --socket and --db override\n"

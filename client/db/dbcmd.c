@@ -10,7 +10,7 @@ static int
 db_help(void)
 {
 	printf("usage: spyremon db check [--db FILE] [--json]\n"
-	    "       spyremon db salvage DAMAGED OUT\n"
+	    "       spyremon db salvage [--json] DAMAGED OUT\n"
 	    "\n"
 	    "check runs SQLite's integrity check on the database, read-only;\n"
 	    "salvage copies every row of a damaged database that can still be\n"

@@ -28,10 +28,17 @@
 #include "client.h"
 #include "cmd.h"
 #include "db.h"
+#include "json.h"
 #include "output.h"
 #include "salvage_copy.h"
 #include "storedb.h"
 #include "walcheck.h"
+
+enum { OPT_JSON = CLIENT_OPT_FIRST_FREE };
+
+struct salvage_opts {
+	bool json;
+};
 
 /* rows buffered by the store between the copy's flushes, and some room */
 #define PENDING_ROWS	8192
@@ -166,6 +173,54 @@ report(const struct salvage *s, const char *from, const char *out)
 			    s->win[i].tag != NULL ? s->win[i].tag : "");
 }
 
+static void
+report_json(const struct salvage *s, const char *from, const char *out)
+{
+	yajl_gen g = json_gen_new(true);
+
+	if (g == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	yajl_gen_map_open(g);
+	jsonw_put_str(g, "database", from);
+	jsonw_put_str(g, "out", out);
+	jsonw_str(g, "tables");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < s->nt; i++) {
+		const struct salvage_table *t = &s->t[i];
+
+		yajl_gen_map_open(g);
+		jsonw_put_str(g, "name", t->name);
+		jsonw_put_bool(g, "present", t->present);
+		jsonw_put_uint(g, "saved", t->saved);
+		jsonw_put_uint(g, "lost_estimate", t->lost);
+		jsonw_put_uint(g, "unreadable_ranges", t->ranges);
+		jsonw_put_bool(g, "lost_at_an_end", t->lost_unknown);
+		jsonw_put_uint(g, "dropped_columns", t->dropped_cols);
+		jsonw_put_str_or_null(g, "error", t->failed ? t->err : NULL);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	jsonw_str(g, "dropped_sample_columns");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < s->ndropped; i++)
+		jsonw_str(g, s->dropped[i]);
+	yajl_gen_array_close(g);
+	jsonw_str(g, "windows_with_samples_lost");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < s->nwin; i++) {
+		if (!s->win[i].samples_lost)
+			continue;
+		yajl_gen_map_open(g);
+		jsonw_put_int(g, "id", s->win[i].id);
+		jsonw_put_str_or_null(g, "tag", s->win[i].tag);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	json_gen_flush(g, stdout);
+	yajl_gen_free(g);
+}
+
 /* The copy itself, into the open store; CLIENT_EXIT_OK or FAILED. */
 static int
 copy_all(struct salvage *s)
@@ -181,8 +236,9 @@ copy_all(struct salvage *s)
 }
 
 static int
-salvage_run(struct client *cl, void *opts, int argc, char *argv[])
+salvage_run(struct client *cl, void *opts_, int argc, char *argv[])
 {
+	const struct salvage_opts *o = opts_;
 	const char *from = argv[0], *out = argv[1];
 	struct salvage s = { 0 };
 	struct walcheck wc;
@@ -190,7 +246,6 @@ salvage_run(struct client *cl, void *opts, int argc, char *argv[])
 	int rc;
 
 	(void)cl;
-	(void)opts;
 	(void)argc;
 	if ((rc = claim_out(out)) != CLIENT_EXIT_OK)
 		return rc;
@@ -217,7 +272,10 @@ salvage_run(struct client *cl, void *opts, int argc, char *argv[])
 		warnx("%s: not written", out);
 	} else {
 		salvage_windows_mark(&s);
-		report(&s, from, out);
+		if (o->json)
+			report_json(&s, from, out);
+		else
+			report(&s, from, out);
 		if (anything_lost(&s))
 			rc = CLIENT_EXIT_DAMAGED;
 	}
@@ -225,10 +283,26 @@ salvage_run(struct client *cl, void *opts, int argc, char *argv[])
 	return rc;
 }
 
+static int
+salvage_option(void *opts_, int ch, char *arg)
+{
+	struct salvage_opts *o = opts_;
+
+	(void)arg;
+	if (ch == OPT_JSON)
+		o->json = true;
+	return CLIENT_EXIT_OK;
+}
+
+static const struct option salvage_longopts[] = {
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ NULL, 0, NULL, 0 },
+};
+
 const struct cmd_spec db_salvage_cmd = {
 	.name = "db salvage",
 	.usage =
-	    "usage: spyremon db salvage DAMAGED OUT\n"
+	    "usage: spyremon db salvage [--json] DAMAGED OUT\n"
 	    "\n"
 	    "Copy every row of the database DAMAGED that can still be read\n"
 	    "into a new database OUT, written with this spyremon's schema:\n"
@@ -241,10 +315,15 @@ const struct cmd_spec db_salvage_cmd = {
 	    "estimate of those lost, and the windows whose samples are partly\n"
 	    "lost.\n"
 	    "\n"
+	    "  --json      the counts as one JSON object\n"
+	    "\n"
 	    "Exit 0: every row copied; 14: OUT written, but rows were lost;\n"
 	    "4: DAMAGED cannot be read at all; 1: OUT not written.\n",
 	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DATABASE) |
 	    CMD_EXIT(CLIENT_EXIT_DAMAGED),
+	.longopts = salvage_longopts,
 	.operands = 2,
+	.opts_size = sizeof(struct salvage_opts),
+	.option = salvage_option,
 	.run = salvage_run,
 };
