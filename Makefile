@@ -109,7 +109,8 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/capture/dynoreq.c client/capture/procinfo.c \
 	client/capture/caplitter.c \
 	client/db/dbcmd.c client/db/dbcheck.c client/db/intcheck.c \
-	client/db/keyscan.c client/db/salvage.c client/db/salvage_copy.c
+	client/db/keyscan.c client/db/salvage.c client/db/salvage_copy.c \
+	client/db/pagewalk.c client/db/salvage_walk.c
 SIM_SRCS = sim/aiu-smi-sim.c sim/simopts.c sim/cardmodel.c sim/layout.c \
 	sim/metricwriter.c
 # what the simulator takes from common/: no database, no config

@@ -7,9 +7,10 @@
  * fails or is interrupted removes OUT.tmp and its side files.
  *
  * The rows are read through SQL, by ranges of each table's key, skipping
- * the ranges SQLite cannot read (keyscan.h); there is no walk of the
- * file's pages of its own, so rows under an interior page that cannot be
- * read are lost with it, as far as the backward read does not reach them.
+ * the ranges SQLite cannot read (keyscan.h); for samples, the rows in
+ * those ranges are then looked for on the file's own pages that no tree
+ * reaches (salvage_walk.h), when there is no -wal file to make the main
+ * file's pages stale.
  */
 #include "dbtools.h"
 
@@ -160,6 +161,11 @@ report(const struct salvage *s, const char *from, const char *out)
 	for (size_t i = 0; i < s->ndropped; i++)
 		printf("  samples column %s: no metric in the catalog, not "
 		    "copied\n", s->dropped[i]);
+	if (s->walked)
+		printf("  samples from leaf pages that no tree reaches: %"
+		    PRIu64 "\n", s->recovered);
+	if (s->walk_note[0] != '\0' && s->nlost > 0)
+		printf("  %s\n", s->walk_note);
 	for (size_t i = 0; i < s->nwin; i++)
 		if (s->win[i].samples_lost)
 			partly++;
@@ -192,6 +198,7 @@ report_json(const struct salvage *s, const char *from, const char *out)
 		jsonw_put_str(g, "name", t->name);
 		jsonw_put_bool(g, "present", t->present);
 		jsonw_put_uint(g, "saved", t->saved);
+		jsonw_put_uint(g, "saved_from_unreached_pages", t->recovered);
 		jsonw_put_uint(g, "lost_estimate", t->lost);
 		jsonw_put_uint(g, "unreadable_ranges", t->ranges);
 		jsonw_put_bool(g, "lost_at_an_end", t->lost_unknown);
@@ -241,7 +248,7 @@ salvage_run(struct client *cl, void *opts_, int argc, char *argv[])
 	const struct salvage_opts *o = opts_;
 	const char *from = argv[0], *out = argv[1];
 	struct salvage s = { 0 };
-	struct walcheck wc;
+	struct walcheck wc = { 0 };
 	char line[512];
 	int rc;
 
@@ -249,7 +256,16 @@ salvage_run(struct client *cl, void *opts_, int argc, char *argv[])
 	(void)argc;
 	if ((rc = claim_out(out)) != CLIENT_EXIT_OK)
 		return rc;
-	if (walcheck_db(from, &wc) == 0 && wc.verdict != WALCHECK_CLEAN) {
+	if (walcheck_db(from, &wc) == -1)
+		snprintf(s.walk_note, sizeof(s.walk_note), "no page walk: "
+		    "%s-wal: %s", from, strerror(errno));
+	else if (wc.wal_bytes > 0 || wc.main_empty)
+		/* the log holds pages newer than the file's own */
+		snprintf(s.walk_note, sizeof(s.walk_note), "no page walk: "
+		    "the database has a -wal file");
+	else
+		s.walk_path = from;
+	if (wc.verdict != WALCHECK_CLEAN) {
 		walcheck_describe(&wc, line, sizeof(line));
 		warnx("%s: %s; what SQLite reads is salvaged", from, line);
 	}
@@ -309,7 +325,9 @@ const struct cmd_spec db_salvage_cmd = {
 	    "samples, windows with their metadata and summaries, the metric\n"
 	    "catalog, device map, cards, host, counters and the rest.  Each\n"
 	    "table is read by ranges of its key, skipping the ranges SQLite\n"
-	    "cannot read, so a damaged page costs the rows on it.  DAMAGED is\n"
+	    "cannot read, so a damaged page costs the rows on it; samples under\n"
+	    "a damaged interior page are read from the file's own pages.\n"
+	    "DAMAGED is\n"
 	    "only read.  OUT must not exist; it is written as OUT.tmp and\n"
 	    "renamed when complete.  Prints the rows saved per table and an\n"
 	    "estimate of those lost, and the windows whose samples are partly\n"

@@ -9,6 +9,7 @@
 
 #include "client.h"
 #include "metrics.h"
+#include "salvage_walk.h"
 #include "schema.h"
 
 #define FLUSH_ROWS	4096	/* rows buffered between flushes */
@@ -235,16 +236,14 @@ static const char *const fixed_cols[] = {
 };
 #define NFIXED	(sizeof(fixed_cols) / sizeof(fixed_cols[0]))
 
+/* Store one row of the select list's values. */
 static int
-sample_row(void *ctx, sqlite3_value **v, int n)
+append_values(struct salvage *s, sqlite3_value **v)
 {
-	struct salvage *s = ctx;
 	struct store_sample smp = { 0 };
 	size_t nv = 0;
 	int64_t iv;
 
-	if ((size_t)n < NFIXED + s->ncols)
-		return -1;
 	smp.ts_ns = sqlite3_value_int64(v[0]);
 	smp.device = sqlite3_value_int(v[1]);
 	iv = sqlite3_value_int64(v[2]);
@@ -287,32 +286,81 @@ sample_row(void *ctx, sqlite3_value **v, int n)
 	return 0;
 }
 
-int
-salvage_samples(struct salvage *s)
+/* The rows the page walk found, up to key before (all: every one). */
+static int
+drain(struct salvage *s, bool all, int64_t before)
 {
-	struct salvage_table *t = new_table(s, SCHEMA_T_SAMPLES);
-	struct keyscan ks = { .db = s->src, .table = SCHEMA_T_SAMPLES,
-	    .key = SCHEMA_C_TS, .row = sample_row, .ctx = s };
-	size_t ncols;
-	char **cols = columns_of(s->src, SCHEMA_T_SAMPLES, &ncols), *list;
-	sqlite3_str *q = sqlite3_str_new(NULL);
-	bool row_failed;
-	int rc;
-
-	if ((t->present = ncols > 0)) {
-		s->cols = calloc(ncols, sizeof(*s->cols));
-		s->ids = calloc(ncols, sizeof(*s->ids));
-		s->values = calloc(ncols, sizeof(*s->values));
-		if (s->cols == NULL || s->ids == NULL || s->values == NULL)
-			oom();
+	while (s->merge_row && (all ||
+	    sqlite3_column_int64(s->merge, 0) < before)) {
+		for (int p = 0; p < s->nsel; p++)
+			s->mvals[p] = sqlite3_column_value(s->merge, p);
+		if (append_values(s, s->mvals) == -1)
+			return -1;
+		s->recovered++;
+		s->merge_row = sqlite3_step(s->merge) == SQLITE_ROW;
 	}
-	for (size_t i = 0; i < NFIXED; i++) {
-		bool have = false;
+	return 0;
+}
 
-		for (size_t k = 0; k < ncols && !have; k++)
-			have = strcmp(cols[k], fixed_cols[i]) == 0;
-		sqlite3_str_appendf(q, "%s%s%w%s", i > 0 ? ", " : "",
-		    have ? "\"" : "NULL AS \"", fixed_cols[i], "\"");
+static int
+sample_row(void *ctx, sqlite3_value **v, int n)
+{
+	struct salvage *s = ctx;
+
+	if (n != s->nsel || drain(s, false, sqlite3_value_int64(v[0])) == -1)
+		return -1;
+	return append_values(s, v);
+}
+
+/* The first read, when the page walk may follow: rows only counted. */
+static int
+count_row(void *ctx, sqlite3_value **v, int n)
+{
+	(void)ctx;
+	(void)v;
+	(void)n;
+	return 0;
+}
+
+/* Where the fixed columns are in the table's, for the page walk. */
+static void
+shape_of(char *const *cols, size_t ncols, struct walk_shape *sh)
+{
+	int *at[] = { &sh->ts, &sh->device, &sh->interval, &sh->skew,
+	    &sh->src };
+
+	sh->tcols = (int)ncols;
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		*at[i] = -1;
+		for (size_t k = 0; k < ncols; k++)
+			if (strcmp(cols[k], fixed_cols[i]) == 0)
+				*at[i] = (int)k;
+	}
+}
+
+/*
+ * The select list: the fixed columns (NULL where the table lacks one),
+ * then each metric column that has a metric here; s->sel_col says where
+ * each is in the table.  sqlite3_free it.
+ */
+static char *
+samples_select(struct salvage *s, struct salvage_table *t, char *const *cols,
+    size_t ncols)
+{
+	sqlite3_str *q = sqlite3_str_new(NULL);
+
+	if ((s->sel_col = calloc(NFIXED + ncols, sizeof(*s->sel_col))) ==
+	    NULL)
+		oom();
+	for (size_t i = 0; i < NFIXED; i++) {
+		int at = -1;
+
+		for (size_t k = 0; k < ncols && at < 0; k++)
+			if (strcmp(cols[k], fixed_cols[i]) == 0)
+				at = (int)k;
+		sqlite3_str_appendf(q, "%s%s%w\"", i > 0 ? ", " : "",
+		    at >= 0 ? "\"" : "NULL AS \"", fixed_cols[i]);
+		s->sel_col[s->nsel++] = at;
 	}
 	for (size_t k = 0; k < ncols; k++) {
 		const struct salvage_metric *m;
@@ -333,20 +381,60 @@ salvage_samples(struct salvage *s)
 			continue;
 		}
 		s->cols[s->ncols++] = m;
+		s->sel_col[s->nsel++] = (int)k;
 		sqlite3_str_appendf(q, ", \"%w\"", cols[k]);
 	}
-	list = sqlite3_str_finish(q);
-	columns_free(cols, ncols);
-	if (!t->present) {
-		sqlite3_free(list);
+	return sqlite3_str_finish(q);
+}
+
+int
+salvage_samples(struct salvage *s)
+{
+	struct salvage_table *t = new_table(s, SCHEMA_T_SAMPLES);
+	struct keyscan ks = { .db = s->src, .table = SCHEMA_T_SAMPLES,
+	    .key = SCHEMA_C_TS, .row = sample_row, .ctx = s };
+	struct walk_shape shape;
+	size_t ncols;
+	char **cols = columns_of(s->src, SCHEMA_T_SAMPLES, &ncols), *list;
+	bool row_failed;
+	int rc = 0;
+
+	if (!(t->present = ncols > 0))
 		return 0;
-	}
-	if (list == NULL)
+	s->cols = calloc(ncols, sizeof(*s->cols));
+	s->ids = calloc(ncols, sizeof(*s->ids));
+	s->values = calloc(ncols, sizeof(*s->values));
+	if (s->cols == NULL || s->ids == NULL || s->values == NULL)
+		oom();
+	shape_of(cols, ncols, &shape);
+	list = samples_select(s, t, cols, ncols);
+	columns_free(cols, ncols);
+	if (list == NULL ||
+	    (s->mvals = calloc((size_t)s->nsel, sizeof(*s->mvals))) == NULL)
 		oom();
 	ks.cols = list;
-	rc = scan_into(&ks, t, &row_failed);
+	/*
+	 * Where the file may be walked, a first read finds the ranges SQL
+	 * cannot read, and the walk the rows in them; the second read then
+	 * copies, with those rows merged in key order.
+	 */
+	if (s->walk_path != NULL) {
+		struct keyscan first = ks;
+
+		first.row = count_row;
+		if (keyscan_run(&first) == 0 && first.nlost > 0)
+			rc = salvage_walk(s, first.lost, first.nlost, &shape);
+		keyscan_free(&first);
+	}
+	if (rc == 0)
+		rc = scan_into(&ks, t, &row_failed);
+	if (rc == 0 && drain(s, true, 0) == -1)
+		rc = -1;
 	if (rc == 0 && storedb_flush(s->dst) == -1)
 		rc = -1;
+	t->recovered = s->recovered;
+	t->saved += s->recovered;
+	t->lost = t->lost > s->recovered ? t->lost - s->recovered : 0;
 	s->lost = ks.lost;	/* kept for the windows */
 	s->nlost = ks.nlost;
 	ks.lost = NULL;
@@ -484,6 +572,9 @@ salvage_free(struct salvage *s)
 	free(s->cols);
 	free(s->ids);
 	free(s->values);
+	free(s->sel_col);
+	free(s->mvals);
+	salvage_walk_free(s);
 	free(s->lost);
 	for (size_t i = 0; i < s->nwin; i++)
 		free(s->win[i].tag);

@@ -27,6 +27,7 @@ struct salvage_table {
 	bool present;		/* the damaged database has it */
 	bool failed;		/* it could not be read at all (err) */
 	uint64_t saved;		/* rows copied */
+	uint64_t recovered;	/* of them, read from pages no tree reaches */
 	uint64_t lost;		/* rows estimated lost, between rows read */
 	size_t ranges;		/* key ranges that could not be read */
 	bool lost_unknown;	/* a range at an end: no estimate */
@@ -67,6 +68,18 @@ struct salvage {
 	int *ids;		/* ncols, for store_sample.metric */
 	struct store_value *values;	/* ncols */
 	uint64_t appended;
+	/* the select list of samples: each place's column in the table */
+	int *sel_col;		/* -1: a fixed column the table lacks */
+	int nsel, table_cols;
+	/* the page walk (salvage_walk.h) */
+	const char *walk_path;	/* the file to walk; NULL: none */
+	char walk_note[160];	/* why not, or what stopped it */
+	bool walked;
+	uint64_t recovered;	/* samples rows found by it and copied */
+	sqlite3 *mem;		/* what it found, in memory */
+	sqlite3_stmt *merge;	/* those rows in key order */
+	bool merge_row;		/* merge is on a row */
+	sqlite3_value **mvals;	/* nsel, a merged row's values */
 };
 
 /*

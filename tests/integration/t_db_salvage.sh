@@ -8,7 +8,10 @@
 # salvage (exit 14) saves every row but the ones on those pages (dbstat's
 # cell counts), each exactly as it was, keeps the windows and their
 # summaries, and its output opens with spyremon windows and export.  OUT
-# that exists is refused, and nothing is left behind.
+# that exists is refused, and nothing is left behind.  Last, the interior
+# page above every leaf of samples is overwritten instead: SQL reads no
+# sample, and the walk of the file's own leaf pages saves every row but
+# the ones on that page.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -86,6 +89,7 @@ grep -q "samples *$total  0$" "$T/out" || fail "salvage report: $(cat "$T/out")"
 echo "intact: check 0, salvage kept all $total samples and every table"
 
 # ---- damage: two leaf pages of samples, garbage at their offsets ----
+cp "$DB" "$T/orig.db"
 dump_samples "$DB" | sort >"$T/rows.before"
 dump_tables "$DB" >"$T/tables.before"
 ps=$(q "$DB" "PRAGMA page_size")
@@ -168,6 +172,36 @@ rc=0
 $SPY export --db "$T/saved.db" --window win1 >"$T/export.csv" 2>"$T/err" || rc=$?
 [ "$rc" -eq 0 ] || [ "$rc" -eq 6 ] || fail "export exited $rc: $(cat "$T/err")"
 [ "$(wc -l <"$T/export.csv")" -gt 1 ] || fail "export of win1 is empty"
+
+# ---- damage: the interior page above every leaf of samples ----
+# SQL reaches no row of samples then; the walk of the file's own leaf
+# pages finds every row but those on the interior page itself
+cp "$T/orig.db" "$T/root.db"
+root=$(q "$T/root.db" "SELECT rootpage FROM sqlite_master WHERE name = 'samples'")
+rootcells=$(q "$T/root.db" "SELECT ncell FROM dbstat WHERE name = 'samples' AND path = '/'")
+head -c "$ps" /dev/zero | tr '\0' '\377' |
+	dd of="$T/root.db" bs="$ps" seek=$((root - 1)) conv=notrunc status=none
+expect_rc 14 $SPY db check --db "$T/root.db"
+grep -q "damaged table samples: 1 of 1 pages" "$T/out" || fail "check root: $(cat "$T/out")"
+expect_rc 14 "$CLIENT" db salvage --json "$T/root.db" "$T/root-saved.db"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = [t for t in d["tables"] if t["name"] == "samples"][0]
+assert s["saved"] == int(sys.argv[2]) - int(sys.argv[3]), s
+assert s["saved_from_unreached_pages"] == s["saved"], s
+assert s["lost_at_an_end"] is True, s
+assert [w["id"] for w in d["windows_with_samples_lost"]] == [1, 2, 3], d
+' "$T/out" "$total" "$rootcells" || fail "salvage --json, root damaged: $(cat "$T/out")"
+dump_samples "$T/root-saved.db" | sort >"$T/rows.root"
+[ "$(wc -l <"$T/rows.root")" -eq $((total - rootcells)) ] ||
+	fail "root: saved $(wc -l <"$T/rows.root"), not $total - $rootcells"
+extra=$(comm -13 "$T/rows.before" "$T/rows.root" | wc -l)
+[ "$extra" -eq 0 ] || fail "root: $extra saved rows differ from the original"
+diff "$T/tables.before" <(dump_tables "$T/root-saved.db") >&2 ||
+	fail "salvage with the root damaged changed a table other than samples"
+expect_rc 0 $SPY db check --db "$T/root-saved.db"
+echo "root page damaged: SQL read no sample; the page walk saved $((total - rootcells)) of $total, lost the $rootcells on the interior page"
 
 # OUT that exists is refused and left alone; a temporary file too
 cp "$T/saved.db" "$T/copy.db"

@@ -5,7 +5,9 @@
  * table), the estimate of rows lost in a gap, a stored value turned back
  * into a natural one (salvage_copy.c), and keyscan_run on a table that
  * SQLite wrote and whose leaf pages were then overwritten: every row but
- * those on the damaged pages is read, once, in key order.
+ * those on the damaged pages is read, once, in key order; and the page
+ * walk's decoding of leaf pages SQLite wrote (every value as SQL reads
+ * it), of pages damaged (nothing), and its test of a record's shape.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,7 +23,9 @@
 
 #include "intcheck.h"
 #include "keyscan.h"
+#include "pagewalk.h"
 #include "salvage_copy.h"
+#include "salvage_walk.h"
 #include "tmpdb.h"
 
 /* ---- intcheck ---- */
@@ -314,6 +318,182 @@ test_scan_rowid(void **state)
 	free(g.keys);
 }
 
+/* ---- pagewalk on pages SQLite wrote ---- */
+
+#define WROWS	400
+
+struct decoded {
+	int64_t ts[WROWS], dev[WROWS];
+	double f[WROWS];
+	char txt[WROWS][16];
+	bool null_skew[WROWS];
+	int ncols[WROWS];
+	size_t n;
+};
+
+static void
+take(void *ctx, const unsigned char *rec, size_t len)
+{
+	struct decoded *d = ctx;
+	struct pw_value v[16];
+	int n = pagewalk_record(rec, len, v, 16);
+
+	assert_true(n >= 0);
+	assert_true(d->n < WROWS);
+	d->ncols[d->n] = n;
+	assert_int_equal(v[0].type, SQLITE_INTEGER);
+	d->ts[d->n] = v[0].i;
+	d->dev[d->n] = v[1].i;
+	d->null_skew[d->n] = v[3].type == SQLITE_NULL;
+	/* a whole REAL is stored as an integer, as SQLite reads it back */
+	assert_true(v[5].type == SQLITE_FLOAT || v[5].type == SQLITE_INTEGER);
+	d->f[d->n] = v[5].type == SQLITE_FLOAT ? v[5].d : (double)v[5].i;
+	assert_int_equal(v[6].type, SQLITE_TEXT);
+	snprintf(d->txt[d->n], sizeof(d->txt[0]), "%.*s", (int)v[6].n,
+	    (const char *)v[6].p);
+	d->n++;
+}
+
+static void
+test_pagewalk(void **state)
+{
+	struct tmpdb t;
+	struct pagewalk_file f;
+	struct decoded d = { 0 };
+	sqlite3 *db;
+	sqlite3_stmt *s;
+	unsigned char *page;
+	char sql[512];
+	int64_t leaves = 0;
+
+	(void)state;
+	assert_int_equal(tmpdb_make(&t, "test_pagewalk"), 0);
+	assert_int_equal(sqlite3_open(t.path, &db), SQLITE_OK);
+	/* values of every size: small and 6-byte integers, negatives, 0/1 */
+	snprintf(sql, sizeof(sql), "PRAGMA page_size = 1024; CREATE TABLE s "
+	    "(ts INTEGER NOT NULL, device INTEGER NOT NULL, iv INTEGER, skew "
+	    "INTEGER, src INTEGER, f REAL, t TEXT, PRIMARY KEY (ts, device)) "
+	    "WITHOUT ROWID; WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT "
+	    "i + 1 FROM n WHERE i < %d) INSERT INTO s SELECT "
+	    "1700000000000000000 + i * 97, i %% 3, 50, CASE WHEN i %% 2 THEN "
+	    "NULL ELSE -i END, i %% 2, i * 0.25 - 3, 'r' || i FROM n; "
+	    "CREATE TABLE fill (x); INSERT INTO fill VALUES (zeroblob(5000));"
+	    "DELETE FROM fill;", WROWS);
+	exec(db, sql);
+	sqlite3_close(db);
+	assert_int_equal(pagewalk_open(t.path, &f), 0);
+	assert_int_equal(f.page_size, 1024);
+	/* the freelist (fill's freed pages) is skipped; walk every leaf */
+	/* leaves and the interior pages between them: every row */
+	assert_int_equal(pagewalk_pages(&f, take, &d), WROWS);
+	pagewalk_close(&f);
+	/* each row once, as SQL has it (sorted by key: the walk's order is
+	 * the file's) */
+	assert_int_equal(sqlite3_open(t.path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT ts, device, skew IS "
+	    "NULL, f, t FROM s WHERE ts = ?1 AND device = ?2", -1, &s, NULL),
+	    SQLITE_OK);
+	assert_int_equal(d.n, WROWS);
+	for (size_t i = 0; i < d.n; i++) {
+		assert_int_equal(d.ncols[i], 7);
+		sqlite3_bind_int64(s, 1, d.ts[i]);
+		sqlite3_bind_int64(s, 2, d.dev[i]);
+		assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+		assert_int_equal(sqlite3_column_int(s, 2), d.null_skew[i]);
+		assert_true(sqlite3_column_double(s, 3) == d.f[i]);
+		assert_string_equal((const char *)sqlite3_column_text(s, 4),
+		    d.txt[i]);
+		sqlite3_reset(s);
+	}
+	sqlite3_finalize(s);
+	/* a leaf with a cell pointer off the page yields nothing */
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT pageno FROM dbstat "
+	    "WHERE name = 's' AND pagetype = 'leaf' LIMIT 1", -1, &s, NULL),
+	    SQLITE_OK);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	leaves = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	page = malloc(1024);
+	assert_non_null(page);
+	{
+		FILE *fp = fopen(t.path, "rb");
+
+		assert_non_null(fp);
+		assert_int_equal(fseek(fp, (long)((leaves - 1) * 1024),
+		    SEEK_SET), 0);
+		assert_int_equal(fread(page, 1, 1024, fp), 1024);
+		fclose(fp);
+	}
+	memset(&d, 0, sizeof(d));
+	assert_true(pagewalk_index_page(page, 1024, 1024, 0, take, &d) > 0);
+	page[8] = 0x7f;		/* the first cell pointer: past the page */
+	page[9] = 0xff;
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(pagewalk_index_page(page, 1024, 1024, 0, take, &d),
+	    -1);
+	assert_int_equal(d.n, 0);
+	memset(page, 0xff, 1024);
+	assert_int_equal(pagewalk_index_page(page, 1024, 1024, 0, take, &d),
+	    -1);
+	free(page);
+	assert_int_equal(tmpdb_remove(&t), 0);
+}
+
+static void
+test_record_bad(void **state)
+{
+	/* header 3 bytes: types 1 (1-byte int) and 13 (empty text)... */
+	static const unsigned char ok[] = { 3, 1, 13, 0x85 };
+	/* ...a body one byte short, and a header longer than the record */
+	static const unsigned char shortb[] = { 3, 1, 15, 0x85 };
+	static const unsigned char longh[] = { 9, 1, 1 };
+	static const unsigned char reserved[] = { 2, 10 };
+	struct pw_value v[4];
+
+	(void)state;
+	assert_int_equal(pagewalk_record(ok, sizeof(ok), v, 4), 2);
+	assert_int_equal(v[0].type, SQLITE_INTEGER);
+	assert_int_equal(v[0].i, -123);
+	assert_int_equal(v[1].type, SQLITE_TEXT);
+	assert_int_equal(v[1].n, 0);
+	assert_int_equal(pagewalk_record(shortb, sizeof(shortb), v, 4), -1);
+	assert_int_equal(pagewalk_record(longh, sizeof(longh), v, 4), -1);
+	assert_int_equal(pagewalk_record(reserved, sizeof(reserved), v, 4),
+	    -1);
+}
+
+static void
+test_plausible(void **state)
+{
+	struct walk_shape sh = { .tcols = 10, .ts = 0, .device = 1,
+	    .interval = 2, .skew = 3, .src = 4 };
+	struct pw_value v[10];
+
+	(void)state;
+	memset(v, 0, sizeof(v));
+	for (int i = 0; i < 10; i++)
+		v[i].type = SQLITE_NULL;
+	v[0].type = v[1].type = v[2].type = SQLITE_INTEGER;
+	v[0].i = 1700000000000000000;
+	v[1].i = 2;
+	v[2].i = 100;
+	assert_true(salvage_walk_plausible(v, 8, &sh));
+	assert_true(salvage_walk_plausible(v, 10, &sh));
+	/* too few columns (an index's entry), or more than the table */
+	assert_false(salvage_walk_plausible(v, 4, &sh));
+	assert_false(salvage_walk_plausible(v, 11, &sh));
+	/* a summary's row: its third column a time, not an interval */
+	v[2].i = 1700000000000000000;
+	assert_false(salvage_walk_plausible(v, 8, &sh));
+	v[2].i = 100;
+	v[3].type = SQLITE_TEXT;
+	assert_false(salvage_walk_plausible(v, 8, &sh));
+	v[3].type = SQLITE_NULL;
+	v[1].i = -1;
+	assert_false(salvage_walk_plausible(v, 8, &sh));
+}
+
 int
 main(void)
 {
@@ -324,6 +504,9 @@ main(void)
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_scan_without_rowid),
 		cmocka_unit_test(test_scan_rowid),
+		cmocka_unit_test(test_pagewalk),
+		cmocka_unit_test(test_record_bad),
+		cmocka_unit_test(test_plausible),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
