@@ -326,7 +326,10 @@ print_text(const struct check *c, bool intact)
 		printf("  write-ahead log: none\n");
 	else
 		printf("  %s\n", c->wal_line);
-	if (!intact)
+	if (wal_damaged(c))
+		printf("  starting spyremond on it keeps the originals aside "
+		    "first (spyremond(8), DAMAGED DATABASE)\n");
+	if (!intact && (c->nmsgs > 0 || !wal_damaged(c)))
 		printf("  \"spyremon db salvage %s NEW.db\" copies every row "
 		    "that can still be read\n", c->path);
 }

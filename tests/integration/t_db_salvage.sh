@@ -115,7 +115,9 @@ for p in $pages; do
 done
 echo "damaged samples pages $pages ($cells rows on them)"
 
+cp "$DB" "$T/damaged.copy"
 expect_rc 14 $SPY db check --db "$DB"
+cmp -s "$DB" "$T/damaged.copy" || fail "check changed the database"
 grep -q ": DAMAGED (" "$T/out" || fail "check: $(cat "$T/out")"
 grep -q "damaged table samples: 2 of " "$T/out" || fail "check: $(cat "$T/out")"
 cat "$T/out"
@@ -202,6 +204,20 @@ diff "$T/tables.before" <(dump_tables "$T/root-saved.db") >&2 ||
 	fail "salvage with the root damaged changed a table other than samples"
 expect_rc 0 $SPY db check --db "$T/root-saved.db"
 echo "root page damaged: SQL read no sample; the page walk saved $((total - rootcells)) of $total, lost the $rootcells on the interior page"
+
+# a sound file with a log whose header is garbage: damaged too (14)
+cp "$T/orig.db" "$T/wal.db"
+head -c 8192 /dev/urandom >"$T/wal.db-wal"
+cp "$T/wal.db-wal" "$T/wal.copy"
+expect_rc 14 $SPY db check --db "$T/wal.db" --json
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["intact"] is False and d["problems"] == [], d
+assert d["wal"]["state"] == "bad_header", d
+' "$T/out" || fail "check, log damaged: $(cat "$T/out")"
+cmp -s "$T/wal.db-wal" "$T/wal.copy" || fail "check changed the log"
+cmp -s "$T/wal.db" "$T/orig.db" || fail "check changed the database"
 
 # OUT that exists is refused and left alone; a temporary file too
 cp "$T/saved.db" "$T/copy.db"
