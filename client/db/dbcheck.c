@@ -50,6 +50,8 @@ struct check {
 	const char *path;
 	sqlite3 *db;
 	int64_t page_size, page_count;
+	int64_t listed;		/* pages dbstat lists: every tree reaches them */
+	int64_t unreached;	/* pages neither reached, free nor SQLite's own */
 	struct object *obj;
 	size_t nobj;
 	int32_t *owner;		/* page -> object, -1 unknown; page_count + 1 */
@@ -108,6 +110,29 @@ read_objects(struct check *c)
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
+/*
+ * Pages that are in no tree by design: the free ones, the pointer maps of
+ * an auto-vacuum database (page 2, then one every page_size/5 + 1 pages:
+ * spyremon's files reserve no bytes at the end of a page), and the page
+ * that holds the lock byte at 1 GiB.  What is left of the file is under
+ * a damaged page; integrity_check says so for an undamaged file, so the
+ * count is shown only beside its messages.
+ */
+static int64_t
+sqlite_own_pages(struct check *c)
+{
+	int64_t free_pages = 0, vacuum = 0, n;
+
+	(void)sql_pragma_int(c->db, "freelist_count", &free_pages);
+	(void)sql_pragma_int(c->db, "auto_vacuum", &vacuum);
+	n = free_pages;
+	if (vacuum != 0 && c->page_count >= 2)
+		n += (c->page_count - 2) / (c->page_size / 5 + 1) + 1;
+	if (c->page_size > 0 && c->page_count >= 1073741824 / c->page_size + 1)
+		n++;
+	return n;
+}
+
 /* Every page's tree, through dbstat; false (and why) if it cannot. */
 static void
 read_pages(struct check *c)
@@ -132,6 +157,8 @@ read_pages(struct check *c)
 		int64_t page = sqlite3_column_int64(s, 1);
 		struct object *o = name != NULL ? object_named(c, name) : NULL;
 
+		if (page > 0 && page <= c->page_count)
+			c->listed++;
 		if (o == NULL || type == NULL)
 			continue;
 		if (page > 0 && page <= c->page_count)
@@ -152,6 +179,8 @@ read_pages(struct check *c)
 	else
 		c->have_dbstat = true;
 	sqlite3_finalize(s);
+	if (c->have_dbstat)
+		c->unreached = c->page_count - c->listed - sqlite_own_pages(c);
 }
 
 static void
@@ -314,6 +343,10 @@ print_text(const struct check *c, bool intact)
 			printf(", about %" PRIu64 " rows on them", rows);
 		printf("\n");
 	}
+	if (c->nmsgs > 0 && c->unreached > 0)
+		printf("  %" PRId64 " page%s that no table reaches (under a "
+		    "damaged page above them: db salvage reads samples' from "
+		    "the file)\n", c->unreached, c->unreached == 1 ? "" : "s");
 	if (c->nunowned > 0)
 		printf("  %zu damaged or stray page%s in no table\n",
 		    c->nunowned, c->nunowned == 1 ? "" : "s");
@@ -370,6 +403,8 @@ print_json(const struct check *c, bool intact)
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
+	jsonw_put_int_or_null(g, "pages_unreached", c->have_dbstat,
+	    c->unreached);
 	jsonw_str(g, "pages_in_no_table");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < c->nunowned; i++)

@@ -162,7 +162,7 @@ report(const struct salvage *s, const char *from, const char *out)
 		printf("  samples column %s: no metric in the catalog, not "
 		    "copied\n", s->dropped[i]);
 	if (s->walked)
-		printf("  samples from leaf pages that no tree reaches: %"
+		printf("  samples read from pages that no tree reaches: %"
 		    PRIu64 "\n", s->recovered);
 	if (s->walk_note[0] != '\0' && s->nlost > 0)
 		printf("  %s\n", s->walk_note);

@@ -78,6 +78,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["intact"] is True and d["problems"] == [] and d["damaged"] == [], d
 assert d["wal"]["state"] == "none", d
+assert d["pages_unreached"] == 0, d
 ' "$T/out" || fail "check --json intact: $(cat "$T/out")"
 expect_rc 0 "$CLIENT" db salvage "$DB" "$T/whole.db"
 [ "$(dump_samples "$T/whole.db" | md5sum)" = "$(dump_samples "$DB" | md5sum)" ] ||
@@ -185,6 +186,8 @@ head -c "$ps" /dev/zero | tr '\0' '\377' |
 	dd of="$T/root.db" bs="$ps" seek=$((root - 1)) conv=notrunc status=none
 expect_rc 14 $SPY db check --db "$T/root.db"
 grep -q "damaged table samples: 1 of 1 pages" "$T/out" || fail "check root: $(cat "$T/out")"
+grep -q "^  $leaves pages that no table reaches" "$T/out" ||
+	fail "check root: not the $leaves leaves unreached: $(cat "$T/out")"
 expect_rc 14 "$CLIENT" db salvage --json "$T/root.db" "$T/root-saved.db"
 python3 -c '
 import json, sys

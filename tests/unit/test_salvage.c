@@ -76,9 +76,9 @@ model_probe(void *ctx, int64_t from, int64_t *key)
 
 	if (from >= m->bad_lo && from <= m->bad_hi)
 		return KEYSCAN_ERROR;
-	k = from <= 0 ? 0 : (from + 9) / 10 * 10;
 	if (from > 10 * (m->nkeys - 1))
 		return KEYSCAN_END;
+	k = from <= 0 ? 0 : (from + 9) / 10 * 10;
 	*key = k;
 	return KEYSCAN_ROW;
 }
