@@ -261,7 +261,8 @@ attribute(struct check *c)
 			if (o->damaged == 0)
 				o->damaged = 1;
 			o->named = true;
-		} else if (m.page > 0) {
+		} else if (m.page > 0 && !m.unused) {
+			/* a page never used is counted with the unreached */
 			uint32_t *u = reallocarray(c->unowned, c->nunowned + 1,
 			    sizeof(*u));
 
@@ -344,9 +345,10 @@ print_text(const struct check *c, bool intact)
 		printf("\n");
 	}
 	if (c->nmsgs > 0 && c->unreached > 0)
-		printf("  %" PRId64 " page%s that no table reaches (under a "
-		    "damaged page above them: db salvage reads samples' from "
-		    "the file)\n", c->unreached, c->unreached == 1 ? "" : "s");
+		printf("  %" PRId64 " page%s that no table reaches any more, "
+		    "under a damaged page\n    (db salvage reads the rows of "
+		    "samples on them)\n", c->unreached,
+		    c->unreached == 1 ? "" : "s");
 	if (c->nunowned > 0)
 		printf("  %zu damaged or stray page%s in no table\n",
 		    c->nunowned, c->nunowned == 1 ? "" : "s");

@@ -149,10 +149,15 @@ report(const struct salvage *s, const char *from, const char *out)
 			printf("the rest: %s", t->err);
 		else if (t->ranges == 0)
 			printf("0");
+		else if (t->lost_unknown && t->lost == 0)
+			printf("unknown, in %zu unreadable range%s (one reaches "
+			    "an end of the table)", t->ranges,
+			    t->ranges == 1 ? "" : "s");
 		else
 			printf("about %" PRIu64 "%s, in %zu unreadable range%s",
-			    t->lost, t->lost_unknown ? " and more at an end" :
-			    "", t->ranges, t->ranges == 1 ? "" : "s");
+			    t->lost, t->lost_unknown ? " and more at an end "
+			    "of the table" : "", t->ranges,
+			    t->ranges == 1 ? "" : "s");
 		if (t->dropped_cols > 0)
 			printf("; %zu column%s dropped", t->dropped_cols,
 			    t->dropped_cols == 1 ? "" : "s");
