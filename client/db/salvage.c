@@ -177,7 +177,9 @@ report(const struct salvage *s, const char *from, const char *out)
 	if (partly == 0)
 		return;
 	printf("  windows whose samples are partly lost: %zu (their "
-	    "summaries are kept as computed before)\n", partly);
+	    "summaries are kept as\n    computed before the damage%s)\n",
+	    partly, s->recovered > 0 ? "; the page walk may have found "
+	    "some of\n    those samples" : "");
 	for (size_t i = 0; i < s->nwin; i++)
 		if (s->win[i].samples_lost)
 			printf("    %" PRId64 " %s\n", s->win[i].id,

@@ -156,7 +156,7 @@ for line in sys.stdin:
     if any(b <= t and (e == 0 or t <= e) for t in lost):
         print(i)
 ' "$T/lost.ts" | tr '\n' ' ')
-got=$(sed -n '/^  windows whose samples are partly lost/,$p' "$T/out" | tail -n +2 |
+got=$(sed -n '/^  windows whose samples are partly lost/,$p' "$T/out" | grep '^    [0-9]' |
     awk '{ print $1 }' | tr '\n' ' ')
 [ -n "$want" ] || fail "the damage hit no window"
 [ "$got" = "$want" ] || fail "windows with samples lost: reported '$got', truly '$want'"
