@@ -366,16 +366,19 @@ keyscan_run(struct keyscan *ks)
 		struct keyscan_lost l = { .from = lost_from, .to = INT64_MAX,
 		    .have_prev = have_last, .prev = last };
 
-		if (r == KEYSCAN_ROW) {
+		/* a probe that read at once leaves no range (and no resume-1) */
+		bool gap = r == KEYSCAN_ERROR || resume > lost_from;
+
+		if (r != KEYSCAN_ERROR && gap)
 			l.to = resume - 1;
+		if (r == KEYSCAN_ROW) {
 			l.have_next = true;
 			l.next = key;
-		} else if (r == KEYSCAN_END)
-			l.to = resume - 1;
+		}
 		if (resume == INT64_MAX && r == KEYSCAN_ROW &&
 		    key == INT64_MAX && resumed && from == INT64_MAX)
 			break;		/* nothing past the last key */
-		if (l.to >= l.from && fill_back(&sc, &l) == -1)
+		if (gap && fill_back(&sc, &l) == -1)
 			goto out;
 		if (r != KEYSCAN_ROW)
 			break;
