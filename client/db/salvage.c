@@ -135,16 +135,16 @@ report(const struct salvage *s, const char *from, const char *out)
 	size_t partly = 0;
 
 	printf("salvaged %s into %s\n", from, out);
-	printf("  %-18s %10s  %s\n", "table", "saved", "lost");
+	printf("  %-17s %8s  %s\n", "table", "saved", "lost");
 	for (size_t i = 0; i < s->nt; i++) {
 		const struct salvage_table *t = &s->t[i];
 
 		if (!t->present) {
-			printf("  %-18s %10s  (not in the database)\n", t->name,
+			printf("  %-17s %8s  (not in the database)\n", t->name,
 			    "-");
 			continue;
 		}
-		printf("  %-18s %10" PRIu64 "  ", t->name, t->saved);
+		printf("  %-17s %8" PRIu64 "  ", t->name, t->saved);
 		if (t->failed)
 			printf("the rest: %s", t->err);
 		else if (t->ranges == 0)
@@ -158,6 +158,9 @@ report(const struct salvage *s, const char *from, const char *out)
 			    t->lost, t->lost_unknown ? " and more at an end "
 			    "of the table" : "", t->ranges,
 			    t->ranges == 1 ? "" : "s");
+		if (t->damaged_pages > 0)
+			printf("; %" PRId64 " damaged page%s", t->damaged_pages,
+			    t->damaged_pages == 1 ? "" : "s");
 		if (t->dropped_cols > 0)
 			printf("; %zu column%s dropped", t->dropped_cols,
 			    t->dropped_cols == 1 ? "" : "s");
@@ -208,6 +211,8 @@ report_json(const struct salvage *s, const char *from, const char *out)
 		jsonw_put_uint(g, "saved_from_unreached_pages", t->recovered);
 		jsonw_put_uint(g, "lost_estimate", t->lost);
 		jsonw_put_uint(g, "unreadable_ranges", t->ranges);
+		jsonw_put_int_or_null(g, "damaged_pages", t->damaged_pages >= 0,
+		    t->damaged_pages);
 		jsonw_put_bool(g, "lost_at_an_end", t->lost_unknown);
 		jsonw_put_uint(g, "dropped_columns", t->dropped_cols);
 		jsonw_put_str_or_null(g, "error", t->failed ? t->err : NULL);

@@ -123,6 +123,23 @@ select_list(char *const *cols, size_t n)
 	return sqlite3_str_finish(q);
 }
 
+/* The pages of table that dbstat finds it cannot read; -1 if unknown. */
+static int64_t
+damaged_pages(sqlite3 *db, const char *table)
+{
+	sqlite3_stmt *st;
+	int64_t n = -1;
+
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM dbstat WHERE name = "
+	    "?1 AND pagetype = 'corrupted'", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
 static struct salvage_table *
 new_table(struct salvage *s, const char *name)
 {
@@ -133,6 +150,7 @@ new_table(struct salvage *s, const char *name)
 	t = &s->t[s->nt++];
 	memset(t, 0, sizeof(*t));
 	t->name = name;
+	t->damaged_pages = damaged_pages(s->src, name);
 	return t;
 }
 

@@ -31,6 +31,8 @@ struct salvage_table {
 	uint64_t lost;		/* rows estimated lost, between rows read */
 	size_t ranges;		/* key ranges that could not be read */
 	bool lost_unknown;	/* a range at an end: no estimate */
+	int64_t damaged_pages;	/* its pages SQLite cannot read (dbstat);
+				   -1 if dbstat could not tell */
 	size_t dropped_cols;	/* columns with nowhere to go */
 	char err[256];
 };
