@@ -155,6 +155,7 @@ hand_over(struct scan *sc, sqlite3_value **vals, int64_t key)
 	struct keyscan *ks = sc->ks;
 
 	if (ks->row(ks->ctx, vals, sc->ncols) == -1) {
+		ks->stopped = true;
 		snprintf(ks->err, sizeof(ks->err), "%s: a row could not be "
 		    "stored", ks->table);
 		return -1;
@@ -333,6 +334,7 @@ keyscan_run(struct keyscan *ks)
 	ks->rows = 0;
 	ks->nlost = 0;
 	ks->have_keys = false;
+	ks->stopped = false;
 	ks->err[0] = '\0';
 	if (scan_prepare(&sc) == -1)
 		goto out;

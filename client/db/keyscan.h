@@ -74,6 +74,7 @@ struct keyscan {
 	struct keyscan_lost *lost;	/* the lost ranges, in key order */
 	size_t nlost;
 	unsigned probes;
+	bool stopped;		/* row returned -1 */
 	char err[256];		/* why it failed, when it returns -1 */
 };
 

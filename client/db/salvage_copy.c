@@ -154,16 +154,17 @@ new_table(struct salvage *s, const char *name)
 	return t;
 }
 
-/* Run ks over t's table and fill t from it; -1 if the row callback failed. */
+/*
+ * Run ks over t's table and fill t from it: -1 if a row could not be
+ * stored (the new database failed), 0 otherwise; a table that cannot be
+ * read at all is t->failed, with why.
+ */
 static int
-scan_into(struct keyscan *ks, struct salvage_table *t, bool *row_failed)
+scan_into(struct keyscan *ks, struct salvage_table *t)
 {
-	*row_failed = false;
 	if (keyscan_run(ks) == -1) {
 		snprintf(t->err, sizeof(t->err), "%s", ks->err);
 		t->failed = true;
-		/* a row the store refused stops everything */
-		*row_failed = strstr(ks->err, "could not be stored") != NULL;
 	}
 	t->saved = ks->rows;
 	t->ranges = ks->nlost;
@@ -171,7 +172,7 @@ scan_into(struct keyscan *ks, struct salvage_table *t, bool *row_failed)
 	for (size_t i = 0; i < ks->nlost; i++)
 		if (!ks->lost[i].have_prev || !ks->lost[i].have_next)
 			t->lost_unknown = true;
-	return *row_failed ? -1 : 0;
+	return ks->stopped ? -1 : 0;
 }
 
 /* ---- the catalog ---- */
@@ -208,11 +209,10 @@ salvage_metrics(struct salvage *s)
 	struct keyscan ks = { .db = s->src, .table = SCHEMA_T_METRICS,
 	    .key = "rowid", .cols = "key, unit, decimals, col",
 	    .row = metric_row, .ctx = s };
-	bool row_failed;
 	int rc;
 
 	t->present = true;
-	rc = scan_into(&ks, t, &row_failed);
+	rc = scan_into(&ks, t);
 	keyscan_free(&ks);
 	return rc;
 }
@@ -414,7 +414,6 @@ salvage_samples(struct salvage *s)
 	struct walk_shape shape;
 	size_t ncols;
 	char **cols = columns_of(s->src, SCHEMA_T_SAMPLES, &ncols), *list;
-	bool row_failed;
 	int rc = 0;
 
 	if (!(t->present = ncols > 0))
@@ -445,7 +444,7 @@ salvage_samples(struct salvage *s)
 		keyscan_free(&first);
 	}
 	if (rc == 0)
-		rc = scan_into(&ks, t, &row_failed);
+		rc = scan_into(&ks, t);
 	if (rc == 0 && drain(s, true, 0) == -1)
 		rc = -1;
 	if (rc == 0 && storedb_flush(s->dst) == -1)
@@ -530,7 +529,6 @@ copy_table(struct salvage *s, const char *table)
 	    .key = key_of(table), .row = copy_row, .ctx = &c };
 	size_t ncols;
 	char **cols = columns_of(s->src, table, &ncols), *list;
-	bool row_failed;
 	int rc = 0;
 
 	if (!(t->present = ncols > 0))
@@ -549,7 +547,7 @@ copy_table(struct salvage *s, const char *table)
 	if ((list = select_list(cols, ncols)) == NULL)
 		oom();
 	ks.cols = list;
-	rc = scan_into(&ks, t, &row_failed);
+	rc = scan_into(&ks, t);
 	keyscan_free(&ks);
 	sqlite3_free(list);
 	storedb_copy_end(c.copy);
