@@ -137,14 +137,18 @@ const char *storedb_copy_table(size_t i);
 /*
  * Prepare to copy rows of table, one of storedb_copy_table's, whose source
  * columns are cols[0..ncols): INSERT OR REPLACE of the columns this schema
- * has; *dropped counts the others.  0 with *out, or -1 (logged).
+ * has; *dropped counts the others.  A column the source lacks gets what a
+ * migration of its layout would give it.  0 with *out, or -1 (logged).
  */
 int storedb_copy_begin(struct store *st, const char *table, size_t ncols,
     const char *const *cols, struct store_copy **out, size_t *dropped);
 /* Store one row, vals[i] the value of cols[i]: 0, or -1 (logged). */
 int storedb_copy_row(struct store_copy *c, sqlite3_value *const *vals,
     size_t nvals);
-/* Free c; NULL is a no-op. */
-void storedb_copy_end(struct store_copy *c);
+/*
+ * Finish and free c (NULL: 0): windows copied from a layout without
+ * complete_ns get it as a migration gives it.  0, or -1 (logged).
+ */
+int storedb_copy_end(struct store_copy *c);
 
 #endif

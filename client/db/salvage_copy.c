@@ -550,7 +550,8 @@ copy_table(struct salvage *s, const char *table)
 	rc = scan_into(&ks, t);
 	keyscan_free(&ks);
 	sqlite3_free(list);
-	storedb_copy_end(c.copy);
+	if (storedb_copy_end(c.copy) == -1)
+		rc = -1;
 	columns_free(cols, ncols);
 	return rc;
 }

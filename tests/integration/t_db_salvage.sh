@@ -11,7 +11,8 @@
 # that exists is refused, and nothing is left behind.  Last, the interior
 # page above every leaf of samples is overwritten instead: SQL reads no
 # sample, and the walk of the file's own leaf pages saves every row but
-# the ones on that page.
+# the ones on that page.  And each file of a past layout (tests/data/olddb)
+# is salvaged whole into this schema.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -221,6 +222,26 @@ assert d["wal"]["state"] == "bad_header", d
 ' "$T/out" || fail "check, log damaged: $(cat "$T/out")"
 cmp -s "$T/wal.db-wal" "$T/wal.copy" || fail "check changed the log"
 cmp -s "$T/wal.db" "$T/orig.db" || fail "check changed the database"
+
+# ---- files of past layouts (tests/data/olddb): every row, as migrated ----
+for gz in "$ROOT"/tests/data/olddb/*.db.gz; do
+	name=$(basename "$gz" .db.gz)
+	gunzip -c "$gz" >"$T/$name.db"
+	expect_rc 0 "$CLIENT" db salvage "$T/$name.db" "$T/$name.out.db"
+	for t in samples windows window_summary window_summary_bw device_map; do
+		a=$(q "$T/$name.db" "SELECT count(*) FROM $t" 2>/dev/null || echo 0)
+		b=$(q "$T/$name.out.db" "SELECT count(*) FROM $t")
+		[ "$a" -eq "$b" ] || fail "$name: $t: $b rows salvaged of $a"
+	done
+	# a summary from before power_n was kept gets 0, as its migration
+	if ! q "$T/$name.db" "SELECT power_n FROM window_summary" >/dev/null 2>&1 &&
+	    [ "$(q "$T/$name.db" "SELECT count(*) FROM sqlite_master WHERE name = 'window_summary'")" -eq 1 ]; then
+		[ "$(q "$T/$name.out.db" "SELECT count(*) FROM window_summary WHERE power_n != 0")" -eq 0 ] ||
+			fail "$name: power_n of a summary without its spread"
+	fi
+	expect_rc 0 $SPY db check --db "$T/$name.out.db"
+done
+echo "past layouts: $(ls "$ROOT"/tests/data/olddb/*.db.gz | wc -l) files salvaged whole into this schema"
 
 # OUT that exists is refused and left alone; a temporary file too
 cp "$T/saved.db" "$T/copy.db"
