@@ -70,7 +70,8 @@ STORE_SRCS = store/sql.c store/catalog.c store/migrate.c store/store.c store/sto
 	store/store_windows.c store/store_import.c store/counters.c \
 	store/summary_write.c store/store_summary.c \
 	store/writer.c store/writer_jobs.c store/writer_sync.c \
-	store/smiversion.c store/store_daemon.c store/walcheck.c
+	store/smiversion.c store/store_daemon.c store/walcheck.c \
+	store/store_copy.c
 # daemon/: samples in (source/), requests in (control/), and what ties
 # them (windows; main.c, not in the archive)
 DAEMON_SOURCE_SRCS = daemon/source/source_base.c daemon/source/source_rows.c \
@@ -108,7 +109,10 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/capture/capserve.c client/capture/capout.c \
 	client/capture/capwin.c client/capture/capterm.c client/capture/kipc.c \
 	client/capture/dynoreq.c client/capture/procinfo.c \
-	client/capture/caplitter.c
+	client/capture/caplitter.c \
+	client/db/dbcmd.c client/db/dbcheck.c client/db/intcheck.c \
+	client/db/keyscan.c client/db/salvage.c client/db/salvage_copy.c \
+	client/db/pagewalk.c client/db/salvage_walk.c
 SIM_SRCS = sim/aiu-smi-sim.c sim/simopts.c sim/cardmodel.c sim/layout.c \
 	sim/metricwriter.c
 # what the simulator takes from common/: no database, no config
@@ -121,7 +125,7 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_rowring test_stats test_expo test_metricfile test_direct \
 	test_hosts test_bestsrc test_sync test_writer test_capture \
 	test_daemonid test_walcheck test_runmeta test_migrate test_pair \
-	test_attrib test_devevents
+	test_attrib test_devevents test_salvage
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 
@@ -130,7 +134,7 @@ INC_QUERY  = $(INC_COMMON) -Iquery
 INC_STORE  = $(INC_QUERY) -Istore
 INC_DAEMON = $(INC_STORE) -Idaemon -Idaemon/source -Idaemon/control
 CLIENT_DIRS = client client/ctl client/trace client/analysis client/export \
-	      client/import client/metrics client/report client/capture
+	      client/import client/metrics client/report client/capture client/db
 INC_CLIENT = $(INC_STORE) $(addprefix -I,$(CLIENT_DIRS))
 INC_SIM    = $(INC_COMMON) -Isim
 INC_TEST   = $(INC_DAEMON) $(addprefix -I,$(CLIENT_DIRS)) -Itests/unit

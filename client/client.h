@@ -29,6 +29,8 @@
 					   were deleted, or could not be read (a
 					   damaged page) */
 #define CLIENT_EXIT_INCOMPLETE	7	/* written as far as it goes: a window is not complete */
+/* 8 to 13 are capture's (capture.h) */
+#define CLIENT_EXIT_DAMAGED	14	/* db check: damaged; db salvage: written, rows lost */
 
 /* --db given more often is refused. */
 #define CLIENT_MAX_DBS	256
@@ -113,7 +115,7 @@ int client_exit(const struct client *cl, int rc);
 void client_getopt_reset(void);
 
 /*
- * The commands (cmd.h).  mark and trace take a subcommand first: they are
+ * The commands (cmd.h).  mark, trace and db take a subcommand first: they are
  * functions that choose its frame; argv[0] is the command's name.
  */
 struct cmd_spec;
@@ -122,5 +124,6 @@ extern const struct cmd_spec windows_cmd, status_cmd, export_cmd,
     capture_cmd;
 int cmd_mark(struct client *cl, int argc, char *argv[]);
 int cmd_trace(struct client *cl, int argc, char *argv[]);
+int cmd_db(struct client *cl, int argc, char *argv[]);
 
 #endif

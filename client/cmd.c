@@ -28,6 +28,8 @@ static const char *const exit_meaning[CMD_EXIT_MAX + 1] = {
 	[11] = "the request was refused, or the profiler stayed busy",
 	[12] = "no trace appeared",
 	[13] = "dynolog answered for a process not of the target",
+	[CLIENT_EXIT_DAMAGED] = "the database is damaged (salvage: written "
+	    "without the rows lost)",
 };
 
 int

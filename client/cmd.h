@@ -29,8 +29,8 @@
 #define CMD_EXIT(code)		(1u << (code))
 #define CMD_EXITS_BASE		(CMD_EXIT(CLIENT_EXIT_OK) | \
 	CMD_EXIT(CLIENT_EXIT_FAILED) | CMD_EXIT(CLIENT_EXIT_USAGE))
-/* the highest status cmd_help can name (capture's, capture.h) */
-#define CMD_EXIT_MAX		13
+/* the highest status cmd_help can name (db's, CLIENT_EXIT_DAMAGED) */
+#define CMD_EXIT_MAX		14
 
 /* The program's name in messages and in the help. */
 #define CMD_PROG		"spyremon"

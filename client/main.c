@@ -39,6 +39,7 @@ static const struct command commands[] = {
 	{ "compare", &compare_cmd, NULL },
 	{ "report", &report_cmd, NULL },
 	{ "capture", &capture_cmd, NULL },
+	{ "db", NULL, cmd_db },
 	{ NULL, NULL, NULL },
 };
 
@@ -76,6 +77,8 @@ help(void)
 	    "  capture --pid PID [--duration D | --iterations N] [--tag TAG]\n"
 	    "          [--output DIR] [--report] [--wait D] [--warmup D]\n"
 	    "          [--socket-dir DIR] [--max-processes N] [--dynolog-port PORT]\n"
+	    "  db check [--json]\n"
+	    "  db salvage [--json] DAMAGED OUT\n"
 	    "\n"
 	    "-c names the daemon's config (default %s),\n"
 	    "which gives the socket and the database; --socket and --db override\n"

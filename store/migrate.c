@@ -219,8 +219,7 @@ static const char schema_v9[] =
 	" INTEGER;\n"
 	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN " SCHEMA_C_INCOMPLETE
 	" TEXT;\n"
-	"UPDATE " SCHEMA_T_WINDOWS " SET " SCHEMA_C_COMPLETE " = summarized_ns"
-	" WHERE end_ns IS NOT NULL AND summarized_ns IS NOT NULL;\n";
+	WINDOWS_COMPLETE_FROM_SUMMARY;
 
 /*
  * The spyremond that writes the database (one row, replaced at each
@@ -362,7 +361,8 @@ static const char summary_add_spread[] =
 	"SELECT window_id, device, computed_ns, "
 	"begin_ns, end_ns, idle_lookback_ns, samples, covered_ns, gaps, "
 	"gap_ns, max_interval_ms, busy_samples, coarse_samples, energy_j, "
-	"power_mean, power_min, power_max, power_p95, 0, NULL, "
+	"power_mean, power_min, power_max, power_p95, "
+	SUMMARY_UNSPREAD_POWER_N ", NULL, "
 	"gtemp_max, busy_mean, actmem_peak, peakmem_peak, idle_w, "
 	"idle_samples, net_energy_j, zero_while_busy, unreliable "
 	"FROM window_summary_unspread;\n"

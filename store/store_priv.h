@@ -38,6 +38,18 @@ struct metric_def;
 /* Pages returned to the filesystem per PRAGMA incremental_vacuum. */
 #define RETENTION_VACUUM_PAGES	64
 
+/*
+ * What an older layout's rows get, in a migration (migrate.c) and in a
+ * copy into a new database (store_copy.c) alike: windows summarized
+ * before complete_ns existed count as complete from their summary, and
+ * summaries written before power_n was kept have power_n 0 (their spread
+ * unknown) and power_sd NULL.
+ */
+#define WINDOWS_COMPLETE_FROM_SUMMARY \
+	"UPDATE " SCHEMA_T_WINDOWS " SET " SCHEMA_C_COMPLETE " = summarized_ns" \
+	" WHERE end_ns IS NOT NULL AND summarized_ns IS NOT NULL;\n"
+#define SUMMARY_UNSPREAD_POWER_N	"0"
+
 /* One metric column of samples, in catalog id order. */
 struct store_col {
 	int id;

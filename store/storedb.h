@@ -10,6 +10,8 @@
 #ifndef SPYREMON_STOREDB_H
 #define SPYREMON_STOREDB_H
 
+#include <sqlite3.h>
+
 #include "store.h"
 
 /* store_open's database, on the caller's thread; close with storedb_close. */
@@ -124,5 +126,29 @@ struct store_taken {
 /* Fill *out for device's span [first_ns, last_ns] (written rows only). */
 int storedb_span_taken(struct store *st, int device, int64_t first_ns,
     int64_t last_ns, struct store_taken *out);
+
+/* ---- rows copied as they are, for "spyremon db salvage" (store_copy.c) ---- */
+
+struct store_copy;
+
+/* The i-th table copied row by row (all but samples and metrics), or NULL. */
+const char *storedb_copy_table(size_t i);
+
+/*
+ * Prepare to copy rows of table, one of storedb_copy_table's, whose source
+ * columns are cols[0..ncols): INSERT OR REPLACE of the columns this schema
+ * has; *dropped counts the others.  A column the source lacks gets what a
+ * migration of its layout would give it.  0 with *out, or -1 (logged).
+ */
+int storedb_copy_begin(struct store *st, const char *table, size_t ncols,
+    const char *const *cols, struct store_copy **out, size_t *dropped);
+/* Store one row, vals[i] the value of cols[i]: 0, or -1 (logged). */
+int storedb_copy_row(struct store_copy *c, sqlite3_value *const *vals,
+    size_t nvals);
+/*
+ * Finish and free c (NULL: 0): windows copied from a layout without
+ * complete_ns get it as a migration gives it.  0, or -1 (logged).
+ */
+int storedb_copy_end(struct store_copy *c);
 
 #endif

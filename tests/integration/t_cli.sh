@@ -40,6 +40,8 @@ ok_stdout "$CLIENT" mark --help
 grep -q "mark end" "$T/out" || fail "spyremon mark --help: no mark end"
 ok_stdout "$CLIENT" trace --help
 grep -q "trace info" "$T/out" || fail "spyremon trace --help: no trace info"
+ok_stdout "$CLIENT" db --help
+grep -q "db salvage" "$T/out" || fail "spyremon db --help: no db salvage"
 
 # The options spyremon(1) documents per command, as "command<TAB>option":
 # in SYNOPSIS each .Nm block is one command, named by its first .Cm; under
@@ -82,7 +84,7 @@ man_options() {
 
 man_options >"$T/options"
 COMMANDS=("mark begin" "mark end" windows status export "trace info" import
-    metrics summary compare report capture)
+    metrics summary compare report capture "db check" "db salvage")
 # the parse must find every command, and more than a token of options
 for c in "${COMMANDS[@]}"; do
 	grep -q "^$c	--" "$T/options" || fail "spyremon(1): no options found for $c"
@@ -115,7 +117,8 @@ echo "each command's --help lists its exit statuses"
 # spyremon(1) EXIT STATUS: 0 to 2 for all; 3 talks to the daemon; 4 reads
 # the database; 5 compare; 6 export, and the readers of a window and mark
 # end --wait when rows could not be read; 7 the readers of a window and
-# mark end --wait; 8 to 13 capture (which runs export and report too).
+# mark end --wait; 8 to 13 capture (which runs export and report too); 14
+# db check and db salvage.
 declare -A EXITS=(
 	["mark begin"]="0 1 2 3"
 	["mark end"]="0 1 2 3 4 6 7"
@@ -129,6 +132,8 @@ declare -A EXITS=(
 	[compare]="0 1 2 4 5 6 7"
 	[report]="0 1 2 4 6 7"
 	[capture]="0 1 2 3 4 6 7 8 9 10 11 12 13"
+	["db check"]="0 1 2 4 14"
+	["db salvage"]="0 1 2 4 14"
 )
 for c in "${COMMANDS[@]}"; do
 	# shellcheck disable=SC2086
@@ -194,6 +199,11 @@ usage_error compare "${NOWHERE[@]}" compare a b --min-change
 usage_error report "${NOWHERE[@]}" report --window 1
 usage_error capture "${NOWHERE[@]}" capture
 usage_error capture "${NOWHERE[@]}" capture --pid 1 extra
+usage_error db "${NOWHERE[@]}" db
+usage_error db "${NOWHERE[@]}" db repair
+usage_error "db check" "${NOWHERE[@]}" db check extra
+usage_error "db salvage" "${NOWHERE[@]}" db salvage only-one
+usage_error "db salvage" "${NOWHERE[@]}" db salvage a b c
 
 echo "spyremond: a usage error is two lines too"
 # daemon_usage_error ARGS...: as usage_error, for spyremond
