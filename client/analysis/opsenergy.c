@@ -210,7 +210,7 @@ gather_events(struct gather *g)
 		return rc == TRACE_ERR_IO ? CLIENT_EXIT_USAGE :
 		    CLIENT_EXIT_FAILED;
 	}
-	if (g->out->device_events == 0) {
+	if (g->out->device_events == 0 && !rq->none_ok) {
 		warnx("%s: no device events: no complete event of cat kernel, "
 		    "gpu_memcpy, gpu_memset or cuda_sync, nor with a stream in "
 		    "its args, nor begin and end with the card's cycle stamps "
@@ -407,11 +407,12 @@ ops_load(sqlite3 *db, const struct ops_request *rq, struct ops_result *out)
 	rc = gather_events(&g);
 	out->names = g.names.p;
 	out->nnames = g.names.n;
-	if (rc == CLIENT_EXIT_OK)
+	/* none (rq->none_ok): nothing to share */
+	if (rc == CLIENT_EXIT_OK && out->device_events > 0)
 		rc = gather_samples(db, &g, &dbc, &ndbc);
-	if (rc == CLIENT_EXIT_OK)
+	if (rc == CLIENT_EXIT_OK && out->device_events > 0)
 		rc = share(&g, dbc, ndbc);
-	if (rc == CLIENT_EXIT_OK)
+	if (rc == CLIENT_EXIT_OK && out->device_events > 0)
 		rc = learn_idle(db, rq, out);
 	for (size_t i = 0; i < g.nb; i++) {
 		free(g.b[i].events.p);

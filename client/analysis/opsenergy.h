@@ -72,12 +72,14 @@ struct ops_request {
 	const struct db_catalog *cat;
 	const char *device_sql;		/* "" or " AND device IN (...)" */
 	int64_t	 idle_lookback_ns;
+	bool	 none_ok;		/* no device event: an empty result, no error */
 };
 
 /*
  * Read the trace's events and db's samples and share each card's energy
  * over the span: *out (free with ops_result_free, also on failure).  A
- * trace without device events is an error that says what they are.
+ * trace without device events is an error that says what they are, or
+ * with rq->none_ok a result with no card and device_events 0.
  */
 int ops_load(sqlite3 *db, const struct ops_request *rq,
     struct ops_result *out);

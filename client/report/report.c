@@ -39,6 +39,7 @@
 #include "pragma.h"
 #include "plot.h"
 #include "report.h"
+#include "report_ops.h"
 #include "runsteps.h"
 #include "steps.h"
 #include "summarycmd.h"
@@ -743,7 +744,8 @@ report_run(struct client *cl, void *opts, int argc, char *argv[])
 			goto done;
 		r->has_base = true;
 	}
-	if ((rc = db_catalog_load(r->db, &r->cat)) != CLIENT_EXIT_OK)
+	if ((rc = db_catalog_load(r->db, &r->cat)) != CLIENT_EXIT_OK ||
+	    (rc = report_ops_load(r)) != CLIENT_EXIT_OK)
 		goto done;
 	r->lo = r->has_trace ? r->rs.first_ns : r->ws.w.begin_ns;
 	r->hi = r->has_trace ? r->rs.last_ns : r->ws.end_ns;
@@ -785,6 +787,8 @@ done:
 	db_catalog_free(&r->cat);
 	if (r->has_base)
 		compare_free(&r->cmp);
+	if (r->has_ops)
+		ops_result_free(&r->ops);
 	runsteps_free(&r->rs);
 	runmeta_free(&r->run);
 	winsum_free(&r->ws);

@@ -15,6 +15,7 @@
 #include "client.h"
 #include "compare.h"
 #include "db.h"
+#include "opsenergy.h"
 #include "runmeta.h"
 #include "runsteps.h"
 #include "tracelist.h"
@@ -63,6 +64,8 @@ struct report {
 	char	 plots[3][16];
 	size_t	 nplots;
 	struct runmeta run;		/* what the run recorded of itself */
+	bool	 has_ops;
+	struct ops_result ops;		/* the first trace's operators */
 	char	 trace_why[PATH_MAX + 128];	/* why the recorded trace is not used */
 };
 

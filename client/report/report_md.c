@@ -16,6 +16,7 @@
 
 #include "format.h"
 #include "report.h"
+#include "report_ops.h"
 #include "summarycmd.h"
 #include "timeparse.h"
 #include "version.h"
@@ -625,6 +626,7 @@ report_write_md(struct report *r)
 	}
 	md_summary(fp, r);
 	md_steps(fp, r);
+	report_ops_md(fp, r);
 	md_plots(fp, r);
 	md_notes(fp, r);
 	md_baseline(fp, r);

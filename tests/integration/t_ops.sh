@@ -73,8 +73,28 @@ grep -q '^card,card 0,' "$T/out" && ! grep -q '^card,card 1,' "$T/out" ||
 grep -q "device events on a card without samples in the span (the first: card 1)" "$T/err" ||
 	fail "--device 0: no note of card 1's events: $(cat "$T/err")"
 
-# ---- errors ----
+# ---- report's "Where the energy went": export --ops' figures ----
+expect_rc 0 $SPY report --window ops-run "${TR[@]}" --output "$T/rep"
+python3 - "$T/rep/report.md" "$T/ops.csv" <<'PY' || fail "report's operators are not export --ops'"
+import csv, sys
+md = open(sys.argv[1]).read()
+sec = md.split("## Where the energy went\n", 1)[1].split("\n## ", 1)[0]
+rows = [l.split("|")[1:-1] for l in sec.splitlines() if l.startswith("| `")]
+got = [(r[0].strip().strip("`"), int(r[2]), r[4].strip()) for r in rows]
+ops = [r for r in csv.DictReader(open(sys.argv[2])) if r["section"] == "op"]
+ops.sort(key=lambda r: -float(r["energy_J"]))
+want = [(r["name"], int(r["calls"]), "%.3f" % float(r["energy_J"]))
+        for r in ops[:10]]
+if got != want:
+    sys.exit("report: %s\nexport --ops: %s" % (got, want))
+print("report: the %d operators that took the most energy, as export --ops has them" % len(got))
+PY
 grep -v '"cat": "kernel"\|"cat": "gpu_memcpy"' "$T/trace.json" >"$T/host.json"
+expect_rc 0 $SPY report --window ops-run --trace "$T/host.json" --output "$T/rep-host"
+grep -q "host.json\` has no device event" "$T/rep-host/report.md" ||
+	fail "a report of a trace without device events: $(grep -A2 'Where the energy' "$T/rep-host/report.md")"
+
+# ---- errors ----
 expect_rc 1 $SPY export --trace "$T/host.json" --ops
 grep -q "no device events" "$T/err" || fail "no device events: $(cat "$T/err")"
 [ ! -s "$T/out" ] || fail "a trace without device events wrote: $(cat "$T/out")"
