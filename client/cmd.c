@@ -28,8 +28,8 @@ static const char *const exit_meaning[CMD_EXIT_MAX + 1] = {
 	[11] = "the request was refused, or the profiler stayed busy",
 	[12] = "no trace appeared",
 	[13] = "dynolog answered for a process not of the target",
-	[CLIENT_EXIT_DAMAGED] = "the database is damaged (salvage: written "
-	    "without the rows lost)",
+	[CLIENT_EXIT_DAMAGED] = ("the database is damaged (salvage: written "
+	    "without the rows lost)"),
 };
 
 int
@@ -54,6 +54,9 @@ cmd_usage_try(const char *name)
 }
 
 /* "spyremon NAME: message" on stderr. */
+static void	vsay(const char *, const char *, va_list)
+    __attribute__((format(printf, 2, 0)));
+
 static void
 vsay(const char *name, const char *fmt, va_list ap)
 {

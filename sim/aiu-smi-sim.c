@@ -257,7 +257,7 @@ write_garbage(struct sim_run *run, const char *row)
 			len = garbage_from_row(run, row, buf, sizeof(buf));
 			break;
 		}
-		/* FALLTHROUGH */
+		__attribute__((fallthrough));
 	default:
 		len = (size_t)snprintf(buf, sizeof(buf),
 		    "Traceback (most recent call last):\n");

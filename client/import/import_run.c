@@ -29,6 +29,9 @@ static void	line_error(struct import_run *, const char *, ...)
  * IMPORT_MAX_ERRORS) and counted; in the second pass it means the file
  * changed since the first.
  */
+static void	vline_error(struct import_run *, size_t, const char *, va_list)
+    __attribute__((format(printf, 3, 0)));
+
 static void
 vline_error(struct import_run *r, size_t line, const char *fmt, va_list ap)
 {
