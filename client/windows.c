@@ -301,6 +301,7 @@ list(const struct client *cl, sqlite3 *db, const char *path,
 		else if (rc != CLIENT_EXIT_OK)
 			break;
 		orphan = rc == CLIENT_EXIT_INCOMPLETE;
+		rc = CLIENT_EXIT_OK;	/* an orphan is listed; said after */
 		if (summary_damage_find(ws[i].end_note, note, sizeof(note))) {
 			/* part of its rows cannot be read: the stored count */
 			samples = stored_samples(db, ws[i].id);

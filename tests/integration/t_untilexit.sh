@@ -85,7 +85,7 @@ wait_for 20 test -S "$T/control.sock" || fail "no control socket after the resta
 ID3=$(spy mark begin --tag restarts) || fail "mark begin failed"
 wait_for 20 log_has "restarting" || sleep 5
 sleep 3
-spy mark end --tag restarts >/dev/null || fail "mark end failed"
+spy mark end --tag restarts --wait 20s >/dev/null || fail "mark end --wait failed"
 n=$(sql "SELECT child_restarts FROM windows WHERE id = $ID3")
 [ -n "$n" ] && [ "$n" -ge 1 ] || fail "child_restarts is '$n' after aiu-smi exited inside the window"
 summarized3() { [ -n "$(sql "SELECT summarized_ns FROM windows WHERE id = $ID3 AND summarized_ns IS NOT NULL")" ]; }
