@@ -114,7 +114,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/db/keyscan.c client/db/salvage.c client/db/salvage_copy.c \
 	client/db/pagewalk.c client/db/salvage_walk.c
 SIM_SRCS = sim/aiu-smi-sim.c sim/simopts.c sim/cardmodel.c sim/layout.c \
-	sim/metricwriter.c
+	sim/metricwriter.c sim/powersched.c
 # what the simulator takes from common/: no database, no config
 SIM_COMMON = common/log.c common/timeparse.c common/metrics.c \
 	common/metricfile.c
