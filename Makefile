@@ -90,8 +90,8 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/trace/trace.c client/trace/trace_util.c \
 	client/trace/trace_stream.c client/trace/trace_tally.c \
 	client/trace/trace_info.c client/trace/tracelist.c \
-	client/analysis/attrib.c client/analysis/devevents.c \
-	client/analysis/opsenergy.c \
+	client/analysis/attrib.c client/analysis/devcounter.c \
+	client/analysis/devevents.c client/analysis/opsenergy.c \
 	client/export/export.c client/export/export_opts.c \
 	client/export/export_fmt.c \
 	client/export/target.c client/export/merge.c \
@@ -125,7 +125,7 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_rowring test_stats test_expo test_metricfile test_direct \
 	test_hosts test_bestsrc test_sync test_writer test_capture \
 	test_daemonid test_walcheck test_runmeta test_migrate test_pair \
-	test_attrib test_devevents test_salvage
+	test_attrib test_devcounter test_devevents test_salvage
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 
