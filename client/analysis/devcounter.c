@@ -58,7 +58,14 @@ devcounter_fit(struct devcounter_reading *r, size_t n,
 			out->backwards++;
 			continue;
 		}
-		if (r[i].next_ns > r[i].t_ns) {
+		/* read at the same cycle: one reading, no interval */
+		if (r[i + 1].cycles == r[i].cycles)
+			continue;
+		if (r[i].next_ns <= r[i].t_ns) {
+			out->untimed++;
+			continue;
+		}
+		{
 			int64_t covered;
 			double y = devcounter_sampled_j(s, ns, r[i].t_ns,
 			    r[i].next_ns, &covered);

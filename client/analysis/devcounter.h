@@ -9,7 +9,8 @@
  * 2^32 (it wraps), is the charge of the interval between them, given to
  * the call whose reading opens it; the last reading opens none.  An
  * increment of 2^31 or more is no wrap but a reading out of order (the
- * counter moved backwards): its interval is left out and counted.
+ * counter moved backwards): its interval is left out and counted.  Two
+ * readings at the same cycle are one moment: no interval between them.
  *
  * The scale is fitted by least squares through the origin: joules per
  * count k minimising the sum over intervals of (E - k * counts)^2, E the
@@ -48,6 +49,7 @@ struct devcounter_fit {
 	size_t	 intervals;	/* in the fit */
 	size_t	 backwards;	/* left out: the counter went backwards */
 	size_t	 unsampled;	/* left out: no sample covers it whole */
+	size_t	 untimed;	/* left out: it ends before it begins */
 	double	 j_per_count;	/* the scale, 0 if nothing to fit */
 	double	 residual_j;	/* RMS of E - k * counts */
 	double	 residual_rel;	/* residual_j / RMS of E; 0 if E is 0 */
@@ -66,8 +68,8 @@ double devcounter_sampled_j(const struct attrib_sample *s, size_t ns,
 /*
  * Order r[0..n) by cycle stamp, fill each reading's counts, next_ns and
  * used, and fit the scale against the samples s[0..ns), sorted by lo_ns:
- * intervals with a positive time, covered whole by samples and not
- * backwards take part.
+ * intervals of some cycles and a positive time, covered whole by samples
+ * and not backwards take part.
  */
 void devcounter_fit(struct devcounter_reading *r, size_t n,
     const struct attrib_sample *s, size_t ns, struct devcounter_fit *out);

@@ -45,7 +45,7 @@ grep -q "^spyremon: operators and idle add up to each card's energy" "$T/err" ||
 	fail "no closure note: $(cat "$T/err")"
 grep -q "operators are estimates: .*ERROR bounds each" "$T/err" ||
 	fail "no note of the estimates: $(cat "$T/err")"
-head -n 1 "$T/ops.csv" | grep -q '^section,name,category,card,calls,device_ms,time_pct,energy_J,energy_pct,net_J,mean_W,error_J,basis,flops,TOPS,TOPS_per_W,samples,interval_ms,covered_ms,device_span_ms,idle_ms,idle_J,host_only_ms,host_only_J,idle_W,closure$' ||
+head -n 1 "$T/ops.csv" | grep -q '^section,name,category,card,calls,device_ms,time_pct,energy_J,energy_pct,net_J,mean_W,error_J,basis,flops,TOPS,TOPS_per_W,samples,interval_ms,covered_ms,device_span_ms,idle_ms,idle_J,host_only_ms,host_only_J,idle_W,closure,counter_J,counter_calls,counter_J_per_count,counter_residual_J,counter_residual_rel,counter_intervals,counter_backwards$' ||
 	fail "csv header: $(head -n 1 "$T/ops.csv")"
 expect_rc 0 $SPY export "${TR[@]}" --ops --json
 cp "$T/out" "$T/ops.json"
@@ -164,5 +164,63 @@ parts = sum(float(r["energy_J"]) for r in ops) + float(cats["idle"]["energy_J"])
 assert abs(parts - total) <= 1e-9 * total, (parts, total)
 assert all(r["basis"] == "estimate" for r in ops), ops
 print("flex: 28 pairs on 4 cards, closure %.1e" % (abs(parts - total) / total))
+
+# the cards' charge counters (attr Power, 32 bits, wrapping), recomputed:
+# one reading per pair, in TS1 order; the increment to the next reading
+# is the opening call's, left out where it goes backwards (2^31 or more),
+# at the same cycle, or ends before it begins; joules per count by least
+# squares through the origin against the samples' energy over each
+# interval (each power held over its 1 ms)
+samples = {}
+for line in open(sys.argv[2]):
+    ts, dev, ival, pwr = line.split()[:4]
+    samples.setdefault(int(dev), []).append(
+        (int(ts) - int(ival) * 1000000, int(ts), float(pwr[4:])))
+def sampled(c, lo, hi):
+    return sum(p * max(0, min(b, hi) - max(a, lo))
+               for a, b, p in samples[c]) / 1e9
+order = []
+for e in ev:
+    if e["name"] not in order:
+        order.append(e["name"])
+reads = {}
+for e in ev:
+    if e["ph"] == "B":
+        a = e["attr"]
+        reads.setdefault(e["pid"], []).append(
+            (int(a["TS1"]), order.index(e["name"]), int(a["Power"]),
+             ns(e["ts"]), e["name"]))
+counter_j = {}
+for c, rs in reads.items():
+    rs.sort()
+    iv, back = [], 0
+    for (c1, _, p1, t1, name), (c2, _, p2, t2, _) in zip(rs, rs[1:]):
+        n = (p2 - p1) % 2**32
+        if n >= 2**31:
+            back += 1
+        elif c2 != c1 and t2 > t1:
+            iv.append((n, sampled(c, t1, t2), name))
+    r = cards[c]
+    assert int(r["counter_backwards"] or 0) == back, (c, r, back)
+    if not iv:
+        assert r["counter_J_per_count"] == "" and r["counter_intervals"] == "0", r
+        continue
+    k = sum(x * y for x, y, _ in iv) / sum(x * x for x, _, _ in iv)
+    res = (sum((y - k * x) ** 2 for x, y, _ in iv) / len(iv)) ** 0.5
+    rms = (sum(y * y for _, y, _ in iv) / len(iv)) ** 0.5
+    assert int(r["counter_intervals"]) == len(iv), (c, r, iv)
+    assert abs(float(r["counter_J_per_count"]) - k) <= 1e-9 * k, (c, r, k)
+    assert abs(float(r["counter_residual_J"]) - res) <= 1e-9 * rms, (c, r, res)
+    assert abs(float(r["counter_residual_rel"]) - res / rms) <= 1e-9, (c, r)
+    for x, _, name in iv:
+        counter_j[name] = counter_j.get(name, 0.0) + k * x
+    print("flex: card %d's counter: %.6g J per count over %d intervals, "
+          "residual %.3g J (%.1f %%), %d backwards" % (c, k, len(iv), res,
+          100 * res / rms, back))
+for r in ops:
+    want = counter_j.get(r["name"], 0.0)
+    got = float(r["counter_J"] or 0)
+    assert abs(got - want) <= 1e-9 * max(want, 1e-15), (r["name"], got, want)
+print("flex: each operator's energy by the counters, as recomputed")
 PY
 exit 0

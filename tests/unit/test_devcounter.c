@@ -67,11 +67,14 @@ test_order_and_backwards(void **state)
 		{ .counter = 100, .cycles = 1, .t_ns = 100 * MS, .call = 0 },
 		{ .counter = 50, .cycles = 2, .t_ns = 200 * MS, .call = 1 },
 		{ .counter = 400, .cycles = 4, .t_ns = 400 * MS, .call = 3 },
+		/* read with call 3, at its cycle: no interval of its own */
+		{ .counter = 400, .cycles = 4, .t_ns = 450 * MS, .call = 4 },
 	};
 	struct devcounter_fit f;
 
 	(void)state;
-	devcounter_fit(r, 4, s, 1, &f);
+	devcounter_fit(r, 5, s, 1, &f);
+	assert_int_equal(r[3].used, 0);
 	assert_int_equal(r[0].call, 0);
 	assert_int_equal(r[1].call, 1);
 	assert_int_equal(f.backwards, 1);
