@@ -34,6 +34,7 @@
 #include "client.h"
 #include "cmd.h"
 #include "compare.h"
+#include "compare_ops.h"
 #include "format.h"
 #include "json.h"
 #include "jsonw.h"
@@ -49,6 +50,7 @@ enum {
 };
 
 #define DEFAULT_MIN_CHANGE	2.0	/* % */
+#define TOP_OPS			10	/* operators shown, by change */
 #define ALPHA			0.05
 
 static void
@@ -591,6 +593,7 @@ compare_run(struct client *cl, const char *base, const char *new,
 	struct winsum_from from;
 	bool reg;
 	struct cmp c;
+	struct cmp_ops ops;
 	sqlite3 *db;
 	int rc;
 
@@ -610,8 +613,13 @@ compare_run(struct client *cl, const char *base, const char *new,
 	rc = compare_load(db, &from, base, new, r->tb.n > 0 ? &r->tb : NULL,
 	    r->tn.n > 0 ? &r->tn : NULL, r->align, summary_idle_lookback(cl),
 	    r->min_change, &c);
+	memset(&ops, 0, sizeof(ops));
+	if (rc == CLIENT_EXIT_OK && c.traces)
+		rc = compare_ops_load(db, &c.rb, &c.rn,
+		    summary_idle_lookback(cl), &ops);
 	db_close(db);
 	if (rc != CLIENT_EXIT_OK) {
+		compare_ops_free(&ops);
 		compare_free(&c);
 		return rc;
 	}
@@ -634,6 +642,10 @@ compare_run(struct client *cl, const char *base, const char *new,
 			if (c.f[i].has)
 				gen_fig(g, &c.f[i]);
 		yajl_gen_array_close(g);
+		if (c.traces) {
+			jsonw_str(g, "operators");
+			compare_ops_json(g, &ops, TOP_OPS);
+		}
 		jsonw_str(g, "regressions");
 		yajl_gen_array_open(g);
 		for (size_t i = 0; i < c.nreg; i++)
@@ -650,6 +662,13 @@ compare_run(struct client *cl, const char *base, const char *new,
 		    "of at least %g %%; power over the samples, step figures "
 		    "over the active steps (mean ± 95 %% interval).\n",
 		    r->min_change);
+		if (c.traces) {
+			printf("\nOperators, the greatest changes of energy first "
+			    "(all cards, every trace of each run; the interval "
+			    "adds the two error bounds; device time is the "
+			    "traces' own, exact):\n");
+			compare_ops_write(stdout, &ops, TOP_OPS);
+		}
 		for (int k = 0; k < 2; k++) {
 			const struct winsum *w = k ? &c.new : &c.base;
 
@@ -662,6 +681,7 @@ compare_run(struct client *cl, const char *base, const char *new,
 	for (size_t i = 0; i < c.nreg; i++)
 		fprintf(stderr, "spyremon: regression: %s\n", c.regression[i]);
 	rc = compare_settled(&c);
+	compare_ops_free(&ops);
 	compare_free(&c);
 	/* a regression is the verdict CI waits for: it outranks the rest */
 	return reg ? CLIENT_EXIT_REGRESSION : rc;

@@ -94,6 +94,47 @@ expect_rc 0 $SPY report --window ops-run --trace "$T/host.json" --output "$T/rep
 grep -q "host.json\` has no device event" "$T/rep-host/report.md" ||
 	fail "a report of a trace without device events: $(grep -A2 'Where the energy' "$T/rep-host/report.md")"
 
+# ---- compare per operator: a second run of the same job ----
+python3 "$ROOT/tests/integration/ops_job.py" "$T/control.sock" ops-run2 "$T/trace2.json" ||
+	fail "ops_job.py failed (second run)"
+PYTHONPATH=$ROOT/tests/integration python3 "$ROOT/tests/integration/sync.py" \
+	"$T/control.sock" || fail "the daemon did not store window ops-run2"
+expect_rc 0 $SPY export --trace "$T/trace2.json" --ops --csv
+cp "$T/out" "$T/ops2.csv"
+expect_rc 0 $SPY compare ops-run ops-run2 --trace-base "$T/trace.json" \
+	--trace-new "$T/trace2.json" --json
+cp "$T/out" "$T/compare.json"
+expect_rc 0 $SPY compare ops-run ops-run2 --trace-base "$T/trace.json" \
+	--trace-new "$T/trace2.json"
+grep -q "^Operators, the greatest changes of energy first" "$T/out" ||
+	fail "compare: no operators: $(cat "$T/out")"
+python3 - "$T/compare.json" "$T/ops.csv" "$T/ops2.csv" <<'PY' || fail "compare's operators are not export --ops'"
+import csv, json, sys
+ops = json.load(open(sys.argv[1]))["operators"]
+side = [{r["name"]: r for r in csv.DictReader(open(p)) if r["section"] == "op"}
+        for p in sys.argv[2:4]]
+names = set(side[0]) | set(side[1])
+assert len(ops) == min(10, len(names)), (len(ops), names)
+close = lambda a, b: abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1e-12)
+for o in ops:
+    for k, key in ((0, "base"), (1, "new")):
+        r = side[k].get(o["name"])
+        want_j = float(r["energy_J"]) if r else 0.0
+        want_e = float(r["error_J"]) if r else 0.0
+        want_ms = float(r["device_ms"]) if r else 0.0
+        assert close(o[key + "_J"], want_j), (o, key, want_j)
+        assert close(o[key + "_error_J"], want_e), (o, key, want_e)
+        assert close(o[key + "_device_ms"], want_ms), (o, key, want_ms)
+        assert o[key + "_calls"] == (int(r["calls"]) if r else 0), o
+    d = o["new_J"] - o["base_J"]
+    b = o["base_error_J"] + o["new_error_J"]
+    assert close(o["change_J"], d) and close(o["change_lo_J"], d - b) and \
+        close(o["change_hi_J"], d + b), o
+changes = [abs(o["change_J"]) for o in ops]
+assert changes == sorted(changes, reverse=True), changes
+print("compare: %d operators, by change, each as export --ops has it" % len(ops))
+PY
+
 # ---- errors ----
 expect_rc 1 $SPY export --trace "$T/host.json" --ops
 grep -q "no device events" "$T/err" || fail "no device events: $(cat "$T/err")"
