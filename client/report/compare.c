@@ -19,6 +19,9 @@
  * when the energy of all cards, or with traces the mean step time or
  * energy per step, rose by more than PCT % (and, for the step figures,
  * the verdict is not "within noise").
+ *
+ * With traces, last, the operators whose energy changed most
+ * (compare_ops.h).
  */
 #include <err.h>
 #include <errno.h>
@@ -768,7 +771,8 @@ const struct cmd_spec compare_cmd = {
 	    "\n"
 	    "Compares two windows (tags or ids): per card and figure the base, new,\n"
 	    "change and relative change, with a verdict (Welch's t-test) for mean\n"
-	    "power and, with traces, step time and energy per step.\n"
+	    "power and, with traces, step time and energy per step, then the ten\n"
+	    "operators whose energy changed most, each change with its interval.\n"
 	    "\n"
 	    "      --trace-base FILE|DIR     the base run's trace; again, or a\n"
 	    "                                TensorBoard log DIR: its ranks\n"
