@@ -90,8 +90,8 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/trace/trace.c client/trace/trace_util.c \
 	client/trace/trace_stream.c client/trace/trace_tally.c \
 	client/trace/trace_info.c client/trace/tracelist.c \
-	client/analysis/attrib.c client/analysis/devevents.c \
-	client/analysis/opsenergy.c \
+	client/analysis/attrib.c client/analysis/devcounter.c \
+	client/analysis/devevents.c client/analysis/opsenergy.c \
 	client/export/export.c client/export/export_opts.c \
 	client/export/export_fmt.c \
 	client/export/target.c client/export/merge.c \
@@ -104,7 +104,8 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/report/winsum.c client/report/summarycmd.c \
 	client/report/stats.c client/report/runsteps.c client/report/compare.c \
 	client/report/report.c client/report/report_md.c client/report/plot.c \
-	client/report/runmeta.c client/report/report_ops.c client/sha256.c \
+	client/report/runmeta.c client/report/report_ops.c \
+	client/report/compare_ops.c client/sha256.c \
 	client/capture/capture.c client/capture/caploop.c \
 	client/capture/capserve.c client/capture/capout.c \
 	client/capture/capwin.c client/capture/capterm.c client/capture/kipc.c \
@@ -114,7 +115,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/db/keyscan.c client/db/salvage.c client/db/salvage_copy.c \
 	client/db/pagewalk.c client/db/salvage_walk.c
 SIM_SRCS = sim/aiu-smi-sim.c sim/simopts.c sim/cardmodel.c sim/layout.c \
-	sim/metricwriter.c
+	sim/metricwriter.c sim/powersched.c
 # what the simulator takes from common/: no database, no config
 SIM_COMMON = common/log.c common/timeparse.c common/metrics.c \
 	common/metricfile.c
@@ -125,7 +126,7 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_rowring test_stats test_expo test_metricfile test_direct \
 	test_hosts test_bestsrc test_sync test_writer test_capture \
 	test_daemonid test_walcheck test_runmeta test_migrate test_pair \
-	test_attrib test_devevents test_salvage
+	test_attrib test_devcounter test_devevents test_salvage
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 

@@ -41,6 +41,10 @@ struct sim_run {
 	struct metric_file files[SIM_CARDS_MAX];
 	struct sim_mfile mfiles[SIM_CARDS_MAX];	/* --metric-format new* */
 	int file_log_fd;		/* -1 without --file-log */
+	struct sim_powersched *sched;	/* NULL without --power-schedule */
+	int power_log_fd;		/* -1 without --power-log */
+	int64_t sched_from_ns;		/* realtime the last step ended */
+	int64_t logged_ms;		/* --power-log written below this ms */
 	bool recreated;			/* --recreate-after done */
 	uint64_t ticks;			/* model steps (file updates) so far */
 	uint64_t intervals;		/* intervals written so far */
@@ -95,6 +99,10 @@ run_free(struct sim_run *run)
 	}
 	if (run->file_log_fd != -1)
 		close(run->file_log_fd);
+	if (run->power_log_fd != -1)
+		close(run->power_log_fd);
+	sim_powersched_free(run->sched);
+	run->sched = NULL;
 	if (run->stamp_fd != -1)
 		close(run->stamp_fd);
 	if (run->out_fd != STDOUT_FILENO)
@@ -541,6 +549,54 @@ update_files(struct sim_run *run, double dt)
 	}
 }
 
+/* Each scheduled card's power over every whole ms before now_ns. */
+static void
+log_power(struct sim_run *run, int64_t now_ns)
+{
+	const int64_t ms = (int64_t)NSEC_PER_MSEC;
+	char line[96];
+
+	for (; (run->logged_ms + 1) * ms <= now_ns; run->logged_ms++)
+		for (int i = 0; i < run->opts->ncards; i++) {
+			int n;
+
+			if (!sim_powersched_has(run->sched, i))
+				continue;
+			n = snprintf(line, sizeof(line), "%lld %d %.6f\n",
+			    (long long)run->logged_ms, i,
+			    sim_powersched_mean(run->sched, i,
+			    run->logged_ms * ms, (run->logged_ms + 1) * ms));
+			write_all(run, run->power_log_fd, line, (size_t)n);
+		}
+}
+
+/*
+ * Scheduled cards take the schedule's mean power over the step that just
+ * ended (from the last step's end to now, on the realtime clock, which
+ * the schedule and the stored samples share).
+ */
+static void
+follow_schedule(struct sim_run *run)
+{
+	int64_t now = now_realtime_ns();
+
+	if (run->sched == NULL)
+		return;
+	for (int i = 0; i < run->opts->ncards; i++)
+		if (sim_powersched_has(run->sched, i))
+			sim_model_set_power(run->model, i,
+			    sim_powersched_mean(run->sched, i,
+			    run->sched_from_ns, now));
+	if (run->power_log_fd != -1) {
+		in_row = 1;
+		log_power(run, now);
+		in_row = 0;
+		if (stop_requested)
+			run_exit(run, 0);
+	}
+	run->sched_from_ns = now;
+}
+
 static void
 emit_interval(struct sim_run *run)
 {
@@ -553,6 +609,7 @@ emit_interval(struct sim_run *run)
 
 	card_states(run, state);
 	sim_model_step(run->model, state, dt);
+	follow_schedule(run);
 	run->ticks++;
 	if (opts->write_metric_files && new_format(opts))
 		update_files(run, dt);
@@ -620,6 +677,7 @@ main(int argc, char **argv)
 	run.out_fd = STDOUT_FILENO;
 	run.stamp_fd = -1;
 	run.file_log_fd = -1;
+	run.power_log_fd = -1;
 	run.fault_rng = opts.seed ^ 0x2545f4914f6cdd1dULL;
 	for (int i = 0; i < SIM_CARDS_MAX; i++)
 		run.files[i].fd = run.mfiles[i].fd = -1;
@@ -632,6 +690,16 @@ main(int argc, char **argv)
 	run.model = sim_model_new(&opts);
 	if (run.model == NULL)
 		fatal(1, "memory");
+	if (opts.power_schedule != NULL) {
+		run.sched = sim_powersched_load(opts.power_schedule, opts.ncards);
+		for (int i = 0; i < opts.ncards; i++)
+			sim_powersched_set_idle(run.sched, i,
+			    sim_model_idle_power(run.model, i));
+	}
+	if (opts.power_log != NULL)
+		run.power_log_fd = open_output(opts.power_log, O_APPEND);
+	run.sched_from_ns = now_realtime_ns();
+	run.logged_ms = run.sched_from_ns / (int64_t)NSEC_PER_MSEC + 1;
 	if (opts.write_metric_files)
 		open_metric_files(&run);
 	sim_layout_init(&run.layout, opts.csv, opts.groups, false);

@@ -279,6 +279,23 @@ sim_model_step(struct sim_model *m, const enum sim_card_state *state,
 	    0.1, 99.0);
 }
 
+void
+sim_model_set_power(struct sim_model *m, int card, double watts)
+{
+	struct card *c = &m->cards[card];
+
+	c->pwr = watts;
+	c->v[SM_PWR] = watts;
+	c->v[SM_PT_ACT] = clamp((watts - m->idle_power) /
+	    (SIM_PWR_MAX - m->idle_power) * 100.0, 0, 100);
+}
+
+double
+sim_model_idle_power(const struct sim_model *m, int card)
+{
+	return m->cards[card].idle_pwr;
+}
+
 double
 sim_model_value(const struct sim_model *m, int card, enum sim_metric metric)
 {

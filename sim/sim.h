@@ -9,6 +9,7 @@
  * layout.c   chooses the columns and formats headers and rows.
  * aiu-smi-sim.c  keeps the schedule, writes the lines and injects faults.
  * metricwriter.c writes each card's new-format metric file from the model.
+ * powersched.c  the per-card power a --power-schedule file sets.
  */
 #ifndef SPYREMON_SIM_H
 #define SPYREMON_SIM_H
@@ -68,6 +69,8 @@ struct sim_options {
 	bool recreate_set;
 	uint64_t recreate_after;	/* card 0's file re-created after N updates */
 	const char *file_log;
+	const char *power_schedule;	/* --power-schedule FILE */
+	const char *power_log;		/* --power-log FILE */
 
 	/* faults: counts of complete data rows over all cards; 0 = off */
 	bool exit_after_set;
@@ -148,6 +151,15 @@ void sim_model_step(struct sim_model *m, const enum sim_card_state *state,
 /* The workload phase of card at simulated time t_ns (WORKLOAD_CYCLE). */
 bool sim_model_cycle_busy(const struct sim_model *m, int card, uint64_t t_ns);
 
+/*
+ * Set card's power after the last step to watts (a schedule's mean over
+ * the step), and pt_act with it.
+ */
+void sim_model_set_power(struct sim_model *m, int card, double watts);
+
+/* Card's idle power, in W: a constant of the seed. */
+double sim_model_idle_power(const struct sim_model *m, int card);
+
 /* Card's value of metric after the last step; NaN if missing. */
 double sim_model_value(const struct sim_model *m, int card, enum sim_metric metric);
 
@@ -212,5 +224,31 @@ int sim_mfile_update(struct sim_mfile *f, const struct sim_model *m, int card,
     double dt, bool torn, int64_t *stamp_ns, uint32_t *pwr_tenths);
 
 void sim_mfile_close(struct sim_mfile *f);
+
+/* ---- a schedule of power (powersched.c) ---- */
+
+struct sim_powersched;
+
+/*
+ * The schedule in path: lines "card start_ns end_ns watts" (epoch ns,
+ * [start, end)), '#' comments and blank lines.  Exits 2 naming the file
+ * and line on bad input.
+ */
+struct sim_powersched *sim_powersched_load(const char *path, int ncards);
+void sim_powersched_free(struct sim_powersched *ps);
+
+/* True if the schedule has a span of card: it follows the schedule. */
+bool sim_powersched_has(const struct sim_powersched *ps, int card);
+
+/* Card's power outside its spans, in W. */
+void sim_powersched_set_idle(struct sim_powersched *ps, int card, double watts);
+
+/* Card's energy over [lo_ns, hi_ns), in J, exactly. */
+double sim_powersched_energy(const struct sim_powersched *ps, int card,
+    int64_t lo_ns, int64_t hi_ns);
+
+/* Card's mean power over [lo_ns, hi_ns), in W (its power at lo if empty). */
+double sim_powersched_mean(const struct sim_powersched *ps, int card,
+    int64_t lo_ns, int64_t hi_ns);
 
 #endif

@@ -44,6 +44,8 @@ enum {
 	OPT_TEAR_EVERY,
 	OPT_RECREATE_AFTER,
 	OPT_FILE_LOG,
+	OPT_POWER_SCHEDULE,
+	OPT_POWER_LOG,
 	OPT_HELP,
 };
 
@@ -76,6 +78,8 @@ static const struct option long_options[] = {
 	{ "tear-every", required_argument, NULL, OPT_TEAR_EVERY },
 	{ "recreate-after", required_argument, NULL, OPT_RECREATE_AFTER },
 	{ "file-log", required_argument, NULL, OPT_FILE_LOG },
+	{ "power-schedule", required_argument, NULL, OPT_POWER_SCHEDULE },
+	{ "power-log", required_argument, NULL, OPT_POWER_LOG },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -119,7 +123,15 @@ static const char usage_text[] =
 "      --split-rows           write each row in two writes, 2 ms apart\n"
 "      --overlong-every N     before every Nth row line, a 10000-byte line\n"
 "      --stamp-log FILE       append '<realtime ns> <ID> <line>' per row written\n"
-"      --stderr-every N       print a warning to stderr every N rows\n";
+"      --stderr-every N       print a warning to stderr every N rows\n"
+"      --power-schedule FILE  cards named in FILE draw the power it says:\n"
+"                             lines 'card start_ns end_ns watts' (epoch ns,\n"
+"                             [start, end), a later line wins), their idle\n"
+"                             power outside; each pwr printed or written is\n"
+"                             the exact mean over its interval\n"
+"      --power-log FILE       append '<epoch ms> <ID> <watts>' per scheduled\n"
+"                             card and millisecond: the mean power drawn in\n"
+"                             [ms, ms + 1)\n";
 
 static const char usage_files[] =
 "\n"
@@ -509,6 +521,12 @@ apply_sim_option(struct sim_options *opts, int c, const char *arg)
 		break;
 	case OPT_FILE_LOG:
 		opts->file_log = arg;
+		break;
+	case OPT_POWER_SCHEDULE:
+		opts->power_schedule = arg;
+		break;
+	case OPT_POWER_LOG:
+		opts->power_log = arg;
 		break;
 	case OPT_HELP:
 		fputs(usage_text, stdout);

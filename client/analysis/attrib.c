@@ -168,6 +168,11 @@ share_sample(struct work *w, const struct attrib_sample *s, size_t ns,
     int64_t a, int64_t b, struct attrib_card *out)
 {
 	double p = s[k].power_w, len = (double)(b - a), spread;
+	/*
+	 * A sample clipped by the span still stands for its whole interval:
+	 * its mean is over all of it, so a part is a part of the whole.
+	 */
+	double whole = (double)(s[k].hi_ns - s[k].lo_ns);
 	size_t nclip = 0, nparts = 0, ntouched = 0;
 	int64_t busy, sum_ov = 0, both;
 
@@ -203,7 +208,7 @@ share_sample(struct work *w, const struct attrib_sample *s, size_t ns,
 	out->idle_ns += (b - a) - busy;
 	out->idle_j += p * (double)((b - a) - busy) / NS_PER_S;
 	out->idle_bound_j += attrib_part_bound(spread,
-	    (double)((b - a) - busy), len);
+	    (double)((b - a) - busy), whole);
 	out->host_only_ns += both - busy;
 	out->host_only_j += p * (double)(both - busy) / NS_PER_S;
 	/*
@@ -226,8 +231,8 @@ share_sample(struct work *w, const struct attrib_sample *s, size_t ns,
 		uint32_t o = w->touched[j];
 
 		out->ops[o].bound_j += attrib_part_bound(spread, w->op_time[o],
-		    len);
-		if (w->op_time[o] < len)
+		    whole);
+		if (w->op_time[o] < whole)
 			out->ops[o].partial++;
 		w->op_time[o] = 0;
 	}

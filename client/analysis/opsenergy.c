@@ -49,6 +49,7 @@ struct bucket {
 	int64_t	 card;
 	struct vec events;	/* struct attrib_event */
 	struct vec samples;	/* struct attrib_sample */
+	struct vec readings;	/* struct devcounter_reading */
 	struct energy_acc acc;	/* the span's exact integral */
 	bool	 used;		/* matched with a card of the result */
 };
@@ -138,6 +139,7 @@ bucket_of(struct gather *g, int64_t card)
 	b->card = card;
 	b->events.size = sizeof(struct attrib_event);
 	b->samples.size = sizeof(struct attrib_sample);
+	b->readings.size = sizeof(struct devcounter_reading);
 	energy_init(&b->acc);
 	return g->last = b;
 }
@@ -180,6 +182,14 @@ on_event(const struct trace_event *ev, void *arg)
 		e = vec_push(&bucket_of(g, card)->events);
 		*e = (struct attrib_event){ lo, hi, op,
 		    ev->has_flops ? ev->flops : -1 };
+		if (ev->has_counter) {
+			struct devcounter_reading *rd =
+			    vec_push(&bucket_of(g, card)->readings);
+
+			*rd = (struct devcounter_reading){ .counter =
+			    ev->counter, .cycles = ev->cycle_stamp, .t_ns = lo,
+			    .call = op };
+		}
 	} else if (devevent_is_host(ev)) {
 		struct attrib_iv *h = vec_push(&g->host);
 
@@ -341,6 +351,33 @@ learn_idle(sqlite3 *db, const struct ops_request *rq, struct ops_result *out)
 	return CLIENT_EXIT_OK;
 }
 
+/*
+ * Each call's energy from the card's charge counter, where its events
+ * carry one: the scale fitted to the card's samples (sorted by now).
+ */
+static void
+counter_energy(struct ops_card *c, struct bucket *ev,
+    const struct bucket *dbc)
+{
+	struct devcounter_reading *r = ev->readings.p;
+
+	if (ev->readings.n < 2)
+		return;
+	if ((c->counter_j = calloc(c->a.nops + 1, sizeof(double))) == NULL ||
+	    (c->counter_calls = calloc(c->a.nops + 1, sizeof(uint64_t))) ==
+	    NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	devcounter_fit(r, ev->readings.n, dbc->samples.p, dbc->samples.n,
+	    &c->fit);
+	c->has_counter = true;
+	for (size_t i = 0; i < ev->readings.n; i++)
+		if (r[i].used) {
+			c->counter_j[r[i].call] += c->fit.j_per_count *
+			    (double)r[i].counts;
+			c->counter_calls[r[i].call]++;
+		}
+}
+
 /* Share each card's energy among its events. */
 static int
 share(struct gather *g, struct bucket *dbc, size_t ndbc)
@@ -370,6 +407,8 @@ share(struct gather *g, struct bucket *dbc, size_t ndbc)
 		    ev != NULL ? ev->events.n : 0, g->host.p, g->host.n,
 		    out->span_lo, out->span_hi, &c->a) != 0)
 			errx(CLIENT_EXIT_FAILED, "out of memory");
+		if (ev != NULL)
+			counter_energy(c, ev, &dbc[i]);
 		c->has_energy = energy_integral(&dbc[i].acc, c->energy_j,
 		    sizeof(c->energy_j));
 		for (size_t k = 0; k < c->a.nops; k++)
@@ -417,6 +456,7 @@ ops_load(sqlite3 *db, const struct ops_request *rq, struct ops_result *out)
 	for (size_t i = 0; i < g.nb; i++) {
 		free(g.b[i].events.p);
 		free(g.b[i].samples.p);
+		free(g.b[i].readings.p);
 	}
 	for (size_t i = 0; i < ndbc; i++)
 		free(dbc[i].samples.p);
@@ -433,8 +473,11 @@ ops_result_free(struct ops_result *r)
 	for (size_t i = 0; i < r->nnames; i++)
 		free(r->names[i].name);
 	free(r->names);
-	for (size_t i = 0; i < r->ncards; i++)
+	for (size_t i = 0; i < r->ncards; i++) {
 		free(r->cards[i].a.ops);
+		free(r->cards[i].counter_j);
+		free(r->cards[i].counter_calls);
+	}
 	free(r->cards);
 	memset(r, 0, sizeof(*r));
 }

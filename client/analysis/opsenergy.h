@@ -27,6 +27,7 @@
 
 #include "attrib.h"
 #include "db.h"
+#include "devcounter.h"
 #include "devevents.h"
 #include "energy.h"
 #include "trace.h"
@@ -46,6 +47,16 @@ struct ops_card {
 	char	 energy_j[ENERGY_BUFLEN];	/* the span's, exactly (energy.h) */
 	double	 closure;		/* |ops + idle - energy_j| / energy_j */
 	uint64_t events;		/* its device events in the span */
+	/*
+	 * The card's charge counter, where two or more of its device
+	 * events carry one (devcounter.h): the fit (no scale without an
+	 * interval in it), and per operator the energy and the calls of the
+	 * intervals in it.
+	 */
+	bool	 has_counter;
+	struct devcounter_fit fit;
+	double	*counter_j;		/* NULL without readings */
+	uint64_t *counter_calls;
 };
 
 struct ops_result {

@@ -57,7 +57,9 @@ const char export_usage[] =
 	    "  -q, --quiet                 no line on stderr of what a merge added\n"
 	    "      --steps                 power and energy per step, not samples\n"
 	    "      --ops                   energy per operator, category and card,\n"
-	    "                              with error bounds, not samples\n"
+	    "                              with error bounds, not samples; by the\n"
+	    "                              card's charge counter too where a Spyre\n"
+	    "                              device trace carries it (attr Power)\n"
 	    "      --json, --csv           --steps or --ops as JSON or CSV (default: an\n"
 	    "                              aligned table on a terminal, else CSV)\n"
 	    "      --table                 the aligned table, on a pipe too\n";

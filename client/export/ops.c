@@ -37,7 +37,9 @@ enum col {
 	C_ENERGY, C_ENERGY_PCT, C_NET, C_MEAN_W, C_ERROR, C_BASIS, C_FLOPS,
 	C_TOPS, C_TOPS_W, C_SAMPLES, C_INTERVAL, C_COVERED, C_DEV_SPAN,
 	C_IDLE_MS,
-	C_IDLE_J, C_HOST_MS, C_HOST_J, C_IDLE_W, C_CLOSURE, C_N
+	C_IDLE_J, C_HOST_MS, C_HOST_J, C_IDLE_W, C_CLOSURE,
+	C_COUNTER_J, C_COUNTER_CALLS, C_COUNTER_SCALE, C_COUNTER_RES_J,
+	C_COUNTER_RES, C_COUNTER_IV, C_COUNTER_BACK, C_N
 };
 
 enum kind { K_STR, K_NUM };
@@ -64,19 +66,35 @@ static const struct column {
 	[C_HOST_MS] = { "host_only_ms", K_NUM },
 	[C_HOST_J] = { "host_only_J", K_NUM },
 	[C_IDLE_W] = { "idle_W", K_NUM }, [C_CLOSURE] = { "closure", K_NUM },
+	[C_COUNTER_J] = { "counter_J", K_NUM },
+	[C_COUNTER_CALLS] = { "counter_calls", K_NUM },
+	[C_COUNTER_SCALE] = { "counter_J_per_count", K_NUM },
+	[C_COUNTER_RES_J] = { "counter_residual_J", K_NUM },
+	[C_COUNTER_RES] = { "counter_residual_rel", K_NUM },
+	[C_COUNTER_IV] = { "counter_intervals", K_NUM },
+	[C_COUNTER_BACK] = { "counter_backwards", K_NUM },
 };
 
 /* The columns of each section, in json and in the table (-1 ends). */
 static const int section_cols[S_N][C_N + 1] = {
 	[S_OP] = { C_NAME, C_CATEGORY, C_CALLS, C_DEVICE, C_TIME_PCT,
 	    C_ENERGY, C_ENERGY_PCT, C_NET, C_MEAN_W, C_ERROR, C_BASIS,
-	    C_FLOPS, C_TOPS, C_TOPS_W, -1 },
+	    C_FLOPS, C_TOPS, C_TOPS_W, C_COUNTER_J, C_COUNTER_CALLS, -1 },
 	[S_CATEGORY] = { C_NAME, C_CALLS, C_DEVICE, C_TIME_PCT, C_ENERGY,
 	    C_ENERGY_PCT, C_NET, C_MEAN_W, C_ERROR, C_BASIS, -1 },
 	[S_CARD] = { C_CARD, C_CALLS, C_SAMPLES, C_INTERVAL, C_COVERED,
 	    C_DEV_SPAN, C_DEVICE, C_ENERGY, C_ENERGY_PCT, C_NET, C_MEAN_W, C_IDLE_MS,
-	    C_IDLE_J, C_HOST_MS, C_HOST_J, C_IDLE_W, C_CLOSURE, -1 },
+	    C_IDLE_J, C_HOST_MS, C_HOST_J, C_IDLE_W, C_CLOSURE, C_COUNTER_J,
+	    C_COUNTER_SCALE, C_COUNTER_RES_J, C_COUNTER_RES, C_COUNTER_IV,
+	    C_COUNTER_BACK, -1 },
 };
+
+/* The table's columns: json's without the counter's (a table of its own). */
+static bool
+table_shows(int c)
+{
+	return c < C_COUNTER_J;
+}
 
 /* The table's headers of those columns, with units. */
 static const struct table_col op_table[] = {
@@ -123,6 +141,9 @@ struct figures {
 	bool	 unsampled;		/* device time but no sample */
 	bool	 has_flops;
 	double	 flops;
+	bool	 has_counter;		/* some card's counter gives it */
+	double	 counter_j;
+	uint64_t counter_calls;
 };
 
 struct report {
@@ -138,6 +159,7 @@ struct report {
 	int64_t	 max_interval_ns;
 	char	 no_idle[64];
 	double	 worst_closure;
+	struct table *counter;		/* the table of the counter's figures */
 };
 
 /* ---- numbers as text ---- */
@@ -216,10 +238,35 @@ common_cells(struct report *r, const struct figures *f, double cards)
 	text(r, C_BASIS, basis_of(f));
 }
 
+/* Operator i's energy by the cards' counters, and its calls in it. */
+static bool
+op_counter(const struct ops_result *res, size_t i, double *j, uint64_t *calls)
+{
+	bool any = false;
+
+	*j = 0;
+	*calls = 0;
+	for (size_t k = 0; k < res->ncards; k++) {
+		const struct ops_card *c = &res->cards[k];
+
+		if (!c->has_counter || c->fit.intervals == 0)
+			continue;
+		any = true;
+		*j += c->counter_j[i];
+		*calls += c->counter_calls[i];
+	}
+	return any;
+}
+
 static void
 op_cells(struct report *r, const struct figures *f)
 {
 	common_cells(r, f, (double)r->res->ncards);
+	if (f->has_counter) {
+		num(r, C_COUNTER_J, f->counter_j, -1);
+		snprintf(r->row[C_COUNTER_CALLS], CELL, "%" PRIu64,
+		    f->counter_calls);
+	}
 	text(r, C_SECTION, section_names[S_OP]);
 	text(r, C_CATEGORY, ops_category_name(f->category));
 	if (f->has_flops) {
@@ -303,6 +350,8 @@ table_add(struct report *r, enum section s)
 		r->tables[s] = table_new(heads[s], nheads[s]);
 	table_row(r->tables[s]);
 	for (const int *c = section_cols[s]; *c != -1; c++) {
+		if (!table_shows(*c))
+			continue;
 		if (*c == C_NAME) {
 			table_name(r->row[*c], name, sizeof(name));
 			table_cell(r->tables[s], name);
@@ -359,6 +408,7 @@ op_figures(const struct report *r, size_t i, struct figures *f)
 			f->net_j += o->energy_j - c->idle_w * o->time_ns / 1e9;
 	}
 	f->unsampled = f->device_ns > 0 && f->time_ns == 0;
+	f->has_counter = op_counter(res, i, &f->counter_j, &f->counter_calls);
 }
 
 static void
@@ -406,6 +456,39 @@ json_section_end(struct report *r)
 		yajl_gen_array_close(r->g);
 }
 
+static const struct table_col counter_table[] = {
+	{ "OPERATOR", NULL, TABLE_LEFT }, { "CALLS", NULL, TABLE_RIGHT },
+	{ "SAMPLED", "J", TABLE_RIGHT }, { "ERROR", "±J", TABLE_RIGHT },
+	{ "COUNTER", "J", TABLE_RIGHT }, { "DIFF", "%", TABLE_RIGHT },
+};
+
+/* Operator f beside its energy by the counter, for the table. */
+static void
+counter_row(struct report *r, const struct figures *f)
+{
+	char name[NAME_WIDTH + 1], buf[CELL];
+
+	if (r->counter == NULL)
+		r->counter = table_new(counter_table, NELEM(counter_table));
+	table_row(r->counter);
+	table_name(f->name, name, sizeof(name));
+	table_cell(r->counter, name);
+	snprintf(buf, sizeof(buf), "%" PRIu64, f->counter_calls);
+	table_cell(r->counter, buf);
+	table_energy(f->energy_j, buf);
+	table_cell(r->counter, buf);
+	table_energy(f->bound_j, buf);
+	table_cell(r->counter, buf);
+	table_energy(f->counter_j, buf);
+	table_cell(r->counter, buf);
+	if (f->energy_j > 0)
+		table_fixed(buf, CELL, 100 * (f->counter_j - f->energy_j) /
+		    f->energy_j, 1);
+	else
+		buf[0] = '\0';
+	table_cell(r->counter, buf);
+}
+
 /* The operators' rows; their sums by category into cat[]. */
 static void
 op_rows(struct report *r, struct figures cat[OPS_NCAT])
@@ -443,6 +526,8 @@ op_rows(struct report *r, struct figures cat[OPS_NCAT])
 			r->nunder++;
 		op_cells(r, &f);
 		emit(r, S_OP);
+		if (f.has_counter && r->rq->format == STEPS_TABLE)
+			counter_row(r, &f);
 	}
 	json_section_end(r);
 	free(order);
@@ -529,6 +614,19 @@ card_rows(struct report *r)
 			exact_text(c->closure, r->row[C_CLOSURE]);
 		if (c->closure > r->worst_closure)
 			r->worst_closure = c->closure;
+		if (c->has_counter && c->fit.intervals > 0) {
+			num(r, C_COUNTER_J, c->fit.j_per_count * c->fit.counts,
+			    -1);
+			exact_text(c->fit.j_per_count, r->row[C_COUNTER_SCALE]);
+			exact_text(c->fit.residual_j, r->row[C_COUNTER_RES_J]);
+			exact_text(c->fit.residual_rel, r->row[C_COUNTER_RES]);
+		}
+		if (c->has_counter) {
+			snprintf(r->row[C_COUNTER_IV], CELL, "%zu",
+			    c->fit.intervals);
+			snprintf(r->row[C_COUNTER_BACK], CELL, "%zu",
+			    c->fit.backwards);
+		}
 		emit(r, S_CARD);
 	}
 	json_section_end(r);
@@ -590,6 +688,24 @@ notes(struct report *r)
 		    "sample with busy 0 in windows.idle_lookback before the "
 		    "span): no net energy\n", lead,
 		    strchr(r->no_idle, ',') != NULL ? "s" : "", r->no_idle);
+	for (size_t k = 0; k < res->ncards; k++) {
+		const struct ops_card *c = &res->cards[k];
+
+		if (c->has_counter && c->fit.intervals == 0)
+			fprintf(fp, "%scard %d's charge counter: no interval "
+			    "between calls to fit (%zu where it went backwards, "
+			    "%zu that end before they begin)\n", lead, c->device,
+			    c->fit.backwards, c->fit.untimed);
+		else if (c->has_counter)
+			fprintf(fp, "%scard %d's charge counter: %.6g J per "
+			    "count, fitted through 0 to the samples over %zu "
+			    "intervals between calls, residual %.3g J (%.1f %% "
+			    "of their RMS energy); left out: %zu where it went "
+			    "backwards, %zu that end before they begin\n", lead,
+			    c->device, c->fit.j_per_count, c->fit.intervals,
+			    c->fit.residual_j, 100 * c->fit.residual_rel,
+			    c->fit.backwards, c->fit.untimed);
+	}
 	if (res->bad_values > 0)
 		fprintf(stderr, "spyremon: %" PRIu64 " stored values out of "
 		    "range were left out\n", res->bad_values);
@@ -653,6 +769,11 @@ finish(struct report *r)
 		fprintf(r->rq->out, "%s%s\n", s ? "\n" : "", titles[s]);
 		table_write(r->tables[s], r->rq->out, 0);
 	}
+	if (r->counter != NULL) {
+		fprintf(r->rq->out, "\nper operator, by the cards' charge "
+		    "counters (the calls whose interval to the next is fitted)\n");
+		table_write(r->counter, r->rq->out, 0);
+	}
 }
 
 int
@@ -696,6 +817,7 @@ ops_report(sqlite3 *db, const struct ops_request_out *rq)
 		yajl_gen_free(r.g);
 	for (int s = 0; s < S_N; s++)
 		table_free(r.tables[s]);
+	table_free(r.counter);
 	ops_result_free(&res);
 	return CLIENT_EXIT_OK;
 }

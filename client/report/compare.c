@@ -19,6 +19,9 @@
  * when the energy of all cards, or with traces the mean step time or
  * energy per step, rose by more than PCT % (and, for the step figures,
  * the verdict is not "within noise").
+ *
+ * With traces, last, the operators whose energy changed most
+ * (compare_ops.h).
  */
 #include <err.h>
 #include <errno.h>
@@ -34,6 +37,7 @@
 #include "client.h"
 #include "cmd.h"
 #include "compare.h"
+#include "compare_ops.h"
 #include "format.h"
 #include "json.h"
 #include "jsonw.h"
@@ -49,6 +53,7 @@ enum {
 };
 
 #define DEFAULT_MIN_CHANGE	2.0	/* % */
+#define TOP_OPS			10	/* operators shown, by change */
 #define ALPHA			0.05
 
 static void
@@ -591,6 +596,7 @@ compare_run(struct client *cl, const char *base, const char *new,
 	struct winsum_from from;
 	bool reg;
 	struct cmp c;
+	struct cmp_ops ops;
 	sqlite3 *db;
 	int rc;
 
@@ -610,8 +616,13 @@ compare_run(struct client *cl, const char *base, const char *new,
 	rc = compare_load(db, &from, base, new, r->tb.n > 0 ? &r->tb : NULL,
 	    r->tn.n > 0 ? &r->tn : NULL, r->align, summary_idle_lookback(cl),
 	    r->min_change, &c);
+	memset(&ops, 0, sizeof(ops));
+	if (rc == CLIENT_EXIT_OK && c.traces)
+		rc = compare_ops_load(db, &c.rb, &c.rn,
+		    summary_idle_lookback(cl), &ops);
 	db_close(db);
 	if (rc != CLIENT_EXIT_OK) {
+		compare_ops_free(&ops);
 		compare_free(&c);
 		return rc;
 	}
@@ -634,6 +645,10 @@ compare_run(struct client *cl, const char *base, const char *new,
 			if (c.f[i].has)
 				gen_fig(g, &c.f[i]);
 		yajl_gen_array_close(g);
+		if (c.traces) {
+			jsonw_str(g, "operators");
+			compare_ops_json(g, &ops, TOP_OPS);
+		}
 		jsonw_str(g, "regressions");
 		yajl_gen_array_open(g);
 		for (size_t i = 0; i < c.nreg; i++)
@@ -650,6 +665,13 @@ compare_run(struct client *cl, const char *base, const char *new,
 		    "of at least %g %%; power over the samples, step figures "
 		    "over the active steps (mean ± 95 %% interval).\n",
 		    r->min_change);
+		if (c.traces) {
+			printf("\nOperators, the greatest changes of energy first "
+			    "(all cards, every trace of each run; the interval "
+			    "adds the two error bounds; device time is the "
+			    "traces' own, exact):\n");
+			compare_ops_write(stdout, &ops, TOP_OPS);
+		}
 		for (int k = 0; k < 2; k++) {
 			const struct winsum *w = k ? &c.new : &c.base;
 
@@ -662,6 +684,7 @@ compare_run(struct client *cl, const char *base, const char *new,
 	for (size_t i = 0; i < c.nreg; i++)
 		fprintf(stderr, "spyremon: regression: %s\n", c.regression[i]);
 	rc = compare_settled(&c);
+	compare_ops_free(&ops);
 	compare_free(&c);
 	/* a regression is the verdict CI waits for: it outranks the rest */
 	return reg ? CLIENT_EXIT_REGRESSION : rc;
@@ -748,7 +771,8 @@ const struct cmd_spec compare_cmd = {
 	    "\n"
 	    "Compares two windows (tags or ids): per card and figure the base, new,\n"
 	    "change and relative change, with a verdict (Welch's t-test) for mean\n"
-	    "power and, with traces, step time and energy per step.\n"
+	    "power and, with traces, step time and energy per step, then the ten\n"
+	    "operators whose energy changed most, each change with its interval.\n"
 	    "\n"
 	    "      --trace-base FILE|DIR     the base run's trace; again, or a\n"
 	    "                                TensorBoard log DIR: its ranks\n"

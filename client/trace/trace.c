@@ -43,7 +43,7 @@ enum key {
 	KEY_TRACE_EVENTS, KEY_BASE, KEY_DISPLAY_UNIT, KEY_DISTINFO, KEY_DEVICES,
 	KEY_HOST,
 	KEY_PH, KEY_TS, KEY_DUR, KEY_NAME, KEY_CAT, KEY_PID, KEY_TID, KEY_ARGS,
-	KEY_STREAM, KEY_ARG_DEVICE, KEY_FLOPS, KEY_CYCLES,
+	KEY_STREAM, KEY_ARG_DEVICE, KEY_FLOPS, KEY_CYCLES, KEY_TS1, KEY_POWER,
 	KEY_RANK, KEY_WORLD_SIZE,
 	KEY_ID, KEY_DEVICE_NAME,
 };
@@ -53,6 +53,9 @@ struct cur_event {
 	char	 ph;
 	bool	 has_ts, has_dur, has_pid, is_kernel, name_truncated;
 	bool	 has_tid, has_stream, has_device, has_flops, has_cycles;
+	bool	 has_power, has_ts1;
+	uint32_t power;
+	uint64_t ts1;
 	int64_t	 ts, dur, pid, tid, device;
 	uint64_t track;
 	double	 flops;
@@ -145,11 +148,13 @@ args_key(const unsigned char *k, size_t len)
 	switch (len) {
 	case 3:
 		if (memcmp(k, "TS1", 3) == 0)
-			return KEY_CYCLES;
+			return KEY_TS1;
 		break;
 	case 5:
 		if (memcmp(k, "flops", 5) == 0)
 			return KEY_FLOPS;
+		if (memcmp(k, "Power", 5) == 0)
+			return KEY_POWER;
 		break;
 	case 9:
 		if (memcmp(k, "cycles_ts", 9) == 0)
@@ -217,7 +222,7 @@ cb_map_key(void *ctx, const unsigned char *k, size_t len)
 		key = args_key(k, len);
 		if (key == KEY_STREAM)
 			r->ev.has_stream = true;
-		else if (key == KEY_CYCLES)
+		else if (key == KEY_CYCLES || key == KEY_TS1)
 			r->ev.has_cycles = true;
 		break;
 	case ROLE_TOP:
@@ -338,13 +343,49 @@ event_number(struct trace_reader *r, const char *s, size_t len)
 	return 1;
 }
 
-/* A number among an event's args: device and flops. */
+/* An unsigned decimal of at most max, as a number or a string; false if not. */
+static bool
+unsigned_value(const char *s, size_t len, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (len == 0 || len > 20)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned d = (unsigned)(s[i] - '0');
+
+		if (d > 9 || v > (max - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return true;
+}
+
+/* The Spyre runtime's charge counter and first cycle stamp, if s is one. */
+static void
+args_counter(struct trace_reader *r, const char *s, size_t len)
+{
+	struct cur_event *ev = &r->ev;
+	uint64_t v = 0;
+
+	if (r->key[r->depth] == KEY_POWER) {
+		ev->has_power = unsigned_value(s, len, UINT32_MAX, &v);
+		ev->power = (uint32_t)v;
+	} else if (r->key[r->depth] == KEY_TS1) {
+		ev->has_ts1 = unsigned_value(s, len, UINT64_MAX, &v);
+		ev->ts1 = v;
+	}
+}
+
+/* A number among an event's args: device, flops, Power and TS1. */
 static void
 args_number(struct trace_reader *r, const char *s, size_t len)
 {
 	struct cur_event *ev = &r->ev;
 	char buf[64], *end;
 
+	args_counter(r, s, len);
 	switch (r->key[r->depth]) {
 	case KEY_ARG_DEVICE:
 		ev->has_device = integer_value(s, len, &ev->device);
@@ -454,6 +495,7 @@ cb_string(void *ctx, const unsigned char *s, size_t len)
 		event_string(r, s, len);
 		break;
 	case ROLE_ARGS:
+		args_counter(r, (const char *)s, len);
 		break;
 	case ROLE_TOP:
 		if (r->key[r->depth] == KEY_DISPLAY_UNIT) {
@@ -519,7 +561,7 @@ event_begin(struct trace_reader *r)
 	ev->has_ts = ev->has_dur = ev->has_pid = false;
 	ev->is_kernel = ev->name_truncated = false;
 	ev->has_tid = ev->has_stream = ev->has_device = ev->has_flops = false;
-	ev->has_cycles = false;
+	ev->has_cycles = ev->has_power = ev->has_ts1 = false;
 	ev->track = 0;
 	ev->cat[0] = '\0';
 	ev->name_len = 0;
@@ -651,6 +693,9 @@ event_end(struct trace_reader *r)
 	out.has_flops = ev->has_flops;
 	out.flops = ev->flops;
 	out.has_cycles = ev->has_cycles;
+	out.has_counter = ev->has_power && ev->has_ts1;
+	out.counter = ev->power;
+	out.cycle_stamp = ev->ts1;
 	out.track = ev->track;
 	out.is_step = ev->ph == 'X' && ev->has_ts && !ev->name_truncated &&
 	    step_matcher_match(r->steps_re, ev->name, ev->name_len);

@@ -164,6 +164,13 @@ struct trace_event {
 	bool	 has_stream, has_device, has_flops, has_cycles;
 	int64_t	 device;
 	double	 flops;
+	/*
+	 * The Spyre runtime's charge counter ("Power", 32 bits) and first
+	 * cycle stamp ("TS1"), decimal numbers or strings: both, or neither.
+	 */
+	bool	 has_counter;
+	uint32_t counter;
+	uint64_t cycle_stamp;
 	bool	 is_step;		/* an X event whose name matches the step pattern */
 	uint64_t offset;		/* of its '{' in the uncompressed stream */
 	uint64_t length;		/* through its '}' */

@@ -45,7 +45,7 @@ grep -q "^spyremon: operators and idle add up to each card's energy" "$T/err" ||
 	fail "no closure note: $(cat "$T/err")"
 grep -q "operators are estimates: .*ERROR bounds each" "$T/err" ||
 	fail "no note of the estimates: $(cat "$T/err")"
-head -n 1 "$T/ops.csv" | grep -q '^section,name,category,card,calls,device_ms,time_pct,energy_J,energy_pct,net_J,mean_W,error_J,basis,flops,TOPS,TOPS_per_W,samples,interval_ms,covered_ms,device_span_ms,idle_ms,idle_J,host_only_ms,host_only_J,idle_W,closure$' ||
+head -n 1 "$T/ops.csv" | grep -q '^section,name,category,card,calls,device_ms,time_pct,energy_J,energy_pct,net_J,mean_W,error_J,basis,flops,TOPS,TOPS_per_W,samples,interval_ms,covered_ms,device_span_ms,idle_ms,idle_J,host_only_ms,host_only_J,idle_W,closure,counter_J,counter_calls,counter_J_per_count,counter_residual_J,counter_residual_rel,counter_intervals,counter_backwards$' ||
 	fail "csv header: $(head -n 1 "$T/ops.csv")"
 expect_rc 0 $SPY export "${TR[@]}" --ops --json
 cp "$T/out" "$T/ops.json"
@@ -93,6 +93,47 @@ grep -v '"cat": "kernel"\|"cat": "gpu_memcpy"' "$T/trace.json" >"$T/host.json"
 expect_rc 0 $SPY report --window ops-run --trace "$T/host.json" --output "$T/rep-host"
 grep -q "host.json\` has no device event" "$T/rep-host/report.md" ||
 	fail "a report of a trace without device events: $(grep -A2 'Where the energy' "$T/rep-host/report.md")"
+
+# ---- compare per operator: a second run of the same job ----
+python3 "$ROOT/tests/integration/ops_job.py" "$T/control.sock" ops-run2 "$T/trace2.json" ||
+	fail "ops_job.py failed (second run)"
+PYTHONPATH=$ROOT/tests/integration python3 "$ROOT/tests/integration/sync.py" \
+	"$T/control.sock" || fail "the daemon did not store window ops-run2"
+expect_rc 0 $SPY export --trace "$T/trace2.json" --ops --csv
+cp "$T/out" "$T/ops2.csv"
+expect_rc 0 $SPY compare ops-run ops-run2 --trace-base "$T/trace.json" \
+	--trace-new "$T/trace2.json" --json
+cp "$T/out" "$T/compare.json"
+expect_rc 0 $SPY compare ops-run ops-run2 --trace-base "$T/trace.json" \
+	--trace-new "$T/trace2.json"
+grep -q "^Operators, the greatest changes of energy first" "$T/out" ||
+	fail "compare: no operators: $(cat "$T/out")"
+python3 - "$T/compare.json" "$T/ops.csv" "$T/ops2.csv" <<'PY' || fail "compare's operators are not export --ops'"
+import csv, json, sys
+ops = json.load(open(sys.argv[1]))["operators"]
+side = [{r["name"]: r for r in csv.DictReader(open(p)) if r["section"] == "op"}
+        for p in sys.argv[2:4]]
+names = set(side[0]) | set(side[1])
+assert len(ops) == min(10, len(names)), (len(ops), names)
+close = lambda a, b: abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1e-12)
+for o in ops:
+    for k, key in ((0, "base"), (1, "new")):
+        r = side[k].get(o["name"])
+        want_j = float(r["energy_J"]) if r else 0.0
+        want_e = float(r["error_J"]) if r else 0.0
+        want_ms = float(r["device_ms"]) if r else 0.0
+        assert close(o[key + "_J"], want_j), (o, key, want_j)
+        assert close(o[key + "_error_J"], want_e), (o, key, want_e)
+        assert close(o[key + "_device_ms"], want_ms), (o, key, want_ms)
+        assert o[key + "_calls"] == (int(r["calls"]) if r else 0), o
+    d = o["new_J"] - o["base_J"]
+    b = o["base_error_J"] + o["new_error_J"]
+    assert close(o["change_J"], d) and close(o["change_lo_J"], d - b) and \
+        close(o["change_hi_J"], d + b), o
+changes = [abs(o["change_J"]) for o in ops]
+assert changes == sorted(changes, reverse=True), changes
+print("compare: %d operators, by change, each as export --ops has it" % len(ops))
+PY
 
 # ---- errors ----
 expect_rc 1 $SPY export --trace "$T/host.json" --ops
@@ -164,5 +205,63 @@ parts = sum(float(r["energy_J"]) for r in ops) + float(cats["idle"]["energy_J"])
 assert abs(parts - total) <= 1e-9 * total, (parts, total)
 assert all(r["basis"] == "estimate" for r in ops), ops
 print("flex: 28 pairs on 4 cards, closure %.1e" % (abs(parts - total) / total))
+
+# the cards' charge counters (attr Power, 32 bits, wrapping), recomputed:
+# one reading per pair, in TS1 order; the increment to the next reading
+# is the opening call's, left out where it goes backwards (2^31 or more),
+# at the same cycle, or ends before it begins; joules per count by least
+# squares through the origin against the samples' energy over each
+# interval (each power held over its 1 ms)
+samples = {}
+for line in open(sys.argv[2]):
+    ts, dev, ival, pwr = line.split()[:4]
+    samples.setdefault(int(dev), []).append(
+        (int(ts) - int(ival) * 1000000, int(ts), float(pwr[4:])))
+def sampled(c, lo, hi):
+    return sum(p * max(0, min(b, hi) - max(a, lo))
+               for a, b, p in samples[c]) / 1e9
+order = []
+for e in ev:
+    if e["name"] not in order:
+        order.append(e["name"])
+reads = {}
+for e in ev:
+    if e["ph"] == "B":
+        a = e["attr"]
+        reads.setdefault(e["pid"], []).append(
+            (int(a["TS1"]), order.index(e["name"]), int(a["Power"]),
+             ns(e["ts"]), e["name"]))
+counter_j = {}
+for c, rs in reads.items():
+    rs.sort()
+    iv, back = [], 0
+    for (c1, _, p1, t1, name), (c2, _, p2, t2, _) in zip(rs, rs[1:]):
+        n = (p2 - p1) % 2**32
+        if n >= 2**31:
+            back += 1
+        elif c2 != c1 and t2 > t1:
+            iv.append((n, sampled(c, t1, t2), name))
+    r = cards[c]
+    assert int(r["counter_backwards"] or 0) == back, (c, r, back)
+    if not iv:
+        assert r["counter_J_per_count"] == "" and r["counter_intervals"] == "0", r
+        continue
+    k = sum(x * y for x, y, _ in iv) / sum(x * x for x, _, _ in iv)
+    res = (sum((y - k * x) ** 2 for x, y, _ in iv) / len(iv)) ** 0.5
+    rms = (sum(y * y for _, y, _ in iv) / len(iv)) ** 0.5
+    assert int(r["counter_intervals"]) == len(iv), (c, r, iv)
+    assert abs(float(r["counter_J_per_count"]) - k) <= 1e-9 * k, (c, r, k)
+    assert abs(float(r["counter_residual_J"]) - res) <= 1e-9 * rms, (c, r, res)
+    assert abs(float(r["counter_residual_rel"]) - res / rms) <= 1e-9, (c, r)
+    for x, _, name in iv:
+        counter_j[name] = counter_j.get(name, 0.0) + k * x
+    print("flex: card %d's counter: %.6g J per count over %d intervals, "
+          "residual %.3g J (%.1f %%), %d backwards" % (c, k, len(iv), res,
+          100 * res / rms, back))
+for r in ops:
+    want = counter_j.get(r["name"], 0.0)
+    got = float(r["counter_J"] or 0)
+    assert abs(got - want) <= 1e-9 * max(want, 1e-15), (r["name"], got, want)
+print("flex: each operator's energy by the counters, as recomputed")
 PY
 exit 0

@@ -155,10 +155,10 @@ test_idle_and_host(void **state)
  * (200, 300] 300 W: 100 x 0.05 + 200 x 0.1 + 300 x 0.1 = 55 J.  A [60,
  * 240] takes 40 of the first sample's 50 ms in the span (4 J), the
  * middle sample whole (20 J, exact) and 40 ms of the last (12 J): 36 J;
- * idle 10 + 60 ms, 1 + 18 J.  Its bound: 40 of 50 ms at a spread of
- * 100 W, 100 x 0.04 x 0.01 / 0.05 = 0.8 J, and 40 of 100 ms at 100 W,
- * 100 x 0.04 x 0.06 / 0.1 = 2.4 J.  B [400, 410], in the span but in no
- * sample, is counted with no energy.
+ * idle 10 + 60 ms, 1 + 18 J.  Its bound: the first sample's mean is
+ * over all its 100 ms, of which A takes 40, at a spread of 100 W: 100 x
+ * 0.04 x 0.06 / 0.1 = 2.4 J, and as much for 40 of the last 100 ms.  B
+ * [400, 410], in the span but in no sample, is counted with no energy.
  */
 static void
 test_span_clip_and_gaps(void **state)
@@ -188,8 +188,35 @@ test_span_clip_and_gaps(void **state)
 	assert_int_equal(c.active_ns, 190 * MS);
 	assert_int_equal(c.first_ns, 60 * MS);
 	assert_int_equal(c.last_ns, 410 * MS);
-	near(c.ops[0].bound_j, 3.2);
+	near(c.ops[0].bound_j, 4.8);
 	assert_int_equal(c.ops[0].partial, 2);
+	free(c.ops);
+}
+
+/*
+ * A span that ends inside a sample: 100 W until 170 ms, then 300 W,
+ * sampled as (100, 200] at 160 W; the span [100, 170] holds A [100, 170]
+ * alone, which drew 7 J.  It takes the clipped sample whole, 160 x 0.07
+ * = 11.2 J, yet that is no whole sample: 4.2 J off, within its bound
+ * (300 - 100) x 0.07 x 0.03 / 0.1 = 4.2 J, not the 0 of an exact share.
+ */
+static void
+test_span_clips_a_sample(void **state)
+{
+	struct attrib_sample s[] = {
+		{ 0, 100 * MS, 100 }, { 100 * MS, 200 * MS, 160 },
+		{ 200 * MS, 300 * MS, 300 },
+	};
+	struct attrib_event e[] = { { 100 * MS, 170 * MS, 0, -1 } };
+	struct attrib_card c = card_of(1);
+
+	(void)state;
+	assert_int_equal(attrib_card(s, 3, e, 1, NULL, 0, 100 * MS, 170 * MS,
+	    &c), 0);
+	near(c.ops[0].energy_j, 11.2);
+	near(c.ops[0].bound_j, 4.2);
+	assert_true(fabs(c.ops[0].energy_j - 7) <= c.ops[0].bound_j + 1e-9);
+	assert_int_equal(c.ops[0].partial, 1);
 	free(c.ops);
 }
 
@@ -398,6 +425,7 @@ main(void)
 		cmocka_unit_test(test_concurrent),
 		cmocka_unit_test(test_idle_and_host),
 		cmocka_unit_test(test_span_clip_and_gaps),
+		cmocka_unit_test(test_span_clips_a_sample),
 		cmocka_unit_test(test_bound_contains_truth),
 		cmocka_unit_test(test_bound_against_known_power),
 		cmocka_unit_test(test_closure),
