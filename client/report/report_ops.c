@@ -149,11 +149,13 @@ report_ops_md(FILE *fp, const struct report *r)
 	card_table(fp, res);
 	fprintf(fp, "How exact: an operator's energy is exact to the "
 	    "sampling where its calls cover whole samples; where they cover "
-	    "part of one (calls shorter than the samples, here up to %.0f "
-	    "ms apart) it is an estimate, and ± bounds it while the power "
-	    "inside a sample stays between its neighbours' values, which "
-	    "holds while power changes slowly against the sampling interval "
-	    "and not for power that swings inside one sample.  The "
-	    "operators and idle add up to each card's energy (closure "
-	    "within 1e-9).\n\n", (double)max_iv / 1e6);
+	    "part of one (samples here up to %.0f ms apart) it is an "
+	    "estimate, and ± bounds it while the power inside a sample stays "
+	    "between its neighbours' values.  That holds for operators whose "
+	    "power lasts a sample or more; calls much shorter than a sample "
+	    "are credited the sample's mean power, and on a known power "
+	    "schedule such kernels came out 30 to 50 %% low with a ± that "
+	    "did not cover it (docs/traces.md, \"Against a known answer\"): "
+	    "for those, sample finer.  The operators and idle add up to each card's "
+	    "energy (closure within 1e-9).\n\n", (double)max_iv / 1e6);
 }
