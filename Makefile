@@ -214,7 +214,13 @@ $(TEST_TOOLS): $(B)/tests/%: tests/tools/%.c $(TEST_LINK) Makefile | $(B)/.deps-
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(TEST_LINK) $(TEST_LIBS)
 
-check: all $(UNIT_BINS) $(TEST_TOOLS)
+# An LD_PRELOAD library that shifts CLOCK_REALTIME (tests/tools/clockshift.c).
+CLOCKSHIFT = $(B)/tests/clockshift.so
+$(CLOCKSHIFT): tests/tools/clockshift.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g $(WARNINGS) -fPIC -shared -o $@ $< -ldl
+
+check: all $(UNIT_BINS) $(TEST_TOOLS) $(CLOCKSHIFT)
 	@B=$(B) sh tests/run.sh
 
 # ---- benchmarks (bench/README.md), built only by "make bench" ----
