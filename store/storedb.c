@@ -732,6 +732,7 @@ storedb_get_stats(struct store *st, struct store_stats *out)
 	memset(out, 0, sizeof(*out));
 	out->rows_written = st->rows_written;
 	out->rows_dropped = st->rows_dropped;
+	out->rows_nudged = __atomic_load_n(&st->rows_nudged, __ATOMIC_RELAXED);
 	out->rows_deleted = st->rows_deleted;
 	out->flushes_failed = st->flushes_failed;
 	out->pending = st->pool.n;
