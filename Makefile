@@ -127,7 +127,7 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_rowring test_stats test_expo test_metricfile test_direct \
 	test_hosts test_bestsrc test_sync test_writer test_capture \
 	test_daemonid test_walcheck test_runmeta test_migrate test_pair \
-	test_attrib test_devevents test_salvage
+	test_attrib test_devevents test_salvage test_clockstep
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 
