@@ -60,10 +60,11 @@ step() {
 	local n
 	echo "$(($1 * 1000000000))" >"$SHIFT.new"
 	mv "$SHIFT.new" "$SHIFT"
-	wait_for 60 steps_at_least "$2" || fail "status did not count step $2"
+	# (counted or not, the rows after the step are what the checks need)
+	wait_for 30 steps_at_least "$2" || echo "status did not count step $2"
 	n=$(direct_rows)
-	wait_for 60 direct_rows_at_least $((n + 20)) ||
-		fail "no direct rows after step $2"
+	wait_for 30 direct_rows_at_least $((n + 20)) ||
+		echo "no direct rows after step $2"
 }
 
 wait_for 60 direct_rows_at_least 20 || fail "no direct rows"
@@ -84,24 +85,27 @@ ctl status >"$T/status.txt" || fail "status"
 ctl windows >"$T/windows.txt" 2>&1 || fail "windows"
 stop_daemon
 
+# every check is made, then the test fails if any did
+ok=1
+miss() { echo "FAIL: $*" >&2; ok=0; }
 for s in "back by 3600.000s" "forward by 3600.000s" "back by 2.000s" \
 	"forward by 3600.000s"; do
-	log_has "stepped $s" || fail "the log does not say the clock was stepped $s"
+	log_has "stepped $s" || miss "the log does not say the clock was stepped $s"
 done
 grep -q "host clock: stepped 5 times" "$T/status.txt" ||
-	fail "status does not show the steps: $(cat "$T/status.txt")"
+	miss "status does not show the steps: $(cat "$T/status.txt")"
 grep -q "stepped back by 3600.000s" "$T/end1.txt" ||
-	fail "mark end w1 does not say a step crossed it: $(cat "$T/end1.txt")"
+	miss "mark end w1 does not say a step crossed it: $(cat "$T/end1.txt")"
 grep -q "stepped back by 2.000s" "$T/end2.txt" ||
-	fail "mark end w2 does not say a step crossed it: $(cat "$T/end2.txt")"
+	miss "mark end w2 does not say a step crossed it: $(cat "$T/end2.txt")"
 grep -q "stepped" "$T/windows.txt" ||
-	fail "windows does not show the step notes: $(cat "$T/windows.txt")"
+	miss "windows does not show the step notes: $(cat "$T/windows.txt")"
 if grep -q "sample not stored\|were dropped" "$DLOG"; then
 	grep "sample not stored\|were dropped" "$DLOG" | head -5
-	fail "samples were refused or dropped"
+	miss "samples were refused or dropped"
 fi
 
-python3 - "$DB" "$FLOG" "$STAMPS" "$T/status.json" "$T/end3.txt" <<'PY' || fail "rows lost or misdated across the steps"
+python3 - "$DB" "$FLOG" "$STAMPS" "$T/status.json" "$T/end3.txt" <<'PY' || miss "rows lost or misdated across the steps"
 import collections, json, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 ok = True
@@ -111,8 +115,9 @@ def bad(msg):
     print("FAIL:", msg)
 
 status = json.load(open(sys.argv[4]))
-if status["clock"]["steps"] != 5:
-    bad("status counts %d steps, not 5" % status["clock"]["steps"])
+steps = status.get("clock", {}).get("steps")
+if steps != 5:
+    bad("status counts %s steps, not 5" % steps)
 missed = refused = 0
 for h in status.get("health", []):
     d = h.get("direct") or {}
@@ -206,4 +211,5 @@ for tag, want in (("w1", "back by 3600.000s"), ("w2", "back by 2.000s"),
         bad("window %s's end_note %r does not say %s" % (tag, notes.get(tag), want))
 sys.exit(0 if ok else 1)
 PY
+[ $ok = 1 ] || fail "a step of the host clock lost, misdated or hid something"
 echo "PASS: t_clockstep"
