@@ -20,7 +20,7 @@
 #  - status counts the five steps, and the log names each with its size;
 #  - each window a step crossed has an end_note naming the step, and
 #    mark end prints the time it ran by the monotonic clock, not 0 s nor
-#    an hour, and the note.
+#    an hour, and the note; windows and summary print the note.
 source "$(dirname "$0")/lib.sh"
 
 SHIM=$BIN/tests/clockshift.so
@@ -102,6 +102,10 @@ grep -q "stepped back by 2.000s" "$T/end2.txt" ||
 	miss "mark end w2 does not say a step crossed it: $(cat "$T/end2.txt")"
 grep -q "stepped" "$T/windows.txt" ||
 	miss "windows does not show the step notes: $(cat "$T/windows.txt")"
+"$CLIENT" --db "$DB" summary --window w3 >"$T/summary3.txt" 2>&1 ||
+	miss "summary of w3 failed: $(cat "$T/summary3.txt")"
+grep -q "stepped forward by 3600.000s" "$T/summary3.txt" ||
+	miss "summary does not say a step crossed w3: $(cat "$T/summary3.txt")"
 if grep -q "sample not stored\|were dropped" "$DLOG"; then
 	grep "sample not stored\|were dropped" "$DLOG" | head -5
 	miss "samples were refused or dropped"
