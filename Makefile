@@ -77,9 +77,11 @@ STORE_SRCS = store/sql.c store/catalog.c store/migrate.c store/store.c store/sto
 DAEMON_SOURCE_SRCS = daemon/source/source_base.c daemon/source/source_rows.c \
 	daemon/source/source_child.c daemon/source/source_direct.c \
 	daemon/source/source.c daemon/source/health.c \
-	daemon/source/direct.c daemon/source/direct_clock.c daemon/source/pace.c
+	daemon/source/direct.c daemon/source/direct_clock.c daemon/source/pace.c \
+	daemon/source/clockstep.c
 DAEMON_CONTROL_SRCS = daemon/control/control.c daemon/control/control_request.c \
-	daemon/control/control_reply.c daemon/control/control_sync.c
+	daemon/control/control_reply.c daemon/control/control_sync.c \
+	daemon/control/control_clock.c
 DAEMON_SRCS = $(DAEMON_SOURCE_SRCS) $(DAEMON_CONTROL_SRCS) daemon/windows.c \
 	daemon/window_meta.c daemon/windows_storing.c
 CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
@@ -126,7 +128,7 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_rowring test_stats test_expo test_metricfile test_direct \
 	test_hosts test_bestsrc test_sync test_writer test_capture \
 	test_daemonid test_walcheck test_runmeta test_migrate test_pair \
-	test_attrib test_devcounter test_devevents test_salvage
+	test_attrib test_devcounter test_devevents test_salvage test_clockstep
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 
@@ -215,7 +217,13 @@ $(TEST_TOOLS): $(B)/tests/%: tests/tools/%.c $(TEST_LINK) Makefile | $(B)/.deps-
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(TEST_LINK) $(TEST_LIBS)
 
-check: all $(UNIT_BINS) $(TEST_TOOLS)
+# An LD_PRELOAD library that shifts CLOCK_REALTIME (tests/tools/clockshift.c).
+CLOCKSHIFT = $(B)/tests/clockshift.so
+$(CLOCKSHIFT): tests/tools/clockshift.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g $(WARNINGS) -fPIC -shared -o $@ $< -ldl
+
+check: all $(UNIT_BINS) $(TEST_TOOLS) $(CLOCKSHIFT)
 	@B=$(B) sh tests/run.sh
 
 # ---- benchmarks (bench/README.md), built only by "make bench" ----

@@ -270,6 +270,7 @@ list(const struct client *cl, sqlite3 *db, const char *path,
     bool *damaged)
 {
 	char note[512];
+	const char *s;
 	int64_t now = now_realtime_ns(), samples;
 	struct table *t = NULL;
 	yajl_gen g = NULL;
@@ -302,6 +303,11 @@ list(const struct client *cl, sqlite3 *db, const char *path,
 			break;
 		orphan = rc == CLIENT_EXIT_INCOMPLETE;
 		rc = CLIENT_EXIT_OK;	/* an orphan is listed; said after */
+		/* its stamps' span is not how long it ran: say why */
+		if (ws[i].end_note != NULL && (s = strstr(ws[i].end_note,
+		    WINDOW_CLOCK_STEP_MARK)) != NULL)
+			warnx("window %" PRId64 ": %.*s", ws[i].id,
+			    (int)strcspn(s, ";"), s);
 		if (summary_damage_find(ws[i].end_note, note, sizeof(note))) {
 			/* part of its rows cannot be read: the stored count */
 			samples = stored_samples(db, ws[i].id);

@@ -76,4 +76,10 @@ void window_json(yajl_gen g, const struct window_json *w);
 /* A clock's sync state as an object, or null when it is not known. */
 void window_json_clock(yajl_gen g, const struct clocksync *c);
 
+/*
+ * How a window's end_note starts the sentence saying a step of the host
+ * clock crossed the window (what its stamps span is not how long it ran).
+ */
+#define WINDOW_CLOCK_STEP_MARK	"the host clock was stepped"
+
 #endif

@@ -17,6 +17,7 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include "clockstep.h"
 #include "clocksync.h"
 #include "config.h"
 #include "control.h"
@@ -146,6 +147,17 @@ update_status(struct daemon *d)
 	    (unsigned long long)st.rows_written, newest,
 	    ss.pid ? "running" : "stopped", ss.restarts,
 	    (unsigned long long)ss.bad_lines, nwin, nwin == 1 ? "" : "s", writer);
+}
+
+/* The host clock was stepped (logged and counted by clockstep.c). */
+static void
+on_clock_step(void *arg, int64_t step_ns, int64_t at_ns)
+{
+	struct daemon *d = arg;
+
+	(void)at_ns;
+	if (d->src != NULL)
+		source_clock_stepped(d->src, step_ns);
 }
 
 /* The first window opened or the last one closed: the source changes rate. */
@@ -443,6 +455,8 @@ main(int argc, char *argv[])
 		    "as it is", d.cfg->database);
 	if (r == -1)
 		fatalx(EXIT_DATABASE, "cannot use the database %s", d.cfg->database);
+	/* steps are counted from here; without the kernel's notice, still seen */
+	(void)clockstep_start(d.ev, on_clock_step, &d);
 	if (source_start(d.ev, d.cfg, d.st, &d.src) == -1)
 		fatalx(EXIT_EVENTLOOP, "cannot start collecting");
 	if (windows_start(d.ev, d.st, d.cfg->windows.max_open_ns,
@@ -476,6 +490,7 @@ main(int argc, char *argv[])
 	if (r < 0)
 		log_warnx("event loop: %s", strerror(-r));
 
+	clockstep_stop();
 	windows_free(d.win);
 	if (d.src != NULL)
 		push_counters(&d);

@@ -22,10 +22,12 @@
 #include <unistd.h>
 #include <errno.h>
 
+#include "clockstep.h"
 #include "clocksync.h"
 #include "log.h"
 #include "store.h"
 #include "timeparse.h"
+#include "window_json.h"
 #include "window_meta.h"
 #include "windows_storing.h"
 
@@ -110,6 +112,7 @@ expiry_of(const struct windows *w, const struct window *win)
 
 /* ---- windows that end with a process ---- */
 
+static void	mark_clocks(struct window *win, int64_t at_ns);
 static int	close_window(struct windows *w, size_t i, int64_t end_ns,
 		    enum store_ended_by by, uint32_t ender, int32_t client_pid,
 		    struct windows_result *res);
@@ -208,6 +211,8 @@ succeed(struct windows_result *res, const struct window *win, int64_t end_ns)
 {
 	res->error = NULL;
 	res->message[0] = '\0';
+	res->elapsed_ns = 0;
+	res->end_note[0] = '\0';
 	res->id = win->id;
 	snprintf(res->tag, sizeof(res->tag), "%s", win->tag);
 	res->begin_ns = win->begin_ns;
@@ -327,6 +332,7 @@ windows_begin(struct windows *w, const struct windows_begin_req *req,
 		return;
 	}
 	set_window_fields(&win, id, req->tag, req->uid, req->pid, begin_ns);
+	mark_clocks(&win, begin_ns);
 	if (w->restarts != NULL) {
 		win.restarts_known = true;
 		win.restarts_at_begin = w->restarts(w->restarts_arg);
@@ -434,6 +440,64 @@ find_by_id(struct windows *w, const struct windows_end_req *req,
 	return -1;
 }
 
+/*
+ * The monotonic clock at realtime at_ns (at or a little before now), and
+ * the host clock steps so far, into win.
+ */
+static void
+mark_clocks(struct window *win, int64_t at_ns)
+{
+	struct clockstep_stats cs;
+	int64_t real;
+	uint64_t mono;
+
+	(void)clockstep_check();
+	clockstep_get_stats(&cs);
+	clockstep_read(&real, &mono);
+	win->begin_mono_ns = mono - (uint64_t)(real > at_ns ? real - at_ns : 0);
+	win->steps_at_begin = cs.steps;
+	win->net_step_at_begin = cs.net_ns;
+}
+
+/*
+ * How long win ran to realtime end_ns (at or a little before now): by
+ * the monotonic clock if its begin's is known, else between its stamps;
+ * with the sentence for its end_note in note ("" if no host clock step
+ * crossed it).
+ */
+static int64_t
+window_elapsed(const struct window *win, int64_t end_ns, char *note,
+    size_t len)
+{
+	struct clockstep_stats cs;
+	int64_t real, elapsed, net;
+	uint64_t mono, steps;
+
+	(void)clockstep_check();
+	clockstep_get_stats(&cs);
+	clockstep_read(&real, &mono);
+	note[0] = '\0';
+	steps = cs.steps - win->steps_at_begin;
+	net = cs.net_ns - win->net_step_at_begin;
+	/* loaded from the store at start: its stamps less the steps since */
+	if (win->begin_mono_ns == 0)
+		elapsed = end_ns - win->begin_ns - net;
+	else
+		elapsed = (int64_t)(mono - win->begin_mono_ns) -
+		    (real > end_ns ? real - end_ns : 0);
+	if (elapsed < 0)
+		elapsed = 0;
+	if (steps > 0)
+		snprintf(note, len, WINDOW_CLOCK_STEP_MARK " %s by %.3fs "
+		    "while it was open (%" PRIu64 " step%s): it ran %.3fs by "
+		    "the monotonic clock; its begin and end, stamped by the "
+		    "host clock, are %.3fs apart", net >= 0 ? "forward" :
+		    "back", (double)llabs(net) / 1e9, steps, steps == 1 ?
+		    "" : "s", (double)elapsed / 1e9, end_ns > win->begin_ns ?
+		    (double)(end_ns - win->begin_ns) / 1e9 : 0.0);
+	return elapsed;
+}
+
 /* Close open window i at end_ns in the store, then in memory; -1 if the store failed. */
 static int
 close_window(struct windows *w, size_t i, int64_t end_ns,
@@ -442,8 +506,9 @@ close_window(struct windows *w, size_t i, int64_t end_ns,
 {
 	struct window *win = &w->open[i];
 	struct clocksync clock;
-	char what[128], open_for[32];
+	char what[128], open_for[32], note[256];
 	bool auto_closed = by != STORE_ENDED_MARK;
+	int64_t elapsed = window_elapsed(win, end_ns, note, sizeof(note));
 
 	/* a clock stepped back must not give a window a negative length */
 	if (end_ns < win->begin_ns)
@@ -453,6 +518,10 @@ close_window(struct windows *w, size_t i, int64_t end_ns,
 	if (store_window_end(w->st, win->id, end_ns, by, &clock,
 	    !w->starting) == -1)
 		return -1;
+	if (note[0] != '\0') {
+		log_warnx("window %" PRId64 ": %s", win->id, note);
+		(void)store_window_add_note(w->st, win->id, note);
+	}
 	windows_storing_add(&w->storing, win->uid, win->id);
 	if (win->restarts_known && w->restarts != NULL)
 		(void)store_window_set_restarts(w->st, win->id,
@@ -460,12 +529,12 @@ close_window(struct windows *w, size_t i, int64_t end_ns,
 	if (by == STORE_ENDED_EXIT)
 		snprintf(what, sizeof(what), "of uid %" PRIu32 " ended: its "
 		    "process %" PRId32 " exited after %.3fs", win->uid,
-		    win->until_pid, (double)(end_ns - win->begin_ns) / 1e9);
+		    win->until_pid, (double)elapsed / 1e9);
 	else if (by == STORE_ENDED_DAEMON_GONE)
 		snprintf(what, sizeof(what), "of uid %" PRIu32 " ended at its "
 		    "last stored sample, %.3fs after its begin: the daemon "
 		    "that held it died", win->uid,
-		    (double)(end_ns - win->begin_ns) / 1e9);
+		    (double)elapsed / 1e9);
 	else if (auto_closed) {
 		format_duration(w->max_open_ns, open_for, sizeof(open_for));
 		snprintf(what, sizeof(what), "of uid %" PRIu32 " closed "
@@ -474,10 +543,13 @@ close_window(struct windows *w, size_t i, int64_t end_ns,
 	} else
 		snprintf(what, sizeof(what), "of uid %" PRIu32 " ended by uid %"
 		    PRIu32 " (pid %" PRId32 ") after %.3fs", win->uid, ender,
-		    client_pid, (double)(end_ns - win->begin_ns) / 1e9);
+		    client_pid, (double)elapsed / 1e9);
 	log_window(auto_closed ? LOG_NOTICE : LOG_INFO, win, client_pid, what);
-	if (res != NULL)
+	if (res != NULL) {
 		succeed(res, win, end_ns);
+		res->elapsed_ns = elapsed;
+		snprintf(res->end_note, sizeof(res->end_note), "%s", note);
+	}
 	forget(w, i);
 	return 0;
 }

@@ -79,6 +79,9 @@ struct window {
 	sd_event_source *exit_src;	/* its pidfd's watch, or NULL */
 	bool restarts_known;	/* restarts_at_begin was counted here */
 	unsigned restarts_at_begin;
+	uint64_t begin_mono_ns;	/* CLOCK_MONOTONIC at begin_ns; 0: not known */
+	uint64_t steps_at_begin;	/* host clock steps seen before it began */
+	int64_t net_step_at_begin;	/* their sizes summed */
 };
 
 /* How many times the source's child has been restarted so far. */
@@ -119,6 +122,8 @@ struct windows_result {
 	char tag[PROTO_TAG_MAX + 1];
 	int64_t begin_ns;
 	int64_t end_ns;			/* end only */
+	int64_t elapsed_ns;		/* end only: by the monotonic clock */
+	char end_note[256];		/* end only: a host clock step crossed it */
 };
 
 /*

@@ -35,6 +35,7 @@ static const struct writer_ops ops = {
 	.window_insert = store_db_window_insert,
 	.window_end = storedb_window_end,
 	.window_restarts = storedb_window_set_restarts,
+	.window_note = storedb_window_add_note,
 	.window_begin_state = store_db_window_begin_state,
 	.windows_abandoned = store_db_windows_abandoned,
 	.summarize_due = store_db_summarize_due,
@@ -247,6 +248,7 @@ store_get_stats(struct store *st, struct store_stats *out)
 	pthread_mutex_lock(&st->mu);
 	out->rows_written = st->rows_written;
 	out->rows_dropped = st->rows_dropped;
+	out->rows_nudged = __atomic_load_n(&st->rows_nudged, __ATOMIC_RELAXED);
 	out->rows_deleted = st->rows_deleted;
 	out->flushes_failed = st->flushes_failed;
 	out->pending = st->pool.n + st->inflight;

@@ -69,9 +69,16 @@ struct store_retention {
 	uint64_t windows_max_age_ns;
 };
 
+/* A row whose key is stored is stored at most this many ns later. */
+#define STORE_NUDGE_MAX		1000
+/* A row this much before its device's previous keeps its own stamp. */
+#define STORE_STEP_BACK_NS	(100LL * 1000000LL)
+
 struct store_stats {
 	uint64_t rows_written;		/* since open */
 	uint64_t rows_dropped;		/* buffer overflowed while the disk failed */
+	uint64_t rows_nudged;		/* stored STORE_NUDGE_MAX ns at most after
+					   their stamp, already stored (clock set back) */
 	uint64_t rows_deleted;		/* by retention, since open */
 	uint64_t flushes_failed;	/* since open */
 	size_t pending;			/* buffered, not yet written */
@@ -304,6 +311,12 @@ int store_window_end(struct store *st, int64_t id, int64_t end_ns,
  * window id was open.
  */
 int store_window_set_restarts(struct store *st, int64_t id, unsigned restarts);
+
+/*
+ * Add sentence note to window id's end_note (after what it holds, "; "
+ * between), once: a sentence it already holds is not added again.
+ */
+int store_window_add_note(struct store *st, int64_t id, const char *note);
 
 /*
  * Ask the thread to summarize every window that ended at least settle_ns

@@ -165,6 +165,7 @@ struct store {
 	size_t ndevs, devs_cap;
 
 	uint64_t rows_written, rows_dropped, rows_deleted, flushes_failed;
+	uint64_t rows_nudged;	/* atomic: stored a few ns after their key */
 	int64_t newest_ts_ns;
 	/* a damaged log found at open, for status (store_open_with) */
 	bool damaged;
@@ -422,6 +423,7 @@ struct writer_ops {
 	int (*window_end)(struct store *, int64_t, int64_t, enum store_ended_by,
 	    const struct clocksync *);
 	int (*window_restarts)(struct store *, int64_t, unsigned);
+	int (*window_note)(struct store *, int64_t, const char *);
 	int (*window_begin_state)(struct store *, int64_t, struct clocksync *,
 	    unsigned *);
 	int (*windows_abandoned)(struct store *);

@@ -234,6 +234,25 @@ storedb_window_set_restarts(struct store *st, int64_t id, unsigned restarts)
 	    0 : -1;
 }
 
+int
+storedb_window_add_note(struct store *st, int64_t id, const char *note)
+{
+	sqlite3_stmt *s;
+	int changes;
+
+	s = prepare(st, "UPDATE " SCHEMA_T_WINDOWS " SET " SCHEMA_C_END_NOTE
+	    " = CASE WHEN " SCHEMA_C_END_NOTE " IS NULL OR " SCHEMA_C_END_NOTE
+	    " = '' THEN ?1 ELSE " SCHEMA_C_END_NOTE " || '; ' || ?1 END "
+	    "WHERE id = ?2 AND (" SCHEMA_C_END_NOTE " IS NULL OR instr("
+	    SCHEMA_C_END_NOTE ", ?1) = 0)");
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_text(s, 1, note, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(s, 2, id);
+	return run_alone(st, s, "window note", &changes) == SQLITE_OK ?
+	    0 : -1;
+}
+
 static char *
 column_strdup(sqlite3_stmt *s, int col)
 {

@@ -297,12 +297,52 @@ row_bind(struct store *st, const struct rowring *ring, size_t k)
 	}
 }
 
+/* True if insert result rc says the row's key is already stored. */
+static bool
+key_taken(struct store *st, int rc)
+{
+	int ext = rc != SQLITE_CONSTRAINT ? rc : sqlite3_extended_errcode(st->db);
+
+	return ext == SQLITE_CONSTRAINT_PRIMARYKEY ||
+	    ext == SQLITE_CONSTRAINT_UNIQUE;
+}
+
+/*
+ * The row just refused by st->insert for its key (ts_ns, device), stored
+ * at the first free ns of the next STORE_NUDGE_MAX: SQLITE_DONE then
+ * (counted, logged rate-limited), else the last step's result code.
+ */
+static int
+insert_nudged(struct store *st, const struct pending_row *r)
+{
+	unsigned suppressed;
+	int rc = SQLITE_CONSTRAINT;
+
+	for (int64_t n = 1; n <= STORE_NUDGE_MAX && r->ts_ns <= INT64_MAX - n;
+	    n++) {
+		sqlite3_bind_int64(st->insert, 1, r->ts_ns + n);
+		rc = sqlite3_step(st->insert);
+		sqlite3_reset(st->insert);
+		if ((rc & 0xff) != SQLITE_CONSTRAINT)
+			break;
+	}
+	if (rc != SQLITE_DONE)
+		return rc;
+	__atomic_add_fetch(&st->rows_nudged, 1, __ATOMIC_RELAXED);
+	if (ratelimit_pass(&st->rl_drop, now_monotonic_ns(), &suppressed))
+		log_warnx("%s: device %d: a row stamped %" PRId64 " ns, a "
+		    "stamp already stored (the host clock was set back), is "
+		    "stored a few ns later", st->path, r->device, r->ts_ns);
+	return rc;
+}
+
 /*
  * Insert every buffered row inside the open transaction.  A row whose key
- * is already stored (possible only across a restart with the clock set
- * back) is skipped and counted in *skipped rather than blocking the rest;
- * inside a caller's transaction (storedb_tx_begin) it is named and fails
- * the write instead, since an import must not lose rows silently.
+ * is already stored (the host clock was set back, with the daemon running
+ * or across a restart) is stored a few ns later (insert_nudged); one that
+ * cannot be is skipped and counted in *skipped rather than blocking the
+ * rest; inside a caller's transaction (storedb_tx_begin) it is named and
+ * fails the write instead, since an import must not lose rows silently.
  * Then the counters that count them (counters.c) and the daemon's
  * liveness (store_daemon.c), in the same transaction.  Returns an SQLite
  * result code.
@@ -325,6 +365,13 @@ rows_write(struct store *st, const struct rowring *ring, size_t *skipped)
 			continue;
 		if ((rc & 0xff) != SQLITE_CONSTRAINT)
 			return rc;
+		if (!st->in_tx && key_taken(st, rc)) {
+			rc = insert_nudged(st, rowring_row(ring, k));
+			if (rc == SQLITE_DONE)
+				continue;
+			if ((rc & 0xff) != SQLITE_CONSTRAINT)
+				return rc;
+		}
 		if (st->in_tx) {
 			r = rowring_row(ring, k);
 			log_warnx("%s: device %d at ts_ns %" PRId64 " is already "
@@ -685,6 +732,7 @@ storedb_get_stats(struct store *st, struct store_stats *out)
 	memset(out, 0, sizeof(*out));
 	out->rows_written = st->rows_written;
 	out->rows_dropped = st->rows_dropped;
+	out->rows_nudged = __atomic_load_n(&st->rows_nudged, __ATOMIC_RELAXED);
 	out->rows_deleted = st->rows_deleted;
 	out->flushes_failed = st->flushes_failed;
 	out->pending = st->pool.n;

@@ -59,6 +59,9 @@ int storedb_window_end(struct store *st, int64_t id, int64_t end_ns,
 /* store_window_set_restarts in its own transaction. */
 int storedb_window_set_restarts(struct store *st, int64_t id,
     unsigned restarts);
+
+/* store_window_add_note in its own transaction. */
+int storedb_window_add_note(struct store *st, int64_t id, const char *note);
 /* Window id as stored (free with store_windows_free(*out, 1)), or NULL. */
 int storedb_window_get(struct store *st, int64_t id, struct store_window **out);
 /* Every open window as stored, oldest first; free with store_windows_free. */

@@ -44,6 +44,7 @@ writer_job_free(struct job *j)
 	free(j->metric_file);
 	free(j->bus_id);
 	free(j->version);
+	free(j->note);
 	free(j);
 }
 
@@ -278,6 +279,23 @@ store_window_set_restarts(struct store *st, int64_t id, unsigned restarts)
 	return 0;
 }
 
+int
+store_window_add_note(struct store *st, int64_t id, const char *note)
+{
+	struct job *j = job_new(st, JOB_WINDOW_NOTE);
+
+	if (j == NULL)
+		return -1;
+	if ((j->note = strdup(note)) == NULL) {
+		log_warnx("%s: out of memory: a change is not stored", st->path);
+		writer_job_free(j);
+		return -1;
+	}
+	j->win.id = id;
+	queue_locked(st, j);
+	return 0;
+}
+
 /* After its next flush, the thread summarizes the windows due. */
 int
 store_windows_summarize_due(struct store *st, int64_t now_ns,
@@ -460,6 +478,8 @@ writer_job_run(struct store *st, struct job *j)
 		if ((o = open_find(w, j->win.id)) != NULL)
 			o->restarts = j->restarts;
 		return 0;
+	case JOB_WINDOW_NOTE:
+		return w->ops.window_note(st, j->win.id, j->note);
 	case JOB_DELETE_AFTER:
 		return w->ops.delete_after(st, j->device, j->src, j->ns);
 	case JOB_DEVICE_MAP:

@@ -18,7 +18,7 @@
 
 enum job_kind {
 	JOB_WINDOW_BEGIN, JOB_WINDOW_END, JOB_DELETE_AFTER, JOB_DEVICE_MAP,
-	JOB_CARD, JOB_WINDOW_RESTARTS, JOB_SMI_VERSION, JOB_WINDOWS_ABANDONED,
+	JOB_CARD, JOB_WINDOW_RESTARTS, JOB_WINDOW_NOTE, JOB_SMI_VERSION, JOB_WINDOWS_ABANDONED,
 };
 
 struct job {
@@ -32,6 +32,7 @@ struct job {
 	int64_t ns;			/* DELETE_AFTER: after; DEVICE_MAP, CARD, SMI_VERSION: since */
 	char *metric_file, *bus_id;	/* DEVICE_MAP */
 	char *version;			/* SMI_VERSION */
+	char *note;			/* WINDOW_NOTE (win.id too) */
 	struct card card;		/* CARD */
 };
 

@@ -200,7 +200,7 @@ print_ended(yajl_val reply)
 {
 	char b[FMT_BUFLEN], e[FMT_BUFLEN], span[FMT_BUFLEN];
 	const char *tag = json_str(reply, "tag");
-	int64_t id = 0, begin, end;
+	int64_t id = 0, begin, end, elapsed;
 
 	json_int(reply, "id", &id);
 	printf("ended window %" PRId64, id);
@@ -213,10 +213,15 @@ print_ended(yajl_val reply)
 			fmt_clock_ms(end, e, sizeof(e));
 		else
 			fmt_time_ms(end, e, sizeof(e));
-		fmt_span(end - begin, span, sizeof(span));
+		/* the daemon's monotonic measure: a clock step may cross it */
+		if (!json_int(reply, "elapsed_ns", &elapsed))
+			elapsed = end - begin;
+		fmt_span(elapsed, span, sizeof(span));
 		printf(": %s .. %s, %s", b, e, span);
 	}
 	putchar('\n');
+	if (json_str(reply, "end_note") != NULL)
+		printf("  %s\n", json_str(reply, "end_note"));
 }
 
 struct end_opts {

@@ -631,7 +631,7 @@ print_text(yajl_val reply)
 {
 	static const char *const known[] = { "ok", "daemon", "child",
 	    "sampling", "cards", "health", "database", "retention",
-	    "unreliable", "windows", NULL };
+	    "unreliable", "windows", "clock", NULL };
 	yajl_val v;
 
 	if ((v = json_object(reply, "daemon")) != NULL)
@@ -642,6 +642,16 @@ print_text(yajl_val reply)
 		show_sampling(v);
 	if ((v = json_object(reply, "database")) != NULL)
 		show_database(v);
+	if ((v = json_object(reply, "clock")) != NULL) {
+		bool kernel = false;
+
+		(void)json_bool(v, "kernel_notice", &kernel);
+		printf("clock:      %s\n", kernel ?
+		    "steps watched by the kernel's notice and against the "
+		    "monotonic clock" : "steps watched against the monotonic "
+		    "clock");
+		status_clock_line(v, "            ");
+	}
 	if ((v = json_object(reply, "retention")) != NULL)
 		show_retention(v);
 	if ((v = json_array(reply, "cards")) != NULL)

@@ -25,6 +25,12 @@
 void status_print_brief(yajl_val reply);
 
 /*
+ * The line on the host clock's steps of status's "clock" object c, each
+ * line after indent; no line if there was none.
+ */
+void status_clock_line(yajl_val c, const char *indent);
+
+/*
  * The head of a line on aiu-smi, for both views: its state, its pid and
  * how often it was restarted, as far as the reply c says; no newline.
  */

@@ -276,6 +276,32 @@ line_database(yajl_val d)
 		    "to write it\n", path);
 }
 
+/*
+ * The host clock's steps since the daemon started, if any: "host clock:
+ * stepped 2 times since start, the last back 3600.000s at ..."; none, no line.
+ */
+void
+status_clock_line(yajl_val c, const char *indent)
+{
+	char when[FMT_BUFLEN];
+	int64_t steps = 0, last = 0, at = 0, nudged = 0;
+
+	if (!json_int(c, "steps", &steps) || steps <= 0)
+		return;
+	(void)json_int(c, "last_step_ns", &last);
+	(void)json_int(c, "last_step_at_ns", &at);
+	(void)json_int(c, "rows_nudged", &nudged);
+	fmt_time_ms(at, when, sizeof(when));
+	printf("%shost clock: stepped %" PRId64 " time%s since start, the "
+	    "last %s %.3fs at %s; sampling went on", indent, steps,
+	    steps == 1 ? "" : "s", last >= 0 ? "forward" : "back",
+	    (double)(last >= 0 ? last : -last) / 1e9, when);
+	if (nudged > 0)
+		printf(" (%" PRId64 " row%s stored a few ns after a stamp "
+		    "already stored)", nudged, nudged == 1 ? "" : "s");
+	putchar('\n');
+}
+
 /* How many windows are open, and their tags (with IDs) as far as fit. */
 static void
 line_windows(yajl_val w)
@@ -583,6 +609,7 @@ status_print_brief(yajl_val reply)
 		line_child(child);
 	if (database != NULL)
 		line_database(database);
+	status_clock_line(json_object(reply, "clock"), "");
 	if (windows != NULL)
 		line_windows(windows);
 	line_cards(health, cards, sampling, windows != NULL ? windows->u.array.len : 0);

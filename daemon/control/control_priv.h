@@ -28,6 +28,9 @@ int control_reply_error(const char *code, const char *message, bool close,
 /* Member key of object o, or NULL. */
 yajl_val control_member(yajl_val o, const char *key);
 
+/* The status reply's "clock" object: the host clock's steps (control_clock.c). */
+void control_status_clock(yajl_gen g, const struct control_ctx *ctx);
+
 /* The sync request req (control_sync.c), read at now_ns. */
 int control_cmd_sync(const struct control_ctx *ctx, yajl_val req,
     int64_t now_ns, struct control_reply *out);

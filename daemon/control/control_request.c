@@ -307,6 +307,12 @@ window_reply(const struct windows_result *res, bool with_end,
 	window_json_members(g, &(struct window_json){
 	    .members = with_end ? WJ_END : 0, .id = res->id, .tag = res->tag,
 	    .begin_ns = res->begin_ns, .has_end = true, .end_ns = res->end_ns });
+	if (with_end) {
+		/* how long it ran by the monotonic clock; a step that crossed it */
+		jsonw_put_int(g, "elapsed_ns", res->elapsed_ns);
+		if (res->end_note[0] != '\0')
+			jsonw_put_str(g, "end_note", res->end_note);
+	}
 	yajl_gen_map_close(g);
 	return control_reply_finish(g, false, out);
 }
@@ -574,6 +580,7 @@ status_direct(yajl_gen g, const struct direct_card_stats *dc, int64_t now_ns)
 	jsonw_put_uint(g, "errors", dc->errors);
 	jsonw_put_uint(g, "reopened", dc->reopened);
 	jsonw_put_uint(g, "clock_dropped", dc->clock_dropped);
+	jsonw_put_uint(g, "across_step", dc->across_step);
 	jsonw_put_str_or_null(g, "clock_why", dc->clock_why);
 	jsonw_put_uint(g, "file_interval", dc->interval);
 	jsonw_put_bool(g, "byte_swapped", dc->swapped);
@@ -732,6 +739,7 @@ cmd_status(const struct control_ctx *ctx, int64_t now_ns,
 	status_cards(g, ctx);
 	status_health(g, ctx, now_ns);
 	status_store(g, ctx);
+	control_status_clock(g, ctx);
 	status_windows(g, ctx);
 	yajl_gen_map_close(g);
 	return control_reply_finish(g, false, out);

@@ -1,5 +1,6 @@
 /* direct: the cards' new-format metric files, read from a map; see direct.h. */
 #include "direct.h"
+#include "clockstep.h"
 #include "direct_clock.h"
 
 #include <errno.h>
@@ -24,6 +25,8 @@
 struct dcard {
 	struct direct_card_stats st;
 	int64_t copied_ns;		/* realtime just after the copy */
+	int64_t copied_off;		/* realtime minus monotonic then */
+	uint64_t copied_mono;		/* monotonic then */
 	int fd;
 	const uint8_t *map;
 	size_t len;			/* mapped = the file's size */
@@ -40,6 +43,9 @@ struct dcard {
 	bool have_last;
 	uint64_t file_ms;		/* the file header's last update, last read */
 	uint64_t good_ms;		/* the previous good stamp; 0 if none */
+	int64_t good_off;		/* copied_off of the read that gave it */
+	uint64_t good_mono;		/* copied_mono of that read */
+	uint64_t span_ms;		/* the last row's interval */
 	bool file_ms_moves;		/* the writer keeps it in step with the
 					   sections: seen to move, or at or
 					   after every section at a first read */
@@ -415,7 +421,8 @@ copy_once(struct direct *d, struct dcard *c, bool *changed)
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		memcpy(c->img, c->map, c->len);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		c->copied_ns = now_realtime_ns();
+		clockstep_read(&c->copied_ns, &c->copied_mono);
+		c->copied_off = c->copied_ns - (int64_t)c->copied_mono;
 		c->st.reads++;
 		if (map_updating(c) || c->img[0] == '!') {
 			c->st.updating++;
@@ -546,23 +553,92 @@ note_metrics(struct direct *d, struct dcard *c)
 }
 
 
+/* ms is the previous good stamp; with at_read, of this read's clock. */
+static void
+set_good(struct dcard *c, uint64_t ms, bool at_read)
+{
+	c->good_ms = ms;
+	if (at_read) {
+		c->good_off = c->copied_off;
+		c->good_mono = c->copied_mono;
+	}
+}
+
+/* a - b in ms, at least 1 */
+static uint64_t
+span_of(int64_t a, int64_t b)
+{
+	return a > b ? (uint64_t)(a - b) : 1;
+}
+
 /*
- * True if stamp ms may be the card's time; else count and log why.  A
- * stamp that agrees with the host clock becomes the previous one either
- * way (a stepped writer clock loses one row).
+ * The host clock was stepped by step_ns between the previous good stamp's
+ * read and this one: true (with the row's interval in *span) if stamp ms
+ * is still the card's time: stamped before the step and read after it
+ * (nearer the old clock than the new, and in step with the previous
+ * stamp), or stamped by the new clock in step with the previous stamp
+ * moved by the step, or at least agreeing with the new clock (the
+ * previous stamp no longer compares: the checks restart from this one).
  */
 static bool
-check_stamp(struct direct *d, struct dcard *c, uint64_t ms)
+stamp_across_step(struct dcard *c, uint64_t ms, int64_t step_ns,
+    uint64_t *span)
 {
-	const char *fault = direct_stamp_fault(ms, c->good_ms, c->copied_ns);
+	int64_t step_ms = step_ns / (int64_t)NSEC_PER_MSEC;
+	int64_t moved = (int64_t)c->good_ms + step_ms;
+	int64_t ns = (int64_t)(ms * NSEC_PER_MSEC);
+	bool old = llabs(ns - (c->copied_ns - step_ns)) <
+	    llabs(ns - c->copied_ns);
+
+	(void)clockstep_check();	/* logged and counted there, once */
+	if (old && direct_stamp_fault(ms, c->good_ms, c->copied_ns -
+	    step_ns) == NULL) {
+		*span = span_of((int64_t)ms, (int64_t)c->good_ms);
+		set_good(c, ms, false);
+		return true;
+	}
+	if (!old && moved > 0 && direct_stamp_fault(ms, (uint64_t)moved,
+	    c->copied_ns) == NULL) {
+		*span = span_of((int64_t)ms, moved);
+		set_good(c, ms, true);
+		return true;
+	}
+	if (direct_stamp_fault(ms, 0, c->copied_ns) == NULL) {
+		*span = c->span_ms > 0 ? c->span_ms : 1;
+		set_good(c, ms, true);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * True if stamp ms may be the card's time, with the row's interval (the
+ * writer's time since the previous good stamp) in *span; else count and
+ * log why.  A stamp that agrees with the host clock becomes the previous
+ * one either way (a stepped writer clock loses one row); a step of the
+ * host clock itself loses none (stamp_across_step).
+ */
+static bool
+check_stamp(struct direct *d, struct dcard *c, uint64_t ms, uint64_t *span)
+{
+	const char *fault;
 	unsigned dropped;
 
+	if (c->good_ms != 0 && clockstep_moved(c->good_off, c->good_mono,
+	    c->copied_off, c->copied_mono) && stamp_across_step(c, ms,
+	    c->copied_off - c->good_off, span)) {
+		c->st.across_step++;
+		return true;
+	}
+	fault = direct_stamp_fault(ms, c->good_ms, c->copied_ns);
 	if (fault == NULL) {
-		c->good_ms = ms;
+		*span = c->good_ms != 0 ?
+		    span_of((int64_t)ms, (int64_t)c->good_ms) : 1;
+		set_good(c, ms, true);
 		return true;
 	}
 	if (direct_stamp_fault(ms, 0, c->copied_ns) == NULL)
-		c->good_ms = ms;
+		set_good(c, ms, true);
 	c->st.clock_dropped++;
 	snprintf(c->st.clock_why, sizeof(c->st.clock_why), "stamp %" PRIu64
 	    " ms %s; read at %" PRId64 " ms", ms, fault,
@@ -579,7 +655,7 @@ emit_row(struct direct *d, struct dcard *c, const struct mf_section *stamp)
 {
 	const struct mf_file *f = &c->f;
 	struct store_sample s;
-	uint64_t prev = c->good_ms, span;
+	uint64_t span;
 	size_t n = 0;
 
 	/*
@@ -588,10 +664,9 @@ emit_row(struct direct *d, struct dcard *c, const struct mf_section *stamp)
 	 * unit, so it is only shown in status.
 	 */
 	c->st.interval = stamp->interval;
-	if (!check_stamp(d, c, stamp->updated_ms))
+	if (!check_stamp(d, c, stamp->updated_ms, &span))
 		return;
-	span = prev != 0 && stamp->updated_ms > prev ?
-	    stamp->updated_ms - prev : 1;
+	c->span_ms = span;
 	for (size_t i = 0; i < f->nval; i++) {
 		int id = metric_id(d, f->val[i].type);
 
@@ -683,7 +758,7 @@ take_sample(struct direct *d, struct dcard *c)
 		for (size_t i = 0; i < f->nsec; i++)
 			if (f->sec[i].updated_ms > c->good_ms &&
 			    !direct_baseline_off(f->sec[i].updated_ms, c->copied_ns))
-				c->good_ms = f->sec[i].updated_ms;
+				set_good(c, f->sec[i].updated_ms, true);
 		stamp = NULL;
 	} else if (!any_new || stamp == NULL) {
 		c->st.duplicates++;

@@ -35,7 +35,13 @@
  * logged, rate-limited); it becomes the baseline of the next read all the
  * same.  A stamp that is only behind the previous one, or only too far
  * after it, but agrees with the host clock becomes the new previous stamp,
- * so a writer whose clock was stepped loses one row, not all of them.  The
+ * so a writer whose clock was stepped loses one row, not all of them.  When
+ * the host clock itself was stepped since the previous good stamp's read
+ * (its offset to CLOCK_MONOTONIC moved: clockstep.h), no row is lost: a
+ * stamp in step with the previous one moved by the step, or one stamped
+ * before the step and read after it, or else one that agrees with the new
+ * host clock, is kept (counted in across_step), the checks restart from it,
+ * and the row's interval leaves the step out.  The
  * baseline read's stamp counts as the previous one unless it overflows or
  * is ahead of the host clock.  Values are stored as the file gives them:
  * KiB, MiB and GiB amounts in bytes under "<name>_bytes", fdec1 in units,
@@ -106,6 +112,7 @@ struct direct_card_stats {
 	uint64_t errors;	/* reads of a bad file (not of an old-format one) */
 	uint64_t reopened;	/* files mapped again (re-created) */
 	uint64_t clock_dropped;	/* new samples dropped: the writer's stamp is off */
+	uint64_t across_step;	/* new samples kept across a host clock step */
 	char clock_why[256];	/* the last such stamp, why; "" if none */
 	int64_t newest_ts_ns;	/* newest stamp handed on, 0 if none */
 	uint32_t interval;	/* the file's update interval, as it says */

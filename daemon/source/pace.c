@@ -68,6 +68,7 @@ struct pace_dev {
 	uint64_t acc_ms;	/* the rows' intervals added up */
 	struct fine_row acc_last;
 	bool cover_due;		/* rows covering a window's end are still to come */
+	int64_t replay_floor;	/* replay only rows after this (clock set back) */
 };
 
 struct pace {
@@ -496,6 +497,11 @@ dev_open_window(struct pace *p, struct pace_dev *d, int device, int64_t cutoff)
 		return;
 	after = b >= 0 ? ring_row(d, (size_t)b)->ts_ns :
 	    ring_row(d, 0)->ts_ns - 1;
+	/* rows stored before a step back are stamped after those to replay */
+	if (after < d->replay_floor) {
+		dev_emit_aggregate(p, d, device);
+		return;
+	}
 	if (p->sink.delete_after(p->sink.arg, device, after) == -1) {
 		dev_emit_aggregate(p, d, device);
 		return;
@@ -654,6 +660,27 @@ pace_set_window(struct pace *p, bool open, int64_t now_ns)
 	for (int i = 0; i < PACE_MAX_DEVICES; i++)
 		if (p->dev[i] != NULL)
 			dev_open_window(p, p->dev[i], i, cutoff);
+}
+
+void
+pace_clock_stepped(struct pace *p, int64_t step_ns)
+{
+	struct pace_dev *d;
+	int64_t newest;
+
+	p->closed_ns += step_ns;
+	if (step_ns >= 0)
+		return;
+	for (int i = 0; i < PACE_MAX_DEVICES; i++) {
+		if ((d = p->dev[i]) == NULL)
+			continue;
+		newest = d->acc_rows > 0 ? d->acc_last.ts_ns : INT64_MIN;
+		for (size_t k = 0; k < d->ring.n; k++)
+			if (ring_row(d, k)->ts_ns > newest)
+				newest = ring_row(d, k)->ts_ns;
+		if (newest > d->replay_floor)
+			d->replay_floor = newest;
+	}
 }
 
 void

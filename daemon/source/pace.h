@@ -130,6 +130,15 @@ void pace_row(struct pace *p, const struct store_sample *s);
  */
 void pace_set_window(struct pace *p, bool open, int64_t now_ns);
 
+/*
+ * The host clock was stepped by step_ns (+ forward): the end of the last
+ * window moves with it, and after a step back, a window that opens does
+ * not replay fine rows stamped before what was stored before the step
+ * (the replay's delete would reach the rows stored then; the partial
+ * aggregate is stored instead), so nothing stored is lost.
+ */
+void pace_clock_stepped(struct pace *p, int64_t step_ns);
+
 /* Store every partial aggregate now (the child ended, or stopping). */
 void pace_flush(struct pace *p);
 

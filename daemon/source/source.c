@@ -216,6 +216,15 @@ source_set_windows_open(struct source *src, bool open)
 }
 
 void
+source_clock_stepped(struct source *src, int64_t step_ns)
+{
+	if (src->pace != NULL)
+		pace_clock_stepped(src->pace, step_ns);
+	if (src->dpace != NULL)
+		pace_clock_stepped(src->dpace, step_ns);
+}
+
+void
 source_reconfigure(struct source *src, const struct config *cfg)
 {
 	bool differs = config_source_differs(src->cfg, cfg);

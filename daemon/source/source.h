@@ -129,6 +129,9 @@ void source_reconfigure(struct source *src, const struct config *cfg);
  */
 void source_set_windows_open(struct source *src, bool open);
 
+/* The host clock was stepped by step_ns (+ forward): tell both paces. */
+void source_clock_stepped(struct source *src, int64_t step_ns);
+
 /*
  * Stop the child: SIGTERM to its process group, SIGKILL after grace_ns,
  * reap it, and store every complete line it wrote before exiting and

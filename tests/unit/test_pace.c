@@ -542,6 +542,46 @@ test_window_replay(void **state)
 	free(r);
 }
 
+/*
+ * The host clock is stepped back an hour, and a window opens once the
+ * ring holds only rows stamped by the new clock: its replay must not
+ * delete the rows stored before the step (stamped after every row in the
+ * ring); the partial aggregate is stored instead, and nothing is lost.
+ */
+static void
+test_window_after_step_back(void **state)
+{
+	static const struct rec_row *rows[REC_ROWS];
+	struct rec *r = rec_new();
+	struct pace *p = pace_make(r, 100, 1000, 3000);
+	int64_t back = -3600 * SEC;
+	size_t n;
+	int before = 0;
+
+	(void)state;
+	feed_range(p, 0, 1, 105);
+	assert_int_equal(r->n, 10);	/* coarse rows at 10, 20, .. 100 */
+	pace_clock_stepped(p, back);
+	for (int k = 106; k <= 170; k++) {
+		static const int ids[] = { PWR };
+		struct store_value v = { k, 1, true };
+
+		feed(p, 0, TS(k) + back, 100, 1, ids, &v);
+	}
+	pace_set_window(p, true, TS(170) + back + 50 * MS);
+	for (int i = 0; i < r->ndeletes; i++)
+		assert_true(r->del_after[i] >= TS(100));
+	n = rec_device(r, 0, rows, REC_ROWS);
+	for (size_t i = 0; i < n; i++)
+		if (rows[i]->ts >= TS(10) && rows[i]->ts <= TS(100))
+			before++;
+	assert_int_equal(before, 10);
+	/* and rows after the step are stored, through the partial one */
+	assert_int_equal(rows[n - 1]->ts, TS(170) + back);
+	pace_free(p);
+	free(r);
+}
+
 static void
 test_window_fresh_start(void **state)
 {
@@ -959,6 +999,7 @@ main(void)
 		cmocka_unit_test(test_cadence),
 		cmocka_unit_test(test_window_replay),
 		cmocka_unit_test(test_window_fresh_start),
+		cmocka_unit_test(test_window_after_step_back),
 		cmocka_unit_test(test_new_metric_in_ring),
 		cmocka_unit_test(test_ring_bound),
 		cmocka_unit_test(test_aggregate_beyond_ring),

@@ -496,7 +496,9 @@ static void
 test_timestamps_adjusted(void **state)
 {
 	struct fx *f = *state;
-	const int64_t want[] = { T0, T0 + 1, T0 + 2, T0 + 3, T0 + SEC };
+	const int64_t want[] = { T0 - SEC, T0, T0 + 1, T0 + 2, T0 + 3,
+	    T0 + SEC };
+	const int pwr[] = { 5, 1, 2, 3, 4, 6 };
 	sqlite3_stmt *s;
 	sqlite3 *db;
 	int i = 0;
@@ -504,25 +506,26 @@ test_timestamps_adjusted(void **state)
 	fx_open(f, 100);
 	append_pwr(f, T0, 0, 1);
 	append_pwr(f, T0, 0, 2);		/* duplicate */
-	append_pwr(f, T0 - SEC, 0, 3);		/* going back */
+	append_pwr(f, T0 - SEC / 20, 0, 3);	/* back 50 ms: moved after */
 	append_pwr(f, T0, 1, 9);		/* another device: untouched */
 	append_pwr(f, T0 + 2, 0, 4);		/* not after the adjusted T0 + 2 */
-	append_pwr(f, T0 + SEC, 0, 5);
+	append_pwr(f, T0 - SEC, 0, 5);		/* clock stepped back: kept */
+	append_pwr(f, T0 + SEC, 0, 6);
 	assert_int_equal(storedb_flush(f->st), 0);
 	db = db_open(f);
-	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 6);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 7);
 	assert_int_equal(q_int(db, "SELECT ts_ns FROM samples WHERE "
 	    "device = 1"), T0);
 	if (sqlite3_prepare_v2(db, "SELECT ts_ns, pwr FROM samples WHERE "
 	    "device = 0 ORDER BY ts_ns", -1, &s, NULL) != SQLITE_OK)
 		fail();
 	while (sqlite3_step(s) == SQLITE_ROW) {
-		assert_true(i < 5);
+		assert_true(i < 6);
 		assert_int_equal(sqlite3_column_int64(s, 0), want[i]);
-		assert_int_equal(sqlite3_column_int64(s, 1), i + 1);
+		assert_int_equal(sqlite3_column_int64(s, 1), pwr[i]);
 		i++;
 	}
-	assert_int_equal(i, 5);
+	assert_int_equal(i, 6);
 	sqlite3_finalize(s);
 	sqlite3_close(db);
 }
@@ -566,9 +569,12 @@ test_flush_busy_keeps_rows(void **state)
 	sqlite3_close(db);
 }
 
-/* A row whose key is already stored (clock set back across a restart). */
+/*
+ * A row whose key is already stored (the clock set back, across a restart
+ * here) is stored a ns later, not dropped.
+ */
 static void
-test_duplicate_key_skipped(void **state)
+test_duplicate_key_nudged(void **state)
 {
 	struct fx *f = *state;
 	struct store_stats ss;
@@ -583,13 +589,16 @@ test_duplicate_key_skipped(void **state)
 	append_pwr(f, T0 + SEC, 0, 4);
 	assert_int_equal(storedb_flush(f->st), 0);
 	storedb_get_stats(f->st, &ss);
-	assert_int_equal(ss.rows_written, 2);
-	assert_int_equal(ss.rows_dropped, 1);
+	assert_int_equal(ss.rows_written, 3);
+	assert_int_equal(ss.rows_dropped, 0);
+	assert_int_equal(ss.rows_nudged, 1);
 	assert_int_equal(ss.pending, 0);
 	db = db_open(f);
-	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 3);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 4);
 	assert_int_equal(q_int(db, "SELECT pwr FROM samples WHERE "
 	    "ts_ns = 1750000000000000000"), 1);
+	assert_int_equal(q_int(db, "SELECT pwr FROM samples WHERE "
+	    "ts_ns = 1750000000000000001"), 3);
 	sqlite3_close(db);
 }
 
@@ -1408,7 +1417,7 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_flush_busy_keeps_rows,
 		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_duplicate_key_skipped,
+		cmocka_unit_test_setup_teardown(test_duplicate_key_nudged,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flush_full_keeps_rows,
 		    setup, teardown),
