@@ -112,7 +112,8 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/capture/caplitter.c \
 	client/db/dbcmd.c client/db/dbcheck.c client/db/intcheck.c \
 	client/db/keyscan.c client/db/salvage.c client/db/salvage_copy.c \
-	client/db/pagewalk.c client/db/salvage_walk.c
+	client/db/pagewalk.c client/db/salvage_walk.c \
+	client/serving/promtext.c client/serving/httpc.c client/serving/vllm.c
 SIM_SRCS = sim/aiu-smi-sim.c sim/simopts.c sim/cardmodel.c sim/layout.c \
 	sim/metricwriter.c
 # what the simulator takes from common/: no database, no config
@@ -125,7 +126,7 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_rowring test_stats test_expo test_metricfile test_direct \
 	test_hosts test_bestsrc test_sync test_writer test_capture \
 	test_daemonid test_walcheck test_runmeta test_migrate test_pair \
-	test_attrib test_devevents test_salvage
+	test_attrib test_devevents test_salvage test_promtext
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 
@@ -134,7 +135,8 @@ INC_QUERY  = $(INC_COMMON) -Iquery
 INC_STORE  = $(INC_QUERY) -Istore
 INC_DAEMON = $(INC_STORE) -Idaemon -Idaemon/source -Idaemon/control
 CLIENT_DIRS = client client/ctl client/trace client/analysis client/export \
-	      client/import client/metrics client/report client/capture client/db
+	      client/import client/metrics client/report client/capture client/db \
+	      client/serving
 INC_CLIENT = $(INC_STORE) $(addprefix -I,$(CLIENT_DIRS))
 INC_SIM    = $(INC_COMMON) -Isim
 INC_TEST   = $(INC_DAEMON) $(addprefix -I,$(CLIENT_DIRS)) -Itests/unit
