@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#define HTTPC_WHY	256
+#define HTTPC_WHY_LEN	256
 #define HTTPC_BODY_MAX	(16u << 20)	/* bytes of an answer's body */
 
 struct httpc_answer {
