@@ -349,6 +349,8 @@ httpc_request(const char *method, const char *url, const char *path,
 			}
 			continue;
 		}
+		if (errno == ECONNRESET && len == 0)
+			break;	/* said below as no answer */
 		free(buf);
 		close(fd);
 		return fail(why, whylen, "%s%s: %s", url, path, strerror(errno));

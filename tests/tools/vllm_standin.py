@@ -52,6 +52,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 BASE_PERIOD_NS = 7889238 * 1000000000   # Kineto's ts base: a quarter year
 
 
+def go_float(d):
+    """A float as prometheus_client writes it: repr, large ones in e+0N."""
+    s = repr(float(d))
+    dot = s.find(".")
+    if d > 0 and dot > 6:
+        mantissa = ("%s.%s%s" % (s[0], s[1:dot], s[dot + 1:])).rstrip("0.")
+        return "%se+0%d" % (mantissa, dot - 1)
+    return s
+
+
 class State:
     """The counters and the profiler, shared by the request threads."""
 
@@ -76,22 +86,23 @@ class State:
                      "tokens processed.", self.generation)):
                 out.append("# HELP %s_total %s" % (name, helptext))
                 out.append("# TYPE %s_total counter" % name)
-                out.append("%s_total{%s} %.1f" % (name, m, val))
-                out.append("%s_created{%s} %.9e" % (name, m, self.created))
+                out.append("%s_total{%s} %s" % (name, m, go_float(val)))
+                out.append("%s_created{%s} %s" % (name, m,
+                                                    go_float(self.created)))
             out.append("# HELP vllm:request_success_total Count of "
                        "successfully processed requests.")
             out.append("# TYPE vllm:request_success_total counter")
             for reason, n in self.success.items():
                 out.append('vllm:request_success_total{finished_reason='
-                           '"%s",%s} %.1f' % (reason, m, n))
+                           '"%s",%s} %s' % (reason, m, go_float(n)))
             for reason in self.success:
                 out.append('vllm:request_success_created{finished_reason='
-                           '"%s",%s} %.9e' % (reason, m, self.created))
+                           '"%s",%s} %s' % (reason, m, go_float(self.created)))
             out.append("# HELP vllm:num_requests_running Number of requests "
                        "in model execution batches.")
             out.append("# TYPE vllm:num_requests_running gauge")
-            out.append("vllm:num_requests_running{%s} %.1f" % (m,
-                                                               self.running))
+            out.append("vllm:num_requests_running{%s} %s" % (
+                m, go_float(self.running)))
         return "\n".join(out) + "\n"
 
     def complete(self, prompts, max_tokens):
