@@ -111,7 +111,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/capture/capserve.c client/capture/capout.c \
 	client/capture/capwin.c client/capture/capterm.c client/capture/kipc.c \
 	client/capture/dynoreq.c client/capture/procinfo.c \
-	client/capture/caplitter.c \
+	client/capture/caplitter.c client/capture/capvllm.c \
 	client/db/dbcmd.c client/db/dbcheck.c client/db/intcheck.c \
 	client/db/keyscan.c client/db/salvage.c client/db/salvage_copy.c \
 	client/db/pagewalk.c client/db/salvage_walk.c \
