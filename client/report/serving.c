@@ -21,7 +21,7 @@ end_readings(sqlite3 *db, int64_t id, struct vllm_counters *c)
 {
 	struct db_window_filter f = { .tag = VLLM_END_TAG, .newest_first = true };
 	struct db_window *w = NULL;
-	char idtext[24], buf[PROTO_META_VALUE_MAX + 1];
+	char idtext[24];
 	bool found = false;
 	size_t n = 0;
 
@@ -35,11 +35,9 @@ end_readings(sqlite3 *db, int64_t id, struct vllm_counters *c)
 		    NULL;
 		const char *s = v != NULL ? YAJL_GET_STRING(v) : NULL;
 
-		if (s != NULL) {
-			snprintf(buf, sizeof(buf), "%s", s);
-			found = strcmp(buf, idtext) == 0 &&
+		if (s != NULL)
+			found = strcmp(s, idtext) == 0 &&
 			    vllm_from_meta(w[i].meta, "end", c);
-		}
 		yajl_tree_free(o);
 	}
 	db_windows_free(w, n);
@@ -130,7 +128,7 @@ serving_compute(sqlite3 *db, const struct winsum *ws, struct serving *out)
 	    out->generation_tokens, 1000, out->j_per_1k);
 }
 
-/* "12.3 J per request" gross, and net when known, into buf. */
+/* One line: the energy per what, gross and net of idle when known. */
 static void
 figure(FILE *fp, const struct serving *s, bool has, const double v[2],
     const char *what, bool md)

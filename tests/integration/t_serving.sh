@@ -133,10 +133,12 @@ PY
 # 3. a server that refuses or does not answer: exit 1, no window
 n0=$(windows_count)
 kill "$SPID"; wait "$SPID" 2>/dev/null || true
+start_server down --refuse
 rc=0; spy mark begin --tag gone --vllm "$URL" 2>"$T/err" || rc=$?
 [ $rc -eq 1 ] || fail "refused: exit $rc, not 1"
 grep -q "cannot read the server's counters, no window opened: .*refused" "$T/err" ||
 	fail "refused: $(cat "$T/err")"
+kill "$SPID"; wait "$SPID" 2>/dev/null || true
 start_server mute --no-answer
 rc=0; spy mark begin --tag mute --vllm "$URL" 2>"$T/err" || rc=$?
 [ $rc -eq 1 ] || fail "no answer: exit $rc, not 1"

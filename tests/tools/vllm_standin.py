@@ -31,12 +31,13 @@ for vLLM 0.8 to 0.10 (the V1 engine), not checked against a running vLLM:
 - GET /health: 200 with an empty body.
 
 Failure modes: --no-answer accepts connections and closes them without a
-reply (a server that does not answer); a port nobody listens on refuses
-connections (give a closed port to the client).
+reply (a server that does not answer); --refuse holds the port bound but
+does not listen, so that connections to it are refused (ECONNREFUSED), as
+to a server that is down.
 
 usage: vllm_standin.py [--port N] [--port-file FILE] [--model NAME]
                        [--profiler-dir DIR] [--flush-delay S]
-                       [--workers N] [--no-answer]
+                       [--workers N] [--no-answer | --refuse]
 """
 
 import argparse
@@ -243,6 +244,14 @@ class Silent(socketserver.BaseRequestHandler):
         self.request.close()
 
 
+def write_port(path, port):
+    """The port, in path whole or not at all."""
+    if path:
+        with open(path + ".part", "w") as f:
+            f.write("%d\n" % port)
+        os.rename(path + ".part", path)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--port", type=int, default=0)
@@ -252,7 +261,15 @@ def main():
     ap.add_argument("--flush-delay", type=float, default=0.0)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--no-answer", action="store_true")
+    ap.add_argument("--refuse", action="store_true")
     opts = ap.parse_args()
+
+    if opts.refuse:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", opts.port))
+        write_port(opts.port_file, sock.getsockname()[1])
+        while True:
+            time.sleep(3600)
 
     ThreadingHTTPServer.allow_reuse_address = True
     socketserver.ThreadingTCPServer.allow_reuse_address = True
@@ -263,11 +280,7 @@ def main():
         srv = ThreadingHTTPServer(("127.0.0.1", opts.port), Handler)
         srv.state = State(opts)
     srv.daemon_threads = True
-    if opts.port_file:
-        tmp = opts.port_file + ".part"
-        with open(tmp, "w") as f:
-            f.write("%d\n" % srv.server_address[1])
-        os.rename(tmp, opts.port_file)
+    write_port(opts.port_file, srv.server_address[1])
     try:
         srv.serve_forever()
     except KeyboardInterrupt:
