@@ -199,11 +199,10 @@ serving_gen_json(yajl_gen g, const struct serving *s)
 	static const char *const states[] = { "none", "no_end", "restarted",
 		"ok" };
 
-	jsonw_str(g, "serving");
-	if (s->state == SERVING_NONE) {
-		yajl_gen_null(g);
+	/* other windows' JSON stays as it was */
+	if (s->state == SERVING_NONE)
 		return;
-	}
+	jsonw_str(g, "serving");
 	yajl_gen_map_open(g);
 	jsonw_put_str(g, "server", "vllm");
 	jsonw_put_str(g, "url", s->url);

@@ -54,7 +54,7 @@ void serving_compute(sqlite3 *db, const struct winsum *ws,
  */
 void serving_write(FILE *fp, const struct serving *s, bool md);
 
-/* The member "serving" of summary --json: null for SERVING_NONE. */
+/* The member "serving" of summary --json; none for SERVING_NONE. */
 void serving_gen_json(yajl_gen g, const struct serving *s);
 
 #endif
