@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "caplitter.h"
 #include "capture.h"
 #include "capterm.h"
 #include "capwin.h"
@@ -184,8 +185,8 @@ finish(struct capture *c, const struct markvllm_end *ve, int64_t since_ns)
 	return rc;
 }
 
-int
-capvllm_run(struct capture *c)
+static int
+run(struct capture *c)
 {
 	struct markvllm_meta vm = { .n = 0 };
 	struct markvllm_end ve = { .id = 0 };
@@ -205,6 +206,12 @@ capvllm_run(struct capture *c)
 	if ((rc = output_dir_open(c->output, c->tmp, sizeof(c->tmp))) !=
 	    CLIENT_EXIT_OK)
 		return rc;
+	/* interrupted: the output's temporaries go (the window ends with
+	   this process, capwin_begin ties it) */
+	if (!caplitter_arm(c)) {
+		output_dir_remove(c->tmp);
+		return CLIENT_EXIT_FAILED;
+	}
 	for (size_t i = 0; i < vm.n; i++) {
 		meta[2 * i] = vm.key[i];
 		meta[2 * i + 1] = vm.value[i];
@@ -253,4 +260,13 @@ capvllm_run(struct capture *c)
 		return rc;
 	}
 	return finish(c, &ve, since);
+}
+
+int
+capvllm_run(struct capture *c)
+{
+	int rc = run(c);
+
+	caplitter_done(c);
+	return rc;
 }

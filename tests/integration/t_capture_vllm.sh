@@ -9,7 +9,8 @@
 # server without a profiler (start_profile 404) is exit 1 naming
 # VLLM_TORCH_PROFILER_DIR, a flush longer than --stop-timeout is exit 1
 # saying so, a server that does not answer is exit 1: no output and no
-# window left open in each.
+# window left open in each; SIGINT while profiling leaves no output and
+# the window ends.
 source "$(dirname "$0")/lib.sh"
 
 need python3 curl
@@ -74,6 +75,19 @@ for m in sys.argv[3:]:
     assert any(e.get("ph") == "C" for e in ev), m
     assert any(e.get("name", "").startswith("execute_model") for e in ev), m
 PY
+
+# interrupted while profiling: nothing left behind, the window ended
+# (the program itself, not a subshell running it, gets the signal)
+"$CLIENT" -c "$T/spyremond.yaml" capture --vllm "$URL" --profiler-dir "$T/prof" \
+	--duration 60s --output "$T/int" 2>"$T/int.err" &
+CAP=$!
+wait_for 30 one_open || fail "interrupted: no window opened"
+kill -INT $CAP
+rc=0; wait $CAP || rc=$?
+[ $rc -ne 0 ] || fail "interrupted: exit 0"
+ls -d "$T"/int* 2>/dev/null | grep -v int.err && fail "interrupted: output left"
+none_open() { [ "$(open_windows)" = 0 ]; }
+wait_for 30 none_open || fail "interrupted: the window stayed open"
 
 # profiling off: 404, exit 1, no output, no window open
 kill "$SPID"; wait "$SPID" 2>/dev/null || true
