@@ -89,6 +89,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/hosts.c \
 	client/ctl/ctl.c client/ctl/mark.c client/ctl/status.c \
 	client/ctl/status_brief.c client/ctl/settle.c client/ctl/orphan.c \
+	client/ctl/markvllm.c \
 	client/trace/trace.c client/trace/trace_util.c \
 	client/trace/trace_stream.c client/trace/trace_tally.c \
 	client/trace/trace_info.c client/trace/tracelist.c \
@@ -107,15 +108,16 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/report/stats.c client/report/runsteps.c client/report/compare.c \
 	client/report/report.c client/report/report_md.c client/report/plot.c \
 	client/report/runmeta.c client/report/report_ops.c \
-	client/report/compare_ops.c client/sha256.c \
+	client/report/compare_ops.c client/report/serving.c client/sha256.c \
 	client/capture/capture.c client/capture/caploop.c \
 	client/capture/capserve.c client/capture/capout.c \
 	client/capture/capwin.c client/capture/capterm.c client/capture/kipc.c \
 	client/capture/dynoreq.c client/capture/procinfo.c \
-	client/capture/caplitter.c \
+	client/capture/caplitter.c client/capture/capvllm.c \
 	client/db/dbcmd.c client/db/dbcheck.c client/db/intcheck.c \
 	client/db/keyscan.c client/db/salvage.c client/db/salvage_copy.c \
-	client/db/pagewalk.c client/db/salvage_walk.c
+	client/db/pagewalk.c client/db/salvage_walk.c \
+	client/serving/promtext.c client/serving/httpc.c client/serving/vllm.c
 SIM_SRCS = sim/aiu-smi-sim.c sim/simopts.c sim/cardmodel.c sim/layout.c \
 	sim/metricwriter.c sim/powersched.c
 # what the simulator takes from common/: no database, no config
@@ -128,7 +130,8 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_rowring test_stats test_expo test_metricfile test_direct \
 	test_hosts test_bestsrc test_sync test_writer test_capture \
 	test_daemonid test_walcheck test_runmeta test_migrate test_pair \
-	test_attrib test_devcounter test_devevents test_salvage test_clockstep
+	test_attrib test_devcounter test_devevents test_salvage test_clockstep \
+	test_promtext
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 
@@ -137,7 +140,8 @@ INC_QUERY  = $(INC_COMMON) -Iquery
 INC_STORE  = $(INC_QUERY) -Istore
 INC_DAEMON = $(INC_STORE) -Idaemon -Idaemon/source -Idaemon/control
 CLIENT_DIRS = client client/ctl client/trace client/analysis client/export \
-	      client/import client/metrics client/report client/capture client/db
+	      client/import client/metrics client/report client/capture client/db \
+	      client/serving
 INC_CLIENT = $(INC_STORE) $(addprefix -I,$(CLIENT_DIRS))
 INC_SIM    = $(INC_COMMON) -Isim
 INC_TEST   = $(INC_DAEMON) $(addprefix -I,$(CLIENT_DIRS)) -Itests/unit

@@ -178,7 +178,8 @@ on_signal(void)
 	if (c->sock.fd != -1 && !c->sock.abstract && c->sock.path[0] != '\0')
 		(void)unlink(c->sock.path);
 	for (size_t i = 0; i < c->ntraces; i++)
-		if (c->traces[i].fd != -1 && c->traces[i].found[0] != '\0')
+		if (c->traces[i].fd != -1 && c->traces[i].found[0] != '\0' &&
+		    !c->traces[i].keep)
 			rm_trace(&c->traces[i]);
 	dir = c->tmp[0] != '\0' ? c->tmp : c->published ? c->output : NULL;
 	if (dir != NULL && (fd = open(dir, O_RDONLY | O_DIRECTORY |

@@ -112,16 +112,21 @@ capout_add_trace(struct capture *c, struct captrace *t)
 		    trace_strerror(&err, ebuf, sizeof(ebuf)));
 	}
 	trace_info_free(&info);
-	snprintf(t->name, sizeof(t->name), "%.200s_%d.%" PRId64 ".pt.trace.json",
-	    c->host[0] != '\0' ? c->host : "localhost", (int)t->pid,
-	    (t->has_span ? t->start_ns : now_realtime_ns()) /
-	    (int64_t)NSEC_PER_MSEC);
+	/* a gzip file keeps its name's .gz: it is copied as it is */
+	t->gz = strlen(t->found) > 3 &&
+	    strcmp(t->found + strlen(t->found) - 3, ".gz") == 0;
+	snprintf(t->name, sizeof(t->name), "%.200s_%d.%" PRId64
+	    ".pt.trace.json%s", c->host[0] != '\0' ? c->host : "localhost",
+	    (int)t->pid, (t->has_span ? t->start_ns : now_realtime_ns()) /
+	    (int64_t)NSEC_PER_MSEC, t->gz ? ".gz" : "");
 	snprintf(final, sizeof(final), "%s/%s", c->tmp, t->name);
 	if (rename(incoming, final) == -1) {
 		warn("%s", final);
 		(void)unlink(incoming);
 		return CLIENT_EXIT_FAILED;
 	}
+	if (t->keep)
+		return CLIENT_EXIT_OK;
 	/* moved, not copied: the process's folder keeps nothing */
 	if (!procinfo_path(t->pid, t->found, via, sizeof(via)) ||
 	    unlink(via) == -1)
@@ -154,7 +159,8 @@ run(struct capture *c, const struct cmd_spec *spec, const char *const *args)
 static void
 merged_name(const struct captrace *t, char *buf, size_t len)
 {
-	size_t n = strlen(t->name) - strlen(".pt.trace.json");
+	size_t n = strlen(t->name) - strlen(".pt.trace.json") -
+	    (t->gz ? 3 : 0);
 
 	snprintf(buf, len, "%.*s.merged.json", (int)n, t->name);
 }
@@ -249,7 +255,8 @@ capout_telemetry(struct capture *c)
 			rc = r;
 		n++;
 	}
-	if (n == 0) {
+	/* a vLLM server's traces have no steps (its profiler is not stepped) */
+	if (n == 0 || c->vllm_url != NULL) {
 		free(paths);
 		return rc;
 	}
@@ -292,8 +299,13 @@ capout_report(struct capture *c)
 	/* report takes one trace: the first process's, named where it stays */
 	snprintf(trace, sizeof(trace), "%s/%s", c->output, t->name);
 	snprintf(sub, sizeof(sub), "%s/.report", c->output);
-	r = run_report(c, (const char *[]){ "report", "--window", id,
-	    "--trace", trace, "--output", sub, NULL });
+	/* a vLLM server's traces have no steps: its report is the window's */
+	if (c->vllm_url != NULL)
+		r = run_report(c, (const char *[]){ "report", "--window", id,
+		    "--output", sub, NULL });
+	else
+		r = run_report(c, (const char *[]){ "report", "--window", id,
+		    "--trace", trace, "--output", sub, NULL });
 	if (r == CLIENT_EXIT_OK)
 		r = adopt_report(c, sub);
 	return r;

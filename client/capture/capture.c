@@ -32,7 +32,8 @@
 enum {
 	OPT_PID = CLIENT_OPT_FIRST_FREE, OPT_DURATION, OPT_ITERATIONS, OPT_TAG,
 	OPT_OUTPUT, OPT_REPORT, OPT_WARMUP, OPT_SOCKET_DIR,
-	OPT_MAX_PROCS, OPT_DYNOLOG_PORT,
+	OPT_MAX_PROCS, OPT_DYNOLOG_PORT, OPT_VLLM, OPT_PROFILER_DIR,
+	OPT_STOP_TIMEOUT,
 };
 
 /* A whole positive number no larger than max; false if s is not one. */
@@ -60,6 +61,7 @@ bad_option(const char *opt, const char *arg, const char *want)
 struct capture_opts {
 	struct capture c;
 	bool duration_given;
+	bool kineto_given;	/* an option only --pid takes */
 };
 
 static int
@@ -127,7 +129,23 @@ capture_option(void *opts, int ch, char *arg)
 			    "not a TCP port");
 		c->dynolog_port = (int)v;
 		break;
+	case OPT_VLLM:
+		c->vllm_url = arg;
+		break;
+	case OPT_PROFILER_DIR:
+		c->profiler_dir = arg;
+		break;
+	case OPT_STOP_TIMEOUT:
+		if (parse_duration(arg, &ns) == -1 || ns < NSEC_PER_SEC ||
+		    ns > 3600 * NSEC_PER_SEC)
+			return bad_option("--stop-timeout", arg,
+			    "give a duration from 1s to 1h, such as 10m");
+		c->stop_timeout_ns = (int64_t)ns;
+		break;
 	}
+	if (ch == OPT_ITERATIONS || ch == OPT_WARMUP || ch == OPT_SOCKET_DIR ||
+	    ch == OPT_MAX_PROCS || ch == OPT_DYNOLOG_PORT)
+		o->kineto_given = true;
 	return CLIENT_EXIT_OK;
 }
 
@@ -148,8 +166,28 @@ check_options(struct capture_opts *o)
 		c->wait_ns = c->cl->wait_ns;
 		c->wait_given = true;
 	}
+	if (c->vllm_url != NULL) {
+		if (c->pid != 0 || o->kineto_given) {
+			warnx("--vllm takes --duration, not --pid, --iterations, "
+			    "--warmup, --socket-dir, --max-processes or "
+			    "--dynolog-port");
+			return CLIENT_EXIT_USAGE;
+		}
+		if (c->profiler_dir == NULL &&
+		    (c->profiler_dir = getenv("VLLM_TORCH_PROFILER_DIR")) == NULL) {
+			warnx("--vllm needs --profiler-dir: the server's "
+			    "VLLM_TORCH_PROFILER_DIR");
+			return CLIENT_EXIT_USAGE;
+		}
+		return CLIENT_EXIT_OK;
+	}
+	if (c->profiler_dir != NULL || c->stop_timeout_ns !=
+	    CAPTURE_STOP_TIMEOUT_NS) {
+		warnx("--profiler-dir and --stop-timeout go with --vllm");
+		return CLIENT_EXIT_USAGE;
+	}
 	if (c->pid == 0) {
-		warnx("capture needs --pid");
+		warnx("capture needs --pid or --vllm");
 		return CLIENT_EXIT_USAGE;
 	}
 	if (o->duration_given && c->by_iterations) {
@@ -408,6 +446,35 @@ finish(struct capture *c)
 	return rc;
 }
 
+/* capture --vllm: the defaults of its tag and output, then capvllm. */
+static int
+capture_vllm(struct capture *c)
+{
+	static char outbuf[PATH_MAX];
+	char stamp[32];
+	time_t now;
+	int rc;
+
+	c->tty = isatty(STDERR_FILENO) == 1;
+	if (c->tag == NULL)
+		c->tag = "capture-vllm";
+	if (c->output == NULL) {
+		now = time(NULL);
+		strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", gmtime(&now));
+		snprintf(outbuf, sizeof(outbuf), "capture-vllm-%s", stamp);
+		c->output = outbuf;
+	}
+	if (gethostname(c->host, sizeof(c->host)) == -1)
+		c->host[0] = '\0';
+	c->host[sizeof(c->host) - 1] = '\0';
+	rc = capvllm_run(c);
+	capterm_clear(c->tty);
+	for (size_t i = 0; i < c->ntraces; i++)
+		if (c->traces[i].fd != -1)
+			close(c->traces[i].fd);
+	return rc;
+}
+
 static int
 capture_run(struct client *cl, void *opts, int argc, char *argv[])
 {
@@ -423,6 +490,8 @@ capture_run(struct client *cl, void *opts, int argc, char *argv[])
 	c->cl = cl;
 	if ((rc = check_options(o)) != CLIENT_EXIT_OK)
 		return rc;
+	if (c->vllm_url != NULL)
+		return capture_vllm(c);
 	switch (procinfo_check(c->pid, &c->uid)) {
 	case PROCINFO_NONE:
 		warnx("there is no process %d", (int)c->pid);
@@ -519,6 +588,9 @@ static const struct option capture_longopts[] = {
 	{ "socket-dir", required_argument, NULL, OPT_SOCKET_DIR },
 	{ "max-processes", required_argument, NULL, OPT_MAX_PROCS },
 	{ "dynolog-port", required_argument, NULL, OPT_DYNOLOG_PORT },
+	{ "vllm", required_argument, NULL, OPT_VLLM },
+	{ "profiler-dir", required_argument, NULL, OPT_PROFILER_DIR },
+	{ "stop-timeout", required_argument, NULL, OPT_STOP_TIMEOUT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -527,6 +599,7 @@ static const struct capture_opts capture_defaults = {
 		.duration_ns = CAPTURE_DEFAULT_DURATION_NS,
 		.max_procs = CAPTURE_DEFAULT_MAX_PROCS,
 		.dynolog_port = DYNOREQ_PORT,
+		.stop_timeout_ns = CAPTURE_STOP_TIMEOUT_NS,
 		.sock = { .fd = -1 },
 	},
 };
@@ -538,6 +611,9 @@ const struct cmd_spec capture_cmd = {
 	    "                        [--tag TAG] [--output DIR] [--report] [--wait D]\n"
 	    "                        [--warmup D] [--socket-dir DIR] [--max-processes N]\n"
 	    "                        [--dynolog-port PORT]\n"
+	    "       spyremon capture --vllm URL --profiler-dir DIR [--duration D]\n"
+	    "                        [--stop-timeout D] [--tag TAG] [--output DIR]\n"
+	    "                        [--report]\n"
 	    "\n"
 	    "Asks the PyTorch profiler (Kineto) in process PID, and in every\n"
 	    "process it started, for a trace, with no change to the job, which\n"
@@ -556,7 +632,18 @@ const struct cmd_spec capture_cmd = {
 	    "      --warmup D           Kineto's warm-up, whole seconds (default 0)\n"
 	    "      --socket-dir DIR     the folder of Kineto's socket files\n"
 	    "      --max-processes N    ask at most N processes (default 32)\n"
-	    "      --dynolog-port PORT  dynolog's TCP port (default 1778)\n",
+	    "      --dynolog-port PORT  dynolog's TCP port (default 1778)\n"
+	    "\n"
+	    "With --vllm, the vLLM server at URL is profiled instead through its\n"
+	    "/start_profile and /stop_profile, its counters kept with the window\n"
+	    "as mark begin --vllm keeps them; DIR gets the traces its workers\n"
+	    "wrote in the profiler folder during the window (left there too).\n"
+	    "\n"
+	    "      --vllm URL           the server, such as http://localhost:8000\n"
+	    "      --profiler-dir DIR   its VLLM_TORCH_PROFILER_DIR (default: that\n"
+	    "                           variable here)\n"
+	    "      --stop-timeout D     how long its workers may take to write\n"
+	    "                           their traces, 1s to 1h (default 10m)\n",
 	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DAEMON) |
 	    CMD_EXIT(CLIENT_EXIT_DATABASE) | CMD_EXIT(CLIENT_EXIT_PARTIAL) |
 	    CMD_EXIT(CLIENT_EXIT_INCOMPLETE) |

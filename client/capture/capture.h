@@ -39,6 +39,7 @@
 /* By iterations, how long a request may wait for a step, unless --wait. */
 #define CAPTURE_STEP_WAIT_NS		(60LL * 1000000000LL)
 #define CAPTURE_META_MAX		8	/* pairs capture records */
+#define CAPTURE_STOP_TIMEOUT_NS	(600LL * 1000000000LL)	/* --stop-timeout */
 
 /* A trace asked of one process, and where it was found. */
 struct captrace {
@@ -50,9 +51,12 @@ struct captrace {
 	int	 fd;			/* the trace, open once found; -1 before */
 	char	 found[PATH_MAX];	/* where it was found */
 	bool	 at_fallback;
+	bool	 keep;			/* copied, not moved: a vLLM server's
+					   profiler folder keeps its traces */
 	/* set by capout_add_trace */
 	char	 name[NAME_MAX + 1];	/* its name in the output directory */
 	bool	 has_span;
+	bool	 gz;			/* name ends in .gz */
 	int64_t	 start_ns, end_ns;
 };
 
@@ -73,6 +77,9 @@ struct capture {
 	char	 socket_dir_buf[PATH_MAX];	/* the job's, when socket_dir points here */
 	int	 max_procs;
 	int	 dynolog_port;
+	const char *vllm_url;		/* --vllm: a vLLM server, not --pid */
+	const char *profiler_dir;	/* its VLLM_TORCH_PROFILER_DIR */
+	int64_t	 stop_timeout_ns;	/* for its stop_profile's answer */
 	/* what is known of the process */
 	uid_t	 uid;
 	int64_t	 interval_ns;		/* how often it polls */
@@ -111,6 +118,16 @@ struct capture {
  * the traces the processes may still write).
  */
 int caploop_run(struct capture *c);
+
+/*
+ * capture --vllm: check the server, open the window with its counters,
+ * start_profile, wait c->duration_ns, stop_profile (within
+ * c->stop_timeout_ns), end the window keeping the counters again, and
+ * write the traces the server wrote in c->profiler_dir during the window
+ * with the cards' telemetry merged (capout).  An exit status, after
+ * saying why; no window is left open.
+ */
+int capvllm_run(struct capture *c);
 
 /*
  * The folder process pid is asked to write its trace in, with a trailing

@@ -21,11 +21,13 @@
 #include "format.h"
 #include "json.h"
 #include "jsonw.h"
+#include "markvllm.h"
 #include "proto.h"
 
 enum {
 	OPT_SAME_TAG = CLIENT_OPT_FIRST_FREE,
 	OPT_UNTIL_EXIT,
+	OPT_VLLM,
 };
 
 struct meta {
@@ -81,6 +83,7 @@ struct begin_opts {
 	const char *tag;
 	bool same_tag;
 	int64_t until_pid;
+	const char *vllm;	/* the server's URL, or NULL */
 };
 
 static int
@@ -99,6 +102,9 @@ begin_option(void *opts, int ch, char *arg)
 		break;
 	case OPT_SAME_TAG:
 		o->same_tag = true;
+		break;
+	case OPT_VLLM:
+		o->vllm = arg;
 		break;
 	case OPT_UNTIL_EXIT:
 		errno = 0;
@@ -135,6 +141,7 @@ static int
 begin_run(struct client *cl, void *opts, int argc, char *argv[])
 {
 	struct begin_opts *o = opts;
+	struct markvllm_meta vm = { .n = 0 };
 	yajl_val reply;
 	yajl_gen g;
 	int64_t id;
@@ -148,6 +155,21 @@ begin_run(struct client *cl, void *opts, int argc, char *argv[])
 	}
 	if (!tag_ok(o->tag))
 		return CLIENT_EXIT_USAGE;
+	if (o->vllm != NULL) {
+		for (size_t i = 0; i < o->meta.n; i++)
+			if (strncmp(o->meta.key[i], "vllm.", 5) == 0) {
+				warnx("--meta %s: keys vllm.* are --vllm's",
+				    o->meta.key[i]);
+				return CLIENT_EXIT_USAGE;
+			}
+		if (o->meta.n + VLLM_NMETA > PROTO_META_MAX) {
+			warnx("--vllm keeps up to %d pairs: at most %d --meta "
+			    "with it", VLLM_NMETA, PROTO_META_MAX - VLLM_NMETA);
+			return CLIENT_EXIT_USAGE;
+		}
+		if ((rc = markvllm_begin(o->vllm, &vm)) != CLIENT_EXIT_OK)
+			return rc;
+	}
 
 	g = ctl_request_new("begin");
 	jsonw_str(g, "tag");
@@ -158,6 +180,8 @@ begin_run(struct client *cl, void *opts, int argc, char *argv[])
 		jsonw_str(g, o->meta.key[i]);
 		jsonw_str(g, o->meta.value[i]);
 	}
+	for (size_t i = 0; i < vm.n; i++)
+		jsonw_put_str(g, vm.key[i], vm.value[i]);
 	yajl_gen_map_close(g);
 	jsonw_str(g, "same_tag");
 	yajl_gen_bool(g, o->same_tag);
@@ -254,10 +278,11 @@ static int
 end_run(struct client *cl, void *opts, int argc, char *argv[])
 {
 	struct end_opts *o = opts;
+	struct markvllm_end ve;
 	yajl_val reply;
 	yajl_gen g;
 	int64_t id;
-	int rc;
+	int rc, vrc = CLIENT_EXIT_OK;
 
 	(void)argc;
 	(void)argv;
@@ -268,6 +293,8 @@ end_run(struct client *cl, void *opts, int argc, char *argv[])
 	if (o->tag != NULL && !tag_ok(o->tag))
 		return CLIENT_EXIT_USAGE;
 
+	/* a server's counters are read before the end, as near it as can be */
+	markvllm_end_prepare(cl, o->tag, o->have_id, o->id, &ve);
 	g = ctl_request_new("end");
 	if (o->tag != NULL) {
 		jsonw_str(g, "tag");
@@ -279,13 +306,15 @@ end_run(struct client *cl, void *opts, int argc, char *argv[])
 	if ((rc = ctl_request_send(cl, g, &reply)) != CLIENT_EXIT_OK)
 		return rc;
 	print_ended(reply);
+	if (json_int(reply, "id", &id))
+		vrc = markvllm_end_keep(cl, &ve, id);
 	/* --wait: return once every sample of the window is stored */
 	if (cl->wait_set && json_int(reply, "id", &id)) {
 		fflush(stdout);
 		rc = settle_ended(cl, id);
 	}
 	yajl_tree_free(reply);
-	return rc;
+	return rc != CLIENT_EXIT_OK ? rc : vrc;
 }
 
 static const struct option begin_longopts[] = {
@@ -293,6 +322,7 @@ static const struct option begin_longopts[] = {
 	{ "meta", required_argument, NULL, 'm' },
 	{ "same-tag", no_argument, NULL, OPT_SAME_TAG },
 	{ "until-exit", required_argument, NULL, OPT_UNTIL_EXIT },
+	{ "vllm", required_argument, NULL, OPT_VLLM },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -306,14 +336,19 @@ static const struct cmd_spec begin_spec = {
 	.name = "mark begin",
 	.usage =
 	    "usage: spyremon mark begin --tag TAG [--meta KEY=VALUE ...] [--same-tag]\n"
-	    "                           [--until-exit PID]\n"
+	    "                           [--until-exit PID] [--vllm URL]\n"
 	    "\n"
 	    "Opens a window and prints its id.\n"
 	    "\n"
 	    "  -t, --tag TAG         its name: 1 to 64 printable ASCII, no spaces\n"
 	    "  -m, --meta KEY=VALUE  metadata kept with it; up to 32 distinct keys\n"
 	    "      --same-tag        open it though one of yours has the tag open\n"
-	    "      --until-exit PID  end it when process PID exits\n",
+	    "      --until-exit PID  end it when process PID exits\n"
+	    "      --vllm URL        keep the request and token counters of the\n"
+	    "                        vLLM server at URL (http://HOST:PORT) at its\n"
+	    "                        begin and end, for summary's serving figures;\n"
+	    "                        exit 1, no window opened, if its /metrics\n"
+	    "                        cannot be read\n",
 	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DAEMON),
 	.shortopts = "t:m:",
 	.longopts = begin_longopts,
@@ -330,7 +365,8 @@ static const struct cmd_spec end_spec = {
 	    "usage: spyremon mark end [--tag TAG | --id N] [--wait D]\n"
 	    "\n"
 	    "Closes a window, by default the one you opened last, and prints\n"
-	    "what it spanned.\n"
+	    "what it spanned.  A window begun with --vllm: the server's counters\n"
+	    "are read first and kept; exit 1 after the end if they cannot be.\n"
 	    "\n"
 	    "  -t, --tag TAG         your open window with this tag\n"
 	    "  -i, --id N            the window with this id\n"
@@ -355,7 +391,7 @@ mark_help(void)
 {
 	printf("usage: spyremon mark begin --tag TAG [--meta KEY=VALUE ...] "
 	    "[--same-tag]\n"
-	    "                           [--until-exit PID]\n"
+	    "                           [--until-exit PID] [--vllm URL]\n"
 	    "       spyremon mark end [--tag TAG | --id N] [--wait D]\n"
 	    "\n"
 	    "begin opens a window, end closes one; "

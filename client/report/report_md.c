@@ -17,6 +17,7 @@
 #include "format.h"
 #include "report.h"
 #include "report_ops.h"
+#include "serving.h"
 #include "summarycmd.h"
 #include "timeparse.h"
 #include "version.h"
@@ -487,6 +488,16 @@ md_summary(FILE *fp, const struct report *r)
 	fprintf(fp, "\n");
 }
 
+/* The serving figures, when the window was begun with --vllm. */
+static void
+md_serving(FILE *fp, const struct report *r)
+{
+	struct serving sv;
+
+	serving_compute(r->db, &r->ws, &sv);
+	serving_write(fp, &sv, true);
+}
+
 /* The step table of trace i: at most MD_MAX_STEPS rows. */
 static void
 md_step_table(FILE *fp, const struct report *r, size_t i)
@@ -625,6 +636,7 @@ report_write_md(struct report *r)
 		return rc;
 	}
 	md_summary(fp, r);
+	md_serving(fp, r);
 	md_steps(fp, r);
 	report_ops_md(fp, r);
 	md_plots(fp, r);

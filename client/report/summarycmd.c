@@ -17,6 +17,7 @@
 #include "json.h"
 #include "jsonw.h"
 #include "output.h"
+#include "serving.h"
 #include "summarycmd.h"
 #include "table.h"
 #include "timeparse.h"
@@ -185,7 +186,8 @@ summary_write_idle(FILE *fp, const struct winsum *ws)
 
 /* The table of each card, then of each bandwidth, plain or for a person. */
 static void
-write_table(FILE *fp, const struct winsum *ws, bool human)
+write_table(FILE *fp, const struct winsum *ws, const struct serving *sv,
+    bool human)
 {
 	const struct summary *s = &ws->s;
 	char cells[SUMMARY_NCOLS][SUMMARY_CELL];
@@ -258,6 +260,10 @@ write_table(FILE *fp, const struct winsum *ws, bool human)
 		}
 	fprintf(fp, "\n");
 	summary_write_idle(fp, ws);
+	if (sv->state != SERVING_NONE) {
+		fprintf(fp, "\n");
+		serving_write(fp, sv, false);
+	}
 	fprintf(fp, "\nNotes on the data:\n");
 	for (size_t i = 0; i < ws->nnotes; i++)
 		fprintf(fp, "- %s\n", ws->notes[i]);
@@ -319,11 +325,12 @@ gen_card(yajl_gen g, const struct winsum *ws, const struct summary_card *c)
 void
 summary_gen_json(yajl_gen g, const struct winsum *ws)
 {
-	summary_gen_json_host(g, ws, NULL);
+	summary_gen_json_host(g, ws, NULL, NULL);
 }
 
 void
-summary_gen_json_host(yajl_gen g, const struct winsum *ws, const char *host)
+summary_gen_json_host(yajl_gen g, const struct winsum *ws, const char *host,
+    const struct serving *sv)
 {
 	struct window_json wj = {
 		.members = WJ_TIMES | WJ_END | WJ_OPEN | WJ_ENDING | WJ_CLOCKS |
@@ -356,6 +363,8 @@ summary_gen_json_host(yajl_gen g, const struct winsum *ws, const char *host)
 	for (size_t i = 0; i < ws->nnotes; i++)
 		jsonw_str(g, ws->notes[i]);
 	yajl_gen_array_close(g);
+	if (sv != NULL)
+		serving_gen_json(g, sv);
 	yajl_gen_map_close(g);
 }
 
@@ -457,8 +466,8 @@ summary_idle_lookback(struct client *cl)
  * total, csv's leading host column, a JSON array of objects with "host".
  */
 static void
-write_all(FILE *fp, enum sformat fmt, const struct winsum *ws, size_t n,
-    const struct hosts_set *hs)
+write_all(FILE *fp, enum sformat fmt, const struct winsum *ws,
+    const struct serving *sv, size_t n, const struct hosts_set *hs)
 {
 	const char *host;
 	double total = 0;
@@ -471,7 +480,7 @@ write_all(FILE *fp, enum sformat fmt, const struct winsum *ws, size_t n,
 			yajl_gen_array_open(g);
 		for (size_t i = 0; i < n; i++)
 			summary_gen_json_host(g, &ws[i], n > 1 ?
-			    hosts_name(hs->dbs, n, i) : NULL);
+			    hosts_name(hs->dbs, n, i) : NULL, &sv[i]);
 		if (n > 1)
 			yajl_gen_array_close(g);
 		json_gen_flush(g, fp);
@@ -489,7 +498,7 @@ write_all(FILE *fp, enum sformat fmt, const struct winsum *ws, size_t n,
 		if (host != NULL)
 			fprintf(fp, "%shost %s (%s)\n", i ? "\n" : "", host,
 			    hs->dbs[i].path);
-		write_table(fp, &ws[i], fmt == F_TABLE);
+		write_table(fp, &ws[i], &sv[i], fmt == F_TABLE);
 		total += winsum_energy(&ws[i]);
 	}
 	if (fmt != F_CSV && n > 1)
@@ -535,6 +544,7 @@ summary_run(struct client *cl, void *opts, int argc, char *argv[])
 	const char *const *paths;
 	struct hosts_set hs;
 	struct winsum *ws;
+	struct serving *sv;
 	FILE *fp = NULL;
 	size_t n, nloaded = 0;
 	bool incomplete = false, damaged = false;
@@ -555,7 +565,8 @@ summary_run(struct client *cl, void *opts, int argc, char *argv[])
 	}
 	if (n > 1)
 		hosts_note_names(hs.dbs, n, stderr);
-	if ((ws = calloc(n, sizeof(*ws))) == NULL)
+	if ((ws = calloc(n, sizeof(*ws))) == NULL ||
+	    (sv = calloc(n, sizeof(*sv))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	for (size_t i = 0; i < n && rc == CLIENT_EXIT_OK; i++) {
 		struct winsum_from from = { .cl = cl, .path = paths[i] };
@@ -565,6 +576,8 @@ summary_run(struct client *cl, void *opts, int argc, char *argv[])
 		    n > 1)
 			warnx("%s: no summary of window %s from this database",
 			    paths[i], window);
+		else
+			serving_compute(hs.db[i], &ws[i], &sv[i]);
 		nloaded = i + 1;
 	}
 	if (rc == CLIENT_EXIT_OK && (fp = output_open(o->output)) == NULL)
@@ -572,7 +585,7 @@ summary_run(struct client *cl, void *opts, int argc, char *argv[])
 	if (rc == CLIENT_EXIT_OK) {
 		if (fmt == F_DEFAULT)
 			fmt = table_for_terminal(fp) ? F_TABLE : F_PLAIN;
-		write_all(fp, fmt, ws, n, &hs);
+		write_all(fp, fmt, ws, sv, n, &hs);
 		rc = output_close(fp, o->output, rc);
 	}
 	for (size_t i = 0; i < nloaded; i++) {
@@ -583,6 +596,7 @@ summary_run(struct client *cl, void *opts, int argc, char *argv[])
 		winsum_free(&ws[i]);
 	}
 	free(ws);
+	free(sv);
 	hosts_close(&hs);
 	if (rc != CLIENT_EXIT_OK)
 		return rc;

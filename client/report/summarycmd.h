@@ -28,9 +28,14 @@ void summary_write_idle(FILE *fp, const struct winsum *ws);
 /* The summary as one JSON object. */
 void summary_gen_json(yajl_gen g, const struct winsum *ws);
 
-/* The same, with a leading "host" member unless host is NULL. */
+/*
+ * The same, with a leading "host" member unless host is NULL, and the
+ * serving figures (serving.h) unless sv is NULL.
+ */
+struct serving;
 void summary_gen_json_host(yajl_gen g, const struct winsum *ws,
-    const char *host);
+    const char *host,
+    const struct serving *sv);
 
 /* windows.idle_lookback of the config in force, or its default. */
 int64_t summary_idle_lookback(struct client *cl);

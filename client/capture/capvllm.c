@@ -1,0 +1,272 @@
+/*
+ * capvllm: "spyremon capture --vllm URL": a vLLM server's profile over a
+ * window.  The server is asked through its own endpoints (POST
+ * /start_profile, POST /stop_profile, which vLLM has only when started
+ * with VLLM_TORCH_PROFILER_DIR), and each worker's trace is found in that
+ * folder (--profiler-dir) among the files written during the window.
+ * The window keeps the server's counters as mark begin --vllm does, so
+ * that summary and report give its serving figures.
+ */
+#include <dirent.h>
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "caplitter.h"
+#include "capture.h"
+#include "capterm.h"
+#include "capwin.h"
+#include "format.h"
+#include "httpc.h"
+#include "markvllm.h"
+#include "output.h"
+#include "timeparse.h"
+
+#define START_TIMEOUT_MS	30000	/* for start_profile's answer */
+
+static bool
+ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+/* A trace's name as vLLM's workers write it: HOST_PID.MS.pt.trace.json[.gz]. */
+static bool
+trace_name(const char *name)
+{
+	return ends_with(name, ".pt.trace.json") ||
+	    ends_with(name, ".pt.trace.json.gz");
+}
+
+/* The worker's pid in such a name, or 0. */
+static int32_t
+name_pid(const char *name)
+{
+	const char *dot = strchr(name, '.'), *us;
+	long v = 0;
+
+	if (dot == NULL)
+		return 0;
+	for (us = dot; us > name && us[-1] != '_'; us--)
+		if (us[-1] < '0' || us[-1] > '9')
+			return 0;
+	if (us == name || us == dot)
+		return 0;
+	v = strtol(us, NULL, 10);
+	return v > 0 && v <= INT32_MAX ? (int32_t)v : 0;
+}
+
+/*
+ * The traces in dir written from since_ns on (their last change), as
+ * c->traces, each opened; named on stderr.
+ */
+static int
+find_traces(struct capture *c, int64_t since_ns)
+{
+	DIR *d = opendir(c->profiler_dir);
+	struct dirent *de;
+	struct stat sb;
+
+	if (d == NULL) {
+		warn("--profiler-dir %s", c->profiler_dir);
+		return CLIENT_EXIT_FAILED;
+	}
+	while ((de = readdir(d)) != NULL && c->ntraces < CAPSERVE_MAX_PROCS) {
+		struct captrace *t = &c->traces[c->ntraces];
+		int fd;
+
+		if (!trace_name(de->d_name) ||
+		    fstatat(dirfd(d), de->d_name, &sb, 0) == -1 ||
+		    !S_ISREG(sb.st_mode) || (int64_t)sb.st_mtim.tv_sec *
+		    1000000000 + sb.st_mtim.tv_nsec < since_ns)
+			continue;
+		if ((fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC)) ==
+		    -1) {
+			warn("%s/%s", c->profiler_dir, de->d_name);
+			continue;
+		}
+		memset(t, 0, sizeof(*t));
+		t->fd = fd;
+		t->keep = true;
+		t->pid = name_pid(de->d_name);
+		if (t->pid == 0)
+			t->pid = (int32_t)c->ntraces + 1;
+		snprintf(t->found, sizeof(t->found), "%s/%s", c->profiler_dir,
+		    de->d_name);
+		fprintf(stderr, "spyremon: capture: the server wrote %s\n",
+		    t->found);
+		c->ntraces++;
+	}
+	closedir(d);
+	return CLIENT_EXIT_OK;
+}
+
+/* POST path to the server: CLIENT_EXIT_OK on 200, else why said. */
+static int
+post(const struct capture *c, const char *path, int timeout_ms)
+{
+	char why[HTTPC_WHY_LEN];
+	struct httpc_answer a;
+	int status;
+
+	if (httpc_request("POST", c->vllm_url, path, timeout_ms, &a, why,
+	    sizeof(why)) == -1) {
+		warnx("capture: %s", why);
+		return CLIENT_EXIT_FAILED;
+	}
+	status = a.status;
+	httpc_answer_free(&a);
+	if (status == 200)
+		return CLIENT_EXIT_OK;
+	if (status == 404)
+		warnx("capture: %s%s: 404: the server has no profiler (vLLM "
+		    "has it only when started with VLLM_TORCH_PROFILER_DIR set)",
+		    c->vllm_url, path);
+	else
+		warnx("capture: %s%s: HTTP status %d", c->vllm_url, path,
+		    status);
+	return CLIENT_EXIT_FAILED;
+}
+
+/* Copy the traces, end the window, keep the end's counters, write the rest. */
+static int
+finish(struct capture *c, const struct markvllm_end *ve, int64_t since_ns)
+{
+	size_t found = 0;
+	int64_t b, e;
+	int rc, r;
+
+	if ((rc = capwin_end(c->cl, c->window_id, 0, &b, &e)) !=
+	    CLIENT_EXIT_OK) {
+		c->window_id = 0;
+		output_dir_remove(c->tmp);
+		return rc;
+	}
+	c->window_begin_ns = b;
+	c->window_end_ns = e;
+	if ((r = markvllm_end_keep(c->cl, ve, c->window_id)) != CLIENT_EXIT_OK)
+		rc = r;
+	if ((r = find_traces(c, since_ns)) != CLIENT_EXIT_OK) {
+		output_dir_remove(c->tmp);
+		return r;
+	}
+	for (size_t i = 0; i < c->ntraces; i++) {
+		capterm_progress(c->tty, "copying %s", c->traces[i].found);
+		if ((r = capout_add_trace(c, &c->traces[i])) == CLIENT_EXIT_OK)
+			found++;
+		else if (rc == CLIENT_EXIT_OK)
+			rc = r;
+	}
+	if (found == 0) {
+		warnx("capture: no trace in %s was written during the window",
+		    c->profiler_dir);
+		output_dir_remove(c->tmp);
+		return CAPTURE_EXIT_NO_TRACE;
+	}
+	if ((r = capout_telemetry(c)) != CLIENT_EXIT_OK && rc == CLIENT_EXIT_OK)
+		rc = r;
+	if ((r = capout_publish(c)) != CLIENT_EXIT_OK) {
+		warnx("the output is left in %s", c->tmp);
+		return r;
+	}
+	if (c->report && (r = capout_report(c)) != CLIENT_EXIT_OK &&
+	    rc == CLIENT_EXIT_OK)
+		rc = r;
+	capout_list(c);
+	return rc;
+}
+
+static int
+run(struct capture *c)
+{
+	struct markvllm_meta vm = { .n = 0 };
+	struct markvllm_end ve = { .id = 0 };
+	const char *meta[2 * VLLM_NMETA];
+	char left[FMT_BUFLEN], lim[FMT_BUFLEN];
+	int64_t since, until, now;
+	struct timespec ts;
+	int rc;
+
+	if ((rc = capwin_hello(c->cl)) != CLIENT_EXIT_OK) {
+		warnx("capture --vllm: spyremond does not answer: the serving "
+		    "figures need the cards' telemetry");
+		return rc;
+	}
+	if ((rc = markvllm_begin(c->vllm_url, &vm)) != CLIENT_EXIT_OK)
+		return rc;
+	if ((rc = output_dir_open(c->output, c->tmp, sizeof(c->tmp))) !=
+	    CLIENT_EXIT_OK)
+		return rc;
+	/* interrupted: the output's temporaries go (the window ends with
+	   this process, capwin_begin ties it) */
+	if (!caplitter_arm(c)) {
+		output_dir_remove(c->tmp);
+		return CLIENT_EXIT_FAILED;
+	}
+	for (size_t i = 0; i < vm.n; i++) {
+		meta[2 * i] = vm.key[i];
+		meta[2 * i + 1] = vm.value[i];
+	}
+	/* a second before: a file system's times may be coarse */
+	since = now_realtime_ns() - 1000000000;
+	if ((rc = capwin_begin(c->cl, c->tag, meta, vm.n, 0, &c->window_id)) !=
+	    CLIENT_EXIT_OK) {
+		output_dir_remove(c->tmp);
+		return rc;
+	}
+	if ((rc = post(c, "/start_profile", START_TIMEOUT_MS)) !=
+	    CLIENT_EXIT_OK) {
+		int64_t b, e;
+
+		(void)capwin_end(c->cl, c->window_id, 0, &b, &e);
+		output_dir_remove(c->tmp);
+		return rc;
+	}
+	until = now_realtime_ns() + c->duration_ns;
+	while ((now = now_realtime_ns()) < until) {
+		int64_t step = until - now < 200000000 ? until - now : 200000000;
+
+		fmt_span(until - now, left, sizeof(left));
+		capterm_progress(c->tty, "profiling the server, %s left", left);
+		ts.tv_sec = step / 1000000000;
+		ts.tv_nsec = step % 1000000000;
+		(void)nanosleep(&ts, NULL);
+	}
+	fmt_span(c->stop_timeout_ns, lim, sizeof(lim));
+	capterm_clear(c->tty);
+	fprintf(stderr, "spyremon: capture: stopping the server's profiler; "
+	    "its workers write their traces (waiting up to %s)\n", lim);
+	rc = post(c, "/stop_profile", (int)(c->stop_timeout_ns / 1000000));
+	/* the counters at the end, as mark end reads them */
+	ve.id = c->window_id;
+	snprintf(ve.url, sizeof(ve.url), "%s", c->vllm_url);
+	ve.read = vllm_read(c->vllm_url, &ve.counters, ve.why,
+	    sizeof(ve.why)) == 0;
+	if (rc != CLIENT_EXIT_OK) {
+		int64_t b, e;
+
+		(void)capwin_end(c->cl, c->window_id, 0, &b, &e);
+		(void)markvllm_end_keep(c->cl, &ve, c->window_id);
+		output_dir_remove(c->tmp);
+		return rc;
+	}
+	return finish(c, &ve, since);
+}
+
+int
+capvllm_run(struct capture *c)
+{
+	int rc = run(c);
+
+	caplitter_done(c);
+	return rc;
+}
