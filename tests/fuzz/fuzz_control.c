@@ -102,7 +102,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* a sync the writer has not met yet: its answer as it stands,
 		 * as the daemon gives it when the wait runs out */
 		if (reply.wait_ticket > 0 && control_request_sync_reply(&ctx,
-		    reply.wait_ticket, &reply) == -1)
+		    reply.wait_ticket, 0, &reply) == -1)
 			abort();
 		if (reply.len == 0 || reply.text[reply.len - 1] != '\n' ||
 		    memchr(reply.text, '\n', reply.len - 1) != NULL)
