@@ -107,6 +107,21 @@ fmt_span(int64_t ns, char *buf, size_t len)
 }
 
 void
+fmt_ago(int64_t ns, char *buf, size_t len)
+{
+	char a[FMT_BUFLEN];
+
+	if (ns < -FMT_AHEAD_NS) {
+		fmt_age(-ns, a, sizeof(a));
+		snprintf(buf, len, "%s ahead of the host clock (stepped back?)",
+		    a);
+	} else {
+		fmt_age(ns, a, sizeof(a));
+		snprintf(buf, len, "%s ago", a);
+	}
+}
+
+void
 fmt_age(int64_t ns, char *buf, size_t len)
 {
 	int64_t ds, s, m, h;

@@ -38,6 +38,15 @@ void fmt_span(int64_t ns, char *buf, size_t len);
  */
 void fmt_age(int64_t ns, char *buf, size_t len);
 
+/*
+ * How long ago a sample of age ns (the host clock now less its stamp)
+ * was stamped, with fmt_age's words: "0.3s ago"; a stamp ahead of the
+ * clock by more than FMT_AHEAD_NS, which a step of the host clock back
+ * leaves, "1h00m ahead of the host clock (stepped back?)", never "0s".
+ */
+#define FMT_AHEAD_NS	2000000000LL	/* 2 s */
+void fmt_ago(int64_t ns, char *buf, size_t len);
+
 /* A size for a person, to about three digits: "812 B", "12.3 MiB". */
 void fmt_size_approx(uint64_t bytes, char *buf, size_t len);
 

@@ -212,8 +212,8 @@ print_newest(yajl_val obj)
 	int64_t a;
 
 	if (json_int(obj, "newest_age_ns", &a)) {
-		fmt_span(a, age, sizeof(age));
-		printf("newest sample %s ago\n", age);
+		fmt_ago(a, age, sizeof(age));
+		printf("newest sample %s\n", age);
 	} else
 		printf("no sample yet\n");
 }
@@ -382,8 +382,8 @@ show_direct(yajl_val dir)
 
 	printf("    direct read: %s", state != NULL ? state : "?");
 	if (reading && json_int(dir, "newest_age_ns", &v)) {
-		fmt_span(v, age, sizeof(age));
-		printf(", newest file row %s ago", age);
+		fmt_ago(v, age, sizeof(age));
+		printf(", newest file row %s", age);
 	}
 	putchar('\n');
 	if (!reading && why != NULL && why[0] != '\0')

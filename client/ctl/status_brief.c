@@ -507,10 +507,9 @@ card_lines(yajl_val health, yajl_val cards, const char *mode)
 			snprintf(dev, sizeof(dev), "%" PRId64, d);
 		else
 			snprintf(dev, sizeof(dev), "?");
-		if (json_int(h, "newest_age_ns", &a)) {
-			fmt_age(a, age, sizeof(age) - 8);
-			strcat(age, " ago");
-		} else
+		if (json_int(h, "newest_age_ns", &a))
+			fmt_ago(a, age, sizeof(age));
+		else
 			snprintf(age, sizeof(age), json_get(h, "newest_age_ns") ?
 			    "none yet" : "?");
 		card_sources(h, mode, text, sizeof(text));

@@ -186,6 +186,29 @@ test_age(void **state)
 	}
 }
 
+/* "ago", or ahead of the clock past FMT_AHEAD_NS: never "0.0s" for an hour */
+static void
+test_ago(void **state)
+{
+	static const struct {
+		int64_t ns;
+		const char *want;
+	} cases[] = {
+		{ 300000000, "0.3s ago" },
+		{ 3725 * SEC, "1h02m ago" },
+		{ -1 * SEC, "0.0s ago" },	/* the writer's clock a little ahead */
+		{ -2 * SEC, "0.0s ago" },
+		{ -3600 * SEC, "1h00m ahead of the host clock (stepped back?)" },
+	};
+	char buf[FMT_BUFLEN];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fmt_ago(cases[i].ns, buf, sizeof(buf));
+		assert_string_equal(buf, cases[i].want);
+	}
+}
+
 static void
 test_times(void **state)
 {
@@ -236,6 +259,7 @@ main(void)
 		cmocka_unit_test(test_value_refused),
 		cmocka_unit_test(test_span),
 		cmocka_unit_test(test_age),
+		cmocka_unit_test(test_ago),
 		cmocka_unit_test(test_times),
 		cmocka_unit_test(test_size),
 	};
