@@ -732,17 +732,7 @@ begin(struct report *r)
 		if ((r->g = json_gen_new(true)) == NULL)
 			errx(CLIENT_EXIT_FAILED, "out of memory");
 		yajl_gen_map_open(r->g);
-		jsonw_str(r->g, "trace");
-		jsonw_str(r->g, r->rq->t->path);
-		if (r->rq->tagged) {
-			jsonw_str(r->g, "host");
-			jsonw_str(r->g, r->rq->host);
-			jsonw_str(r->g, "rank");
-			if (r->rq->t->info.has_rank)
-				yajl_gen_integer(r->g, r->rq->t->info.rank);
-			else
-				yajl_gen_null(r->g);
-		}
+		steps_json_trace(r->g, r->rq->t, r->rq->tagged, r->rq->host);
 		jsonw_str(r->g, "start_ns");
 		yajl_gen_integer(r->g, r->res->span_lo);
 		jsonw_str(r->g, "dur_ms");

@@ -433,17 +433,7 @@ steps_begin(struct report *r)
 		if ((r->g = json_gen_new(true)) == NULL)
 			errx(CLIENT_EXIT_FAILED, "out of memory");
 		yajl_gen_map_open(r->g);
-		jsonw_str(r->g, "trace");
-		jsonw_str(r->g, r->rq->t->path);
-		if (r->rq->tagged) {
-			jsonw_str(r->g, "host");
-			jsonw_str(r->g, r->rq->host);
-			jsonw_str(r->g, "rank");
-			if (r->rq->t->info.has_rank)
-				yajl_gen_integer(r->g, r->rq->t->info.rank);
-			else
-				yajl_gen_null(r->g);
-		}
+		steps_json_trace(r->g, r->rq->t, r->rq->tagged, r->rq->host);
 		jsonw_str(r->g, "steps");
 		yajl_gen_array_open(r->g);
 		break;
@@ -722,6 +712,23 @@ run(struct report *r)
 		table_write(r->table, r->rq->out, 0);
 	steps_notes(r);
 	return CLIENT_EXIT_OK;
+}
+
+void
+steps_json_trace(yajl_gen g, const struct trace_target *t, bool tagged,
+    const char *host)
+{
+	jsonw_str(g, "trace");
+	jsonw_str(g, t->path);
+	if (!tagged)
+		return;
+	jsonw_str(g, "host");
+	jsonw_str(g, host);
+	jsonw_str(g, "rank");
+	if (t->info.has_rank)
+		yajl_gen_integer(g, t->info.rank);
+	else
+		yajl_gen_null(g);
 }
 
 int

@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include <sqlite3.h>
+#include <yajl/yajl_gen.h>
 
 #include "db.h"
 #include "target.h"
@@ -60,5 +61,13 @@ struct steps_request {
  * that names --step-pattern).
  */
 int steps_report(sqlite3 *db, const struct steps_request *rq);
+
+/*
+ * Into an open JSON map: "trace" (t's path) and, when tagged (several
+ * traces), "host" and "rank" (null if t has none): the head that
+ * --steps and --ops give each trace's object.
+ */
+void steps_json_trace(yajl_gen g, const struct trace_target *t, bool tagged,
+    const char *host);
 
 #endif
