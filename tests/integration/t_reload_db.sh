@@ -9,11 +9,15 @@ source "$(dirname "$0")/lib.sh"
 need python3
 SPY="$CLIENT -c $T/spyremond.yaml --socket $T/control.sock"
 dbpaths() { $SPY status --json | python3 -c 'import json,sys; d=json.load(sys.stdin)["database"]; print(d["path"], d["path_after_restart"])'; }
+reloads() { grep -c '^spyremond: reloaded$' "$DLOG" || true; }
+# wait_for runs its command again each try: the count is taken there, not
+# once when wait_for is called (which raced the daemon's reload)
+reloads_above() { [ "$(reloads)" -gt "$1" ]; }
 reload() {
 	local n
-	n=$(grep -c '^spyremond: reloaded$' "$DLOG" || true)
+	n=$(reloads)
 	kill -HUP "$DPID"
-	wait_for 10 test "$(grep -c '^spyremond: reloaded$' "$DLOG")" -gt "$n" || fail "no reload"
+	wait_for 10 reloads_above "$n" || fail "no reload"
 }
 
 FLUSH=200ms write_config 2 100ms
