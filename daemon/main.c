@@ -395,6 +395,7 @@ main(int argc, char *argv[])
 	struct daemon d = { 0 };
 	struct control_ctx ctx;
 	struct store_options so;
+	struct store_prev_daemon prev;
 	int64_t started_ns = now_realtime_ns();
 	bool check_only = false;
 	int ch, verbosity = 0, r, code;
@@ -459,6 +460,9 @@ main(int argc, char *argv[])
 	(void)clockstep_start(d.ev, on_clock_step, &d);
 	if (source_start(d.ev, d.cfg, d.st, &d.src) == -1)
 		fatalx(EXIT_EVENTLOOP, "cannot start collecting");
+	/* before the loop runs, so before any row: the counter follows */
+	store_previous_daemon(d.st, &prev);
+	(void)clockstep_behind(prev.last_write_ns);
 	if (windows_start(d.ev, d.st, d.cfg->windows.max_open_ns,
 	    now_realtime_ns(), on_windows_open, &d, &d.win) == -1)
 		fatalx(EXIT_DATABASE, "cannot read the open windows from %s",

@@ -15,7 +15,18 @@
  *
  * Energy: a row stamped t, with interval i and power pwr, adds pwr * i
  * when t is after the device's through_ns, which then moves to t; a row at
- * or before through_ns adds nothing.  So the total is the sum of pwr
+ * or before through_ns adds nothing.  A step of the host clock moves
+ * through_ns with it: each row says the steps summed when it was read
+ * (clock_net_ns), and a row of another sum moves the stamps by the
+ * difference first, so rows after a step back count at once (not an hour
+ * later) and rows read before the step compare with the old clock.
+ * A row stamped by the old clock can still come after the move (a metric
+ * file written before the step and read after it): until the first row
+ * of the new clock, a row after the old clock's stamp and nearer to it
+ * than to the new one counts against the old stamp and leaves the new
+ * one alone.  The rows read between a step and the moment it is seen
+ * (at most CLOCKSTEP_CHECK_NS, at once with the kernel's notice) are
+ * compared with the clock before it: after a step back they add nothing.  So the total is the sum of pwr
  * times interval over the rows as stored, which is what a reader
  * integrating the samples table gets, while rows that replace stored ones
  * when a window opens (the fine rows of a span that coarse rows already
@@ -78,11 +89,12 @@ store_counters_load(struct store *st)
 			c->cap = cap;
 		}
 		e = &c->e[c->n++];
-		e->device = sqlite3_column_int(s, 0);
-		e->joules = sqlite3_column_double(s, 1);
-		e->through_ns = sqlite3_column_int64(s, 2);
-		e->through_file_ns = 0;
-		e->dirty = false;
+		/* stamps of this daemon's clock, no step seen yet */
+		*e = (struct store_energy){
+			.device = sqlite3_column_int(s, 0),
+			.joules = sqlite3_column_double(s, 1),
+			.through_ns = sqlite3_column_int64(s, 2),
+		};
 	}
 	return sql_finish(st, s, rc, "read counters");
 }
@@ -183,6 +195,39 @@ upsert(struct store *st, const char *name, int device, double value,
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+/* Move e's stamps into the clock r was read by (above). */
+static void
+follow_clock(struct store_energy *e, const struct pending_row *r)
+{
+	int64_t d = r->clock_net_ns - e->clock_net_ns;
+
+	if (d == 0)
+		return;
+	e->before_ns = e->through_ns;
+	e->before_file_ns = e->through_file_ns;
+	if (e->through_ns != 0)
+		e->through_ns += d;
+	if (e->through_file_ns != 0)
+		e->through_file_ns += d;
+	e->clock_net_ns = r->clock_net_ns;
+}
+
+/*
+ * Whether a row stamped ts, after its stamps moved with a step (*before
+ * not 0), is of the old clock (above); a row of the new clock ends that.
+ */
+static bool
+old_clock_row(int64_t ts, int64_t through, int64_t *before)
+{
+	if (*before == 0)
+		return false;
+	if (ts > *before && ts - *before < llabs(ts - through))
+		return true;
+	if (ts > through)
+		*before = 0;
+	return false;
+}
+
 int
 store_counters_write(struct store *st, const struct rowring *ring,
     uint64_t rows, int64_t now_ns)
@@ -209,6 +254,7 @@ store_counters_write(struct store *st, const struct rowring *ring,
 
 		if (e == NULL)
 			return SQLITE_NOMEM;
+		follow_clock(e, r);
 		if (r->src == SCHEMA_SRC_FILE && kinds[slot] != CELL_NULL &&
 		    r->ts_ns > e->through_file_ns)
 			e->batch_file = true;
@@ -220,13 +266,16 @@ store_counters_write(struct store *st, const struct rowring *ring,
 		const unsigned char *kinds = rowring_cells(ring, POOL_KINDS, k);
 		bool file = r->src == SCHEMA_SRC_FILE;
 		bool has_pwr = slot >= 0 && kinds[slot] != CELL_NULL;
-		int64_t *through;
-		bool counts;
+		int64_t *through, *before;
+		bool counts, old;
 
 		if (e == NULL)
 			return SQLITE_NOMEM;
+		follow_clock(e, r);
 		through = file ? &e->through_file_ns : &e->through_ns;
-		if (r->ts_ns <= *through)
+		before = file ? &e->before_file_ns : &e->before_ns;
+		old = old_clock_row(r->ts_ns, *through, before);
+		if (!old && r->ts_ns <= *through)
 			continue;
 		counts = file || (!e->batch_file && (e->through_file_ns == 0 ||
 		    r->ts_ns - e->through_file_ns > ENERGY_FILE_LAPSE *
@@ -244,7 +293,7 @@ store_counters_write(struct store *st, const struct rowring *ring,
 		}
 		/* a file row without pwr leaves the file's stamp alone */
 		if (!file || has_pwr)
-			*through = r->ts_ns;
+			*(old ? before : through) = r->ts_ns;
 		e->dirty = true;
 	}
 	for (size_t i = 0; i < c->ntent; i++)

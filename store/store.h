@@ -57,6 +57,12 @@ struct store_sample {
 	bool have_seq;
 	uint32_t seq;		/* the file section's sequence number */
 	int64_t arrival_ns;	/* when a file row was read; 0: none */
+	/*
+	 * The host clock's steps (+ forward) summed from the daemon's start
+	 * to when ts_ns was read, whole ms: the energy counter moves its
+	 * stamps by a change of it (counters.c); 0 outside the daemon.
+	 */
+	int64_t clock_net_ns;
 	size_t nvalues;
 	const int *metric;	/* nvalues metric ids from store_metric() */
 	const struct store_value *values;	/* nvalues values */
@@ -262,6 +268,11 @@ struct store_prev_daemon {
 	int32_t pid;
 	int64_t alive_ns;	/* its last write */
 	int64_t last_sample_ns;	/* the newest sample stored then, 0 if none */
+	/*
+	 * The last write of the daemon before, whatever its end (0: none
+	 * recorded): a host clock behind it was stepped back meanwhile.
+	 */
+	int64_t last_write_ns;
 	char note[384];		/* why its open windows end (their end_note) */
 };
 

@@ -96,6 +96,9 @@ store_db_daemon_start(struct store *st)
 	default:
 		break;
 	}
+	if (d.recorded)
+		st->prev.last_write_ns = d.stopped && d.stopped_ns > d.alive_ns ?
+		    d.stopped_ns : d.alive_ns;
 	return store_db_daemon_record(st);
 }
 

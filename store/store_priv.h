@@ -83,6 +83,7 @@ struct pending_row {
 	bool have_seq;
 	uint32_t seq;
 	int64_t arrival_ns;		/* 0: none */
+	int64_t clock_net_ns;		/* store_sample's */
 	uint32_t interval_ms;
 	bool have_skew;
 	int32_t skew_s;
@@ -107,6 +108,12 @@ struct store_energy {
 	double joules;
 	int64_t through_ns;
 	int64_t through_file_ns;
+	int64_t clock_net_ns;	/* the host clock's steps the stamps are in */
+	/*
+	 * After the stamps moved with a step, until a row of the new clock
+	 * comes: the stamp counted through by the old clock (0: none).
+	 */
+	int64_t before_ns, before_file_ns;
 	bool batch_file;
 	bool dirty;		/* changed by the write in progress */
 };

@@ -171,6 +171,7 @@ store_buf_append(struct store *st, const struct store_sample *s,
 	r->have_seq = s->have_seq;
 	r->seq = s->seq;
 	r->arrival_ns = s->arrival_ns;
+	r->clock_net_ns = s->clock_net_ns;
 	r->interval_ms = s->interval_ms;
 	r->have_skew = s->have_skew;
 	r->skew_s = s->skew_s;

@@ -55,10 +55,19 @@ clockstep_moved(int64_t off_then, uint64_t mono_then, int64_t off_now,
 	return llabs(off_now - off_then) > slew + CLOCKSTEP_MIN_NS;
 }
 
+/* How a step was seen. */
+enum seen_by { SEEN_OFFSET, SEEN_KERNEL, SEEN_RESTART };
+
 /* Log, count and hand on a step of size_ns seen at realtime now. */
 static void
-note_step(int64_t size_ns, int64_t now, bool by_kernel)
+note_step(int64_t size_ns, int64_t now, enum seen_by by)
 {
+	static const char *const how[] = {
+		[SEEN_OFFSET] = "against the monotonic clock",
+		[SEEN_KERNEL] = "the kernel's notice",
+		[SEEN_RESTART] = "behind the last write of the daemon before: "
+		    "stepped while none ran",
+	};
 	char when[64];
 
 	format_time_utc(now, when, sizeof(when));
@@ -66,11 +75,10 @@ note_step(int64_t size_ns, int64_t now, bool by_kernel)
 	cs.st.net_ns += size_ns;
 	cs.st.last_ns = size_ns;
 	cs.st.last_at_ns = now;
-	log_warnx("the host clock (CLOCK_REALTIME) was stepped %s by %.3fs "
+	log_warnx("the host clock (CLOCK_REALTIME) was stepped %s by %s%.3fs "
 	    "at %s (%s); rows and windows go on, stamped by the new clock",
-	    size_ns >= 0 ? "forward" : "back",
-	    (double)llabs(size_ns) / 1e9, when, by_kernel ?
-	    "the kernel's notice" : "against the monotonic clock");
+	    size_ns >= 0 ? "forward" : "back", by == SEEN_RESTART ?
+	    "at least " : "", (double)llabs(size_ns) / 1e9, when, how[by]);
 	if (cs.fn != NULL)
 		cs.fn(cs.arg, size_ns, now);
 }
@@ -95,10 +103,22 @@ check(bool by_kernel)
 	    (by_kernel && off != cs.off && llabs(off - cs.off) >
 	    (int64_t)READ_TIGHT_NS);
 	if (stepped)
-		note_step(off - cs.off, real, by_kernel);
+		note_step(off - cs.off, real, by_kernel ? SEEN_KERNEL :
+		    SEEN_OFFSET);
 	cs.off = off;
 	cs.mono = mono;
 	return stepped;
+}
+
+bool
+clockstep_behind(int64_t last_write_ns)
+{
+	int64_t now = now_realtime_ns();
+
+	if (last_write_ns == 0 || last_write_ns - now <= CLOCKSTEP_MIN_NS)
+		return false;
+	note_step(now - last_write_ns, now, SEEN_RESTART);
+	return true;
 }
 
 bool

@@ -45,6 +45,13 @@ int clockstep_start(sd_event *ev, clockstep_fn *fn, void *arg);
 /* Stop watching (the counts stay). */
 void clockstep_stop(void);
 
+/*
+ * A host clock behind last_write_ns (the daemon before's last write to the
+ * database) by more than CLOCKSTEP_MIN_NS was stepped back while no
+ * daemon ran: logged, counted and handed on as a step.  True if so.
+ */
+bool clockstep_behind(int64_t last_write_ns);
+
 /* Check the offset now: a step is logged, counted and handed on; true if one. */
 bool clockstep_check(void);
 

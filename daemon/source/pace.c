@@ -35,6 +35,7 @@ struct fine_row {
 	uint32_t interval_ms;
 	int32_t skew_s;
 	uint8_t flags;
+	int32_t clock_net_ms;	/* store_sample's clock_net_ns, in ms */
 };
 
 _Static_assert(sizeof(struct fine_row) == PACE_ROW_FIXED_BYTES,
@@ -373,6 +374,7 @@ emit(struct pace *p, int device, const struct fine_row *r, size_t nvalues)
 		.interval_ms = r->interval_ms,
 		.have_skew = (r->flags & ROW_SKEW) != 0,
 		.skew_s = r->skew_s,
+		.clock_net_ns = (int64_t)r->clock_net_ms * (int64_t)NSEC_PER_MSEC,
 		.nvalues = nvalues,
 		.metric = p->slot_id,
 		.values = p->out,
@@ -593,7 +595,8 @@ void
 pace_row(struct pace *p, const struct store_sample *s)
 {
 	struct fine_row r = { s->ts_ns, s->interval_ms, s->skew_s,
-	    s->have_skew ? ROW_SKEW : 0 };
+	    s->have_skew ? ROW_SKEW : 0,
+	    (int32_t)(s->clock_net_ns / (int64_t)NSEC_PER_MSEC) };
 	struct pace_dev *d;
 
 	if (s->device < 0 || s->device >= PACE_MAX_DEVICES) {

@@ -218,6 +218,16 @@ source_set_windows_open(struct source *src, bool open)
 void
 source_clock_stepped(struct source *src, int64_t step_ns)
 {
+	/* whole ms, within what pace's 32 bits of ms hold */
+	int64_t net = src->clock_net_ns + step_ns / (int64_t)NSEC_PER_MSEC *
+	    (int64_t)NSEC_PER_MSEC;
+
+	if (net > (int64_t)INT32_MAX * (int64_t)NSEC_PER_MSEC ||
+	    net < (int64_t)INT32_MIN * (int64_t)NSEC_PER_MSEC)
+		log_warnx("the host clock's steps sum to %.0fs: the energy "
+		    "counter no longer follows them", (double)net / 1e9);
+	else
+		src->clock_net_ns = net;
 	if (src->pace != NULL)
 		pace_clock_stepped(src->pace, step_ns);
 	if (src->dpace != NULL)

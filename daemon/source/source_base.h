@@ -71,6 +71,12 @@ struct source {
 	bool col_card[CSV_COLS_MAX];	/* the column says something of the card */
 	bool header_mapped;
 	int64_t read_stamp_ns;		/* when the bytes being parsed were read */
+	/*
+	 * The host clock's steps summed since the start, whole ms within
+	 * +-24 days (pace keeps it per row in 32 bits): each row's
+	 * clock_net_ns, so the store's energy counter follows a step.
+	 */
+	int64_t clock_net_ns;
 	struct csv_result res;		/* scratch: too big for the stack per line */
 	int ids[CSV_COLS_MAX];
 	struct store_value vals[CSV_COLS_MAX];

@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clockstep.h"
 #include "config.h"
 #include "pace.h"
 #include "source_base.h"
@@ -60,10 +61,12 @@ drain(struct source *src, bool is_stdout)
 			continue;
 		if (n <= 0)
 			return n == 0 || errno != EAGAIN;
-		if (is_stdout)
+		if (is_stdout) {
+			/* a step is seen before rows of the new clock */
+			(void)clockstep_check();
 			source_stdout_bytes(src, read_buf, (size_t)n,
 			    now_realtime_ns());
-		else
+		} else
 			source_stderr_bytes(src, read_buf, (size_t)n);
 	}
 }

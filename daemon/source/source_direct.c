@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clockstep.h"
 #include "config.h"
 #include "direct.h"
 #include "metricfile.h"
@@ -77,6 +78,7 @@ static void
 direct_row(void *arg, const struct store_sample *s)
 {
 	struct source *src = arg;
+	struct store_sample row = *s;
 
 	if (s->device >= 0 && s->device < SOURCE_MAX_DEVICES) {
 		unsigned *h = &src->dring_head[s->device];
@@ -86,7 +88,8 @@ direct_row(void *arg, const struct store_sample *s)
 	}
 	if (s->ts_ns > src->stats.newest_ts_ns)
 		src->stats.newest_ts_ns = s->ts_ns;
-	pace_row(src->dpace, s);
+	row.clock_net_ns = src->clock_net_ns;
+	pace_row(src->dpace, &row);
 }
 
 static int
@@ -129,6 +132,8 @@ on_direct_timer(sd_event_source *s, uint64_t usec, void *arg)
 	bool all, ticked, changed;
 
 	(void)s;
+	/* a step is seen before rows of the new clock are read (counters.c) */
+	(void)clockstep_check();
 	if ((ticked = direct_tick(src->direct, now)))
 		/* the files' health at once: status says one thing of a file */
 		for (int i = 0; i < SOURCE_MAX_DEVICES; i++)

@@ -141,6 +141,7 @@ handle_row(struct source *src, const struct csv_row *row)
 		.ts_ns = src->read_stamp_ns,
 		.device = row->device,
 		.interval_ms = (uint32_t)(src->child_interval_ns / NSEC_PER_MSEC),
+		.clock_net_ns = src->clock_net_ns,
 		.nvalues = n,
 		.metric = src->ids,
 		.values = src->vals,
