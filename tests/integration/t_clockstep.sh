@@ -18,6 +18,7 @@
 #    rows written or read across a step are stamped within 2 s after it
 #    was written (no hour of rows pushed after the step's stamp);
 #  - status counts the five steps, and the log names each with its size;
+#  - the energy counter holds the file rows' energy across the steps;
 #  - each window a step crossed has an end_note naming the step, and
 #    mark end prints the time it ran by the monotonic clock, not 0 s nor
 #    an hour, and the note; windows and summary print the note.
@@ -209,6 +210,25 @@ if unstored:
 # a row written before a step and read after it is stamped by the new clock
 if far > 2 * 2 * 5:
     bad("%d aiu-smi rows stamped more than 2 s from their write" % far)
+
+# the energy counter: it counts each card's file rows (the source it
+# follows while the file is read) across every step, so it holds at least
+# their integral but the rows read as a step is seen, and no more than
+# the integral of both sources' rows
+col, dec = db.execute("SELECT col, decimals FROM metrics WHERE key = 'pwr'").fetchone()
+for dev, joules in db.execute(
+        "SELECT device, value FROM counters WHERE name = 'energy_joules'"):
+    def integral(where):
+        return sum(p / 10 ** dec * ms / 1000 for p, ms in db.execute(
+            "SELECT %s, interval_ms FROM samples WHERE device = ? AND %s "
+            "IS NOT NULL AND %s" % (col, col, where), (dev,)))
+    files = integral("src = 1")
+    both = integral("1")
+    print("card %d: energy counter %.3f J, file rows %.3f J, both sources %.3f J"
+          % (dev, joules, files, both))
+    if not files * 0.9 <= joules <= both + 1e-6:
+        bad("card %d's energy counter %.3f J, its file rows' integral %.3f J, "
+            "both sources' %.3f J" % (dev, joules, files, both))
 
 # "ended window 3 (w3): BEGIN .. END, 1.234s" and the note
 end3 = open(sys.argv[5]).read()
