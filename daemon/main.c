@@ -155,9 +155,10 @@ on_clock_step(void *arg, int64_t step_ns, int64_t at_ns)
 {
 	struct daemon *d = arg;
 
-	(void)at_ns;
 	if (d->src != NULL)
 		source_clock_stepped(d->src, step_ns);
+	/* windows.max_open counts from begins the step moved */
+	windows_clock_stepped(d->win, at_ns);
 }
 
 /* The first window opened or the last one closed: the source changes rate. */

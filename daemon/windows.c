@@ -102,12 +102,25 @@ forget(struct windows *w, size_t i)
 		w->notify(w->arg, false);
 }
 
+/*
+ * When win has been open for max_open, by the host clock as it is now: its
+ * begin moved by the steps of the clock seen since it began (a window
+ * loaded at start counts them from then, the step back while no daemon
+ * ran included), so that a step forward does not close it early, nor a
+ * step back keep it open an hour longer.
+ */
 static int64_t
 expiry_of(const struct windows *w, const struct window *win)
 {
-	if (win->begin_ns > INT64_MAX - (int64_t)w->max_open_ns)
+	struct clockstep_stats cs;
+	int64_t begin;
+
+	clockstep_get_stats(&cs);
+	if (__builtin_add_overflow(win->begin_ns,
+	    cs.net_ns - win->net_step_at_begin, &begin) ||
+	    begin > INT64_MAX - (int64_t)w->max_open_ns)
 		return INT64_MAX;
-	return win->begin_ns + (int64_t)w->max_open_ns;
+	return begin + (int64_t)w->max_open_ns;
 }
 
 /* ---- windows that end with a process ---- */
@@ -654,13 +667,23 @@ static int
 on_timer(sd_event_source *s, uint64_t usec, void *arg)
 {
 	struct windows *w = arg;
-	int64_t now = now_realtime_ns();
+	int64_t now;
 
 	(void)s;
 	(void)usec;
+	/* a step of the clock is what may have made the timer due */
+	(void)clockstep_check();
+	now = now_realtime_ns();
 	windows_expire(w, now);
 	arm_timer(w, now);
 	return 0;
+}
+
+void
+windows_clock_stepped(struct windows *w, int64_t now_ns)
+{
+	if (w != NULL)
+		arm_timer(w, now_ns);
 }
 
 void

@@ -23,7 +23,8 @@
  *          written).  Other times are refused (bad_time).
  * Windows of different users, and nested or overlapping ones, are
  * independent.  A window open for max_open is closed by the daemon with
- * end_ns = begin_ns + max_open and auto_closed set.
+ * end_ns = begin_ns + max_open and auto_closed set; its begin moved by the
+ * steps of the host clock seen since it began (clockstep.h).
  *
  * A window begun with until_pid is watched through a pidfd (pidfd_open(2))
  * on the event loop: when that process exits, by any means, the window
@@ -146,6 +147,9 @@ void windows_free(struct windows *w);
 /* Set the per-uid limits: open windows, and ended ones not complete yet. */
 void windows_set_limits(struct windows *w, size_t open_per_uid,
     size_t ending_per_uid);
+
+/* The host clock was stepped (now_ns by the new clock): expiries move. */
+void windows_clock_stepped(struct windows *w, int64_t now_ns);
 
 /* Apply a new max_open at now_ns: close the windows already open that long. */
 void windows_set_max_open(struct windows *w, uint64_t max_open_ns, int64_t now_ns);
