@@ -535,6 +535,9 @@ close_window(struct windows *w, size_t i, int64_t end_ns,
 		log_warnx("window %" PRId64 ": %s", win->id, note);
 		(void)store_window_add_note(w->st, win->id, note);
 	}
+	/* readers compare it with the stamps (a step of the clock) */
+	if (win->begin_mono_ns != 0)
+		(void)store_window_set_run(w->st, win->id, elapsed);
 	windows_storing_add(&w->storing, win->uid, win->id);
 	if (win->restarts_known && w->restarts != NULL)
 		(void)store_window_set_restarts(w->st, win->id,

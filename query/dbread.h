@@ -85,6 +85,9 @@ struct db_window {
 				   "" while open or before schema 4 */
 	char *end_note;		/* why it ended so, "" if nothing says
 				   (schema 10: daemon_gone's reason) */
+	int64_t run_ns;		/* how long it ran by the monotonic clock of
+				   the daemon that began and ended it; -1:
+				   not known (schema 11) */
 };
 
 /* Which windows db_windows returns; zero means no condition. */

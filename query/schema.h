@@ -8,7 +8,7 @@
 #define SPYREMON_SCHEMA_H
 
 /* PRAGMA user_version of a database this build writes. */
-#define SCHEMA_VERSION 10
+#define SCHEMA_VERSION 11
 
 #define SCHEMA_T_METRICS	"metrics"	/* the metric catalog */
 #define SCHEMA_T_SAMPLES	"samples"	/* one row per card per interval */
@@ -39,6 +39,8 @@
 #define SCHEMA_C_INCOMPLETE	"incomplete"	/* why it never will be */
 /* Why a window ended as it did, where ended_by alone does not say. */
 #define SCHEMA_C_END_NOTE	"end_note"
+/* How long a window ran by the daemon's monotonic clock (schema 11). */
+#define SCHEMA_C_RUN		"run_ns"
 
 /* Values of SCHEMA_C_SRC. */
 #define SCHEMA_SRC_SMI		0	/* stored as NULL */

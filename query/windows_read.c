@@ -54,6 +54,8 @@ window_from_row(sqlite3_stmt *s, struct db_window *w)
 	w->tag = text_dup(s, 1);
 	w->meta = text_dup(s, 7);
 	w->end_note = text_dup(s, 10);
+	w->run_ns = sqlite3_column_type(s, 11) == SQLITE_NULL ? -1 :
+	    sqlite3_column_int64(s, 11);
 	if (w->tag == NULL || w->meta == NULL || w->end_note == NULL) {
 		free(w->tag);
 		free(w->meta);
@@ -69,7 +71,7 @@ db_windows_read(sqlite3 *db, const struct db_window_filter *f,
 {
 	struct db_window *w = NULL, *grown;
 	size_t count = 0, cap = 0;
-	bool ended, note;
+	bool ended, note, run;
 	char sql[768];
 	sqlite3_stmt *s;
 	int rc, err = 0;
@@ -78,13 +80,14 @@ db_windows_read(sqlite3 *db, const struct db_window_filter *f,
 	*n = 0;
 	/*
 	 * until_pid and ended_by came with schema version 4, end_note with
-	 * 10; asked of the table, as some builds wrote version 5 without
+	 * 10, run_ns with 11; asked of the table, as some builds wrote version 5 without
 	 * version 4's columns (spyremon-schema(5), "Versions")
 	 */
 	ended = sql_column_exists(db, SCHEMA_T_WINDOWS, "ended_by");
 	note = sql_column_exists(db, SCHEMA_T_WINDOWS, SCHEMA_C_END_NOTE);
+	run = sql_column_exists(db, SCHEMA_T_WINDOWS, SCHEMA_C_RUN);
 	snprintf(sql, sizeof(sql), "SELECT id, tag, uid, pid, begin_ns, end_ns, "
-	    "auto_closed, meta, %s, %s, %s FROM " SCHEMA_T_WINDOWS " WHERE "
+	    "auto_closed, meta, %s, %s, %s, %s FROM " SCHEMA_T_WINDOWS " WHERE "
 	    "(?1 IS NULL OR id = ?1) AND (?2 IS NULL OR tag = ?2) AND "
 	    "(?3 IS NULL OR end_ns IS NULL OR end_ns >= ?3) AND "
 	    "(?4 IS NULL OR end_ns IS NULL) "
@@ -92,6 +95,7 @@ db_windows_read(sqlite3 *db, const struct db_window_filter *f,
 	    ended ? "coalesce(until_pid, 0)" : "0",
 	    ended ? "coalesce(ended_by, '')" : "''",
 	    note ? "coalesce(" SCHEMA_C_END_NOTE ", '')" : "''",
+	    run ? SCHEMA_C_RUN : "NULL",
 	    f->newest_first ? "DESC" : "ASC", f->newest_first ? "DESC" : "ASC");
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
 		return -1;

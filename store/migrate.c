@@ -246,6 +246,16 @@ static const char schema_v10[] =
 	" TEXT;\n";
 
 /*
+ * How long each window ran by the monotonic clock of the daemon that began
+ * and ended it (NULL where not known): a step of the host clock while it
+ * was open leaves its stamps further apart or closer than that, and
+ * readers say so (spyremond(8), CLOCK STEPS).
+ */
+static const char schema_v11[] =
+	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN " SCHEMA_C_RUN
+	" INTEGER;\n";
+
+/*
  * A migration: its SQL, then its fill (if not NULL), inside the caller's
  * transaction.  mark_table (a table or an index) and, if not NULL, its
  * column mark_col are there once the migration has run, and not before:
@@ -270,6 +280,7 @@ static const struct migration migrations[SCHEMA_VERSION] = {
 	{ schema_v8, NULL, SCHEMA_T_SMI_VERSIONS, NULL },
 	{ schema_v9, NULL, SCHEMA_T_WINDOWS, SCHEMA_C_COMPLETE },
 	{ schema_v10, NULL, SCHEMA_T_DAEMON, NULL },
+	{ schema_v11, NULL, SCHEMA_T_WINDOWS, SCHEMA_C_RUN },
 };
 
 /*

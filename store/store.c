@@ -35,6 +35,7 @@ static const struct writer_ops ops = {
 	.window_insert = store_db_window_insert,
 	.window_end = storedb_window_end,
 	.window_restarts = storedb_window_set_restarts,
+	.window_run = storedb_window_set_run,
 	.window_note = storedb_window_add_note,
 	.window_begin_state = store_db_window_begin_state,
 	.windows_abandoned = store_db_windows_abandoned,

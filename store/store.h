@@ -323,6 +323,9 @@ int store_window_end(struct store *st, int64_t id, int64_t end_ns,
  */
 int store_window_set_restarts(struct store *st, int64_t id, unsigned restarts);
 
+/* Record how long window id ran by the daemon's monotonic clock. */
+int store_window_set_run(struct store *st, int64_t id, int64_t run_ns);
+
 /*
  * Add sentence note to window id's end_note (after what it holds, "; "
  * between), once: a sentence it already holds is not added again.

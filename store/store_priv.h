@@ -430,6 +430,7 @@ struct writer_ops {
 	int (*window_end)(struct store *, int64_t, int64_t, enum store_ended_by,
 	    const struct clocksync *);
 	int (*window_restarts)(struct store *, int64_t, unsigned);
+	int (*window_run)(struct store *, int64_t, int64_t);
 	int (*window_note)(struct store *, int64_t, const char *);
 	int (*window_begin_state)(struct store *, int64_t, struct clocksync *,
 	    unsigned *);

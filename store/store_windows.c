@@ -235,6 +235,21 @@ storedb_window_set_restarts(struct store *st, int64_t id, unsigned restarts)
 }
 
 int
+storedb_window_set_run(struct store *st, int64_t id, int64_t run_ns)
+{
+	sqlite3_stmt *s;
+	int changes;
+
+	s = prepare(st, "UPDATE " SCHEMA_T_WINDOWS " SET " SCHEMA_C_RUN
+	    " = ? WHERE id = ?");
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, run_ns);
+	sqlite3_bind_int64(s, 2, id);
+	return run_alone(st, s, "window run", &changes) == SQLITE_OK ? 0 : -1;
+}
+
+int
 storedb_window_add_note(struct store *st, int64_t id, const char *note)
 {
 	sqlite3_stmt *s;

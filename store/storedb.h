@@ -57,6 +57,7 @@ int storedb_window_begin(struct store *st, const char *tag, uint32_t uid,
 int storedb_window_end(struct store *st, int64_t id, int64_t end_ns,
     enum store_ended_by by, const struct clocksync *clock);
 /* store_window_set_restarts in its own transaction. */
+int storedb_window_set_run(struct store *st, int64_t id, int64_t run_ns);
 int storedb_window_set_restarts(struct store *st, int64_t id,
     unsigned restarts);
 

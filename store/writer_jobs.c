@@ -280,6 +280,19 @@ store_window_set_restarts(struct store *st, int64_t id, unsigned restarts)
 }
 
 int
+store_window_set_run(struct store *st, int64_t id, int64_t run_ns)
+{
+	struct job *j = job_new(st, JOB_WINDOW_RUN);
+
+	if (j == NULL)
+		return -1;
+	j->win.id = id;
+	j->ns = run_ns;
+	queue_locked(st, j);
+	return 0;
+}
+
+int
 store_window_add_note(struct store *st, int64_t id, const char *note)
 {
 	struct job *j = job_new(st, JOB_WINDOW_NOTE);
@@ -478,6 +491,8 @@ writer_job_run(struct store *st, struct job *j)
 		if ((o = open_find(w, j->win.id)) != NULL)
 			o->restarts = j->restarts;
 		return 0;
+	case JOB_WINDOW_RUN:
+		return w->ops.window_run(st, j->win.id, j->ns);
 	case JOB_WINDOW_NOTE:
 		return w->ops.window_note(st, j->win.id, j->note);
 	case JOB_DELETE_AFTER:

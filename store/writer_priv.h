@@ -18,7 +18,8 @@
 
 enum job_kind {
 	JOB_WINDOW_BEGIN, JOB_WINDOW_END, JOB_DELETE_AFTER, JOB_DEVICE_MAP,
-	JOB_CARD, JOB_WINDOW_RESTARTS, JOB_WINDOW_NOTE, JOB_SMI_VERSION, JOB_WINDOWS_ABANDONED,
+	JOB_CARD, JOB_WINDOW_RESTARTS, JOB_WINDOW_RUN, JOB_WINDOW_NOTE,
+	JOB_SMI_VERSION, JOB_WINDOWS_ABANDONED,
 };
 
 struct job {
@@ -29,7 +30,7 @@ struct job {
 	enum store_ended_by by;		/* WINDOW_END */
 	unsigned restarts;		/* WINDOW_RESTARTS */
 	int device, src;		/* DELETE_AFTER (both), DEVICE_MAP */
-	int64_t ns;			/* DELETE_AFTER: after; DEVICE_MAP, CARD, SMI_VERSION: since */
+	int64_t ns;			/* DELETE_AFTER: after; DEVICE_MAP, CARD, SMI_VERSION: since; WINDOW_RUN: run */
 	char *metric_file, *bus_id;	/* DEVICE_MAP */
 	char *version;			/* SMI_VERSION */
 	char *note;			/* WINDOW_NOTE (win.id too) */

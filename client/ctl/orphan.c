@@ -63,3 +63,32 @@ orphan_check(const struct client *cl, sqlite3 *db, const struct db_window *w,
 	free(tag);
 	return CLIENT_EXIT_INCOMPLETE;
 }
+
+int
+stepped_check(const struct client *cl, const struct db_window *w)
+{
+	char ran[32], apart[32], *tag;
+	int64_t span = w->end_ns - w->begin_ns, slack;
+
+	if (w->open || w->run_ns < 0)
+		return CLIENT_EXIT_OK;
+	/* half the least step, and twice what the kernel may slew */
+	slack = 250000000 + w->run_ns / 1000;
+	if (span >= w->run_ns - slack)
+		return CLIENT_EXIT_OK;
+	tag = fmt_controls(w->tag, false);
+	fmt_span(w->run_ns, ran, sizeof(ran));
+	fmt_span(span > 0 ? span : 0, apart, sizeof(apart));
+	fprintf(stderr, "spyremon: window %" PRId64 " '%s' ran %s by the "
+	    "daemon's monotonic clock, but its begin and end are %s apart: "
+	    "the host clock was stepped back while it was open, and its "
+	    "samples after the step are stamped before its end; read within "
+	    "its stamps", w->id, tag, ran, apart);
+	if (cl->partial)
+		fprintf(stderr, " (--partial)\n");
+	else
+		fprintf(stderr, " (exit status %d; --partial reads it with "
+		    "exit status 0)\n", CLIENT_EXIT_INCOMPLETE);
+	free(tag);
+	return CLIENT_EXIT_INCOMPLETE;
+}

@@ -35,4 +35,16 @@ struct db_window;
 int orphan_check(const struct client *cl, sqlite3 *db,
     const struct db_window *w, int64_t *end_ns);
 
+/*
+ * An ended window whose stamps are closer together than it ran by the
+ * daemon's monotonic clock (its run_ns), by more than 250 ms (half the
+ * least step) and a thousandth of the run (twice the most the kernel
+ * slews): the host clock was stepped back while it was
+ * open, so the samples after the step are stamped before its end, and
+ * reading its stamps reads only part of it.  CLIENT_EXIT_INCOMPLETE after
+ * saying so on stderr (cl->partial only changes the words), else
+ * CLIENT_EXIT_OK.  Nothing is read: the window is read within its stamps.
+ */
+int stepped_check(const struct client *cl, const struct db_window *w);
+
 #endif

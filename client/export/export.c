@@ -455,6 +455,9 @@ make_spans(struct job *j)
 				j->settled = rc;
 			else if (rc != CLIENT_EXIT_OK)
 				return rc;
+			else if (stepped_check(j->cl, w) ==
+			    CLIENT_EXIT_INCOMPLETE)
+				j->settled = CLIENT_EXIT_INCOMPLETE;
 			else if (w->open)
 				fprintf(stderr, "spyremon: window %" PRId64
 				    " (%s) is still open; exporting up to "

@@ -250,6 +250,14 @@ winsum_load(sqlite3 *db, const struct winsum_from *from, const char *name,
 		    "is gone; read up to its last sample.");
 	} else if (rc != CLIENT_EXIT_OK)
 		return rc;
+	/* a step back while it was open: only part of it in its stamps */
+	if (stepped_check(from->cl, &out->w) == CLIENT_EXIT_INCOMPLETE) {
+		out->settled = CLIENT_EXIT_INCOMPLETE;
+		note(out, "The host clock was stepped back while the window was "
+		    "open: the samples after the step are stamped before its "
+		    "end, and its figures cover only the part within its "
+		    "stamps.");
+	}
 	if (out->w.end_note != NULL && out->w.end_note[0] != '\0')
 		note(out, "Ended by %s: %s.", out->w.ended_by,
 		    out->w.end_note);

@@ -105,6 +105,20 @@ grep -q "stepped" "$T/windows.txt" ||
 	miss "windows does not show the step notes: $(cat "$T/windows.txt")"
 "$CLIENT" --db "$DB" summary --window w3 >"$T/summary3.txt" 2>&1 ||
 	miss "summary of w3 failed: $(cat "$T/summary3.txt")"
+# w1 and w2 were crossed by steps back: read within their stamps, which
+# hold only part of them, said so, exit 7 unless --partial
+for w in w1 w2; do
+	rc=0
+	"$CLIENT" --db "$DB" summary --window $w >"$T/summary-$w.txt" 2>&1 || rc=$?
+	[ $rc = 7 ] || miss "summary of $w exits $rc, not 7: $(cat "$T/summary-$w.txt")"
+	grep -q "the host clock was stepped back while it was open" "$T/summary-$w.txt" ||
+		miss "summary of $w does not say a step back hid part of it: $(cat "$T/summary-$w.txt")"
+	"$CLIENT" --db "$DB" summary --window $w --partial >/dev/null 2>&1 ||
+		miss "summary --partial of $w does not exit 0"
+	rc=0
+	"$CLIENT" --db "$DB" export --window $w -o "$T/$w.csv" 2>"$T/export-$w.txt" || rc=$?
+	[ $rc = 7 ] || miss "export of $w exits $rc, not 7: $(cat "$T/export-$w.txt")"
+done
 grep -q "stepped forward by 3600.000s" "$T/summary3.txt" ||
 	miss "summary does not say a step crossed w3: $(cat "$T/summary3.txt")"
 if grep -q "sample not stored\|were dropped" "$DLOG"; then
