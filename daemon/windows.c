@@ -454,7 +454,7 @@ find_by_id(struct windows *w, const struct windows_end_req *req,
 }
 
 /*
- * The monotonic clock at realtime at_ns (at or a little before now), and
+ * The monotonic clock at realtime at_ns (before or after now), and
  * the host clock steps so far, into win.
  */
 static void
@@ -467,13 +467,14 @@ mark_clocks(struct window *win, int64_t at_ns)
 	(void)clockstep_check();
 	clockstep_get_stats(&cs);
 	clockstep_read(&real, &mono);
-	win->begin_mono_ns = mono - (uint64_t)(real > at_ns ? real - at_ns : 0);
+	/* at_ns may be before now or, as capture's begins are, after it */
+	win->begin_mono_ns = mono + (uint64_t)(at_ns - real);
 	win->steps_at_begin = cs.steps;
 	win->net_step_at_begin = cs.net_ns;
 }
 
 /*
- * How long win ran to realtime end_ns (at or a little before now): by
+ * How long win ran to realtime end_ns (before or after now): by
  * the monotonic clock if its begin's is known, else between its stamps;
  * with the sentence for its end_note in note ("" if no host clock step
  * crossed it).
@@ -496,8 +497,8 @@ window_elapsed(const struct window *win, int64_t end_ns, char *note,
 	if (win->begin_mono_ns == 0)
 		elapsed = end_ns - win->begin_ns - net;
 	else
-		elapsed = (int64_t)(mono - win->begin_mono_ns) -
-		    (real > end_ns ? real - end_ns : 0);
+		elapsed = (int64_t)(mono - win->begin_mono_ns) +
+		    (end_ns - real);
 	if (elapsed < 0)
 		elapsed = 0;
 	if (steps > 0)
