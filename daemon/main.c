@@ -157,6 +157,8 @@ on_clock_step(void *arg, int64_t step_ns, int64_t at_ns)
 
 	if (d->src != NULL)
 		source_clock_stepped(d->src, step_ns);
+	/* retention by age measures older rows by the clock that stamped them */
+	store_clock_stepped(d->st, step_ns, at_ns);
 	/* windows.max_open counts from begins the step moved */
 	windows_clock_stepped(d->win, at_ns);
 }

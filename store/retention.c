@@ -69,6 +69,7 @@ struct retention_ctx {
 	struct store *st;
 	const struct store_retention *r;
 	int64_t now_ns;
+	int64_t age_cutoff_ns;		/* rows before are older than max_age */
 	int64_t window_cutoff_ns;	/* windows ending at or before are not protected */
 	struct span *spans;		/* sorted, disjoint */
 	size_t nspans;
@@ -81,6 +82,29 @@ sub_clamped(int64_t t, uint64_t d)
 	if (d > (uint64_t)t - (uint64_t)INT64_MIN)
 		return INT64_MIN;
 	return (int64_t)((uint64_t)t - d);
+}
+
+int64_t
+storedb_age_cutoff(int64_t now_ns, uint64_t age_ns,
+    const struct store_clock_step *steps, size_t n)
+{
+	int64_t cutoff = sub_clamped(now_ns, age_ns);
+
+	/*
+	 * Newest first: a cutoff before a step's moment (in the clock after
+	 * it) lies in the clock before it, which read size_ns less.
+	 */
+	for (size_t i = n; i-- > 0 && cutoff != INT64_MIN;) {
+		if (cutoff >= steps[i].at_ns)
+			break;
+		if (steps[i].size_ns > 0)
+			cutoff = sub_clamped(cutoff, (uint64_t)steps[i].size_ns);
+		else if (cutoff <= INT64_MAX + steps[i].size_ns)
+			cutoff -= steps[i].size_ns;
+		else
+			cutoff = INT64_MAX;
+	}
+	return cutoff;
 }
 
 static int
@@ -143,7 +167,12 @@ ctx_open(struct retention_ctx *c, struct store *st,
 	c->st = st;
 	c->r = r;
 	c->now_ns = now_ns;
-	c->window_cutoff_ns = sub_clamped(now_ns, r->windows_max_age_ns);
+	pthread_mutex_lock(&st->mu);
+	c->age_cutoff_ns = storedb_age_cutoff(now_ns, r->max_age_ns,
+	    st->clock_steps, st->nclock_steps);
+	c->window_cutoff_ns = storedb_age_cutoff(now_ns, r->windows_max_age_ns,
+	    st->clock_steps, st->nclock_steps);
+	pthread_mutex_unlock(&st->mu);
 	if (sqlite3_prepare_v2(db, retention_sql_bound, -1, &c->bound, NULL) !=
 	    SQLITE_OK ||
 	    sqlite3_prepare_v2(db, retention_sql_delete_free, -1, &c->del_free,
@@ -308,7 +337,7 @@ chunk_any(struct retention_ctx *c, unsigned chunk, bool *done)
 static int
 phase_age(struct retention_ctx *c, bool *done)
 {
-	int64_t cutoff = sub_clamped(c->now_ns, c->r->max_age_ns);
+	int64_t cutoff = c->age_cutoff_ns;
 
 	if (c->r->max_age_ns == 0 || cutoff == INT64_MIN) {
 		*done = true;

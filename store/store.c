@@ -240,6 +240,20 @@ store_windows_open(struct store *st, struct store_window **out, size_t *n)
 /* ---- status ---- */
 
 void
+store_clock_stepped(struct store *st, int64_t size_ns, int64_t at_ns)
+{
+	pthread_mutex_lock(&st->mu);
+	if (st->nclock_steps == STORE_CLOCK_STEPS) {	/* forget the oldest */
+		memmove(st->clock_steps, st->clock_steps + 1,
+		    (STORE_CLOCK_STEPS - 1) * sizeof(st->clock_steps[0]));
+		st->nclock_steps--;
+	}
+	st->clock_steps[st->nclock_steps++] =
+	    (struct store_clock_step){ .size_ns = size_ns, .at_ns = at_ns };
+	pthread_mutex_unlock(&st->mu);
+}
+
+void
 store_get_stats(struct store *st, struct store_stats *out)
 {
 	char wal[4096];

@@ -119,6 +119,17 @@ struct store_stats {
 /* The limits retention keeps to, in steps between the thread's flushes. */
 void store_set_retention(struct store *st, const struct store_retention *r);
 
+/* The newest steps of the host clock that retention remembers. */
+#define STORE_CLOCK_STEPS	16
+
+/*
+ * The host clock was stepped by size_ns (+ forward) and read at_ns just
+ * after: retention by age measures a row stamped before the step by the
+ * clock that stamped it (retention.c).  The STORE_CLOCK_STEPS newest
+ * steps since open count; an older one is forgotten.
+ */
+void store_clock_stepped(struct store *st, int64_t size_ns, int64_t at_ns);
+
 /*
  * Open or create the database at path, creating parent-less files only
  * (the directory must exist), and migrate its schema forward to

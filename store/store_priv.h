@@ -180,6 +180,9 @@ struct store {
 
 	struct store_counters ctr;
 	struct retention_state ret;
+	/* (mu) the newest steps of the host clock, oldest first */
+	struct store_clock_step clock_steps[STORE_CLOCK_STEPS];
+	size_t nclock_steps;
 	struct ratelimit rl_flush, rl_drop, rl_retention;
 	/* sql.c's record of the connection's last failure (dbmu): its code
 	 * and message, kept past the ROLLBACK that clears SQLite's own, and

@@ -97,6 +97,20 @@ int storedb_windows_summarize_due(struct store *st, int64_t now_ns,
 int storedb_retention_step(struct store *st, const struct store_retention *r,
     int64_t now_ns, uint64_t budget_ns);
 
+/* A step of the host clock: its size (+ forward), the clock just after. */
+struct store_clock_step {
+	int64_t size_ns;
+	int64_t at_ns;
+};
+
+/*
+ * The stamp before which rows are older than age_ns at now_ns, each in
+ * the clock that stamped it: now_ns - age_ns, moved back over the steps
+ * steps[0..n) (oldest first) that came after it.  INT64_MIN if none is.
+ */
+int64_t storedb_age_cutoff(int64_t now_ns, uint64_t age_ns,
+    const struct store_clock_step *steps, size_t n);
+
 /* store_get_stats, with file_bytes read from the connection now. */
 void storedb_get_stats(struct store *st, struct store_stats *out);
 /* store_host as stored (catalog.c). */

@@ -1181,6 +1181,71 @@ test_retention_age_and_windows(void **state)
 	sqlite3_close(db);
 }
 
+/* Steps of the host clock move the age cutoff into the clock before them. */
+static void
+test_age_cutoff(void **state)
+{
+	const struct store_clock_step fwd = { HOUR, T0 + 4 * HOUR };
+	const struct store_clock_step back = { -HOUR, T0 + 2 * HOUR };
+	/* forward an hour at T0 + 3 h, then back an hour half an hour on */
+	const struct store_clock_step both[] = { fwd,
+	    { -HOUR, T0 + 3 * HOUR + 1800 * SEC } };
+
+	(void)state;
+	assert_true(storedb_age_cutoff(T0, HOUR, NULL, 0) == T0 - HOUR);
+	/* just after a step forward an hour, rows an hour old by the clock
+	 * that stamped them were stamped two hours before now */
+	assert_true(storedb_age_cutoff(T0 + 4 * HOUR, HOUR, &fwd, 1) ==
+	    T0 + 2 * HOUR);
+	/* a cutoff after the step is in the clock after it */
+	assert_true(storedb_age_cutoff(T0 + 6 * HOUR, HOUR, &fwd, 1) ==
+	    T0 + 5 * HOUR);
+	/* ten minutes after a step back an hour */
+	assert_true(storedb_age_cutoff(T0 + 2 * HOUR + 600 * SEC, HOUR, &back,
+	    1) == T0 + 2 * HOUR + 600 * SEC);
+	/* ten minutes after both, two hours back crosses both, newest
+	 * first: 80 min to the first step, 30 min, 10 min */
+	assert_true(storedb_age_cutoff(T0 + 3 * HOUR + 2400 * SEC, 2 * HOUR,
+	    both, 2) == T0 + 6000 * SEC);
+	assert_true(storedb_age_cutoff(INT64_MIN + 5, HOUR, NULL, 0) ==
+	    INT64_MIN);
+}
+
+/*
+ * Retention by age after a step of the host clock: rows stamped before it
+ * are aged by the clock that stamped them, so a step forward deletes no
+ * row younger than max_age and a step back leaves none older.
+ */
+static void
+test_retention_clock_steps(void **state)
+{
+	struct fx *f = *state;
+	const int64_t n = 3 * 3600;	/* rows at T0 .. T0 + 3 h, 1 s apart */
+	struct store_retention r = { .max_age_ns = HOUR };
+	sqlite3 *db;
+
+	fx_open(f, 100000);
+	for (int64_t i = 0; i <= n; i++)
+		append_pwr(f, T0 + i * SEC, 0, i);
+	assert_int_equal(storedb_flush(f->st), 0);
+	db = db_open(f);
+
+	/* back an hour after the last row; ten minutes later the rows of the
+	 * last 50 minutes of the old clock are younger than an hour */
+	store_clock_stepped(f->st, -HOUR, T0 + 2 * HOUR);
+	run_retention(f, &r, T0 + 2 * HOUR + 600 * SEC);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 3000 + 1);
+	assert_int_equal(q_int(db, "SELECT min(ts_ns) FROM samples") ==
+	    T0 + 2 * HOUR + 600 * SEC, 1);
+
+	/* then forward two hours, with no time passed: the same rows are
+	 * kept, though the clock now reads an hour past the last row */
+	store_clock_stepped(f->st, 2 * HOUR, T0 + 4 * HOUR + 600 * SEC);
+	run_retention(f, &r, T0 + 4 * HOUR + 600 * SEC);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM samples"), 3000 + 1);
+	sqlite3_close(db);
+}
+
 static uint64_t
 file_size(const char *path)
 {
@@ -1451,6 +1516,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_foreign_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_retention_age_and_windows,
+		    setup, teardown),
+		cmocka_unit_test(test_age_cutoff),
+		cmocka_unit_test_setup_teardown(test_retention_clock_steps,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention_max_size, setup,
 		    teardown),
