@@ -256,6 +256,14 @@ check-arch:
 check-loaded:
 	@sh mk/loaded.sh B=$(B) $(if $(SAN),SAN=$(SAN))
 
+# make check-hta HTA_SRC=DIR: Holistic Trace Analysis (its source in DIR,
+# outside the tree) reads merged traces as the originals (tests/tools/hta_check.py)
+check-hta: all $(B)/tests/mksamples
+	@test -n "$(HTA_SRC)" -a -d "$(HTA_SRC)/hta" || \
+	    { echo "make check-hta HTA_SRC=DIR: DIR/hta is HTA's package" >&2; exit 2; }
+	PYTHONPATH="$(HTA_SRC)" /usr/bin/python3 tests/tools/hta_check.py \
+	    --client $(B)/spyremon --mksamples $(B)/tests/mksamples
+
 demo: all
 	@sh mk/demo.sh $(B)
 
@@ -268,7 +276,7 @@ stop:
 clean:
 	rm -rf $(B)
 
-.PHONY: all check check-loaded bench deps demo run stop clean check-arch stress
+.PHONY: all check check-loaded check-hta bench deps demo run stop clean check-arch stress
 
 include mk/install.mk
 

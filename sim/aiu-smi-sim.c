@@ -44,6 +44,8 @@ struct sim_run {
 	struct sim_powersched *sched;	/* NULL without --power-schedule */
 	int power_log_fd;		/* -1 without --power-log */
 	int64_t sched_from_ns;		/* realtime the last step ended */
+	bool shifted;			/* shift_ns is set (--start) */
+	int64_t shift_ns;		/* --start less the first row's realtime */
 	int64_t logged_ms;		/* --power-log written below this ms */
 	bool recreated;			/* --recreate-after done */
 	uint64_t ticks;			/* model steps (file updates) so far */
@@ -363,7 +365,7 @@ after_row(struct sim_run *run, const char *row)
 	    r >= opts->header_change_after)
 		change_header(run);
 	if (opts->exit_after_set && r >= opts->exit_after)
-		run_exit(run, 3);
+		run_exit(run, 0);
 	if (opts->hang_after_set && r >= opts->hang_after)
 		hang();
 }
@@ -616,6 +618,18 @@ emit_interval(struct sim_run *run)
 	if (run->ticks % (opts->delay_ns / opts->file_interval_ns) != 0)
 		return;
 	now = time(NULL);
+	if (opts->start_set) {
+		/* the first row is dated --start; later ones as time passes */
+		int64_t t = now_realtime_ns();
+
+		if (!run->shifted) {
+			run->shift_ns = opts->start_ns - t;
+			run->shifted = true;
+		}
+		t += run->shift_ns;
+		now = (time_t)(t / (int64_t)NSEC_PER_SEC -
+		    (t % (int64_t)NSEC_PER_SEC < 0));
+	}
 	localtime_r(&now, &tm);
 	strftime(date, sizeof(date), "%Y%m%d", &tm);
 	strftime(hms, sizeof(hms), "%H:%M:%S", &tm);
@@ -707,7 +721,7 @@ main(int argc, char **argv)
 	if (opts.header_change_set && opts.header_change_after == 0)
 		change_header(&run);
 	if (opts.exit_after_set && opts.exit_after == 0)
-		run_exit(&run, 3);
+		run_exit(&run, 0);
 	if (opts.hang_after_set && opts.hang_after == 0)
 		hang();
 	run_schedule(&run);

@@ -71,6 +71,8 @@ struct sim_options {
 	const char *file_log;
 	const char *power_schedule;	/* --power-schedule FILE */
 	const char *power_log;		/* --power-log FILE */
+	bool start_set;
+	int64_t start_ns;		/* --start: the first row's time, epoch ns */
 
 	/* faults: counts of complete data rows over all cards; 0 = off */
 	bool exit_after_set;

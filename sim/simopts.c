@@ -30,6 +30,7 @@ enum {
 	OPT_WORKLOAD,
 	OPT_WRITE_METRIC_FILES,
 	OPT_EXIT_AFTER,
+	OPT_START,
 	OPT_HANG_AFTER,
 	OPT_GARBAGE_EVERY,
 	OPT_HEADER_CHANGE_AFTER,
@@ -64,6 +65,7 @@ static const struct option long_options[] = {
 	{ "workload", required_argument, NULL, OPT_WORKLOAD },
 	{ "write-metric-files", no_argument, NULL, OPT_WRITE_METRIC_FILES },
 	{ "exit-after", required_argument, NULL, OPT_EXIT_AFTER },
+	{ "start", required_argument, NULL, OPT_START },
 	{ "hang-after", required_argument, NULL, OPT_HANG_AFTER },
 	{ "garbage-every", required_argument, NULL, OPT_GARBAGE_EVERY },
 	{ "header-change-after", required_argument, NULL, OPT_HEADER_CHANGE_AFTER },
@@ -114,7 +116,10 @@ static const char usage_text[] =
 "                             file:PATH (busy while PATH exists)\n"
 "      --write-metric-files   create and update each card's metric file every\n"
 "                             interval, as a running workload would\n"
-"      --exit-after N         exit with status 3 after N rows\n"
+"      --exit-after N         exit with status 0 after N rows\n"
+"      --start TIME           the first row's date and time (ISO 8601, local\n"
+"                             without a zone, or epoch ns); later rows follow\n"
+"                             it by the time elapsed\n"
 "      --hang-after N         stop writing after N rows; keep running\n"
 "      --garbage-every N      write a garbage line after every N rows\n"
 "      --header-change-after N  after N rows print a new header (group D\n"
@@ -470,6 +475,12 @@ apply_sim_option(struct sim_options *opts, int c, const char *arg)
 	case OPT_EXIT_AFTER:
 		opts->exit_after = parse_count("exit-after", arg, 0, UINT64_MAX);
 		opts->exit_after_set = true;
+		break;
+	case OPT_START:
+		if (parse_time(arg, &opts->start_ns) == -1)
+			usage_error("--start: '%s' is not ISO 8601 or epoch ns",
+			    arg);
+		opts->start_set = true;
 		break;
 	case OPT_HANG_AFTER:
 		opts->hang_after = parse_count("hang-after", arg, 0, UINT64_MAX);

@@ -637,6 +637,27 @@ storedb_metric(struct store *st, const char *key, const char *unit, int *id)
 	return 0;
 }
 
+int
+storedb_metric_unit(struct store *st, const char *key, char *buf, size_t len)
+{
+	sqlite3_stmt *s;
+	bool found;
+	int rc;
+
+	if (sql_prepare(st, "SELECT unit FROM " SCHEMA_T_METRICS
+	    " WHERE key = ?1", &s) == -1)
+		return -1;
+	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	found = rc == SQLITE_ROW;
+	if (found)
+		snprintf(buf, len, "%s", sqlite3_column_text(s, 0) != NULL ?
+		    (const char *)sqlite3_column_text(s, 0) : "");
+	if (sql_finish_lookup(st, s, rc, "read a metric's unit") == -1)
+		return -1;
+	return found ? 1 : 0;
+}
+
 /* ---- inventory ---- */
 
 static bool

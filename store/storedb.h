@@ -21,6 +21,12 @@ void storedb_close(struct store *st);
 
 /* store_metric: a new key flushes the rows and changes the schema at once. */
 int storedb_metric(struct store *st, const char *key, const char *unit, int *id);
+/*
+ * The unit the catalog gives key, in buf (len bytes): 1, 0 if the catalog
+ * has no such key, -1 after logging a read error.
+ */
+int storedb_metric_unit(struct store *st, const char *key, char *buf,
+    size_t len);
 /* store_append: buffer one row (copied), stamped strictly later per stream. */
 void storedb_append(struct store *st, const struct store_sample *s);
 /* Write every buffered row in one transaction; on failure they stay buffered. */

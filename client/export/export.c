@@ -641,7 +641,11 @@ merge_one(const struct job *j, size_t i, const char *out, const char *host)
 		.hi_ns = sp->hi_ns + o->pad_ns,
 		.out_path = out,
 		.progress = isatty(STDERR_FILENO) == 1,
+		.as = o->merge_as == -1 ? MERGE_AS_COUNTERS :
+		    (enum merge_as)o->merge_as,
 		.ts_integer = !j->ts[i].info.ts_fraction,
+		.ts_decimals = j->ts[i].info.ts_decimals < 1 ? 3 :
+		    j->ts[i].info.ts_decimals > 9 ? 9 : j->ts[i].info.ts_decimals,
 		.metadata_ts = j->ts[i].info.metadata_timed > 0,
 	};
 	struct db_coarse coarse = { 0 };
@@ -897,6 +901,7 @@ export_done(void *opts)
 static const struct options export_cmd_defaults = {
 	.format = EXPORT_CSV,
 	.steps_format = -1,
+	.merge_as = -1,
 };
 
 const struct cmd_spec export_cmd = {

@@ -12,6 +12,7 @@
 #include "client.h"
 #include "cmd.h"
 #include "export_priv.h"
+#include "merge.h"
 #include "schema.h"
 #include "steps.h"
 #include "timeparse.h"
@@ -53,6 +54,9 @@ const char export_usage[] =
 	    "      --host-map TRACE=HOST   the host a trace ran on, with several --db\n"
 	    "      --merge OUT[.gz]        the trace with counter tracks added\n"
 	    "      --merge-dir DIR         one merged trace per trace, into DIR\n"
+	    "      --merge-as counters|hta the samples as counter tracks (default,\n"
+	    "                              for viewers) or as X slices that\n"
+	    "                              Holistic Trace Analysis keeps\n"
 	    "      --include-unreliable    merge the unreliable metrics too\n"
 	    "  -q, --quiet                 no line on stderr of what a merge added\n"
 	    "      --steps                 power and energy per step, not samples\n"
@@ -113,6 +117,15 @@ export_check_options(const struct options *o)
 	}
 	if (o->include_unreliable && !merged)
 		return goes_with("--include-unreliable", "--merge or --merge-dir");
+	if (o->merge_as != -1 && !merged)
+		return goes_with("--merge-as", "--merge or --merge-dir");
+	if (o->merge_as == MERGE_AS_HTA && o->merge != NULL &&
+	    o->traces.n > 1) {
+		warnx("--merge-as hta is for one file per rank, as HTA reads "
+		    "them: --merge-dir DIR (--merge of several traces is one "
+		    "file for trace viewers)");
+		return CLIENT_EXIT_USAGE;
+	}
 	if (o->quiet && !merged)
 		return goes_with("--quiet", "--merge or --merge-dir");
 	if (o->by_source && (derived || o->format == EXPORT_AIUSMI)) {
@@ -165,6 +178,7 @@ const struct option export_longopts[] = {
 	{ "table", no_argument, NULL, OPT_TABLE },
 	{ "host-map", required_argument, NULL, OPT_HOST_MAP },
 	{ "merge-dir", required_argument, NULL, OPT_MERGE_DIR },
+	{ "merge-as", required_argument, NULL, OPT_MERGE_AS },
 	{ "partial", no_argument, NULL, OPT_PARTIAL },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "by-source", no_argument, NULL, OPT_BY_SOURCE },
@@ -261,6 +275,16 @@ export_option(void *opts, int ch, char *arg)
 		if (hosts_map_parse(arg, &o->maps[o->nmaps]) == -1)
 			return CLIENT_EXIT_USAGE;
 		o->nmaps++;
+		break;
+	case OPT_MERGE_AS:
+		if (strcmp(arg, "counters") == 0)
+			o->merge_as = MERGE_AS_COUNTERS;
+		else if (strcmp(arg, "hta") == 0)
+			o->merge_as = MERGE_AS_HTA;
+		else {
+			warnx("--merge-as: '%s' is not counters or hta", arg);
+			return CLIENT_EXIT_USAGE;
+		}
 		break;
 	case OPT_MERGE_DIR:
 		o->merge_dir = arg;

@@ -35,6 +35,7 @@ enum {
 	OPT_CSV,
 	OPT_HOST_MAP,
 	OPT_MERGE_DIR,
+	OPT_MERGE_AS,
 	OPT_PARTIAL,
 	OPT_TABLE,
 	OPT_BY_SOURCE,
@@ -58,6 +59,7 @@ struct options {
 	const char *merge;	/* --merge OUT: several traces combined */
 	const char *merge_dir;	/* --merge-dir DIR: one merged trace each */
 	bool include_unreliable;
+	int merge_as;		/* --merge-as: enum merge_as; -1 not given */
 	bool steps;
 	bool ops;		/* --ops: energy per operator */
 	int steps_format;	/* of --steps or --ops; -1: table on a terminal, else csv */

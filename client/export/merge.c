@@ -380,10 +380,15 @@ merge_stats_print(FILE *fp, const char *out, const struct merge_stats *st)
 	format_time_utc(st->lo_ns, lo, sizeof(lo));
 	format_time_utc(st->hi_ns, hi, sizeof(hi));
 	fprintf(fp, "%s: added %" PRIu64 " events after the trace's own: %zu "
-	    "card%s, %zu counter tracks, %" PRIu64 " samples from %s to %s "
-	    "(%.3f s), ", output_name(out), st->events, st->cards,
-	    st->cards == 1 ? "" : "s", st->tracks, st->samples, lo, hi,
-	    (double)(st->hi_ns - st->lo_ns) / 1e9);
+	    "card%s, ", output_name(out), st->events, st->cards,
+	    st->cards == 1 ? "" : "s");
+	if (st->as == MERGE_AS_HTA)
+		fprintf(fp, "%" PRIu64 " slices of cat " MERGE_HTA_CAT " with "
+		    "%zu metrics in args, ", st->slices, st->tracks);
+	else
+		fprintf(fp, "%zu counter tracks, ", st->tracks);
+	fprintf(fp, "%" PRIu64 " samples from %s to %s (%.3f s), ",
+	    st->samples, lo, hi, (double)(st->hi_ns - st->lo_ns) / 1e9);
 	if (st->min_iv_ms == st->max_iv_ms)
 		fprintf(fp, "one every %" PRId64 " ms", st->min_iv_ms);
 	else

@@ -15,10 +15,22 @@
  * its interval holds the last values; every counter time is clipped to
  * the trace's span.  Times take the original's type: whole microseconds
  * (rounded to the nearest, a half up) where every ts of the original is
- * an integer, else microseconds with three decimals (nanoseconds); the M
+ * an integer, else with as many decimals as the original's ts have at
+ * most (ts_decimals: fewer than three rounded the same way, more padded
+ * with zeros, for the times are whole nanoseconds); the M
  * events carry a ts, the trace's first, where the original's M events
  * have one, so that a reader that puts every event's ts in one column
  * finds no event without it.
+ *
+ * With MERGE_AS_HTA (--merge-as hta) the samples are X slices instead, on
+ * the same processes: one per sample interval of a card, from t - d (or
+ * the end of the card's slice before, so that slices never overlap) to t,
+ * clipped into the trace's span and to start no earlier than its first
+ * slice an analyzer keeps (has_first_slice), so that no analyzer's start
+ * of time moves; cat MERGE_HTA_CAT, name "Spyre N sample", and in args the
+ * card's latest value of each metric, under its track's name ("pwr (W)").
+ * A dur is written as the ts are: whole microseconds (the rounded end
+ * less the rounded start) or with their decimals.
  */
 #ifndef SPYREMON_MERGE_H
 #define SPYREMON_MERGE_H
@@ -33,6 +45,21 @@
 #include "db.h"
 #include "target.h"
 
+/* What the cards' samples become (--merge-as). */
+enum merge_as {
+	MERGE_AS_COUNTERS,	/* C counter tracks, for trace viewers */
+	MERGE_AS_HTA,		/* X slices an analyzer's dataframe keeps */
+};
+
+/*
+ * The category of the slices of MERGE_AS_HTA: Holistic Trace Analysis
+ * keeps only events with a dur and a cat, and once a trace has profiler
+ * steps only those whose cat it takes for CPU events (matching
+ * ^cpu_op, ^user_annotation$ or ^(.+)_runtime); this one matches the last
+ * and no other pattern of its analyses.
+ */
+#define MERGE_HTA_CAT		"spyre_sample_runtime"
+
 struct merge_request {
 	const struct trace_target *t;		/* the trace; read, placed */
 	const struct db_metric *const *cols;	/* the counter tracks, in order */
@@ -44,7 +71,9 @@ struct merge_request {
 	int64_t	 lo_ns, hi_ns;			/* samples overlapping (lo, hi) */
 	const char *out_path;			/* a name ending in .gz: gzip */
 	bool	 progress;			/* report progress on stderr */
+	enum merge_as as;			/* counters, or slices for HTA */
 	bool	 ts_integer;			/* times as whole microseconds */
+	int	 ts_decimals;			/* else with this many decimals, 1..9 */
 	bool	 metadata_ts;			/* M events with a ts (the trace's first) */
 	const struct db_coarse *coarse;		/* NULL, or the imported coarse runs */
 };
@@ -55,6 +84,8 @@ struct merge_stats {
 	uint64_t samples;		/* rows drawn */
 	uint64_t coarse;		/* of those, imported coarse ones */
 	size_t	 cards, tracks;		/* tracks: with at least one event */
+	enum merge_as as;
+	uint64_t slices;		/* MERGE_AS_HTA: X events written */
 	int64_t	 lo_ns, hi_ns;		/* absolute span the tracks cover */
 	int64_t	 min_iv_ms, max_iv_ms;	/* the rows' intervals */
 };

@@ -57,6 +57,8 @@ struct card {
 	int64_t	 first_ts;	/* of its first sample, for the bus ID */
 	int64_t	 last_ns;	/* the latest event time so far */
 	int64_t	 final_ns;	/* its last sample's end, clipped */
+	int64_t	 slice_end;	/* MERGE_AS_HTA: own end of its last slice */
+	char	 name[64];	/* MERGE_AS_HTA: its slices' name, JSON */
 	struct track *tracks;	/* one per rq->ncols */
 };
 
@@ -147,6 +149,50 @@ merge_fmt_us(int64_t ns, char *buf)
 	while (n > 0) {
 		buf[i++] = digits[--n];
 		if (n == 3)
+			buf[i++] = '.';
+	}
+	buf[i] = '\0';
+	return i;
+}
+
+size_t
+merge_fmt_us_prec(int64_t ns, int decimals, char *buf)
+{
+	int64_t unit = 1, q, rem;
+	char digits[24];
+	uint64_t mag;
+	size_t n = 0, i = 0;
+	int want;
+
+	if (decimals >= 3) {
+		i = merge_fmt_us(ns, buf);
+		for (int k = 3; k < decimals && k < 9; k++)
+			buf[i++] = '0';
+		buf[i] = '\0';
+		return i;
+	}
+	for (int k = decimals; k < 3; k++)
+		unit *= 10;
+	q = ns / unit;
+	rem = ns % unit;
+	if (rem < 0) {
+		rem += unit;
+		q--;
+	}
+	if (rem * 2 >= unit)
+		q++;
+	/* q in units of 10^-decimals µs: its digits, a point before the last */
+	mag = q < 0 ? (uint64_t)0 - (uint64_t)q : (uint64_t)q;
+	want = decimals < 0 ? 0 : decimals;
+	do {
+		digits[n++] = (char)('0' + mag % 10);
+		mag /= 10;
+	} while (mag != 0 || n < (size_t)want + 1);
+	if (q < 0)
+		buf[i++] = '-';
+	while (n > 0) {
+		buf[i++] = digits[--n];
+		if (want > 0 && n == (size_t)want)
 			buf[i++] = '.';
 	}
 	buf[i] = '\0';
@@ -246,7 +292,31 @@ make_tracks(struct events *ev)
 		if ((c->tracks = calloc(rq->ncols + 1, sizeof(*c->tracks))) ==
 		    NULL)
 			errx(CLIENT_EXIT_FAILED, "out of memory");
-		for (size_t m = 0; m < rq->ncols; m++) {
+		c->slice_end = INT64_MIN;
+		snprintf(c->name, sizeof(c->name), "\"Spyre %d sample\"",
+		    c->device);
+		for (size_t m = 0; m < rq->ncols && rq->as == MERGE_AS_HTA;
+		    m++) {
+			/* the args member: "pwr (W)":, or "x": without a unit */
+			merge_series_key(rq->cols[m], key, sizeof(key));
+			s.len = 0;
+			str_cat(&s, rq->cols[m]->key);
+			if (strcmp(key, "value") != 0) {
+				str_cat(&s, " ");
+				str_cat(&s, key);
+			}
+			if ((c->tracks[m].head = strdup(s.p)) == NULL)
+				errx(CLIENT_EXIT_FAILED, "out of memory");
+			s.len = 0;
+			str_json(&s, c->tracks[m].head);
+			str_cat(&s, ":");
+			free(c->tracks[m].head);
+			if ((c->tracks[m].head = strdup(s.p)) == NULL)
+				errx(CLIENT_EXIT_FAILED, "out of memory");
+			c->tracks[m].head_len = s.len;
+		}
+		for (size_t m = 0; m < rq->ncols && rq->as == MERGE_AS_COUNTERS;
+		    m++) {
 			s.len = 0;
 			str_cat(&s, "{\"ph\":\"C\",\"pid\":");
 			str_int(&s, c->pid);
@@ -283,24 +353,13 @@ free_cards(struct events *ev)
 /*
  * Time own_ns as the merged trace writes it (merge.h): whole microseconds,
  * the nearest (a half up), where the original's are integers, else with
- * three decimals.  Its length; buf holds MERGE_US_BUFLEN.
+ * the original's decimals.  Its length; buf holds MERGE_US_PREC_BUFLEN.
  */
 static size_t
 fmt_time(const struct events *ev, int64_t own_ns, char *buf)
 {
-	int64_t us, rem;
-
-	if (!ev->rq->ts_integer)
-		return merge_fmt_us(own_ns, buf);
-	us = own_ns / 1000;
-	rem = own_ns % 1000;
-	if (rem < 0) {
-		rem += 1000;
-		us--;
-	}
-	if (rem >= 500)
-		us++;
-	return (size_t)snprintf(buf, MERGE_US_BUFLEN, "%" PRId64, us);
+	return merge_fmt_us_prec(own_ns, ev->rq->ts_integer ? 0 :
+	    ev->rq->ts_decimals, buf);
 }
 
 /* One event's text; the separator before it too. */
@@ -318,7 +377,7 @@ put_event(struct events *ev, const char *text, size_t len)
 static void
 put_metadata_ts(const struct events *ev, struct str *s)
 {
-	char t[MERGE_US_BUFLEN];
+	char t[MERGE_US_PREC_BUFLEN];
 	size_t n;
 
 	if (!ev->rq->metadata_ts || !ev->rq->t->info.has_span)
@@ -374,7 +433,7 @@ put_processes(struct events *ev)
 static int
 put_counter(struct events *ev, struct track *tr, int64_t abs_ns)
 {
-	char us[MERGE_US_BUFLEN], tail[MERGE_US_BUFLEN + 16];
+	char us[MERGE_US_PREC_BUFLEN], tail[MERGE_US_PREC_BUFLEN + 16];
 	size_t n;
 
 	n = fmt_time(ev, trace_target_own(ev->rq->t, abs_ns), us);
@@ -483,6 +542,113 @@ take_row(struct events *ev, sqlite3_stmt *s)
 	return 0;
 }
 
+/* t rounded as fmt_time writes it, in ns. */
+static int64_t
+round_time(const struct events *ev, int64_t t)
+{
+	int decimals = ev->rq->ts_integer ? 0 : ev->rq->ts_decimals;
+	int64_t unit = 1, q, rem;
+
+	for (int k = decimals; k < 3; k++)
+		unit *= 10;
+	q = t / unit;
+	rem = t % unit;
+	if (rem < 0) {
+		rem += unit;
+		q--;
+	}
+	return (q + (rem * 2 >= unit)) * unit;
+}
+
+/*
+ * MERGE_AS_HTA: a row's values become its card's latest, and a row of
+ * the card's row source a slice over its interval (merge.h), with every
+ * latest value in its args.
+ */
+static int
+take_row_hta(struct events *ev, sqlite3_stmt *s)
+{
+	const struct merge_request *rq = ev->rq;
+	const struct trace_info *in = &rq->t->info;
+	int64_t t = sqlite3_column_int64(s, 0);
+	int device = sqlite3_column_int(s, 1);
+	int64_t d = sqlite3_column_int64(s, 2) * (int64_t)NSEC_PER_MSEC;
+	bool rowsrc = sqlite3_column_int(s, 3 + (int)rq->ncols + 1) != 0;
+	char a[MERGE_US_PREC_BUFLEN], b[MERGE_US_PREC_BUFLEN];
+	int64_t at, end, r0, r1;
+	struct card *c;
+	struct str x = { 0 };
+	bool any = false;
+	int rc = 0;
+
+	c = bsearch(&device, ev->cards, ev->ncards, sizeof(*c), cmp_card);
+	if (c == NULL)
+		return 0;
+	count_row(ev->st, rq, device, t, d / (int64_t)NSEC_PER_MSEC);
+	for (size_t m = 0; m < rq->ncols; m++) {
+		sqlite3_value *v = sqlite3_column_value(s, 3 + (int)m);
+
+		if (sqlite3_value_type(v) != SQLITE_NULL &&
+		    !fmt_value_exact(sqlite3_value_double(v),
+		    rq->cols[m]->decimals, c->tracks[m].value,
+		    sizeof(c->tracks[m].value)))
+			c->tracks[m].value[0] = '\0';
+	}
+	if (!rowsrc)
+		return 0;
+	/* own times, clipped: into the span, after the card's last slice */
+	at = t - d < rq->t->start_ns ? rq->t->start_ns : t - d;
+	end = t < rq->t->end_ns ? t : rq->t->end_ns;
+	if (end <= at)
+		return 0;
+	at = trace_target_own(rq->t, at);
+	end = trace_target_own(rq->t, end);
+	if (in->has_first_slice && at < in->first_slice_own_ns)
+		at = in->first_slice_own_ns;
+	if (at < c->slice_end)
+		at = c->slice_end;
+	r0 = round_time(ev, at);
+	r1 = round_time(ev, end);
+	if (r1 <= r0)
+		return 0;
+	c->slice_end = end;
+	str_cat(&x, "{\"ph\":\"X\",\"cat\":\"" MERGE_HTA_CAT "\",\"name\":");
+	str_cat(&x, c->name);
+	str_cat(&x, ",\"pid\":");
+	str_int(&x, c->pid);
+	str_cat(&x, ",\"tid\":");
+	str_int(&x, c->pid);
+	str_cat(&x, ",\"ts\":");
+	str_add(&x, a, fmt_time(ev, r0, a));
+	str_cat(&x, ",\"dur\":");
+	str_add(&x, b, fmt_time(ev, r1 - r0, b));
+	str_cat(&x, ",\"args\":{");
+	for (size_t m = 0; m < rq->ncols; m++) {
+		struct track *tr = &c->tracks[m];
+
+		if (tr->value[0] == '\0')
+			continue;
+		if (any)
+			str_cat(&x, ",");
+		str_add(&x, tr->head, tr->head_len);
+		str_cat(&x, tr->value);
+		tr->wrote = any = true;
+	}
+	str_cat(&x, "}}");
+	if (put_event(ev, x.p, x.len) == -1)
+		rc = -1;
+	free(x.p);
+	ev->st->slices++;
+	/* the span covered, absolute */
+	r0 += rq->t->start_ns - trace_target_own(rq->t, rq->t->start_ns);
+	r1 += rq->t->start_ns - trace_target_own(rq->t, rq->t->start_ns);
+	if (ev->st->lo_ns == 0 || r0 < ev->st->lo_ns)
+		ev->st->lo_ns = r0;
+	if (r1 > ev->st->hi_ns)
+		ev->st->hi_ns = r1;
+	return rc;
+}
+
 /* The pending values, and each card's final events. */
 static int
 finish_cards(struct events *ev)
@@ -517,13 +683,16 @@ put_counters(sqlite3 *db, struct events *ev)
 		return db_error(db, "the samples");
 	bind_span(s, ev);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		if (take_row(ev, s) == -1) {
+		if ((ev->rq->as == MERGE_AS_HTA ? take_row_hta(ev, s) :
+		    take_row(ev, s)) == -1) {
 			sqlite3_finalize(s);
 			return CLIENT_EXIT_FAILED;
 		}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
 		return db_error(db, "the samples");
+	if (ev->rq->as == MERGE_AS_HTA)
+		return CLIENT_EXIT_OK;
 	return finish_cards(ev) == -1 ? CLIENT_EXIT_FAILED : CLIENT_EXIT_OK;
 }
 
@@ -535,6 +704,7 @@ merge_events_write(sqlite3 *db, const struct merge_request *rq,
 	int rc;
 
 	memset(st, 0, sizeof(*st));
+	st->as = rq->as;
 	/* samples overlapping both spans overlap their intersection */
 	ev.lo_ns = rq->lo_ns > rq->t->start_ns ? rq->lo_ns : rq->t->start_ns;
 	ev.hi_ns = rq->hi_ns < rq->t->end_ns ? rq->hi_ns : rq->t->end_ns;

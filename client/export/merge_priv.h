@@ -31,6 +31,8 @@
 
 /* Room for merge_fmt_us: a sign, 19 digits, a point and a NUL. */
 #define MERGE_US_BUFLEN		24
+/* Room for merge_fmt_us_prec: six more fraction digits. */
+#define MERGE_US_PREC_BUFLEN	(MERGE_US_BUFLEN + 6)
 
 /*
  * Where the new events go: put writes n bytes of text and returns 0, or
@@ -81,6 +83,14 @@ int merge_events_write(sqlite3 *db, const struct merge_request *rq,
  * MERGE_US_BUFLEN bytes; returns the length written.
  */
 size_t merge_fmt_us(int64_t ns, char *buf);
+
+/*
+ * ns as decimal µs with exactly decimals (0..9) fraction digits: to fewer
+ * than three rounded to the nearest, a half up (toward +inf), to more
+ * padded with zeros; with 0 an integer, without a point.  buf holds
+ * MERGE_US_PREC_BUFLEN bytes; returns the length written.
+ */
+size_t merge_fmt_us_prec(int64_t ns, int decimals, char *buf);
 
 /*
  * The first of ncards consecutive pids that no integer pid of the trace

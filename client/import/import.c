@@ -113,10 +113,32 @@ remove_created(const char *path)
 	}
 }
 
-/* The metrics of the file into the catalog; outside the transaction. */
+/*
+ * The metrics of the file into the catalog; outside the transaction.  A
+ * unit the header states must be the one the database has for the key:
+ * checked for all before any is added, so a refusal changes nothing.
+ */
 static int
 add_metrics(struct import_run *r)
 {
+	char unit[CSV_UNIT_MAX];
+	int found;
+
+	for (size_t i = 0; i < r->nmetrics; i++) {
+		const struct import_metric *m = &r->metrics[i];
+
+		if (m->unit[0] == '\0')
+			continue;
+		if ((found = storedb_metric_unit(r->st, m->key, unit,
+		    sizeof(unit))) == -1)
+			return -1;
+		if (found && strcmp(unit, m->unit) != 0) {
+			warnx("%s:%zu: metric '%s' in '%s': %s holds %s in "
+			    "'%s'; nothing imported", r->o->file, m->line,
+			    m->key, m->unit, r->dbpath, m->key, unit);
+			return -1;
+		}
+	}
 	for (size_t i = 0; i < r->nmetrics; i++)
 		if (storedb_metric(r->st, r->metrics[i].key, r->metrics[i].unit,
 		    &r->metrics[i].id) == -1)

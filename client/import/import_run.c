@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "metrics.h"
 #include "timeparse.h"
 
 #define READ_CHUNK	(64 * 1024)
@@ -119,15 +120,40 @@ bus_override(const struct import_run *r, int device)
 	return NULL;
 }
 
-/* The index of metric key among r->metrics, adding it in the first pass. */
+/*
+ * The index of metric key among r->metrics, adding it in the first pass.
+ * A unit the header states is kept as it is: one that differs from the
+ * unit spyremon knows the key by, or from the key's unit in an earlier
+ * header of the file, is a bad line (the values would be stored under the
+ * other unit); "" states none.
+ */
 static int
 metric_index(struct import_run *r, const char *key, const char *unit)
 {
+	const struct metric_def *known = metric_def_find(key);
 	struct import_metric *m;
 
-	for (size_t i = 0; i < r->nmetrics; i++)
-		if (strcmp(r->metrics[i].key, key) == 0)
-			return (int)i;
+	if (unit[0] != '\0' && known != NULL && strcmp(unit, known->unit) != 0) {
+		line_error(r, "metric '%s' in '%s': spyremon stores %s in '%s' "
+		    "and would drop the file's unit", key, unit, key,
+		    known->unit);
+		return -1;
+	}
+	for (size_t i = 0; i < r->nmetrics; i++) {
+		if (strcmp(r->metrics[i].key, key) != 0)
+			continue;
+		if (unit[0] != '\0' && r->metrics[i].unit[0] != '\0' &&
+		    strcmp(unit, r->metrics[i].unit) != 0) {
+			line_error(r, "metric '%s' in '%s', in '%s' at line "
+			    "%zu", key, unit, r->metrics[i].unit,
+			    r->metrics[i].line);
+			return -1;
+		}
+		if (r->metrics[i].unit[0] == '\0')
+			snprintf(r->metrics[i].unit, sizeof(r->metrics[i].unit),
+			    "%s", unit);
+		return (int)i;
+	}
 	if (r->pass == 2) {
 		line_error(r, "metric '%s' is new", key);
 		return -1;
@@ -139,6 +165,7 @@ metric_index(struct import_run *r, const char *key, const char *unit)
 	m = &r->metrics[r->nmetrics];
 	snprintf(m->key, sizeof(m->key), "%s", key);
 	snprintf(m->unit, sizeof(m->unit), "%s", unit);
+	m->line = r->lineno;
 	m->id = -1;
 	return (int)r->nmetrics++;
 }

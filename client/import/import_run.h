@@ -46,7 +46,8 @@ struct import_key {
 
 struct import_metric {
 	char key[CSV_KEY_MAX];
-	char unit[CSV_UNIT_MAX];
+	char unit[CSV_UNIT_MAX];	/* as the header states it; "" if none */
+	size_t	 line;			/* of the header that first named it */
 	int id;			/* storedb_metric's */
 };
 

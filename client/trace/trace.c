@@ -310,6 +310,25 @@ track_hash(const void *s, size_t len)
 	return h == 0 ? 1 : h;
 }
 
+/*
+ * The fraction digits of a ts written s[0..len), into info's most: digits
+ * after the point up to an exponent; a number with an exponent counts as
+ * 3 (its digits say nothing of how it was printed).
+ */
+static void
+note_decimals(struct trace_info *info, const char *s, size_t len)
+{
+	const char *dot = memchr(s, '.', len);
+	int n = 0;
+
+	if (memchr(s, 'e', len) || memchr(s, 'E', len))
+		n = 3;
+	else if (dot != NULL)
+		n = (int)(len - (size_t)(dot + 1 - s));
+	if (n > info->ts_decimals)
+		info->ts_decimals = n;
+}
+
 static int
 event_number(struct trace_reader *r, const char *s, size_t len)
 {
@@ -320,10 +339,11 @@ event_number(struct trace_reader *r, const char *s, size_t len)
 		if (!number_value(r, s, len, 3, "ts", &ev->ts))
 			return 0;
 		ev->has_ts = true;
-		if (!r->tally.info.ts_fraction &&
-		    (memchr(s, '.', len) || memchr(s, 'e', len) ||
-		    memchr(s, 'E', len)))
+		if (memchr(s, '.', len) || memchr(s, 'e', len) ||
+		    memchr(s, 'E', len)) {
 			r->tally.info.ts_fraction = true;
+			note_decimals(&r->tally.info, s, len);
+		}
 		break;
 	case KEY_DUR:
 		if (!number_value(r, s, len, 3, "dur", &ev->dur))

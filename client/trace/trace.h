@@ -99,6 +99,7 @@ struct trace_info {
 	bool	 has_base;
 	int64_t	 base_ns;		/* baseTimeNanoseconds, else 0 */
 	bool	 ts_fraction;		/* some ts had a fraction or an exponent */
+	int	 ts_decimals;		/* the most fraction digits of a ts (3 for an exponent) */
 	char	 display_time_unit[16];	/* displayTimeUnit, "" when absent */
 
 	bool	 absolute;		/* start_ns and end_ns are Unix-epoch ns */
@@ -108,6 +109,13 @@ struct trace_info {
 	int64_t	 start_ns;		/* base_ns + first_own_ns, if absolute */
 	int64_t	 end_ns;		/* base_ns + last_own_ns, if absolute */
 
+	/*
+	 * The earliest ts of an X event with a dur and a cat other than
+	 * "Trace" and "python_function": an analyzer that keeps such slices
+	 * (Holistic Trace Analysis) starts its clock at or before it.
+	 */
+	bool	 has_first_slice;
+	int64_t	 first_slice_own_ns;
 	uint64_t events;		/* non-M events with a usable ts: the span's events */
 	uint64_t metadata_events;	/* M events, skipped */
 	uint64_t metadata_timed;	/* of those, with a numeric ts */

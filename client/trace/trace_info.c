@@ -233,6 +233,8 @@ gen_header(yajl_gen g, const char *path, const struct trace_info *in)
 	jsonw_str(g, trace_dialect_text(in->dialect));
 	jsonw_str(g, "ts_fraction");
 	yajl_gen_bool(g, in->ts_fraction);
+	jsonw_str(g, "ts_decimals");
+	yajl_gen_integer(g, in->ts_decimals);
 	jsonw_str(g, "display_time_unit");
 	if (in->display_time_unit[0] != '\0')
 		jsonw_str(g, in->display_time_unit);

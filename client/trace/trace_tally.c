@@ -183,6 +183,14 @@ tally_event(struct trace_tally *t, const struct trace_event *ev,
 	}
 	if ((rc = event_timed(t, ev, why)) != TRACE_OK)
 		return rc;
+	if (ev->ph == 'X' && ev->has_dur && ev->cat[0] != '\0' &&
+	    strcmp(ev->cat, "Trace") != 0 &&
+	    strcmp(ev->cat, "python_function") != 0 &&
+	    (!t->info.has_first_slice ||
+	    ev->ts_ns < t->info.first_slice_own_ns)) {
+		t->info.has_first_slice = true;
+		t->info.first_slice_own_ns = ev->ts_ns;
+	}
 	return ev->is_step ? step_add(t, ev, why) : TRACE_OK;
 }
 

@@ -6,7 +6,7 @@ usage: capture_check.py merged IN OUT CARDS
        capture_check.py steps STEPS.csv CARDS INFO.json [INFO.json ...]
        capture_check.py trace IN --trace-id ID [--pid PID]
 
-"merged": OUT is IN with one block inserted (merge_check.py's rule), IN's
+"merged": OUT is IN with one block appended (merge_check.py's rule), IN's
 events are OUT's after the new ones, equal and in order, and the new ones
 are one process per card ("Spyre N ...", CARDS of them, on pids IN does
 not use) with counter events of power and busy inside IN's span.

@@ -14,7 +14,9 @@ two before it, and a bus ID for card 0 only.
 "check" reads the trace IN and the merged trace OUT (plain or gzip, by
 their bytes) and fails with a message on the first difference:
 
-- OUT is valid JSON, and its bytes are IN's with one block inserted;
+- OUT is valid JSON, and its bytes are IN's with one block appended to
+  the events array: every byte of IN before the ']' that closes it is
+  OUT's, at the same offset, and IN's bytes from there end OUT;
 - IN's events are OUT's first events, equal, in order and at the same
   indexes (numbers compared as exact decimals), and the new ones follow;
 - the new events are M and C events on pids that no event of IN uses,
@@ -23,8 +25,9 @@ their bytes) and fails with a message on the first difference:
 - each C event's track, as Perfetto names it ("<name> <args key>"), is
   one of --metrics with its unit ("pwr (W)"; an --unreliable one marked
   "(MiB, unreliable)"), its ts is an integer where every ts of IN is
-  one (trace info's ts_fraction false), else has exactly three fraction
-  digits, and lies within the trace's span; the new M events have a ts,
+  one (trace info's ts_fraction false), else has exactly IN's fraction
+  digits (as many as IN's ts have at most, trace info's ts_decimals,
+  which is checked against IN's text), and lies within the trace's span; the new M events have a ts,
   the first of IN's, exactly where IN's M events have one; and each
   track's events are the ones the
   samples give, computed here independently: a sample stamped t covering
@@ -32,11 +35,14 @@ their bytes) and fails with a message on the first difference:
   span, a later value at the same clipped time replacing an earlier one,
   a missing value writing nothing, and the card's last sample ending at
   min(t, end) with a final event repeating each track's last value.
+- with --merge-as hta, the new events are the M events and X slices
+  instead (check_slices says what of them).
 """
 import argparse
 import decimal
 import gzip
 import json
+import re
 import sys
 
 D = decimal.Decimal
@@ -152,29 +158,46 @@ def expected_tracks(rows, metrics, start, end):
     return want
 
 
+def decimals_of(a):
+    """The most fraction digits of a ts in a's text (3 with an exponent)."""
+    most = 0
+    for m in re.finditer(rb'"ts"\s*:\s*(-?[0-9.eE+-]+)', a):
+        t = m.group(1)
+        n = 3 if (b"e" in t or b"E" in t) else (
+            len(t) - t.index(b".") - 1 if b"." in t else 0)
+        most = max(most, n)
+    return most
+
+
 def events_of(doc):
     return doc["traceEvents"] if isinstance(doc, dict) else doc
 
 
+def events_close(a):
+    """The byte offset of the ']' closing a's events array (a parses)."""
+    u = a.decode()
+    dec = json.JSONDecoder()
+    if isinstance(dec.decode(u), list):
+        end = len(u.rstrip())
+    else:
+        i = u.index("[", u.index('"traceEvents"'))
+        _, end = dec.raw_decode(u, i)
+    return len(u[:end].encode()) - 1
+
+
 def check_bytes(a, b):
-    """b is a with one block inserted."""
+    """b is a with one block appended to its events array: every byte of a
+    before the array's ']' is b's first bytes, the rest b's last."""
     extra = len(b) - len(a)
     if extra < 0:
         fail("OUT is shorter than IN")
-    # the first difference, found a block at a time; b is an insertion
-    # into a exactly when a's bytes from there end b
-    p, step = 0, 1 << 16
-    while p < len(a):
-        if a[p:p + step] == b[p:p + step]:
-            p += step
-        elif step > 1:
-            step //= 2
-        else:
-            break
-    p = min(p, len(a))
-    if a[p:] != b[p + extra:]:
-        fail("OUT is not IN with a block inserted: they differ from byte %d"
-             " on" % p)
+    close = events_close(a)
+    if b[:close] != a[:close]:
+        p = next(i for i in range(close) if a[i] != b[i])
+        fail("OUT changes IN's bytes before the end of its events: from "
+             "byte %d on" % p)
+    if b[close + extra:] != a[close:]:
+        fail("OUT does not end as IN does after its events array")
 
 
 def cmd_check(args):
@@ -199,11 +222,17 @@ def cmd_check(args):
             fail("original event %d differs: %r against %r" % (i, x, y))
     new = ev_out[len(ev_in):]
     integer = not info["ts_fraction"]
+    decimals = min(max(info.get("ts_decimals") or 3, 1), 9)
+    want_dec = max(decimals_of(a), 1)
+    if not integer and decimals != want_dec:
+        fail("trace info's ts_decimals %d, IN's most %d" % (decimals,
+                                                            want_dec))
     timed_m = [e for e in ev_in if isinstance(e, dict) and
                e.get("ph") == "M" and "ts" in e]
     first_ts = None
     if info.get("first_ts_ns") is not None:
-        first_ts = D(info["first_ts_ns"]) / 1000
+        first_ts = (D(info["first_ts_ns"]) / 1000).quantize(
+            D(1).scaleb(-decimals), rounding=decimal.ROUND_HALF_UP)
         if integer:
             first_ts = D(int((info["first_ts_ns"] + 500) // 1000))
     for e in new:
@@ -258,6 +287,12 @@ def cmd_check(args):
         unit = METRICS[m]
         labels["%s (%s%s)" % (m, unit, ", unreliable" if m in unreliable
                               else "")] = m
+    if args.merge_as == "hta":
+        check_slices(new, cards, labels, integer, decimals, start, end,
+                     add, ev_in, args)
+        print("ok: %d cards, %d slices, %d new events, %d original"
+              % (len(cards), len(new) - 2 * len(cards), k, len(ev_in)))
+        return
     got = {}
     for e in new:
         if e.get("ph") == "M":
@@ -276,8 +311,9 @@ def cmd_check(args):
         if integer and (not isinstance(ts, int) or isinstance(ts, bool)):
             fail("ts %r is not whole µs, as every ts of IN is" % (ts,))
         if not integer and (not isinstance(ts, D) or
-                            ts.as_tuple().exponent != -3):
-            fail("ts %r is not µs with three fraction digits" % (ts,))
+                            ts.as_tuple().exponent != -decimals):
+            fail("ts %r is not µs with %d fraction digits, as IN's"
+                 % (ts, decimals))
         ns = int(ts * 1000) + add
         if not start <= ns <= end:
             fail("ts %s (%d ns) is outside the span %d..%d"
@@ -288,9 +324,10 @@ def cmd_check(args):
         if any(a[0] >= b[0] for a, b in zip(ev, ev[1:])):
             fail("track %s: times do not increase" % (track,))
     want = expected_tracks(load_lines(args.lines), metrics, start, end)
-    if integer:
-        # whole µs of the trace's own time, the nearest, a half up
-        want = {tr: [((ns - add + 500) // 1000 * 1000 + add, v)
+    if integer or decimals < 3:
+        # the trace's own time to its decimals, the nearest, a half up
+        u = 10 ** (3 - (0 if integer else decimals))
+        want = {tr: [((ns - add + u // 2) // u * u + add, v)
                      for ns, v in ev] for tr, ev in want.items()}
     if set(got) != set(want):
         fail("tracks %s, want %s" % (sorted(got), sorted(want)))
@@ -301,6 +338,67 @@ def cmd_check(args):
         check_summary(args.summary, args.output, k, len(cards), len(got))
     print("ok: %d cards, %d tracks, %d new events, %d original"
           % (len(cards), len(got), k, len(ev_in)))
+
+
+def check_time(x, what, integer, decimals):
+    if integer and (not isinstance(x, int) or isinstance(x, bool)):
+        fail("%s %r is not whole µs, as every ts of IN is" % (what, x))
+    if not integer and (not isinstance(x, D) or
+                        x.as_tuple().exponent != -decimals):
+        fail("%s %r is not µs with %d fraction digits, as IN's"
+             % (what, x, decimals))
+
+
+def check_slices(new, cards, labels, integer, decimals, start, end, add,
+                 ev_in, args):
+    """--merge-as hta: X slices of cat spyre_sample_runtime, one thread
+    per card, that never overlap, lie within the span and start no
+    earlier than IN's first slice an analyzer keeps; args are the
+    card's metrics under their labels; every sample of the row source
+    whose interval meets the span gives one."""
+    first_slice = min((e["ts"] for e in ev_in if isinstance(e, dict) and
+                       e.get("ph") == "X" and "dur" in e and
+                       e.get("cat") not in (None, "Trace",
+                                            "python_function")),
+                      default=None)
+    last = {}
+    n = 0
+    for e in new:
+        if e.get("ph") == "M":
+            continue
+        if e.get("ph") != "X" or e.get("cat") != "spyre_sample_runtime":
+            fail("new event %r: want X of cat spyre_sample_runtime" % e)
+        if e.get("pid") not in cards or e.get("tid") != e["pid"]:
+            fail("slice on pid %r tid %r" % (e.get("pid"), e.get("tid")))
+        if e["name"] != "Spyre %d sample" % cards[e["pid"]]:
+            fail("slice name %r" % e["name"])
+        check_time(e["ts"], "ts", integer, decimals)
+        check_time(e["dur"], "dur", integer, decimals)
+        if e["dur"] <= 0:
+            fail("slice of dur %s" % e["dur"])
+        if first_slice is not None and e["ts"] < first_slice:
+            fail("slice at %s before IN's first slice at %s"
+                 % (e["ts"], first_slice))
+        a = int(e["ts"] * 1000) + add
+        b = int((e["ts"] + e["dur"]) * 1000) + add
+        slack = 0 if not integer and decimals >= 3 else 500
+        if a < start - slack or b > end + slack:
+            fail("slice %d..%d outside the span %d..%d" % (a, b, start, end))
+        if e["pid"] in last and a < last[e["pid"]]:
+            fail("slices of pid %d overlap at %d" % (e["pid"], a))
+        last[e["pid"]] = b
+        bad = [k for k in e["args"] if k not in labels]
+        if bad or not e["args"]:
+            fail("slice args %r: keys not among %s" % (e["args"],
+                                                        sorted(labels)))
+        n += 1
+    if n == 0:
+        fail("no slice written")
+    if args.summary:
+        lines = [l for l in open(args.summary) if "slices of cat" in l]
+        want = "%d slices of cat spyre_sample_runtime" % n
+        if len(lines) != 1 or want not in lines[0]:
+            fail("summary %r does not say %r" % (lines, want))
 
 
 def check_summary(path, out, events, cards, tracks):
@@ -329,6 +427,8 @@ def main():
     c.add_argument("--unreliable", default="")
     c.add_argument("--trace-start", type=int)
     c.add_argument("--summary", help="export's stderr, whose line must agree")
+    c.add_argument("--merge-as", default="counters",
+                   choices=("counters", "hta"))
     args = ap.parse_args()
     if args.cmd == "samples":
         cmd_samples(args)

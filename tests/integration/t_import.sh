@@ -35,13 +35,13 @@ q() {
 FLUSH=200ms write_config 2 100ms
 start_daemon
 wait_for 20 rows_at_least 1 || fail "no row stored within 20s"
-# aiu-smi -s -f FILE, 1 s apart, exiting (status 3) after the rows asked for
+# aiu-smi -s -f FILE, 1 s apart, exiting (status 0) after the rows asked for
 TZ=Europe/Berlin "$SIM" -s -d 1 --cards 2 --exit-after 10 -f "$T/log.csv" &
 sim1=$!
 TZ=Europe/Berlin "$SIM" -s -d 1 --cards 4 -i 2,3 --exit-after 6 -f "$T/log23.csv" &
 sim2=$!
-wait $sim1 || [ $? -eq 3 ] || fail "simulator failed"
-wait $sim2 || [ $? -eq 3 ] || fail "simulator failed"
+wait $sim1 || fail "simulator failed"
+wait $sim2 || fail "simulator failed"
 rows=$(grep -c '^[0-9]' "$T/log.csv")
 [ "$rows" -eq 10 ] || fail "the simulator wrote $rows rows, not 10"
 grep -q '^3,.*,-,-$' "$T/log23.csv" || fail "device 3 has RDMA values: $(cat "$T/log23.csv")"
@@ -235,4 +235,28 @@ head -n 1 "$T/out" | grep -q ',coarse$' && fail "fine samples have a coarse colu
 # importing the mix again overlaps what is there
 expect_rc 1 "$CLIENT" import --db "$T/rt3.db" "$T/mix.csv"
 err_has "is already in $T/rt3.db; refusing to import it again"
+# ---- every unit of the header is kept, or the import refused ----
+# each header cell's unit is the catalog's after the import: none dropped
+expect_rc 0 "$CLIENT" import --tz UTC --db "$T/units.db" "$T/log.csv"
+grep '^ID,' "$T/log.csv" | head -n 1 | tr ',' '\n' | tail -n +4 >"$T/units.want"
+sqlite3 -separator ' ' "$T/units.db" "SELECT key, unit FROM metrics ORDER BY id" \
+    >"$T/units.got"
+missing=$(grep -vxF -f "$T/units.got" "$T/units.want" || true)
+[ -z "$missing" ] || fail "units not in the catalog as the header gave them: $missing"
+# a known key in another unit: the value would be stored under spyremon's
+sed 's/,pwr W,/,pwr mW,/; s/,busy %,/,busy pct,/' "$T/log.csv" >"$T/units-mw.csv"
+expect_rc 1 "$CLIENT" import --tz UTC --db "$T/units2.db" "$T/units-mw.csv"
+hl=$(grep -n '^ID,' "$T/units-mw.csv" | head -n 1 | cut -d: -f1)
+err_has "units-mw.csv:$hl: metric 'pwr' in 'mW': spyremon stores pwr in 'W'"
+err_has "units-mw.csv:$hl: metric 'busy' in 'pct'"
+[ ! -e "$T/units2.db" ] || fail "a refused import left $T/units2.db"
+# a new key: its unit is the header's; another file's other unit is refused
+sed 's/,pwr W,/,xpwr kW,/' "$T/log.csv" >"$T/units-x.csv"
+expect_rc 0 "$CLIENT" import --tz UTC --db "$T/units3.db" "$T/units-x.csv"
+[ "$(q "$T/units3.db" "SELECT unit FROM metrics WHERE key = 'xpwr'")" = kW ] ||
+	fail "xpwr: unit $(q "$T/units3.db" "SELECT unit FROM metrics WHERE key = 'xpwr'")"
+sed 's/,pwr W,/,xpwr MW,/' "$T/log23.csv" >"$T/units-x2.csv"
+expect_rc 1 "$CLIENT" import --tz UTC --db "$T/units3.db" "$T/units-x2.csv"
+err_has "metric 'xpwr' in 'MW': $T/units3.db holds xpwr in 'kW'; nothing imported"
+echo "units: ok"
 exit 0

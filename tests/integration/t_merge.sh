@@ -2,8 +2,10 @@
 # "spyremon export --trace IN --merge OUT" on every real trace in
 # tests/data/traces, against a database of two cards whose samples cover
 # the trace's span: merge_check.py checks that OUT is IN with the cards'
-# processes and counter tracks inserted and nothing else changed, and
-# computes the expected tracks itself.  Also: --include-unreliable,
+# processes and counter tracks appended after its last event (IN's bytes
+# up to its events' ']' are OUT's) and nothing else changed, in IN's types
+# (integer, or IN's decimals), and computes the expected tracks itself;
+# and --merge-as hta's slices.  Also: --include-unreliable,
 # --metrics, gzip in and out, a trace whose events share one time, and
 # the failures (a cut or corrupt trace, a trace that changes between the
 # two reads, no samples near the trace, a full disk), each of which must
@@ -116,6 +118,11 @@ for trace in "$TRACES"/*.json.gz; do
 	merge "$dir" "$dir/in.json" "$dir/out2.json.gz" "${opts[@]}"
 	check "$dir" "$dir/in.json" "$dir/out2.json.gz" \
 	    --metrics pwr,busy,rdmem "${opts[@]}"
+	# the samples as slices HTA keeps
+	merge "$dir" "$trace" "$dir/out-hta.json.gz" --merge-as hta \
+	    "${opts[@]}"
+	check "$dir" "$trace" "$dir/out-hta.json.gz" --metrics pwr,busy,rdmem \
+	    --merge-as hta "${opts[@]}"
 	echo "$name: ok"
 	n=$((n + 1))
 done
@@ -143,6 +150,72 @@ prepare "$dir/in.json" "$dir"
 merge "$dir" "$dir/in.json" "$dir/out.json"
 check "$dir" "$dir/in.json" "$dir/out.json" --metrics pwr,busy,rdmem
 echo "one timestamp: ok"
+
+# Float times keep the trace's own decimals: one (rounded, a half up)
+# and six (padded); the trace's M events carry a ts, so the added ones do.
+for dec in 1 6; do
+	dir=$T/dec$dec
+	mkdir -p "$dir"
+	python3 - "$dec" >"$dir/in.json" <<'PY'
+import sys
+d = int(sys.argv[1])
+t0 = 1700000000123456.789
+f = lambda x: "%.*f" % (d, x)
+print('{"traceEvents": [')
+print(' {"ph": "M", "name": "process_name", "pid": 7, "ts": %s, '
+      '"args": {"name": "w"}},' % f(t0))
+print(' {"ph": "X", "cat": "cpu_op", "name": "a", "ts": %s, "dur": %s, '
+      '"pid": 7, "tid": 7},' % (f(t0), f(2.5e6)))
+print(' {"ph": "X", "cat": "cpu_op", "name": "b", "ts": %s, "dur": %s, '
+      '"pid": 7, "tid": 7}' % (f(t0 + 2.5e6), f(0.5e6)))
+print(']}')
+PY
+	prepare "$dir/in.json" "$dir"
+	merge "$dir" "$dir/in.json" "$dir/out.json"
+	check "$dir" "$dir/in.json" "$dir/out.json" --metrics pwr,busy,rdmem
+	merge "$dir" "$dir/in.json" "$dir/out-hta.json" --merge-as hta
+	check "$dir" "$dir/in.json" "$dir/out-hta.json" --metrics pwr,busy,rdmem \
+	    --merge-as hta
+done
+echo "decimals: ok"
+
+# The check can fail: an event put before the original's first, and a
+# float ts in an integer trace.
+dir=$T/kineto-absolute-int
+python3 - "$dir/out.json" "$dir/front.json" "$dir/float.json" <<'PY'
+import sys
+b = open(sys.argv[1], "rb").read()
+i = b.index(b"[") + 1
+j = b.index(b'{"ph":"C"')
+k = b.index(b"}", b.index(b'"ts":', j)) + 1
+# the first counter event moved to the front of the array
+open(sys.argv[2], "wb").write(b[:i] + b[j:k] + b"," + b[i:j] + b[k + 2:])
+end = b.index(b"}", b.index(b'"ts":', j))
+open(sys.argv[3], "wb").write(b[:end] + b".5" + b[end:])
+PY
+for bad in front float; do
+	if python3 "$CHECK" check "$trace" "$dir/$bad.json" "$dir/info.json" \
+	    "$dir/lines" --metrics pwr,busy,rdmem >/dev/null 2>"$dir/err-$bad"; then
+		fail "merge_check took $bad.json"
+	fi
+done
+grep -q "changes IN's bytes before the end of its events" "$dir/err-front" ||
+	fail "front: $(cat "$dir/err-front")"
+grep -q "not whole µs" "$dir/err-float" || fail "float ts: $(cat "$dir/err-float")"
+echo "the check fails: ok"
+
+# --merge-as goes with a merge, and hta with one file per rank
+rc=0
+"$CLIENT" export --db "$dir/db" --trace "$trace" --merge-as hta \
+    >/dev/null 2>"$dir/err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q -- "--merge-as goes with" "$dir/err" ||
+	fail "--merge-as alone: exit $rc: $(cat "$dir/err")"
+rc=0
+"$CLIENT" export --db "$dir/db" --trace "$trace" --trace "$trace" \
+    --merge "$E/x.json" --merge-as hta >/dev/null 2>"$dir/err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q -- "--merge-dir DIR" "$dir/err" ||
+	fail "--merge-as hta of two traces into one: exit $rc: $(cat "$dir/err")"
+no_output "--merge-as hta of two traces"
 
 # A cut gzip trace and a corrupt one: an offset, and no output.
 dir=$T/kineto-absolute-int

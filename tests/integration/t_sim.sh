@@ -191,12 +191,13 @@ EOF
 check() { python3 "$tmp/check.py" "$@"; }
 now_ns() { python3 -c 'import time; print(time.time_ns())'; }
 
-# run_sim OUT ARGS...: run with --exit-after in ARGS; require exit status 3.
+# run_sim OUT ARGS...: run with --exit-after in ARGS; require exit status 0,
+# a run that ended as asked.
 run_sim() {
 	local out=$1 rc=0
 	shift
 	timeout 10 "$SIM" "$@" >"$out" 2>"$out.err" || rc=$?
-	[ "$rc" -eq 3 ] || fail "$SIM $* exited $rc, want 3: $(cat "$out.err")"
+	[ "$rc" -eq 0 ] || fail "$SIM $* exited $rc, want 0: $(cat "$out.err")"
 }
 
 echo "-v and --help"
@@ -302,6 +303,27 @@ for attempt in 1 2; do
 done
 run_sim "$tmp/ex2" -s -d 0.01 --cards 2 --exit-after 7
 [ "$(grep -c '^[0-9]' "$tmp/ex2")" -eq 7 ] || fail "--exit-after 7 stopped mid-interval wrongly"
+
+echo "--start"
+# the first row carries the date asked for, later ones the time elapsed
+TZ=UTC run_sim "$tmp/st" -s -d 0.3 --cards 1 --exit-after 5 \
+    --start 2026-03-01T09:00:00
+first=$(grep '^[0-9]' "$tmp/st" | head -1 | cut -d, -f2,3)
+last=$(grep '^[0-9]' "$tmp/st" | tail -1 | cut -d, -f2,3)
+[ "$first" = "20260301,09:00:00" ] || fail "--start: first row at $first"
+case $last in
+20260301,09:00:0[12]) ;;
+*) fail "--start: the fifth row, 1.2 s on, at $last" ;;
+esac
+# epoch ns, shown in the local zone
+TZ=Europe/Berlin run_sim "$tmp/st2" -s -d 0.01 --cards 1 --exit-after 1 \
+    --start 1772355600000000000
+[ "$(grep '^[0-9]' "$tmp/st2" | cut -d, -f2,3)" = "20260301,10:00:00" ] ||
+	fail "--start in epoch ns: $(grep '^[0-9]' "$tmp/st2")"
+rc=0
+"$SIM" -s --start yesterday >/dev/null 2>"$tmp/st.err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q -- "--start" "$tmp/st.err" ||
+	fail "--start yesterday: exit $rc: $(cat "$tmp/st.err")"
 
 echo "faults"
 t0=$(now_ns)

@@ -51,6 +51,38 @@ test_fmt_us(void **state)
 	}
 }
 
+/* The original's decimals: fewer rounded to the nearest, a half up; more padded. */
+static void
+test_fmt_us_prec(void **state)
+{
+	static const struct {
+		int64_t ns;
+		int dec;
+		const char *want;
+	} cases[] = {
+		{ 1500, 0, "2" },
+		{ 1499, 0, "1" },
+		{ -1500, 0, "-1" },
+		{ -1501, 0, "-2" },
+		{ 123456789, 1, "123456.8" },
+		{ 123449999, 1, "123450.0" },
+		{ 123456749, 2, "123456.75" },
+		{ 50, 1, "0.1" },
+		{ 123456789, 3, "123456.789" },
+		{ 123456789, 6, "123456.789000" },
+		{ 1712195495406752768LL, 1, "1712195495406752.8" },
+	};
+	char buf[MERGE_US_PREC_BUFLEN];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = merge_fmt_us_prec(cases[i].ns, cases[i].dec, buf);
+
+		assert_string_equal(buf, cases[i].want);
+		assert_int_equal(n, strlen(cases[i].want));
+	}
+}
+
 static void
 test_first_pid(void **state)
 {
@@ -176,6 +208,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fmt_us),
+		cmocka_unit_test(test_fmt_us_prec),
 		cmocka_unit_test(test_first_pid),
 		cmocka_unit_test(test_series_key),
 		cmocka_unit_test(test_card_name),
