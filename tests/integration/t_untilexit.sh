@@ -21,8 +21,9 @@ wait_for 20 rows_at_least 1 || fail "no row stored within 20s"
 sleep 300 &
 VICTIM=$!
 ID=$(spy mark begin --tag doomed --until-exit "$VICTIM") || fail "mark begin failed"
-[ "$(sql "SELECT until_pid FROM windows WHERE id = $ID")" = "$VICTIM" ] ||
-	fail "until_pid not recorded"
+# the writer stores the window a moment after the reply
+until_pid_is() { [ "$(sql "SELECT until_pid FROM windows WHERE id = $ID")" = "$1" ]; }
+wait_for 10 until_pid_is "$VICTIM" || fail "until_pid not recorded"
 sleep 0.5
 KILL_NS=$(date +%s%N)
 kill -KILL "$VICTIM"
