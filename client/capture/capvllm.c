@@ -137,24 +137,44 @@ post(const struct capture *c, const char *path, int timeout_ms)
 	return CLIENT_EXIT_FAILED;
 }
 
-/* Copy the traces, end the window, keep the end's counters, write the rest. */
+/*
+ * End the window with the end's counters merged into its metadata; its
+ * span into c.  CLIENT_EXIT_OK, or why it failed said.
+ */
 static int
-finish(struct capture *c, const struct markvllm_end *ve, int64_t since_ns)
+end_window(struct capture *c, const struct markvllm_end *ve)
 {
-	size_t found = 0;
+	struct markvllm_meta vm;
+	const char *meta[2 * VLLM_NMETA];
 	int64_t b, e;
-	int rc, r;
+	int rc;
 
-	if ((rc = capwin_end(c->cl, c->window_id, 0, &b, &e)) !=
-	    CLIENT_EXIT_OK) {
-		c->window_id = 0;
-		output_dir_remove(c->tmp);
+	markvllm_end_meta(ve, &vm, meta);
+	if ((rc = capwin_end_meta(c->cl, c->window_id, 0, meta, vm.n, &b,
+	    &e)) != CLIENT_EXIT_OK) {
+		/* refused (its metadata): the window must not stay open */
+		if (vm.n > 0)
+			(void)capwin_end(c->cl, c->window_id, 0, &b, &e);
 		return rc;
 	}
 	c->window_begin_ns = b;
 	c->window_end_ns = e;
-	if ((r = markvllm_end_keep(c->cl, ve, c->window_id)) != CLIENT_EXIT_OK)
-		rc = r;
+	return markvllm_end_check(ve, c->window_id);
+}
+
+/* End the window, keep the end's counters, copy the traces, write the rest. */
+static int
+finish(struct capture *c, const struct markvllm_end *ve, int64_t since_ns)
+{
+	size_t found = 0;
+	int rc, r;
+
+	if ((rc = end_window(c, ve)) != CLIENT_EXIT_OK) {
+		/* a serving figure would be missing: no half output */
+		c->window_id = 0;
+		output_dir_remove(c->tmp);
+		return rc;
+	}
 	if ((r = find_traces(c, since_ns)) != CLIENT_EXIT_OK) {
 		output_dir_remove(c->tmp);
 		return r;
@@ -252,10 +272,7 @@ run(struct capture *c)
 	ve.read = vllm_read(c->vllm_url, &ve.counters, ve.why,
 	    sizeof(ve.why)) == 0;
 	if (rc != CLIENT_EXIT_OK) {
-		int64_t b, e;
-
-		(void)capwin_end(c->cl, c->window_id, 0, &b, &e);
-		(void)markvllm_end_keep(c->cl, &ve, c->window_id);
+		(void)end_window(c, &ve);
 		output_dir_remove(c->tmp);
 		return rc;
 	}
