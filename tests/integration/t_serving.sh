@@ -34,7 +34,7 @@ load() {
 	for ((i = 0; i < $1; i++)); do
 		curl -sf -XPOST "$URL/v1/completions" \
 			-H 'Content-Type: application/json' \
-			-d "{\"model\":\"m\",\"prompt\":\"$prompt\",\"max_tokens\":$3}" \
+			-d "{\"prompt\":\"$prompt\",\"max_tokens\":$3}" \
 			>>"$T/usage" || fail "completion $i failed"
 		echo >>"$T/usage"
 	done
