@@ -129,7 +129,8 @@ int caploop_run(struct capture *c);
 
 /*
  * capture --vllm: check the server, open the window with its counters,
- * start_profile, wait c->duration_ns, stop_profile (within
+ * start_profile, wait c->duration_ns (or, with c->load_n, run the load
+ * of completions: any failure is CLIENT_EXIT_FAILED), stop_profile (within
  * c->stop_timeout_ns), end the window keeping the counters again, and
  * write the traces the server wrote in c->profiler_dir during the window
  * with the cards' telemetry merged (capout).  An exit status, after
