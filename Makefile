@@ -108,7 +108,8 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/report/stats.c client/report/runsteps.c client/report/compare.c \
 	client/report/report.c client/report/report_md.c client/report/plot.c \
 	client/report/runmeta.c client/report/report_ops.c \
-	client/report/compare_ops.c client/report/serving.c client/sha256.c \
+	client/report/compare_ops.c client/report/compare_serving.c \
+	client/report/serving.c client/sha256.c \
 	client/capture/capture.c client/capture/caploop.c \
 	client/capture/capserve.c client/capture/capout.c \
 	client/capture/capwin.c client/capture/capterm.c client/capture/kipc.c \
@@ -117,7 +118,8 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/db/dbcmd.c client/db/dbcheck.c client/db/intcheck.c \
 	client/db/keyscan.c client/db/salvage.c client/db/salvage_copy.c \
 	client/db/pagewalk.c client/db/salvage_walk.c \
-	client/serving/promtext.c client/serving/httpc.c client/serving/vllm.c
+	client/serving/promtext.c client/serving/httpc.c client/serving/vllm.c \
+	client/serving/loadgen.c
 SIM_SRCS = sim/aiu-smi-sim.c sim/simopts.c sim/cardmodel.c sim/layout.c \
 	sim/metricwriter.c sim/powersched.c
 # what the simulator takes from common/: no database, no config
@@ -131,7 +133,7 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_hosts test_bestsrc test_sync test_writer test_capture \
 	test_daemonid test_walcheck test_runmeta test_migrate test_pair \
 	test_attrib test_devcounter test_devevents test_salvage test_clockstep \
-	test_promtext
+	test_promtext test_loadgen
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 

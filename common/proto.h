@@ -30,7 +30,10 @@
  *     -> {"ok":true,"id":12,"tag":"llama-bs4","begin_ns":...,"end_ns":...}
  *     "end_ns": T ends it at T instead of the arrival: T from the window's
  *     begin to the arrival (a trace's end, read once written), else
- *     "bad_time".
+ *     "bad_time".  "meta": {...} (at most PROTO_META_MAX pairs, as
+ *     begin's) is merged into the window's metadata as it ends (spyremon
+ *     mark end keeps a vLLM server's counters so); a key the window has
+ *     from its begin is refused with "bad_meta" and the window stays open.
  *   {"v":1,"cmd":"status"}
  *     -> {"ok":true, "daemon":{...}, "child":{...}, "sampling":{...},
  *         "cards":[...], "health":[...], "database":{...},

@@ -128,7 +128,7 @@ expiry_of(const struct windows *w, const struct window *win)
 static void	mark_clocks(struct window *win, int64_t at_ns);
 static int	close_window(struct windows *w, size_t i, int64_t end_ns,
 		    enum store_ended_by by, uint32_t ender, int32_t client_pid,
-		    struct windows_result *res);
+		    const char *meta_json, struct windows_result *res);
 static void	arm_timer(struct windows *w, int64_t now_ns);
 
 /* The process's pidfd became readable: it has exited.  End its window. */
@@ -146,7 +146,7 @@ on_exit_of(sd_event_source *s, int fd, uint32_t revents, void *arg)
 		if (win->exit_src != s)
 			continue;
 		if (close_window(w, i, now, STORE_ENDED_EXIT, win->uid,
-		    win->until_pid, NULL) == -1) {
+		    win->until_pid, NULL, NULL) == -1) {
 			/* stop the busy wake-ups; max_open still ends it */
 			sd_event_source_set_enabled(s, SD_EVENT_OFF);
 			log_warnx("window %" PRId64 ": process %" PRId32
@@ -512,11 +512,14 @@ window_elapsed(const struct window *win, int64_t end_ns, char *note,
 	return elapsed;
 }
 
-/* Close open window i at end_ns in the store, then in memory; -1 if the store failed. */
+/*
+ * Close open window i at end_ns in the store, with meta_json (NULL: none)
+ * merged into its metadata, then in memory; -1 if the store failed.
+ */
 static int
 close_window(struct windows *w, size_t i, int64_t end_ns,
     enum store_ended_by by, uint32_t ender, int32_t client_pid,
-    struct windows_result *res)
+    const char *meta_json, struct windows_result *res)
 {
 	struct window *win = &w->open[i];
 	struct clocksync clock;
@@ -529,8 +532,8 @@ close_window(struct windows *w, size_t i, int64_t end_ns,
 		end_ns = win->begin_ns;
 	clocksync_read(&clock);
 	/* one that spanned the daemon's absence is never complete */
-	if (store_window_end(w->st, win->id, end_ns, by, &clock,
-	    !w->starting) == -1)
+	if (store_window_end_meta(w->st, win->id, end_ns, by, &clock,
+	    !w->starting, meta_json) == -1)
 		return -1;
 	if (note[0] != '\0') {
 		log_warnx("window %" PRId64 ": %s", win->id, note);
@@ -571,11 +574,53 @@ close_window(struct windows *w, size_t i, int64_t end_ns,
 	return 0;
 }
 
+/*
+ * Whether req's metadata may be merged into win's: valid pairs, distinct
+ * keys, none that win has from its begin; else res says why.
+ */
+static bool
+end_meta_allowed(const struct window *win, const struct windows_end_req *req,
+    struct windows_result *res)
+{
+	const char *why;
+
+	if (req->nmeta > PROTO_META_MAX) {
+		fail(res, PROTO_E_BAD_META, "at most %d metadata pairs",
+		    PROTO_META_MAX);
+		return false;
+	}
+	for (size_t i = 0; i < req->nmeta; i++) {
+		const char *key = req->meta[2 * i];
+
+		if (!proto_meta_valid(key, req->meta[2 * i + 1], &why)) {
+			fail(res, PROTO_E_BAD_META, "%s (key '%.64s')", why, key);
+			return false;
+		}
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(key, req->meta[2 * j]) == 0) {
+				fail(res, PROTO_E_BAD_META, "metadata key '%s' "
+				    "is given twice", key);
+				return false;
+			}
+		for (size_t j = 0; j < win->nmeta; j++)
+			if (strcmp(key, win->meta[2 * j]) == 0) {
+				fail(res, PROTO_E_BAD_META, "metadata key '%s' "
+				    "is window %" PRId64 "'s already, from its "
+				    "begin; an end may only add keys (the "
+				    "window stays open)", key, win->id);
+				return false;
+			}
+	}
+	return true;
+}
+
 void
 windows_end(struct windows *w, const struct windows_end_req *req,
     struct windows_result *res)
 {
+	char *json = NULL;
 	ssize_t i;
+	int rc;
 
 	switch (req->by) {
 	case WINDOWS_END_TAG:
@@ -605,8 +650,18 @@ windows_end(struct windows *w, const struct windows_end_req *req,
 		    req->at_ns) / 1e9, w->open[i].id);
 		return;
 	}
-	if (close_window(w, (size_t)i, req->at_ns > 0 ? req->at_ns :
-	    req->now_ns, STORE_ENDED_MARK, req->uid, req->pid, res) == -1) {
+	if (!end_meta_allowed(&w->open[i], req, res))
+		return;
+	if (req->nmeta > 0 &&
+	    (json = window_meta_to_json(req->meta, req->nmeta)) == NULL) {
+		log_warnx("end window: out of memory");
+		fail(res, PROTO_E_INTERNAL, "out of memory");
+		return;
+	}
+	rc = close_window(w, (size_t)i, req->at_ns > 0 ? req->at_ns :
+	    req->now_ns, STORE_ENDED_MARK, req->uid, req->pid, json, res);
+	free(json);
+	if (rc == -1) {
 		fail(res, PROTO_E_INTERNAL, "the database refused to end the "
 		    "window; see the daemon's log");
 		return;
@@ -628,7 +683,7 @@ windows_expire(struct windows *w, int64_t now_ns)
 		if (expiry > now_ns)
 			i++;
 		else if (close_window(w, i, expiry, STORE_ENDED_MAX_OPEN,
-		    w->open[i].uid, w->open[i].pid, NULL) == 0)
+		    w->open[i].uid, w->open[i].pid, NULL, NULL) == 0)
 			closed++;
 		else {
 			w->expire_failed = true;
@@ -749,7 +804,8 @@ end_orphans(struct windows *w)
 			continue;
 		}
 		if (close_window(w, i, prev.last_sample_ns,
-		    STORE_ENDED_DAEMON_GONE, win->uid, win->pid, NULL) == 0)
+		    STORE_ENDED_DAEMON_GONE, win->uid, win->pid, NULL, NULL) ==
+		    0)
 			continue;
 		log_warnx("window %" PRId64 ": its daemon died, but the "
 		    "database refused the end", win->id);
@@ -771,7 +827,7 @@ rewatch(struct windows *w, int64_t now_ns)
 		if (win->until_pid > 0 && watch_exit(w, win) == -1) {
 			if (errno == ESRCH && close_window(w, i, now_ns,
 			    STORE_ENDED_EXIT, win->uid, win->until_pid,
-			    NULL) == 0)
+			    NULL, NULL) == 0)
 				continue;
 			log_warn("window %" PRId64 ": watch process %" PRId32,
 			    win->id, win->until_pid);

@@ -15,7 +15,11 @@
  *          by tag: the caller's one open window with that tag (ambiguous
  *          if several); by id: that window if the caller owns it or is
  *          root (not_owner otherwise).  not_open when there is nothing to
- *          close, also for a window that has already ended.
+ *          close, also for a window that has already ended.  An end may
+ *          add at most PROTO_META_MAX metadata pairs (mark end's vLLM
+ *          counters), each proto_meta_valid, with distinct keys, none of
+ *          them a key the window has from its begin (bad_meta, and the
+ *          window stays open); they are merged into the window's.
  *   at     a begin may name its time (at_ns) instead of the request's
  *          arrival: not before it, and at most WINDOWS_BEGIN_AHEAD_NS after
  *          (a trace planned to start then); an end may name a time from
@@ -113,6 +117,8 @@ struct windows_end_req {
 	int32_t pid;
 	int64_t now_ns;
 	int64_t at_ns;			/* > 0: the end asked for ("end_ns") */
+	const char *const *meta;	/* nmeta pairs merged into the window's */
+	size_t nmeta;
 };
 
 /* What a begin or end did: error is NULL on success, else a PROTO_E_* code. */

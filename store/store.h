@@ -327,6 +327,14 @@ int store_window_begin(struct store *st, const char *tag, uint32_t uid,
  */
 int store_window_end(struct store *st, int64_t id, int64_t end_ns,
     enum store_ended_by by, const struct clocksync *clock, bool complete);
+/*
+ * store_window_end, with meta_json (a JSON object of strings; NULL: none)
+ * merged into the window's metadata in the same statement: the pairs an
+ * end adds (spyremon mark end's vLLM counters).
+ */
+int store_window_end_meta(struct store *st, int64_t id, int64_t end_ns,
+    enum store_ended_by by, const struct clocksync *clock, bool complete,
+    const char *meta_json);
 
 /*
  * Record that the source's child was restarted restarts times while

@@ -431,7 +431,7 @@ struct writer_ops {
 	int (*window_insert)(struct store *, const struct store_window *,
 	    const struct clocksync *, unsigned);
 	int (*window_end)(struct store *, int64_t, int64_t, enum store_ended_by,
-	    const struct clocksync *);
+	    const struct clocksync *, const char *);
 	int (*window_restarts)(struct store *, int64_t, unsigned);
 	int (*window_run)(struct store *, int64_t, int64_t);
 	int (*window_note)(struct store *, int64_t, const char *);

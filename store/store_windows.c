@@ -184,6 +184,14 @@ int
 storedb_window_end(struct store *st, int64_t id, int64_t end_ns,
     enum store_ended_by by, const struct clocksync *clock)
 {
+	return storedb_window_end_meta(st, id, end_ns, by, clock, NULL);
+}
+
+int
+storedb_window_end_meta(struct store *st, int64_t id, int64_t end_ns,
+    enum store_ended_by by, const struct clocksync *clock,
+    const char *meta_json)
+{
 	static const char *const names[] = {
 		[STORE_ENDED_MARK] = "mark",
 		[STORE_ENDED_MAX_OPEN] = "max_open",
@@ -196,7 +204,8 @@ storedb_window_end(struct store *st, int64_t id, int64_t end_ns,
 	s = prepare(st, "UPDATE " SCHEMA_T_WINDOWS " SET end_ns = ?, "
 	    "auto_closed = ?, ended_by = ?, clock_end_synced = ?, "
 	    "clock_end_est_us = ?, clock_end_max_us = ?, " SCHEMA_C_END_NOTE
-	    " = ? WHERE id = ? AND end_ns IS NULL");
+	    " = ?, meta = CASE WHEN ?9 IS NULL THEN meta ELSE "
+	    "json_patch(meta, ?9) END WHERE id = ?8 AND end_ns IS NULL");
 	if (s == NULL)
 		return -1;
 	sqlite3_bind_int64(s, 1, end_ns);
@@ -208,6 +217,10 @@ storedb_window_end(struct store *st, int64_t id, int64_t end_ns,
 	else
 		sqlite3_bind_null(s, 7);
 	sqlite3_bind_int64(s, 8, id);
+	if (meta_json != NULL)
+		sqlite3_bind_text(s, 9, meta_json, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 9);
 	if (run_alone(st, s, "end window", &changes) != SQLITE_OK)
 		return -1;
 	if (changes != 1) {

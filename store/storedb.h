@@ -62,6 +62,13 @@ int storedb_window_begin(struct store *st, const char *tag, uint32_t uid,
 /* store_window_end in its own transaction; -1 if id is not open. */
 int storedb_window_end(struct store *st, int64_t id, int64_t end_ns,
     enum store_ended_by by, const struct clocksync *clock);
+/*
+ * storedb_window_end, and meta_json (a JSON object of strings; NULL:
+ * none) merged into the window's meta by json_patch, in one statement.
+ */
+int storedb_window_end_meta(struct store *st, int64_t id, int64_t end_ns,
+    enum store_ended_by by, const struct clocksync *clock,
+    const char *meta_json);
 /* store_window_set_restarts in its own transaction. */
 int storedb_window_set_run(struct store *st, int64_t id, int64_t run_ns);
 int storedb_window_set_restarts(struct store *st, int64_t id,

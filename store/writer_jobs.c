@@ -112,10 +112,19 @@ store_window_begin(struct store *st, const char *tag, uint32_t uid,
 	return 0;
 }
 
-/* Queued, with the request that completes the window if asked for. */
 int
 store_window_end(struct store *st, int64_t id, int64_t end_ns,
     enum store_ended_by by, const struct clocksync *clock, bool complete)
+{
+	return store_window_end_meta(st, id, end_ns, by, clock, complete,
+	    NULL);
+}
+
+/* Queued, with the request that completes the window if asked for. */
+int
+store_window_end_meta(struct store *st, int64_t id, int64_t end_ns,
+    enum store_ended_by by, const struct clocksync *clock, bool complete,
+    const char *meta_json)
 {
 	struct job *j = job_new(st, JOB_WINDOW_END);
 	struct store_window *e;
@@ -123,6 +132,11 @@ store_window_end(struct store *st, int64_t id, int64_t end_ns,
 
 	if (j == NULL)
 		return -1;
+	if (meta_json != NULL && (j->win.meta_json = strdup(meta_json)) ==
+	    NULL) {
+		writer_job_free(j);
+		return -1;
+	}
 	j->win.id = id;
 	j->win.end_ns = end_ns;
 	j->win.auto_closed = by != STORE_ENDED_MARK;
@@ -481,7 +495,7 @@ writer_job_run(struct store *st, struct job *j)
 		return 0;
 	case JOB_WINDOW_END:
 		if (w->ops.window_end(st, j->win.id, j->win.end_ns, j->by,
-		    &j->clock) == -1)
+		    &j->clock, j->win.meta_json) == -1)
 			return -1;
 		open_remove(w, j->win.id);
 		return 0;

@@ -25,7 +25,7 @@ enum job_kind {
 struct job {
 	struct job *next;
 	enum job_kind kind;
-	struct store_window win;	/* WINDOW_BEGIN (all), WINDOW_END (id, end_ns), RESTARTS (id) */
+	struct store_window win;	/* WINDOW_BEGIN (all), WINDOW_END (id, end_ns, meta_json: NULL or the pairs merged), RESTARTS (id) */
 	struct clocksync clock;		/* WINDOW_BEGIN, WINDOW_END: known or not */
 	enum store_ended_by by;		/* WINDOW_END */
 	unsigned restarts;		/* WINDOW_RESTARTS */

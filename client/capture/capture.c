@@ -27,13 +27,15 @@
 #include "output.h"
 #include "procinfo.h"
 #include "proto.h"
+#include "loadgen.h"
 #include "timeparse.h"
 
 enum {
 	OPT_PID = CLIENT_OPT_FIRST_FREE, OPT_DURATION, OPT_ITERATIONS, OPT_TAG,
 	OPT_OUTPUT, OPT_REPORT, OPT_WARMUP, OPT_SOCKET_DIR,
 	OPT_MAX_PROCS, OPT_DYNOLOG_PORT, OPT_VLLM, OPT_PROFILER_DIR,
-	OPT_STOP_TIMEOUT,
+	OPT_STOP_TIMEOUT, OPT_LOAD, OPT_PROMPT_TOKENS, OPT_OUTPUT_TOKENS,
+	OPT_CONCURRENCY, OPT_MODEL, OPT_LOAD_TIMEOUT,
 };
 
 /* A whole positive number no larger than max; false if s is not one. */
@@ -62,6 +64,7 @@ struct capture_opts {
 	struct capture c;
 	bool duration_given;
 	bool kineto_given;	/* an option only --pid takes */
+	bool load_given;	/* an option only --load takes */
 };
 
 static int
@@ -142,7 +145,44 @@ capture_option(void *opts, int ch, char *arg)
 			    "give a duration from 1s to 1h, such as 10m");
 		c->stop_timeout_ns = (int64_t)ns;
 		break;
+	case OPT_LOAD:
+		if (!parse_count(arg, 1000000, &c->load_n))
+			return bad_option("--load", arg,
+			    "give a number of requests from 1 to 1000000");
+		break;
+	case OPT_PROMPT_TOKENS:
+		if (!parse_count(arg, LOADGEN_MAX_TOKENS, &c->prompt_tokens))
+			return bad_option("--prompt-tokens", arg,
+			    "give a number of tokens from 1 to 1000000");
+		break;
+	case OPT_OUTPUT_TOKENS:
+		if (!parse_count(arg, LOADGEN_MAX_TOKENS, &c->output_tokens))
+			return bad_option("--output-tokens", arg,
+			    "give a number of tokens from 1 to 1000000");
+		break;
+	case OPT_CONCURRENCY:
+		if (!parse_count(arg, LOADGEN_MAX_CONCURRENCY, &v))
+			return bad_option("--concurrency", arg,
+			    "give a number of requests from 1 to 256");
+		c->concurrency = (int)v;
+		break;
+	case OPT_MODEL:
+		if (*arg == '\0' || strlen(arg) > 200)
+			return bad_option("--model", arg,
+			    "give a model's name, at most 200 bytes");
+		c->model = arg;
+		break;
+	case OPT_LOAD_TIMEOUT:
+		if (parse_duration(arg, &ns) == -1 || ns < NSEC_PER_MSEC ||
+		    ns > 3600 * NSEC_PER_SEC)
+			return bad_option("--load-timeout", arg,
+			    "give a duration from 1ms to 1h, such as 60s");
+		c->load_timeout_ns = (int64_t)ns;
+		break;
 	}
+	if (ch == OPT_PROMPT_TOKENS || ch == OPT_OUTPUT_TOKENS ||
+	    ch == OPT_CONCURRENCY || ch == OPT_MODEL || ch == OPT_LOAD_TIMEOUT)
+		o->load_given = true;
 	if (ch == OPT_ITERATIONS || ch == OPT_WARMUP || ch == OPT_SOCKET_DIR ||
 	    ch == OPT_MAX_PROCS || ch == OPT_DYNOLOG_PORT)
 		o->kineto_given = true;
@@ -179,7 +219,21 @@ check_options(struct capture_opts *o)
 			    "VLLM_TORCH_PROFILER_DIR");
 			return CLIENT_EXIT_USAGE;
 		}
+		if (o->load_given && c->load_n == 0) {
+			warnx("--prompt-tokens, --output-tokens, --concurrency, "
+			    "--model and --load-timeout go with --load");
+			return CLIENT_EXIT_USAGE;
+		}
+		if (c->load_n > 0 && o->duration_given) {
+			warnx("--load and --duration exclude each other: the "
+			    "profile lasts as long as the load");
+			return CLIENT_EXIT_USAGE;
+		}
 		return CLIENT_EXIT_OK;
+	}
+	if (c->load_n > 0 || o->load_given) {
+		warnx("--load and its options go with --vllm");
+		return CLIENT_EXIT_USAGE;
 	}
 	if (c->profiler_dir != NULL || c->stop_timeout_ns !=
 	    CAPTURE_STOP_TIMEOUT_NS) {
@@ -591,6 +645,12 @@ static const struct option capture_longopts[] = {
 	{ "vllm", required_argument, NULL, OPT_VLLM },
 	{ "profiler-dir", required_argument, NULL, OPT_PROFILER_DIR },
 	{ "stop-timeout", required_argument, NULL, OPT_STOP_TIMEOUT },
+	{ "load", required_argument, NULL, OPT_LOAD },
+	{ "prompt-tokens", required_argument, NULL, OPT_PROMPT_TOKENS },
+	{ "output-tokens", required_argument, NULL, OPT_OUTPUT_TOKENS },
+	{ "concurrency", required_argument, NULL, OPT_CONCURRENCY },
+	{ "model", required_argument, NULL, OPT_MODEL },
+	{ "load-timeout", required_argument, NULL, OPT_LOAD_TIMEOUT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -600,6 +660,10 @@ static const struct capture_opts capture_defaults = {
 		.max_procs = CAPTURE_DEFAULT_MAX_PROCS,
 		.dynolog_port = DYNOREQ_PORT,
 		.stop_timeout_ns = CAPTURE_STOP_TIMEOUT_NS,
+		.prompt_tokens = CAPTURE_PROMPT_TOKENS,
+		.output_tokens = CAPTURE_OUTPUT_TOKENS,
+		.concurrency = 1,
+		.load_timeout_ns = CAPTURE_LOAD_TIMEOUT_NS,
 		.sock = { .fd = -1 },
 	},
 };
@@ -614,6 +678,11 @@ const struct cmd_spec capture_cmd = {
 	    "       spyremon capture --vllm URL --profiler-dir DIR [--duration D]\n"
 	    "                        [--stop-timeout D] [--tag TAG] [--output DIR]\n"
 	    "                        [--report]\n"
+	    "       spyremon capture --vllm URL --profiler-dir DIR --load N\n"
+	    "                        [--prompt-tokens P] [--output-tokens O]\n"
+	    "                        [--concurrency C] [--model NAME]\n"
+	    "                        [--load-timeout D] [--stop-timeout D] [--tag TAG]\n"
+	    "                        [--output DIR] [--report]\n"
 	    "\n"
 	    "Asks the PyTorch profiler (Kineto) in process PID, and in every\n"
 	    "process it started, for a trace, with no change to the job, which\n"
@@ -643,7 +712,21 @@ const struct cmd_spec capture_cmd = {
 	    "      --profiler-dir DIR   its VLLM_TORCH_PROFILER_DIR (default: that\n"
 	    "                           variable here)\n"
 	    "      --stop-timeout D     how long its workers may take to write\n"
-	    "                           their traces, 1s to 1h (default 10m)\n",
+	    "                           their traces, 1s to 1h (default 10m)\n"
+	    "\n"
+	    "With --load, the profile lasts while N completions are sent to the\n"
+	    "server's /v1/completions (ignore_eos: each exactly O tokens long); a\n"
+	    "request that fails is exit 1 with no output.\n"
+	    "\n"
+	    "      --load N             send N completion requests, 1 to 1000000\n"
+	    "      --prompt-tokens P    a prompt of about P tokens (default 32)\n"
+	    "      --output-tokens O    max_tokens of each (default 64)\n"
+	    "      --concurrency C      requests in flight at once, 1 to 256\n"
+	    "                           (default 1)\n"
+	    "      --model NAME         the model (default: the first of\n"
+	    "                           /v1/models)\n"
+	    "      --load-timeout D     how long each request may take, 1ms to\n"
+	    "                           1h (default 60s)\n",
 	.exits = CMD_EXITS_BASE | CMD_EXIT(CLIENT_EXIT_DAEMON) |
 	    CMD_EXIT(CLIENT_EXIT_DATABASE) | CMD_EXIT(CLIENT_EXIT_PARTIAL) |
 	    CMD_EXIT(CLIENT_EXIT_INCOMPLETE) |

@@ -40,6 +40,9 @@
 #define CAPTURE_STEP_WAIT_NS		(60LL * 1000000000LL)
 #define CAPTURE_META_MAX		8	/* pairs capture records */
 #define CAPTURE_STOP_TIMEOUT_NS	(600LL * 1000000000LL)	/* --stop-timeout */
+#define CAPTURE_PROMPT_TOKENS	32	/* --prompt-tokens */
+#define CAPTURE_OUTPUT_TOKENS	64	/* --output-tokens */
+#define CAPTURE_LOAD_TIMEOUT_NS	(60LL * 1000000000LL)	/* --load-timeout */
 
 /* A trace asked of one process, and where it was found. */
 struct captrace {
@@ -80,6 +83,11 @@ struct capture {
 	const char *vllm_url;		/* --vllm: a vLLM server, not --pid */
 	const char *profiler_dir;	/* its VLLM_TORCH_PROFILER_DIR */
 	int64_t	 stop_timeout_ns;	/* for its stop_profile's answer */
+	long	 load_n;		/* --load: completions to send; 0: none */
+	long	 prompt_tokens, output_tokens;
+	int	 concurrency;
+	const char *model;		/* NULL: the server's first */
+	int64_t	 load_timeout_ns;	/* per request */
 	/* what is known of the process */
 	uid_t	 uid;
 	int64_t	 interval_ns;		/* how often it polls */
@@ -121,7 +129,8 @@ int caploop_run(struct capture *c);
 
 /*
  * capture --vllm: check the server, open the window with its counters,
- * start_profile, wait c->duration_ns, stop_profile (within
+ * start_profile, wait c->duration_ns (or, with c->load_n, run the load
+ * of completions: any failure is CLIENT_EXIT_FAILED), stop_profile (within
  * c->stop_timeout_ns), end the window keeping the counters again, and
  * write the traces the server wrote in c->profiler_dir during the window
  * with the cards' telemetry merged (capout).  An exit status, after

@@ -5,7 +5,9 @@
  * with VLLM_TORCH_PROFILER_DIR), and each worker's trace is found in that
  * folder (--profiler-dir) among the files written during the window.
  * The window keeps the server's counters as mark begin --vllm does, so
- * that summary and report give its serving figures.
+ * that summary and report give its serving figures.  With --load, the
+ * profile lasts while a load of completions (loadgen.h) runs, and the
+ * window's metadata says what was asked (vllm.load.*).
  */
 #include <dirent.h>
 #include <err.h>
@@ -25,11 +27,13 @@
 #include "capwin.h"
 #include "format.h"
 #include "httpc.h"
+#include "loadgen.h"
 #include "markvllm.h"
 #include "output.h"
 #include "timeparse.h"
 
 #define START_TIMEOUT_MS	30000	/* for start_profile's answer */
+#define CAPVLLM_LOAD_META	5	/* vllm.load.* pairs */
 
 static bool
 ends_with(const char *s, const char *tail)
@@ -137,24 +141,44 @@ post(const struct capture *c, const char *path, int timeout_ms)
 	return CLIENT_EXIT_FAILED;
 }
 
-/* Copy the traces, end the window, keep the end's counters, write the rest. */
+/*
+ * End the window with the end's counters merged into its metadata; its
+ * span into c.  CLIENT_EXIT_OK, or why it failed said.
+ */
 static int
-finish(struct capture *c, const struct markvllm_end *ve, int64_t since_ns)
+end_window(struct capture *c, const struct markvllm_end *ve)
 {
-	size_t found = 0;
+	struct markvllm_meta vm;
+	const char *meta[2 * VLLM_NMETA];
 	int64_t b, e;
-	int rc, r;
+	int rc;
 
-	if ((rc = capwin_end(c->cl, c->window_id, 0, &b, &e)) !=
-	    CLIENT_EXIT_OK) {
-		c->window_id = 0;
-		output_dir_remove(c->tmp);
+	markvllm_end_meta(ve, &vm, meta);
+	if ((rc = capwin_end_meta(c->cl, c->window_id, 0, meta, vm.n, &b,
+	    &e)) != CLIENT_EXIT_OK) {
+		/* refused (its metadata): the window must not stay open */
+		if (vm.n > 0)
+			(void)capwin_end(c->cl, c->window_id, 0, &b, &e);
 		return rc;
 	}
 	c->window_begin_ns = b;
 	c->window_end_ns = e;
-	if ((r = markvllm_end_keep(c->cl, ve, c->window_id)) != CLIENT_EXIT_OK)
-		rc = r;
+	return markvllm_end_check(ve, c->window_id);
+}
+
+/* End the window, keep the end's counters, copy the traces, write the rest. */
+static int
+finish(struct capture *c, const struct markvllm_end *ve, int64_t since_ns)
+{
+	size_t found = 0;
+	int rc, r;
+
+	if ((rc = end_window(c, ve)) != CLIENT_EXIT_OK) {
+		/* a serving figure would be missing: no half output */
+		c->window_id = 0;
+		output_dir_remove(c->tmp);
+		return rc;
+	}
 	if ((r = find_traces(c, since_ns)) != CLIENT_EXIT_OK) {
 		output_dir_remove(c->tmp);
 		return r;
@@ -185,15 +209,103 @@ finish(struct capture *c, const struct markvllm_end *ve, int64_t since_ns)
 	return rc;
 }
 
+/* Progress of the load on a terminal. */
+static void
+load_progress(void *arg, long done, long n)
+{
+	const struct capture *c = arg;
+
+	capterm_progress(c->tty, "profiling the server: %ld of %ld requests "
+	    "answered", done, n);
+}
+
+/*
+ * The load (--load) while the profile runs: CLIENT_EXIT_OK once every
+ * request succeeded, else CLIENT_EXIT_FAILED after saying how many failed
+ * and why the first did.
+ */
+static int
+load(struct capture *c, const char *model)
+{
+	struct loadgen_opts o = {
+		.url = c->vllm_url, .model = model, .n = c->load_n,
+		.concurrency = c->concurrency,
+		.prompt_tokens = c->prompt_tokens,
+		.output_tokens = c->output_tokens,
+		.timeout_ms = (int)(c->load_timeout_ns / 1000000),
+	};
+	struct loadgen_result r;
+	int rc = loadgen_run(&o, &r, load_progress, c);
+
+	capterm_clear(c->tty);
+	if (rc == -1) {
+		warnx("capture: %ld of %ld completion requests failed, so the "
+		    "load was not the one asked for; no output is written. "
+		    "The first: %s", r.failed, c->load_n, r.first_error);
+		return CLIENT_EXIT_FAILED;
+	}
+	fprintf(stderr, "spyremon: capture: %ld completion requests of model "
+	    "%s answered: %.0f prompt and %.0f generated tokens (their "
+	    "usage)\n", r.ok, model, r.prompt_tokens, r.completion_tokens);
+	return CLIENT_EXIT_OK;
+}
+
+/* Wait c->duration_ns, with progress on a terminal. */
+static void
+wait_duration(const struct capture *c)
+{
+	char left[FMT_BUFLEN];
+	int64_t until, now;
+	struct timespec ts;
+
+	until = now_realtime_ns() + c->duration_ns;
+	while ((now = now_realtime_ns()) < until) {
+		int64_t step = until - now < 200000000 ? until - now : 200000000;
+
+		fmt_span(until - now, left, sizeof(left));
+		capterm_progress(c->tty, "profiling the server, %s left", left);
+		ts.tv_sec = step / 1000000000;
+		ts.tv_nsec = step % 1000000000;
+		(void)nanosleep(&ts, NULL);
+	}
+	capterm_clear(c->tty);
+}
+
+/* The load's own metadata, after vm's: what --load asked for. */
+static void
+load_meta(const struct capture *c, const char *model,
+    struct markvllm_meta *vm, char lm[CAPVLLM_LOAD_META][2][PROTO_META_VALUE_MAX + 1],
+    const char **meta)
+{
+	static const char *const keys[CAPVLLM_LOAD_META] = {
+		"vllm.load.requests", "vllm.load.prompt_tokens",
+		"vllm.load.output_tokens", "vllm.load.concurrency",
+		"vllm.load.model",
+	};
+	size_t n = vm->n;
+
+	snprintf(lm[0][1], sizeof(lm[0][1]), "%ld", c->load_n);
+	snprintf(lm[1][1], sizeof(lm[1][1]), "%ld", c->prompt_tokens);
+	snprintf(lm[2][1], sizeof(lm[2][1]), "%ld", c->output_tokens);
+	snprintf(lm[3][1], sizeof(lm[3][1]), "%d", c->concurrency);
+	snprintf(lm[4][1], sizeof(lm[4][1]), "%s", model);
+	for (size_t i = 0; i < CAPVLLM_LOAD_META; i++) {
+		snprintf(lm[i][0], sizeof(lm[i][0]), "%s", keys[i]);
+		meta[2 * (n + i)] = lm[i][0];
+		meta[2 * (n + i) + 1] = lm[i][1];
+	}
+}
+
 static int
 run(struct capture *c)
 {
 	struct markvllm_meta vm = { .n = 0 };
 	struct markvllm_end ve = { .id = 0 };
-	const char *meta[2 * VLLM_NMETA];
-	char left[FMT_BUFLEN], lim[FMT_BUFLEN];
-	int64_t since, until, now;
-	struct timespec ts;
+	const char *meta[2 * (VLLM_NMETA + CAPVLLM_LOAD_META)];
+	char lm[CAPVLLM_LOAD_META][2][PROTO_META_VALUE_MAX + 1];
+	char lim[FMT_BUFLEN], model[256], why[LOADGEN_WHY];
+	size_t nmeta;
+	int64_t since;
 	int rc;
 
 	if ((rc = capwin_hello(c->cl)) != CLIENT_EXIT_OK) {
@@ -203,6 +315,12 @@ run(struct capture *c)
 	}
 	if ((rc = markvllm_begin(c->vllm_url, &vm)) != CLIENT_EXIT_OK)
 		return rc;
+	/* the model, before any window: one it does not serve is an error */
+	if (c->load_n > 0 && loadgen_model(c->vllm_url, c->model,
+	    VLLM_TIMEOUT_MS, model, sizeof(model), why, sizeof(why)) == -1) {
+		warnx("capture --load: %s; no window opened", why);
+		return CLIENT_EXIT_FAILED;
+	}
 	if ((rc = output_dir_open(c->output, c->tmp, sizeof(c->tmp))) !=
 	    CLIENT_EXIT_OK)
 		return rc;
@@ -216,9 +334,14 @@ run(struct capture *c)
 		meta[2 * i] = vm.key[i];
 		meta[2 * i + 1] = vm.value[i];
 	}
+	nmeta = vm.n;
+	if (c->load_n > 0) {
+		load_meta(c, model, &vm, lm, meta);
+		nmeta += CAPVLLM_LOAD_META;
+	}
 	/* a second before: a file system's times may be coarse */
 	since = now_realtime_ns() - 1000000000;
-	if ((rc = capwin_begin(c->cl, c->tag, meta, vm.n, 0, &c->window_id)) !=
+	if ((rc = capwin_begin(c->cl, c->tag, meta, nmeta, 0, &c->window_id)) !=
 	    CLIENT_EXIT_OK) {
 		output_dir_remove(c->tmp);
 		return rc;
@@ -231,31 +354,26 @@ run(struct capture *c)
 		output_dir_remove(c->tmp);
 		return rc;
 	}
-	until = now_realtime_ns() + c->duration_ns;
-	while ((now = now_realtime_ns()) < until) {
-		int64_t step = until - now < 200000000 ? until - now : 200000000;
-
-		fmt_span(until - now, left, sizeof(left));
-		capterm_progress(c->tty, "profiling the server, %s left", left);
-		ts.tv_sec = step / 1000000000;
-		ts.tv_nsec = step % 1000000000;
-		(void)nanosleep(&ts, NULL);
-	}
+	if (c->load_n > 0)
+		rc = load(c, model);
+	else
+		wait_duration(c);
 	fmt_span(c->stop_timeout_ns, lim, sizeof(lim));
-	capterm_clear(c->tty);
 	fprintf(stderr, "spyremon: capture: stopping the server's profiler; "
 	    "its workers write their traces (waiting up to %s)\n", lim);
-	rc = post(c, "/stop_profile", (int)(c->stop_timeout_ns / 1000000));
+	if (rc == CLIENT_EXIT_OK)
+		rc = post(c, "/stop_profile", (int)(c->stop_timeout_ns /
+		    1000000));
+	else	/* the server is not left profiling */
+		(void)post(c, "/stop_profile", (int)(c->stop_timeout_ns /
+		    1000000));
 	/* the counters at the end, as mark end reads them */
 	ve.id = c->window_id;
 	snprintf(ve.url, sizeof(ve.url), "%s", c->vllm_url);
 	ve.read = vllm_read(c->vllm_url, &ve.counters, ve.why,
 	    sizeof(ve.why)) == 0;
 	if (rc != CLIENT_EXIT_OK) {
-		int64_t b, e;
-
-		(void)capwin_end(c->cl, c->window_id, 0, &b, &e);
-		(void)markvllm_end_keep(c->cl, &ve, c->window_id);
+		(void)end_window(c, &ve);
 		output_dir_remove(c->tmp);
 		return rc;
 	}

@@ -53,6 +53,14 @@ int
 capwin_end(struct client *cl, int64_t id, int64_t end_ns, int64_t *begin_ns,
     int64_t *end_ns_out)
 {
+	return capwin_end_meta(cl, id, end_ns, NULL, 0, begin_ns, end_ns_out);
+}
+
+int
+capwin_end_meta(struct client *cl, int64_t id, int64_t end_ns,
+    const char *const *meta, size_t nmeta, int64_t *begin_ns,
+    int64_t *end_ns_out)
+{
 	yajl_gen g = ctl_request_new("end");
 	yajl_val reply;
 	int rc;
@@ -60,6 +68,13 @@ capwin_end(struct client *cl, int64_t id, int64_t end_ns, int64_t *begin_ns,
 	jsonw_put_int(g, "id", id);
 	if (end_ns > 0)
 		jsonw_put_int(g, "end_ns", end_ns);
+	if (nmeta > 0) {
+		jsonw_str(g, "meta");
+		yajl_gen_map_open(g);
+		for (size_t i = 0; i < nmeta; i++)
+			jsonw_put_str(g, meta[2 * i], meta[2 * i + 1]);
+		yajl_gen_map_close(g);
+	}
 	if ((rc = ctl_request_send(cl, g, &reply)) != CLIENT_EXIT_OK)
 		return rc;
 	if (!json_int(reply, "begin_ns", begin_ns) ||

@@ -31,4 +31,13 @@ int capwin_begin(struct client *cl, const char *tag, const char *const *meta,
 int capwin_end(struct client *cl, int64_t id, int64_t end_ns,
     int64_t *begin_ns, int64_t *end_ns_out);
 
+/*
+ * capwin_end, with nmeta key, value pairs (meta[2i], meta[2i+1]) merged
+ * into the window's metadata as it ends (the daemon refuses a key the
+ * window has already, and the window then stays open).
+ */
+int capwin_end_meta(struct client *cl, int64_t id, int64_t end_ns,
+    const char *const *meta, size_t nmeta, int64_t *begin_ns,
+    int64_t *end_ns_out);
+
 #endif

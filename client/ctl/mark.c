@@ -279,6 +279,8 @@ end_run(struct client *cl, void *opts, int argc, char *argv[])
 {
 	struct end_opts *o = opts;
 	struct markvllm_end ve;
+	struct markvllm_meta vm;
+	const char *vmp[2 * VLLM_NMETA];
 	yajl_val reply;
 	yajl_gen g;
 	int64_t id;
@@ -295,19 +297,31 @@ end_run(struct client *cl, void *opts, int argc, char *argv[])
 
 	/* a server's counters are read before the end, as near it as can be */
 	markvllm_end_prepare(cl, o->tag, o->have_id, o->id, &ve);
+	markvllm_end_meta(&ve, &vm, vmp);
 	g = ctl_request_new("end");
-	if (o->tag != NULL) {
+	if (ve.id != 0) {
+		/* the window whose server was read gets its readings */
+		jsonw_str(g, "id");
+		yajl_gen_integer(g, ve.id);
+	} else if (o->tag != NULL) {
 		jsonw_str(g, "tag");
 		jsonw_str(g, o->tag);
 	} else if (o->have_id) {
 		jsonw_str(g, "id");
 		yajl_gen_integer(g, o->id);
 	}
+	if (vm.n > 0) {
+		jsonw_str(g, "meta");
+		yajl_gen_map_open(g);
+		for (size_t i = 0; i < vm.n; i++)
+			jsonw_put_str(g, vmp[2 * i], vmp[2 * i + 1]);
+		yajl_gen_map_close(g);
+	}
 	if ((rc = ctl_request_send(cl, g, &reply)) != CLIENT_EXIT_OK)
 		return rc;
 	print_ended(reply);
 	if (json_int(reply, "id", &id))
-		vrc = markvllm_end_keep(cl, &ve, id);
+		vrc = markvllm_end_check(&ve, id);
 	/* --wait: return once every sample of the window is stored */
 	if (cl->wait_set && json_int(reply, "id", &id)) {
 		fflush(stdout);

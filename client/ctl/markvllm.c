@@ -10,7 +10,6 @@
 #include "ctl.h"
 #include "httpc.h"
 #include "json.h"
-#include "jsonw.h"
 #include "markvllm.h"
 
 int
@@ -99,63 +98,24 @@ markvllm_end_prepare(struct client *cl, const char *tag, bool have_id,
 	yajl_tree_free(reply);
 }
 
-/* begin then end the window of no length that holds e's readings. */
-static int
-keep_readings(struct client *cl, const struct markvllm_end *e)
+void
+markvllm_end_meta(const struct markvllm_end *e, struct markvllm_meta *m,
+    const char *ptr[2 * VLLM_NMETA])
 {
-	char key[VLLM_NMETA][PROTO_META_KEY_MAX + 1];
-	char value[VLLM_NMETA][PROTO_META_VALUE_MAX + 1];
-	size_t n = vllm_meta(&e->counters, "end", key, value);
-	char idbuf[24];
-	yajl_val reply;
-	yajl_gen g;
-	int64_t cid;
-	int rc;
-
-	snprintf(idbuf, sizeof(idbuf), "%" PRId64, e->id);
-	g = ctl_request_new("begin");
-	jsonw_put_str(g, "tag", VLLM_END_TAG);
-	jsonw_str(g, "meta");
-	yajl_gen_map_open(g);
-	jsonw_put_str(g, "vllm.window", idbuf);
-	jsonw_put_str(g, "vllm.url", e->url);
-	for (size_t i = 0; i < n; i++)
-		jsonw_put_str(g, key[i], value[i]);
-	yajl_gen_map_close(g);
-	jsonw_str(g, "same_tag");
-	yajl_gen_bool(g, true);
-	if ((rc = ctl_request_send(cl, g, &reply)) != CLIENT_EXIT_OK)
-		return rc;
-	if (!json_int(reply, "id", &cid)) {
-		yajl_tree_free(reply);
-		warnx("the daemon's reply has no window id");
-		return CLIENT_EXIT_FAILED;
+	m->n = e->id != 0 && e->read ? vllm_meta(&e->counters, "end", m->key,
+	    m->value) : 0;
+	for (size_t i = 0; i < m->n; i++) {
+		ptr[2 * i] = m->key[i];
+		ptr[2 * i + 1] = m->value[i];
 	}
-	yajl_tree_free(reply);
-	g = ctl_request_new("end");
-	jsonw_str(g, "id");
-	yajl_gen_integer(g, cid);
-	if ((rc = ctl_request_send(cl, g, &reply)) != CLIENT_EXIT_OK)
-		return rc;
-	yajl_tree_free(reply);
-	return CLIENT_EXIT_OK;
 }
 
 int
-markvllm_end_keep(struct client *cl, const struct markvllm_end *e,
-    int64_t ended_id)
+markvllm_end_check(const struct markvllm_end *e, int64_t ended_id)
 {
-	int rc;
-
-	if (e->id == 0 || e->id != ended_id)
+	if (e->id == 0 || e->id != ended_id || e->read)
 		return CLIENT_EXIT_OK;
-	if (!e->read) {
-		warnx("window %" PRId64 " ended, but the vLLM server's counters "
-		    "at its end could not be read: %s", ended_id, e->why);
-		return CLIENT_EXIT_FAILED;
-	}
-	if ((rc = keep_readings(cl, e)) != CLIENT_EXIT_OK)
-		warnx("window %" PRId64 " ended, but the vLLM server's counters "
-		    "at its end could not be kept", ended_id);
-	return rc;
+	warnx("window %" PRId64 " ended, but the vLLM server's counters at its "
+	    "end could not be read: %s", ended_id, e->why);
+	return CLIENT_EXIT_FAILED;
 }

@@ -1,6 +1,7 @@
 /*
  * markvllm: a vLLM server's counters at a window's begin and end (mark
- * begin --vllm URL, mark end), kept as vllm.h says.
+ * begin --vllm URL, mark end), kept as vllm.h says: the end's readings go
+ * in the end request, merged into the window's metadata by the daemon.
  *
  * Functions returning int give CLIENT_EXIT_OK, or another CLIENT_EXIT_*
  * after printing why.
@@ -45,11 +46,18 @@ void markvllm_end_prepare(struct client *cl, const char *tag, bool have_id,
     int64_t id, struct markvllm_end *e);
 
 /*
- * After window ended_id ended: keep e's readings (as a window of no
- * length tagged VLLM_END_TAG).  CLIENT_EXIT_OK when there is nothing to
- * keep.
+ * The metadata the end adds to the window: e's readings as vllm.end.*
+ * pairs in *m (m->n 0 when there are none to add), and in ptr[2i],
+ * ptr[2i+1] pointers to them, for capwin_end_meta.
  */
-int markvllm_end_keep(struct client *cl, const struct markvllm_end *e,
-    int64_t ended_id);
+void markvllm_end_meta(const struct markvllm_end *e, struct markvllm_meta *m,
+    const char *ptr[2 * VLLM_NMETA]);
+
+/*
+ * After window ended_id ended: whether the end's readings were there to
+ * keep.  CLIENT_EXIT_OK when they were, or when the window has no vLLM
+ * server; else CLIENT_EXIT_FAILED after saying why.
+ */
+int markvllm_end_check(const struct markvllm_end *e, int64_t ended_id);
 
 #endif

@@ -20,8 +20,9 @@
  * energy per step, rose by more than PCT % (and, for the step figures,
  * the verdict is not "within noise").
  *
- * With traces, last, the operators whose energy changed most
- * (compare_ops.h).
+ * Windows begun with --vllm: energy per request and per generated token,
+ * the change and its interval (compare_serving.h).  With traces, last,
+ * the operators whose energy changed most (compare_ops.h).
  */
 #include <err.h>
 #include <errno.h>
@@ -38,6 +39,7 @@
 #include "cmd.h"
 #include "compare.h"
 #include "compare_ops.h"
+#include "compare_serving.h"
 #include "format.h"
 #include "json.h"
 #include "jsonw.h"
@@ -597,6 +599,7 @@ compare_run(struct client *cl, const char *base, const char *new,
 	bool reg;
 	struct cmp c;
 	struct cmp_ops ops;
+	struct cmp_serving sv;
 	sqlite3 *db;
 	int rc;
 
@@ -620,6 +623,9 @@ compare_run(struct client *cl, const char *base, const char *new,
 	if (rc == CLIENT_EXIT_OK && c.traces)
 		rc = compare_ops_load(db, &c.rb, &c.rn,
 		    summary_idle_lookback(cl), &ops);
+	if (rc == CLIENT_EXIT_OK)
+		rc = compare_serving_load(db, &c.base, &c.new, r->min_change,
+		    &sv);
 	db_close(db);
 	if (rc != CLIENT_EXIT_OK) {
 		compare_ops_free(&ops);
@@ -645,6 +651,7 @@ compare_run(struct client *cl, const char *base, const char *new,
 			if (c.f[i].has)
 				gen_fig(g, &c.f[i]);
 		yajl_gen_array_close(g);
+		compare_serving_json(g, &sv);
 		if (c.traces) {
 			jsonw_str(g, "operators");
 			compare_ops_json(g, &ops, TOP_OPS);
@@ -665,6 +672,7 @@ compare_run(struct client *cl, const char *base, const char *new,
 		    "of at least %g %%; power over the samples, step figures "
 		    "over the active steps (mean ± 95 %% interval).\n",
 		    r->min_change);
+		compare_serving_write(stdout, &sv);
 		if (c.traces) {
 			printf("\nOperators, the greatest changes of energy first "
 			    "(all cards, every trace of each run; the interval "

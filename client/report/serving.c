@@ -15,9 +15,14 @@
 #include "serving.h"
 #include "vllm.h"
 
-/* The end's readings of window id: the newest VLLM_END_TAG window naming it. */
+/*
+ * The end's readings of window id: in its own metadata, merged in as it
+ * ended; in a database written before that, in the newest VLLM_END_TAG
+ * window naming it.
+ */
 static bool
-end_readings(sqlite3 *db, int64_t id, struct vllm_counters *c)
+end_readings(sqlite3 *db, int64_t id, const char *meta,
+    struct vllm_counters *c)
 {
 	struct db_window_filter f = { .tag = VLLM_END_TAG, .newest_first = true };
 	struct db_window *w = NULL;
@@ -25,6 +30,8 @@ end_readings(sqlite3 *db, int64_t id, struct vllm_counters *c)
 	bool found = false;
 	size_t n = 0;
 
+	if (vllm_from_meta(meta, "end", c))
+		return true;
 	snprintf(idtext, sizeof(idtext), "%" PRId64, id);
 	if (db_windows_read(db, &f, &w, &n) != 0)
 		return false;
@@ -98,7 +105,7 @@ serving_compute(sqlite3 *db, const struct winsum *ws, struct serving *out)
 		    "has vllm.url but not every vllm.begin.* counter");
 		return;
 	}
-	if (!end_readings(db, ws->w.id, &e)) {
+	if (!end_readings(db, ws->w.id, ws->w.meta, &e)) {
 		snprintf(out->note, sizeof(out->note), "%s", ws->w.open ?
 		    "the window is open: the vLLM server's counters are read "
 		    "again when it ends (mark end)" : "no readings of the vLLM "

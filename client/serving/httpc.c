@@ -109,76 +109,6 @@ httpc_url_ok(const char *url, char *why, size_t whylen)
 	return url_parse(url, &u, why, whylen);
 }
 
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Wait for events on fd until deadline; false when it passed. */
-static bool
-wait_fd(int fd, short events, int64_t deadline)
-{
-	struct pollfd pfd = { .fd = fd, .events = events };
-	int64_t left;
-	int r;
-
-	for (;;) {
-		if ((left = deadline - now_ms()) <= 0)
-			return false;
-		r = poll(&pfd, 1, (int)left);
-		if (r > 0)
-			return true;
-		if (r == 0)
-			return false;
-		if (errno != EINTR)
-			return false;
-	}
-}
-
-/* A socket connected to u within deadline, or -1 with why. */
-static int
-dial(const struct url *u, int64_t deadline, char *why, size_t whylen)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *ai;
-	int fd = -1, rc, soerr = 0;
-	socklen_t sl = sizeof(soerr);
-
-	if ((rc = getaddrinfo(u->host, u->port, &hints, &res)) != 0)
-		return fail(why, whylen, "%s: %s", u->host, gai_strerror(rc));
-	fail(why, whylen, "%s port %s: no address", u->host, u->port);
-	for (ai = res; ai != NULL; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
-		    SOCK_CLOEXEC, ai->ai_protocol);
-		if (fd == -1)
-			continue;
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-			break;
-		if (errno == EINPROGRESS) {
-			if (!wait_fd(fd, POLLOUT, deadline)) {
-				fail(why, whylen, "%s port %s: no connection "
-				    "within the time allowed", u->host, u->port);
-				close(fd);
-				fd = -1;
-				continue;
-			}
-			if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr,
-			    &sl) == 0 && soerr == 0)
-				break;
-			errno = soerr;
-		}
-		fail(why, whylen, "%s port %s: %s", u->host, u->port,
-		    strerror(errno));
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	return fd;
-}
-
 /* Join the chunks of body[0..len) in place; false if malformed. */
 static bool
 dechunk(char *body, size_t *len)
@@ -268,128 +198,324 @@ parse_answer(char *buf, size_t len, struct httpc_answer *out, char *why,
 	return 0;
 }
 
-int
-httpc_request(const char *method, const char *url, const char *path,
-    int timeout_ms, struct httpc_answer *out, char *why, size_t whylen)
+int64_t
+httpc_now_ms(void)
 {
-	int64_t deadline = now_ms() + timeout_ms;
-	char req[1024], *buf = NULL;
-	size_t len = 0, cap = 0, vlen, hlen;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Fail c with why; its socket closed. */
+static int
+conn_fail(struct httpc_conn *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->why, sizeof(c->why), fmt, ap);
+	va_end(ap);
+	if (c->fd != -1)
+		close(c->fd);
+	c->fd = -1;
+	c->state = HTTPC_FAILED;
+	return -1;
+}
+
+/*
+ * Connect c to its next address, nonblocking: HTTPC_CONNECTING, or
+ * HTTPC_SENDING once connected; -1 when no address is left (c->why says
+ * why the last one failed).
+ */
+static int
+dial_next(struct httpc_conn *c)
+{
+	while (c->next != NULL) {
+		struct addrinfo *ai = c->next;
+
+		c->next = ai->ai_next;
+		c->fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
+		    SOCK_CLOEXEC, ai->ai_protocol);
+		if (c->fd == -1)
+			continue;
+		if (connect(c->fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+			c->state = HTTPC_SENDING;
+			return 0;
+		}
+		if (errno == EINPROGRESS) {
+			c->state = HTTPC_CONNECTING;
+			return 0;
+		}
+		snprintf(c->why, sizeof(c->why), "%.180s port %s: %s", c->host,
+		    c->port, strerror(errno));
+		close(c->fd);
+		c->fd = -1;
+	}
+	c->state = HTTPC_FAILED;
+	return -1;
+}
+
+int
+httpc_start(struct httpc_conn *c, const char *method, const char *url,
+    const char *path, const char *body, size_t blen, int timeout_ms)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
+	const char *lb, *rb;
+	struct url u;
+	int n, rc;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	c->state = HTTPC_FAILED;
+	c->timeout_ms = timeout_ms;
+	c->deadline = httpc_now_ms() + timeout_ms;
+	snprintf(c->where, sizeof(c->where), "%s%s", url, path);
+	if (url_parse(url, &u, c->why, sizeof(c->why)) == -1)
+		return -1;
+	snprintf(c->host, sizeof(c->host), "%s", u.host);
+	snprintf(c->port, sizeof(c->port), "%s", u.port);
+	lb = strchr(u.host, ':') != NULL ? "[" : "";
+	rb = *lb != '\0' ? "]" : "";
+#define HEAD	"%s %s%s HTTP/1.1\r\nHost: %s%s%s:%s\r\nAccept: */*\r\n" \
+	"User-Agent: spyremon\r\nConnection: close\r\n%sContent-Length: " \
+	"%zu\r\n\r\n"
+	n = snprintf(NULL, 0, HEAD, method, u.prefix, path, lb, u.host, rb,
+	    u.port, body != NULL ? "Content-Type: application/json\r\n" : "",
+	    blen);
+	if (n < 0 || (c->req = malloc((size_t)n + blen + 1)) == NULL)
+		return conn_fail(c, "out of memory");
+	(void)snprintf(c->req, (size_t)n + 1, HEAD, method, u.prefix, path, lb,
+	    u.host, rb, u.port, body != NULL ?
+	    "Content-Type: application/json\r\n" : "", blen);
+#undef HEAD
+	if (blen > 0)
+		memcpy(c->req + n, body, blen);
+	c->reqlen = (size_t)n + blen;
+	if ((rc = getaddrinfo(u.host, u.port, &hints, &c->res)) != 0) {
+		c->res = NULL;
+		return conn_fail(c, "%s: %s", u.host, gai_strerror(rc));
+	}
+	c->next = c->res;
+	snprintf(c->why, sizeof(c->why), "%.180s port %s: no address", u.host,
+	    u.port);
+	return dial_next(c);
+}
+
+short
+httpc_events(const struct httpc_conn *c)
+{
+	switch (c->state) {
+	case HTTPC_CONNECTING:
+	case HTTPC_SENDING:
+		return POLLOUT;
+	case HTTPC_RECEIVING:
+		return POLLIN;
+	default:
+		return 0;
+	}
+}
+
+int
+httpc_timeout(struct httpc_conn *c)
+{
+	switch (c->state) {
+	case HTTPC_CONNECTING:
+		return conn_fail(c, "%s port %s: no connection within the "
+		    "time allowed", c->host, c->port);
+	case HTTPC_SENDING:
+		return conn_fail(c, "%s: the request could not be sent within "
+		    "the time allowed", c->where);
+	case HTTPC_RECEIVING:
+		return conn_fail(c, "%s: no whole answer within %d ms",
+		    c->where, c->timeout_ms);
+	default:
+		return c->state == HTTPC_DONE ? 0 : -1;
+	}
+}
+
+/* The whole answer is in c->buf: split it into c->answer. */
+static int
+conn_answer(struct httpc_conn *c)
+{
+	struct httpc_answer *out = &c->answer;
 	bool chunked = false;
 	long clen = -1;
 	const char *v, *sep;
-	struct url u;
-	int fd, n;
+	size_t vlen, hlen;
 
-	memset(out, 0, sizeof(*out));
-	if (url_parse(url, &u, why, whylen) == -1)
-		return -1;
-	n = snprintf(req, sizeof(req), "%s %s%s HTTP/1.1\r\nHost: %s%s%s:%s\r\n"
-	    "Accept: */*\r\nUser-Agent: spyremon\r\nConnection: close\r\n%s"
-	    "\r\n", method, u.prefix, path, strchr(u.host, ':') ? "[" : "",
-	    u.host, strchr(u.host, ':') ? "]" : "", u.port,
-	    strcmp(method, "POST") == 0 ? "Content-Length: 0\r\n" : "");
-	if (n < 0 || (size_t)n >= sizeof(req))
-		return fail(why, whylen, "%s: URL too long", url);
-	if ((fd = dial(&u, deadline, why, whylen)) == -1)
-		return -1;
-	for (size_t sent = 0; sent < (size_t)n;) {
-		ssize_t w = send(fd, req + sent, (size_t)n - sent, MSG_NOSIGNAL);
-
-		if (w > 0) {
-			sent += (size_t)w;
-			continue;
-		}
-		if (w == -1 && errno != EAGAIN && errno != EINTR) {
-			close(fd);
-			return fail(why, whylen, "%s: %s", url, strerror(errno));
-		}
-		if (!wait_fd(fd, POLLOUT, deadline)) {
-			close(fd);
-			return fail(why, whylen, "%s: the request could not be "
-			    "sent within the time allowed", url);
-		}
-	}
-	for (;;) {
-		ssize_t r;
-
-		if (cap - len < 4096) {
-			if (cap > HTTPC_BODY_MAX + 65536) {
-				free(buf);
-				close(fd);
-				return fail(why, whylen, "%s%s: answer over %u "
-				    "bytes", url, path, HTTPC_BODY_MAX);
-			}
-			cap = cap ? cap * 2 : 16384;
-			if ((buf = realloc(buf, cap + 1)) == NULL) {
-				close(fd);
-				return fail(why, whylen, "out of memory");
-			}
-		}
-		r = recv(fd, buf + len, cap - len, 0);
-		if (r > 0) {
-			len += (size_t)r;
-			/* stop at Content-Length: a server may keep it open */
-			buf[len] = '\0';
-			if ((sep = strstr(buf, "\r\n\r\n")) != NULL &&
-			    (v = header(buf, (size_t)(sep - buf),
-			    "Content-Length", &vlen)) != NULL &&
-			    len >= (size_t)(sep - buf) + 4 + strtoul(v, NULL, 10))
-				break;
-			continue;
-		}
-		if (r == 0)
-			break;
-		if (errno == EINTR || errno == EAGAIN) {
-			if (!wait_fd(fd, POLLIN, deadline)) {
-				free(buf);
-				close(fd);
-				return fail(why, whylen, "%s%s: no whole answer "
-				    "within %d ms", url, path, timeout_ms);
-			}
-			continue;
-		}
-		if (errno == ECONNRESET && len == 0)
-			break;	/* said below as no answer */
-		free(buf);
-		close(fd);
-		return fail(why, whylen, "%s%s: %s", url, path, strerror(errno));
-	}
-	close(fd);
-	if (len == 0) {
-		free(buf);
-		return fail(why, whylen, "%s%s: the server closed the "
-		    "connection without an answer", url, path);
-	}
-	buf[len] = '\0';
-	if ((sep = strstr(buf, "\r\n\r\n")) != NULL) {
-		hlen = (size_t)(sep - buf);
-		if ((v = header(buf, hlen, "Transfer-Encoding", &vlen)) != NULL &&
-		    vlen == 7 && strncasecmp(v, "chunked", 7) == 0)
+	close(c->fd);
+	c->fd = -1;
+	if (c->len == 0)
+		return conn_fail(c, "%s: the server closed the connection "
+		    "without an answer", c->where);
+	c->buf[c->len] = '\0';
+	if ((sep = strstr(c->buf, "\r\n\r\n")) != NULL) {
+		hlen = (size_t)(sep - c->buf);
+		if ((v = header(c->buf, hlen, "Transfer-Encoding", &vlen)) !=
+		    NULL && vlen == 7 && strncasecmp(v, "chunked", 7) == 0)
 			chunked = true;
-		if ((v = header(buf, hlen, "Content-Length", &vlen)) != NULL)
+		if ((v = header(c->buf, hlen, "Content-Length", &vlen)) != NULL)
 			clen = strtol(v, NULL, 10);
 	}
-	if (parse_answer(buf, len, out, why, whylen) == -1) {
-		free(buf);
-		return fail(why, whylen, "%s%s: %s", url, path, "not an HTTP "
-		    "answer");
-	}
+	if (parse_answer(c->buf, c->len, out, c->why, sizeof(c->why)) == -1)
+		return conn_fail(c, "%s: not an HTTP answer", c->where);
+	c->buf = NULL;		/* out->body now */
 	if (chunked && !dechunk(out->body, &out->len)) {
 		httpc_answer_free(out);
-		return fail(why, whylen, "%s%s: a malformed chunked body", url,
-		    path);
+		return conn_fail(c, "%s: a malformed chunked body", c->where);
 	}
 	if (!chunked && clen >= 0) {
 		if ((size_t)clen > out->len) {
 			httpc_answer_free(out);
-			return fail(why, whylen, "%s%s: the answer ends before "
-			    "its Content-Length", url, path);
+			return conn_fail(c, "%s: the answer ends before its "
+			    "Content-Length", c->where);
 		}
 		out->len = (size_t)clen;
 		out->body[out->len] = '\0';
 	}
+	c->state = HTTPC_DONE;
 	return 0;
+}
+
+/* Read what there is: 1 while more is to come, else as httpc_step. */
+static int
+conn_read(struct httpc_conn *c)
+{
+	const char *v, *sep;
+	size_t vlen;
+
+	for (;;) {
+		ssize_t r;
+
+		if (c->cap - c->len < 4096) {
+			char *nb;
+
+			if (c->cap > HTTPC_BODY_MAX + 65536)
+				return conn_fail(c, "%s: answer over %u bytes",
+				    c->where, HTTPC_BODY_MAX);
+			c->cap = c->cap ? c->cap * 2 : 16384;
+			if ((nb = realloc(c->buf, c->cap + 1)) == NULL)
+				return conn_fail(c, "out of memory");
+			c->buf = nb;
+		}
+		r = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+		if (r > 0) {
+			c->len += (size_t)r;
+			/* stop at Content-Length: a server may keep it open */
+			c->buf[c->len] = '\0';
+			if ((sep = strstr(c->buf, "\r\n\r\n")) != NULL &&
+			    (v = header(c->buf, (size_t)(sep - c->buf),
+			    "Content-Length", &vlen)) != NULL && c->len >=
+			    (size_t)(sep - c->buf) + 4 + strtoul(v, NULL, 10))
+				return conn_answer(c);
+			continue;
+		}
+		if (r == 0)
+			return conn_answer(c);
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN)
+			return 1;
+		if (errno == ECONNRESET && c->len == 0)
+			return conn_answer(c);	/* said as no answer */
+		return conn_fail(c, "%s: %s", c->where, strerror(errno));
+	}
+}
+
+int
+httpc_step(struct httpc_conn *c, short revents)
+{
+	int soerr = 0;
+	socklen_t sl = sizeof(soerr);
+
+	if (c->state == HTTPC_CONNECTING) {
+		if (revents == 0)
+			return 1;
+		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == -1)
+			soerr = errno;
+		if (soerr != 0) {
+			snprintf(c->why, sizeof(c->why), "%.180s port %s: %s",
+			    c->host, c->port, strerror(soerr));
+			close(c->fd);
+			c->fd = -1;
+			return dial_next(c) == -1 ? -1 : 1;
+		}
+		c->state = HTTPC_SENDING;
+	}
+	while (c->state == HTTPC_SENDING) {
+		ssize_t w = send(c->fd, c->req + c->sent, c->reqlen - c->sent,
+		    MSG_NOSIGNAL);
+
+		if (w > 0 && (c->sent += (size_t)w) == c->reqlen)
+			c->state = HTTPC_RECEIVING;
+		else if (w == -1 && errno == EAGAIN)
+			return 1;
+		else if (w == -1 && errno != EINTR)
+			return conn_fail(c, "%s: %s", c->where, strerror(errno));
+	}
+	if (c->state == HTTPC_RECEIVING)
+		return conn_read(c);
+	return c->state == HTTPC_DONE ? 0 : -1;
+}
+
+void
+httpc_conn_free(struct httpc_conn *c)
+{
+	if (c->fd != -1)
+		close(c->fd);
+	c->fd = -1;
+	if (c->res != NULL)
+		freeaddrinfo(c->res);
+	c->res = c->next = NULL;
+	free(c->req);
+	free(c->buf);
+	c->req = c->buf = NULL;
+	httpc_answer_free(&c->answer);
+}
+
+int
+httpc_request_body(const char *method, const char *url, const char *path,
+    const char *body, size_t blen, int timeout_ms, struct httpc_answer *out,
+    char *why, size_t whylen)
+{
+	struct httpc_conn c;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = httpc_start(&c, method, url, path, body, blen, timeout_ms) == -1 ?
+	    -1 : 1;
+	while (rc == 1) {
+		struct pollfd pfd = { .fd = c.fd, .events = httpc_events(&c) };
+		int64_t left = c.deadline - httpc_now_ms();
+		int r;
+
+		if (left <= 0) {
+			rc = httpc_timeout(&c);
+			break;
+		}
+		if ((r = poll(&pfd, 1, (int)left)) == -1 && errno != EINTR) {
+			rc = conn_fail(&c, "poll: %s", strerror(errno));
+			break;
+		}
+		if (r > 0)
+			rc = httpc_step(&c, pfd.revents);
+	}
+	if (rc == 0) {
+		*out = c.answer;
+		c.answer.body = NULL;
+	} else
+		snprintf(why, whylen, "%s", c.why);
+	httpc_conn_free(&c);
+	return rc == 0 ? 0 : -1;
+}
+
+int
+httpc_request(const char *method, const char *url, const char *path,
+    int timeout_ms, struct httpc_answer *out, char *why, size_t whylen)
+{
+	return httpc_request_body(method, url, path, NULL, 0, timeout_ms, out,
+	    why, whylen);
 }
 
 void

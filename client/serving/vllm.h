@@ -1,10 +1,12 @@
 /*
  * vllm: the counters of a vLLM server (its Prometheus /metrics) that
  * spyremon keeps with a window, and how they are kept: as window
- * metadata, "vllm.url" and "vllm.begin.*" at the window's begin, and the
- * end's readings "vllm.end.*" as the metadata of a window of no length
- * tagged VLLM_END_TAG whose "vllm.window" names the window (the daemon
- * takes metadata only when a window begins).
+ * metadata, "vllm.url" and "vllm.begin.*" given at the window's begin,
+ * and the end's readings "vllm.end.*" given with its end, which the
+ * daemon merges into the window's metadata.  Databases written before
+ * ends carried metadata keep the end's readings as the metadata of a
+ * window of no length tagged VLLM_END_TAG whose "vllm.window" names the
+ * window; readers still take them from there.
  */
 #ifndef SPYREMON_VLLM_H
 #define SPYREMON_VLLM_H

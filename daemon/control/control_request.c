@@ -412,6 +412,9 @@ cmd_end(const struct control_ctx *ctx, yajl_val req,
 	struct windows_end_req er = { .by = WINDOWS_END_NEWEST, .uid = peer->uid,
 	    .pid = peer->pid, .now_ns = now_ns };
 	struct windows_result res;
+	struct bad bad = { 0 };
+	const char **pairs = NULL;
+	int r;
 
 	if (at != NULL && (!YAJL_IS_INTEGER(at) || YAJL_GET_INTEGER(at) <= 0))
 		return control_reply_error(PROTO_E_BAD_REQUEST, "\"end_ns\" must be "
@@ -435,8 +438,14 @@ cmd_end(const struct control_ctx *ctx, yajl_val req,
 		er.by = WINDOWS_END_ID;
 		er.id = YAJL_GET_INTEGER(id);
 	}
+	if (meta_pairs(control_member(req, "meta"), &pairs, &er.nmeta, &bad) == -1)
+		return control_reply_error(bad.code, bad.message,
+		    strcmp(bad.code, PROTO_E_BAD_REQUEST) == 0, out);
+	er.meta = pairs;
 	windows_end(ctx->win, &er, &res);
-	return window_reply(&res, true, out);
+	r = window_reply(&res, true, out);
+	free(pairs);
+	return r;
 }
 
 /* ---- status ---- */

@@ -34,7 +34,7 @@ load() {
 	for ((i = 0; i < $1; i++)); do
 		curl -sf -XPOST "$URL/v1/completions" \
 			-H 'Content-Type: application/json' \
-			-d "{\"model\":\"m\",\"prompt\":\"$prompt\",\"max_tokens\":$3}" \
+			-d "{\"prompt\":\"$prompt\",\"max_tokens\":$3}" \
 			>>"$T/usage" || fail "completion $i failed"
 		echo >>"$T/usage"
 	done
@@ -96,6 +96,59 @@ md = open(sys.argv[4]).read()
 assert "## Serving" in md and "- 7 requests, %d prompt" % pt in md, md
 PY
 grep -A6 '^Serving' "$T/sum.txt"
+
+# one window: the end's readings merged into its metadata by the end
+q() { sqlite3 -readonly "file:$DB?mode=ro" "$1"; }
+[ "$(q "SELECT count(*) FROM windows WHERE tag = 'vllm-end'")" = 0 ] ||
+	fail "a second window holds the end's readings"
+[ "$(q "SELECT json_extract(meta, '\$.\"vllm.end.requests\"') -
+	json_extract(meta, '\$.\"vllm.begin.requests\"') FROM windows
+	WHERE tag = 'serve'")" = 7 ] || fail "the end's readings not in the window's metadata"
+# a database written before: the end's readings in a window tagged
+# vllm-end naming it, read the same
+sqlite3 -readonly "file:$DB?mode=ro" ".backup '$T/old.db'"
+sqlite3 "$T/old.db" "INSERT INTO windows (tag, uid, pid, begin_ns, end_ns, meta,
+	complete_ns) SELECT 'vllm-end', uid, pid, end_ns, end_ns, json_object(
+	'vllm.window', CAST(id AS TEXT), 'vllm.url', json_extract(meta, '\$.\"vllm.url\"'),
+	'vllm.end.requests', json_extract(meta, '\$.\"vllm.end.requests\"'),
+	'vllm.end.prompt_tokens', json_extract(meta, '\$.\"vllm.end.prompt_tokens\"'),
+	'vllm.end.generation_tokens', json_extract(meta, '\$.\"vllm.end.generation_tokens\"'),
+	'vllm.end.created', json_extract(meta, '\$.\"vllm.end.created\"')), complete_ns
+	FROM windows WHERE tag = 'serve';
+	UPDATE windows SET meta = json_remove(meta, '\$.\"vllm.end.requests\"',
+	'\$.\"vllm.end.prompt_tokens\"', '\$.\"vllm.end.generation_tokens\"',
+	'\$.\"vllm.end.created\"') WHERE tag = 'serve'"
+"$CLIENT" --db "$T/old.db" summary --window serve --json >"$T/old.json" ||
+	fail "summary of a database written before failed"
+python3 - "$T/sum.json" "$T/old.json" <<'PY' || fail "the old layout reads differently"
+import json, sys
+a, b = (json.load(open(f))["serving"] for f in sys.argv[1:])
+assert a == b and a["state"] == "ok", (a, b)
+PY
+
+# an end's metadata may not change the begin's: refused, the window open
+python3 - "$T/control.sock" <<'PY' || fail "end metadata"
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+f = s.makefile("rw")
+def ask(req):
+    req["v"] = 1
+    f.write(json.dumps(req) + "\n"); f.flush()
+    return json.loads(f.readline())
+r = ask({"cmd": "begin", "tag": "em", "meta": {"k": "1"}})
+assert r["ok"], r
+wid = r["id"]
+r = ask({"cmd": "end", "id": wid, "meta": {"j": "2", "k": "3"}})
+assert not r["ok"] and r["error"] == "bad_meta", r
+assert "'k' is window %d's already" % wid in r["message"], r
+st = ask({"cmd": "status"})
+assert any(w["id"] == wid for w in st["windows"]), "the window was ended"
+r = ask({"cmd": "end", "id": wid, "meta": {"j": "2"}})
+assert r["ok"], r
+PY
+[ "$(q "SELECT meta FROM windows WHERE tag = 'em'")" = '{"k":"1","j":"2"}' ] ||
+	fail "the end's metadata not merged: $(q "SELECT meta FROM windows WHERE tag = 'em'")"
 
 # 2. a restart within the window, counters back to zero: said, no figure
 PORT=$(cat "$T/srv.port")

@@ -21,6 +21,13 @@ for vLLM 0.8 to 0.10 (the V1 engine), not checked against a running vLLM:
   one) and always generates max_tokens tokens (finish_reason "length");
   the answer carries usage.prompt_tokens, completion_tokens and
   total_tokens.
+  A request naming a model other than --model is answered 404 with
+  vLLM's error object ("The model `X` does not exist.").  Generating
+  takes --token-seconds per generated token (0 by default); while any
+  completion is being generated the file --busy-file exists, so that the
+  simulator run with --workload file:PATH keeps the cards busy for as
+  long as the server works: more tokens, more energy.
+- GET /v1/models: OpenAI's model list, the one --model served.
 - POST /start_profile and POST /stop_profile: vLLM registers them only
   when VLLM_TORCH_PROFILER_DIR is set; without it they do not exist and
   answer 404, which this stand-in follows without --profiler-dir.
@@ -31,13 +38,17 @@ for vLLM 0.8 to 0.10 (the V1 engine), not checked against a running vLLM:
 - GET /health: 200 with an empty body.
 
 Failure modes: --no-answer accepts connections and closes them without a
-reply (a server that does not answer); --refuse holds the port bound but
+reply (a server that does not answer); --fail-completions CODE answers
+every completion with that HTTP status and an error object;
+--completion-delay S answers completions S seconds late; --refuse holds the port bound but
 does not listen, so that connections to it are refused (ECONNREFUSED), as
 to a server that is down.
 
 usage: vllm_standin.py [--port N] [--port-file FILE] [--model NAME]
                        [--profiler-dir DIR] [--flush-delay S]
                        [--workers N] [--no-answer | --refuse]
+                       [--busy-file FILE] [--token-seconds S]
+                       [--fail-completions CODE] [--completion-delay S]
 """
 
 import argparse
@@ -108,7 +119,20 @@ class State:
 
     def complete(self, prompts, max_tokens):
         ptoks = [max(1, len(p.split())) for p in prompts]
+        busy = self.opts.busy_file
         with self.lock:
+            self.running += len(prompts)
+            if busy and self.running == len(prompts):
+                open(busy, "w").close()
+        # the work: as long as the tokens generated take
+        time.sleep(self.opts.token_seconds * max_tokens)
+        with self.lock:
+            self.running -= len(prompts)
+            if busy and self.running == 0:
+                try:
+                    os.unlink(busy)
+                except FileNotFoundError:
+                    pass
             self.prompt += sum(ptoks)
             self.generation += max_tokens * len(prompts)
             self.success["length"] += len(prompts)
@@ -170,6 +194,11 @@ class Handler(BaseHTTPRequestHandler):
                         "text/plain; version=0.0.4; charset=utf-8")
         elif self.path == "/health":
             self.answer(200)
+        elif self.path == "/v1/models":
+            self.answer(200, json.dumps({"object": "list", "data": [{
+                "id": st.opts.model, "object": "model",
+                "created": int(st.created), "owned_by": "vllm",
+                "root": st.opts.model, "max_model_len": 8192}]}).encode())
         else:
             self.not_found()
 
@@ -194,7 +223,18 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.not_found()
 
+    def error(self, code, message, kind):
+        self.answer(code, json.dumps({
+            "object": "error", "message": message, "type": kind,
+            "param": None, "code": code}).encode())
+
     def completions(self, st, data):
+        if st.opts.completion_delay:
+            time.sleep(st.opts.completion_delay)
+        if st.opts.fail_completions:
+            self.error(st.opts.fail_completions, "the engine is not "
+                       "running", "ServiceUnavailableError")
+            return
         try:
             req = json.loads(data or b"{}")
             prompt = req["prompt"]
@@ -205,6 +245,10 @@ class Handler(BaseHTTPRequestHandler):
                 raise ValueError
         except (ValueError, KeyError, TypeError):
             self.answer(400, b'{"object":"error","message":"bad request"}')
+            return
+        if req.get("model", st.opts.model) != st.opts.model:
+            self.error(404, "The model `%s` does not exist." % req["model"],
+                       "NotFoundError")
             return
         ptok, gtok = st.complete(prompts, max_tokens)
         reply = {
@@ -262,6 +306,10 @@ def main():
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--no-answer", action="store_true")
     ap.add_argument("--refuse", action="store_true")
+    ap.add_argument("--busy-file")
+    ap.add_argument("--token-seconds", type=float, default=0.0)
+    ap.add_argument("--fail-completions", type=int, default=0)
+    ap.add_argument("--completion-delay", type=float, default=0.0)
     opts = ap.parse_args()
 
     if opts.refuse:

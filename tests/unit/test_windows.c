@@ -493,6 +493,55 @@ test_begin_validation(void **state)
 	assert_int_equal(count_windows(f), 2);
 }
 
+/* An end's metadata: merged into the window's; a key of its begin's refused. */
+static void
+test_end_meta(void **state)
+{
+	struct fx *f = *state;
+	static const char *const bmeta[] = { "vllm.begin.requests", "3" };
+	static const char *const clash[] = { "vllm.end.requests", "9",
+	    "vllm.begin.requests", "4" };
+	static const char *const twice[] = { "a", "1", "a", "2" };
+	static const char *const emeta[] = { "vllm.end.requests", "9",
+	    "note", "caf\xc3\xa9" };
+	struct windows_end_req req = { .by = WINDOWS_END_ID, .uid = ALICE,
+	    .pid = 42 };
+	struct windows_result r;
+	int64_t id;
+	char *json;
+
+	fx_start(f, MAX_OPEN, T0);
+	r = begin_meta(f, ALICE, "serve", false, T0, bmeta, 1);
+	assert_null(r.error);
+	id = req.id = r.id;
+	req.now_ns = T0 + SEC;
+	req.meta = clash;
+	req.nmeta = 2;
+	windows_end(f->w, &req, &r);
+	assert_error(r, PROTO_E_BAD_META, "'vllm.begin.requests' is window");
+	assert_true(is_open(f, id));
+	req.meta = twice;
+	windows_end(f->w, &req, &r);
+	assert_error(r, PROTO_E_BAD_META, "'a' is given twice");
+	assert_true(is_open(f, id));
+	req.meta = emeta;
+	windows_end(f->w, &req, &r);
+	assert_ended(f, r, id, T0 + SEC);
+	json = sql_text(f, "SELECT meta FROM windows");
+	assert_string_equal(json, "{\"vllm.begin.requests\":\"3\","
+	    "\"vllm.end.requests\":\"9\",\"note\":\"caf\xc3\xa9\"}");
+	free(json);
+
+	/* an end without metadata leaves the begin's as they were */
+	r = begin_meta(f, ALICE, "plain", false, T0 + 2 * SEC, bmeta, 1);
+	assert_null(r.error);
+	assert_ended(f, end(f, ALICE, WINDOWS_END_ID, NULL, r.id, T0 + 3 * SEC),
+	    r.id, T0 + 3 * SEC);
+	json = sql_text(f, "SELECT meta FROM windows WHERE tag = 'plain'");
+	assert_string_equal(json, "{\"vllm.begin.requests\":\"3\"}");
+	free(json);
+}
+
 static void
 test_same_tag(void **state)
 {
@@ -962,6 +1011,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_store_unreliable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_begin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_begin_validation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_end_meta, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_same_tag, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_end_newest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_end_by_tag_and_id, setup, teardown),
