@@ -627,6 +627,23 @@ innermost(const struct trace_step **order, size_t *n)
 	return kept;
 }
 
+size_t
+steps_order(const struct trace_info *in, bool inner,
+    const struct trace_step ***out, size_t *dropped)
+{
+	const struct trace_step **order;
+	size_t n = in->nsteps;
+
+	if ((order = calloc(in->nsteps + 1, sizeof(*order))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < in->nsteps; i++)
+		order[i] = &in->steps[i];
+	qsort(order, in->nsteps, sizeof(*order), stepcmp);
+	*dropped = inner ? innermost(order, &n) : 0;
+	*out = order;
+	return n;
+}
+
 /* The rows of one step: one per card, or one without a card if none. */
 static int
 step_rows(struct report *r, const struct trace_step *st)
@@ -673,13 +690,10 @@ run(struct report *r)
 	for (size_t d = 0; d < r->ndevs; d++)
 		if (r->totals[d].max_interval_ns > r->reach_ns)
 			r->reach_ns = r->totals[d].max_interval_ns;
-	if ((r->cells = calloc(r->ndevs + 1, sizeof(*r->cells))) == NULL ||
-	    (order = calloc(in->nsteps, sizeof(*order))) == NULL)
+	if ((r->cells = calloc(r->ndevs + 1, sizeof(*r->cells))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
-	for (size_t i = 0; i < in->nsteps; i++)
-		order[i] = &in->steps[i];
-	qsort(order, in->nsteps, sizeof(*order), stepcmp);
-	if (r->rq->innermost && (dropped = innermost(order, &nsteps)) > 0)
+	nsteps = steps_order(in, r->rq->innermost, &order, &dropped);
+	if (dropped > 0)
 		fprintf(stderr, "spyremon: %zu ProfilerStep#N steps enclose an "
 		    "iteration_N: the table has the iteration_N; "
 		    "--step-pattern chooses others\n", dropped);

@@ -63,6 +63,14 @@ struct steps_request {
 int steps_report(sqlite3 *db, const struct steps_request *rq);
 
 /*
+ * The steps of in that the table has, in *out (to free) in order of
+ * start, the longer first; innermost: leave out the ProfilerStep#N that
+ * enclose an iteration_N (counted in *dropped).  Returns their count.
+ */
+size_t steps_order(const struct trace_info *in, bool innermost,
+    const struct trace_step ***out, size_t *dropped);
+
+/*
  * Into an open JSON map: "trace" (t's path) and, when tagged (several
  * traces), "host" and "rank" (null if t has none): the head that
  * --steps and --ops give each trace's object.

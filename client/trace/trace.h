@@ -171,6 +171,16 @@ struct trace_event {
 	bool	 has_counter;
 	uint32_t counter;
 	uint64_t cycle_stamp;
+	/*
+	 * args.stream read as Holistic Trace Analysis reads it (a number or
+	 * numeric string, truncated; -1 when absent or not numeric), and an
+	 * integer args.correlation, which links a device event to its
+	 * launch.  ts_float: ts was written with a fraction or exponent.
+	 */
+	int64_t	 stream_id;
+	bool	 has_correlation;
+	int64_t	 correlation;
+	bool	 ts_float;
 	bool	 is_step;		/* an X event whose name matches the step pattern */
 	uint64_t offset;		/* of its '{' in the uncompressed stream */
 	uint64_t length;		/* through its '}' */
