@@ -153,8 +153,12 @@ export_check_options(const struct options *o)
 		    "aiu-smi's own text, one row per card per interval");
 		return CLIENT_EXIT_USAGE;
 	}
-	if (o->steps + o->ops + o->breakdown > 1) {
-		warnx("--steps, --ops and --breakdown exclude each other");
+	if (o->steps && o->ops) {
+		warnx("--steps and --ops exclude each other");
+		return CLIENT_EXIT_USAGE;
+	}
+	if (o->breakdown && (o->steps || o->ops)) {
+		warnx("--breakdown excludes --steps and --ops");
 		return CLIENT_EXIT_USAGE;
 	}
 	if (o->launch_gap_ns != -1 && !o->breakdown)

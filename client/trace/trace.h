@@ -35,8 +35,8 @@
  * by a ',' when nelements > 0).  Every original event thus stays byte for
  * byte what it was, and nothing but a copy buffer is held.  A consumer that
  * needs the events themselves sets on_event in trace_options; besides the
- * members above it sees cat, tid and, of args, stream, device, flops and
- * cycle stamps.
+ * members above it sees cat, tid and, of args, stream, correlation,
+ * device, flops and cycle stamps.
  */
 #ifndef SPYREMON_TRACE_H
 #define SPYREMON_TRACE_H

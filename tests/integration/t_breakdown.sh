@@ -200,5 +200,5 @@ grep -q -- "--launch-gap goes with --breakdown" "$T/err" || fail "$(cat "$T/err"
 expect_rc 2 $SPY export --trace "$T/trace.json" --breakdown --launch-gap soon
 grep -q -- "--launch-gap: soon is not a duration" "$T/err" || fail "$(cat "$T/err")"
 expect_rc 2 $SPY export --trace "$T/trace.json" --breakdown --ops
-grep -q -- "--steps, --ops and --breakdown exclude each other" "$T/err" || fail "$(cat "$T/err")"
+grep -q -- "--breakdown excludes --steps and --ops" "$T/err" || fail "$(cat "$T/err")"
 exit 0
