@@ -37,6 +37,26 @@ static const char *const idle_keys[BD_NIDLE] = {
 	"host_wait", "launch_gap", "sync", "unexplained",
 };
 
+/*
+ * The counters of the windows: steps_means' rows, the steps' windows
+ * first (0 to nsteps - 1, every card's), then each card's span
+ * (nsteps + its index).
+ */
+struct counters {
+	struct steps_mean *m;
+	size_t	 n;
+};
+
+/* The row of window w and card, or NULL. */
+static const struct steps_mean *
+counters_of(const struct counters *c, size_t w, int64_t card)
+{
+	for (size_t i = 0; c != NULL && i < c->n; i++)
+		if (c->m[i].window == w && c->m[i].device == card)
+			return &c->m[i];
+	return NULL;
+}
+
 /* ns as µs, exactly: "12.5", "-3", "0.001". */
 static const char *
 us(int64_t ns, char *buf, size_t len)
@@ -91,9 +111,25 @@ put_pct(yajl_gen g, const char *key, double v)
 	jsonw_number(g, buf);
 }
 
-/* A window's members: span, classes, overlap, idle causes. */
+/* The counters' members: null where the card has no sample. */
 static void
-json_window(yajl_gen g, const struct bd_window *w)
+json_counters(yajl_gen g, const struct steps_mean *m, int64_t span)
+{
+	jsonw_str(g, "counters");
+	yajl_gen_map_open(g);
+	jsonw_put_uint(g, "samples", m != NULL ? m->samples : 0);
+	jsonw_put_double_or_null(g, "busy_pct", m != NULL && m->has_busy,
+	    m != NULL ? m->busy_pct : 0);
+	jsonw_put_double_or_null(g, "power_W", m != NULL && m->has_pwr,
+	    m != NULL ? m->pwr_w : 0);
+	jsonw_put_double_or_null(g, "covered_pct", m != NULL && span > 0,
+	    m != NULL ? pct(m->covered_ns, span) : 0);
+	yajl_gen_map_close(g);
+}
+
+/* A window's members: span, classes, overlap, idle causes, counters. */
+static void
+json_window(yajl_gen g, const struct bd_window *w, const struct steps_mean *m)
 {
 	char key[48];
 
@@ -118,6 +154,7 @@ json_window(yajl_gen g, const struct bd_window *w)
 	}
 	put_pct(g, "classified_pct", classified(w->idle));
 	yajl_gen_map_close(g);
+	json_counters(g, m, w->tm.span);
 }
 
 /* HTA's temporal breakdown: numpy's round(100 * t / span, 2). */
@@ -183,7 +220,7 @@ stream_idle(const struct bd_stream *s)
 
 static void
 write_json(const struct breakdown_request *rq, const struct bd_result *res,
-    size_t nsteps)
+    size_t nsteps, const struct counters *cn)
 {
 	yajl_gen g = json_gen_new(true);
 	char buf[32];
@@ -200,13 +237,15 @@ write_json(const struct breakdown_request *rq, const struct bd_result *res,
 		yajl_gen_map_open(g);
 		jsonw_put_int(g, "card", c->card);
 		jsonw_put_uint(g, "events", c->events);
-		json_window(g, &c->total);
+		json_window(g, &c->total, counters_of(cn, nsteps + i,
+		    c->card));
 		jsonw_str(g, "steps");
 		yajl_gen_array_open(g);
 		for (size_t s = 0; s < nsteps; s++) {
 			yajl_gen_map_open(g);
 			jsonw_put_str(g, "step", c->steps[s].name);
-			json_window(g, &c->steps[s]);
+			json_window(g, &c->steps[s], counters_of(cn, s,
+			    c->card));
 			yajl_gen_map_close(g);
 		}
 		yajl_gen_array_close(g);
@@ -253,7 +292,25 @@ csv_head(const struct breakdown_request *rq)
 	fputs(",comm_compute_overlap_us", rq->out);
 	for (int c = 0; c < BD_NIDLE; c++)
 		fprintf(rq->out, ",%s_us", idle_keys[c]);
-	fputs(",classified_pct\n", rq->out);
+	fputs(",classified_pct,samples,busy_pct,power_W,covered_pct\n",
+	    rq->out);
+}
+
+/* The counters' cells, each empty when unknown, and the row's end. */
+static void
+csv_counters(FILE *fp, const struct steps_mean *m, int64_t span)
+{
+	if (m == NULL) {
+		fputs(",0,,,\n", fp);
+		return;
+	}
+	fprintf(fp, ",%" PRIu64 ",", m->samples);
+	if (m->has_busy)
+		fprintf(fp, "%.9g", m->busy_pct);
+	fputc(',', fp);
+	if (m->has_pwr)
+		fprintf(fp, "%.9g", m->pwr_w);
+	fprintf(fp, ",%.4f\n", pct(m->covered_ns, span));
 }
 
 static void
@@ -270,7 +327,7 @@ csv_lead(const struct breakdown_request *rq)
 
 static void
 csv_window(const struct breakdown_request *rq, int64_t card,
-    const struct bd_window *w, bool step)
+    const struct bd_window *w, bool step, const struct steps_mean *m)
 {
 	char buf[32];
 
@@ -286,22 +343,26 @@ csv_window(const struct breakdown_request *rq, int64_t card,
 	fprintf(rq->out, ",%s", us(w->tm.comm_compute, buf, sizeof(buf)));
 	for (int c = 0; c < BD_NIDLE; c++)
 		fprintf(rq->out, ",%s", us(w->idle[c], buf, sizeof(buf)));
-	fprintf(rq->out, ",%.4f\n", classified(w->idle));
+	fprintf(rq->out, ",%.4f", classified(w->idle));
+	csv_counters(rq->out, m, w->tm.span);
 }
 
 static void
 write_csv(const struct breakdown_request *rq, const struct bd_result *res,
-    size_t nsteps)
+    size_t nsteps, const struct counters *cn)
 {
 	char buf[32];
 
 	if (rq->first || !rq->tagged)
 		csv_head(rq);
 	for (size_t i = 0; i < res->ncards; i++) {
-		csv_window(rq, res->cards[i].card, &res->cards[i].total, false);
+		int64_t card = res->cards[i].card;
+
+		csv_window(rq, card, &res->cards[i].total, false,
+		    counters_of(cn, nsteps + i, card));
 		for (size_t s = 0; s < nsteps; s++)
-			csv_window(rq, res->cards[i].card,
-			    &res->cards[i].steps[s], true);
+			csv_window(rq, card, &res->cards[i].steps[s], true,
+			    counters_of(cn, s, card));
 	}
 	for (size_t i = 0; i < res->nstreams; i++) {
 		const struct bd_stream *s = &res->streams[i];
@@ -316,7 +377,7 @@ write_csv(const struct breakdown_request *rq, const struct bd_result *res,
 		for (int c = 0; c < BD_NIDLE; c++)
 			fprintf(rq->out, ",%s", us(s->idle[c], buf,
 			    sizeof(buf)));
-		fprintf(rq->out, ",%.4f\n", classified(s->idle));
+		fprintf(rq->out, ",%.4f,,,,\n", classified(s->idle));
 	}
 }
 
@@ -328,6 +389,11 @@ static const struct table_col window_cols[] = {
 	{ "COMM+COMP", "%", TABLE_RIGHT }, { "HOST-WAIT", "%", TABLE_RIGHT },
 	{ "LAUNCH", "%", TABLE_RIGHT }, { "SYNC", "%", TABLE_RIGHT },
 	{ "UNEXPL", "%", TABLE_RIGHT },
+};
+static const struct table_col counter_cols[] = {
+	{ "CARD", NULL, TABLE_RIGHT }, { "STEP", NULL, TABLE_LEFT },
+	{ "SAMPLES", NULL, TABLE_RIGHT }, { "COVERED", "%", TABLE_RIGHT },
+	{ "BUSY", "%", TABLE_RIGHT }, { "POWER", "W", TABLE_RIGHT },
 };
 static const struct table_col stream_cols[] = {
 	{ "CARD", NULL, TABLE_RIGHT }, { "STREAM", NULL, TABLE_RIGHT },
@@ -370,9 +436,29 @@ table_window(struct table *tb, int64_t card, const struct bd_window *w)
 		cell_pct(tb, w->idle[c], w->tm.span);
 }
 
+/* A row of the counters' table. */
+static void
+table_counters(struct table *tb, int64_t card, const struct bd_window *w,
+    const struct steps_mean *m)
+{
+	char buf[32];
+
+	table_row(tb);
+	table_cellf(tb, "%" PRId64, card);
+	table_cell(tb, w->name);
+	table_cellf(tb, "%" PRIu64, m != NULL ? m->samples : 0);
+	if (m == NULL)
+		return;
+	cell_pct(tb, m->covered_ns, w->tm.span);
+	table_fixed(buf, sizeof(buf), m->busy_pct, 1);
+	table_cell(tb, m->has_busy ? buf : "");
+	table_fixed(buf, sizeof(buf), m->pwr_w, 1);
+	table_cell(tb, m->has_pwr ? buf : "");
+}
+
 static void
 write_table(const struct breakdown_request *rq, const struct bd_result *res,
-    size_t nsteps)
+    size_t nsteps, const struct counters *cn)
 {
 	struct table *tb = table_new(window_cols, NELEM(window_cols));
 	FILE *out = rq->out;
@@ -386,6 +472,20 @@ write_table(const struct breakdown_request *rq, const struct bd_result *res,
 	}
 	fprintf(out, "Time by class, %% of each span (a card's total: its "
 	    "first device event to its last):\n");
+	table_write(tb, out, 0);
+	table_free(tb);
+	tb = table_new(counter_cols, NELEM(counter_cols));
+	for (size_t i = 0; i < res->ncards; i++) {
+		int64_t card = res->cards[i].card;
+
+		for (size_t s = 0; s < nsteps; s++)
+			table_counters(tb, card, &res->cards[i].steps[s],
+			    counters_of(cn, s, card));
+		table_counters(tb, card, &res->cards[i].total,
+		    counters_of(cn, nsteps + i, card));
+	}
+	fprintf(out, "\nCounters over each span (stored samples, as --steps "
+	    "reads them):\n");
 	table_write(tb, out, 0);
 	table_free(tb);
 	tb = table_new(stream_cols, NELEM(stream_cols));
@@ -442,13 +542,42 @@ breakdown_free(struct bd_trace **bt, size_t n)
 	free(bt);
 }
 
+/* The counters of every step and every card's span (struct counters). */
+static int
+read_counters(const struct breakdown_request *rq, const struct bd_result *res,
+    const struct bd_step *steps, size_t nsteps, struct counters *cn)
+{
+	int64_t *lo, *hi, shift = rq->t->shift_ns;
+	struct steps_mean *m;
+	size_t n = nsteps + res->ncards;
+	int rc;
+
+	if ((lo = calloc(n + 1, sizeof(*lo))) == NULL ||
+	    (hi = calloc(n + 1, sizeof(*hi))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const struct bd_window *w = i < nsteps ? NULL :
+		    &res->cards[i - nsteps].total;
+
+		lo[i] = (w != NULL ? w->lo : steps[i].lo) + shift;
+		hi[i] = (w != NULL ? w->hi : steps[i].hi) + shift;
+	}
+	rc = steps_means(rq->db, rq->sr, lo, hi, n, &m, &cn->n);
+	cn->m = m;
+	free(lo);
+	free(hi);
+	return rc;
+}
+
 int
 breakdown_report(const struct breakdown_request *rq)
 {
 	const struct trace_step **order;
+	struct counters cn = { NULL, 0 };
 	struct bd_step *steps;
 	struct bd_result res;
 	size_t nsteps, dropped;
+	int rc;
 
 	nsteps = steps_order(&rq->t->info, rq->innermost, &order, &dropped);
 	if ((steps = calloc(nsteps + 1, sizeof(*steps))) == NULL)
@@ -459,12 +588,15 @@ breakdown_report(const struct breakdown_request *rq)
 		    order[i]->dur_ns : 0) };
 	bd_trace_compute(rq->bt, rq->launch_gap_ns, steps, nsteps,
 	    rq->nstep_names, &res);
+	if ((rc = read_counters(rq, &res, steps, nsteps, &cn)) !=
+	    CLIENT_EXIT_OK)
+		goto out;
 	if (rq->format == STEPS_JSON)
-		write_json(rq, &res, nsteps);
+		write_json(rq, &res, nsteps, &cn);
 	else if (rq->format == STEPS_CSV)
-		write_csv(rq, &res, nsteps);
+		write_csv(rq, &res, nsteps, &cn);
 	else
-		write_table(rq, &res, nsteps);
+		write_table(rq, &res, nsteps, &cn);
 	if (res.unpaired > 0)
 		fprintf(stderr, "spyremon: %s: %" PRIu64 " begin or end events "
 		    "of the device without their other half, left out\n",
@@ -473,8 +605,10 @@ breakdown_report(const struct breakdown_request *rq)
 		fprintf(stderr, "spyremon: %s: %" PRIu64 " device events "
 		    "without a card (no args.device nor pid), left out\n",
 		    rq->t->path, res.no_card);
+out:
+	free(cn.m);
 	bd_result_free(&res);
 	free(steps);
 	free(order);
-	return CLIENT_EXIT_OK;
+	return rc;
 }

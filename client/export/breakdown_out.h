@@ -5,6 +5,8 @@
  * overlap of communication with compute; the idle time by cause (host
  * wait, launch gap, sync, unexplained); per stream its idle time by
  * cause; and Holistic Trace Analysis's temporal breakdown of the rank.
+ * Beside each span, the card's counters over it as --steps reads them
+ * (mean busy % and power, and the time its samples cover).
  * The figures are ../analysis/bdtrace.h's; spyremon(1), "Breakdown",
  * gives the rules.
  */
@@ -15,6 +17,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <sqlite3.h>
+
 #include "bdtrace.h"
 #include "steps.h"
 #include "target.h"
@@ -23,6 +27,8 @@
 #define BREAKDOWN_LAUNCH_GAP_NS	30000
 
 struct breakdown_request {
+	sqlite3	*db;			/* the samples, for the counters */
+	const struct steps_request *sr;	/* their cards and metrics */
 	const struct trace_target *t;
 	struct bd_trace *bt;		/* t's events (bd_trace_read) */
 	size_t	 nstep_names;		/* bd_step_names of the run's traces */
@@ -45,7 +51,10 @@ int breakdown_read(const struct trace_target *ts, size_t n,
     const char *step_pattern, struct bd_trace ***out);
 void breakdown_free(struct bd_trace **bt, size_t n);
 
-/* Write the tables to rq->out.  Returns CLIENT_EXIT_OK. */
+/*
+ * Write the tables to rq->out.  Returns CLIENT_EXIT_OK, or another
+ * CLIENT_EXIT_* after printing why (the samples could not be read).
+ */
 int breakdown_report(const struct breakdown_request *rq);
 
 #endif

@@ -682,6 +682,7 @@ breakdown_one(const struct job *j, struct bd_trace *const *bt, size_t i,
     const struct steps_request *sr)
 {
 	struct breakdown_request rq = {
+		.db = j->src[j->which[i]].db, .sr = sr,
 		.t = sr->t, .bt = bt[i],
 		.nstep_names = bd_step_names(bt, j->o->traces.n),
 		.launch_gap_ns = j->o->launch_gap_ns < 0 ?

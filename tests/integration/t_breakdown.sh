@@ -123,6 +123,30 @@ assert line and line[0][2] == "1995.000" and line[0][3] == "30.1", line
 print("the job: every class and cause as its schedule gives them")
 PY
 
+# the counters of each step: --steps' figures, digit for digit
+expect_rc 0 $SPY export "${TR[@]}" --steps --json
+python3 - "$T/bd.json" "$T/out" "$T/bd.csv" <<'PY' || fail "the counters are not --steps'"
+import csv, json, sys
+bd, st = (json.load(open(p)) for p in sys.argv[1:3])
+rows = {(r["step"], r["device"]): r for r in st["steps"]}
+n = 0
+for c in bd["cards"]:
+    for s in c["steps"]:
+        r, k = rows[(s["step"], c["card"])], s["counters"]
+        assert k["samples"] == r["samples"], (k, r)
+        assert abs(k["power_W"] - r["pwr_mean_W"]) < 1e-6, (k, r)
+        assert abs(k["busy_pct"] - r["busy_mean_pct"]) < 1e-6, (k, r)
+        assert abs(k["covered_pct"] - r["covered_ms"] / r["dur_ms"] * 100) < 1e-3, (k, r)
+        n += 1
+    assert c["counters"]["samples"] > 0 and c["counters"]["power_W"] > 0, c["counters"]
+steps = [r for r in csv.DictReader(open(sys.argv[3])) if r["section"] == "step"]
+for r in steps:
+    w = next(s for s in next(c for c in bd["cards"] if c["card"] == int(r["card"]))["steps"]
+             if s["step"] == r["step"])
+    assert abs(float(r["power_W"]) - w["counters"]["power_W"]) < 1e-6, (r, w)
+print("counters: %d steps' busy, power and coverage as --steps has them" % n)
+PY
+
 # ---- the Spyre device trace, placed with --trace-start ----
 MKSAMPLES=$BIN/tests/mksamples
 [ -x "$MKSAMPLES" ] || fail "no $MKSAMPLES: run make check"
