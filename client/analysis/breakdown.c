@@ -3,6 +3,7 @@
  * (breakdown.h).
  */
 #include <err.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -284,6 +285,77 @@ bd_stream_idle(const struct bd_event *ev, size_t n, int64_t threshold,
 			out[BD_UNEXPLAINED] += gap - in;
 		}
 	}
+}
+
+static const char *const verdict_names[BD_NVERDICT] = {
+	[BD_COMPUTE_BOUND] = "compute-bound",
+	[BD_DATA_BOUND] = "data-movement-bound",
+	[BD_COMM_BOUND] = "communication-bound",
+	[BD_HOST_BOUND] = "host-bound",
+	[BD_IDLE] = "idle",
+	[BD_MIXED] = "mixed",
+};
+
+const char *
+bd_verdict_name(enum bd_verdict v)
+{
+	return v < BD_NVERDICT ? verdict_names[v] : "?";
+}
+
+static double
+share(int64_t part, int64_t whole)
+{
+	return whole > 0 ? 100.0 * (double)part / (double)whole : 0;
+}
+
+enum bd_verdict
+bd_verdict(const struct bd_temporal *tm, const int64_t idle[BD_NIDLE],
+    char *why, size_t len)
+{
+	static const struct {
+		enum ops_category cat;
+		enum bd_verdict v;
+		const char *name;
+	} bound[] = {
+		{ OPS_COMPUTE, BD_COMPUTE_BOUND, "compute" },
+		{ OPS_COMM, BD_COMM_BOUND, "communication" },
+		{ OPS_MEMORY, BD_DATA_BOUND, "data movement" },
+	};
+	double idle_pct = share(tm->t[OPS_IDLE], tm->span);
+	double host = share(idle[BD_HOST_WAIT] + idle[BD_LAUNCH_GAP],
+	    tm->t[OPS_IDLE]);
+	size_t best = 0;
+
+	if (tm->span <= 0) {
+		snprintf(why, len, "an empty span");
+		return BD_IDLE;
+	}
+	if (idle_pct >= BD_VERDICT_IDLE_PCT) {
+		bool by_host = host >= BD_VERDICT_HOST_PCT;
+
+		snprintf(why, len, "idle %.1f %% >= %d %%; host wait + launch "
+		    "gap %.1f %% of idle %s %d %%", idle_pct,
+		    BD_VERDICT_IDLE_PCT, host, by_host ? ">=" : "<",
+		    BD_VERDICT_HOST_PCT);
+		return by_host ? BD_HOST_BOUND : BD_IDLE;
+	}
+	for (size_t i = 1; i < sizeof(bound) / sizeof(bound[0]); i++)
+		if (tm->t[bound[i].cat] > tm->t[bound[best].cat])
+			best = i;
+	if (share(tm->t[bound[best].cat], tm->span) >= BD_VERDICT_BOUND_PCT) {
+		snprintf(why, len, "%s %.1f %% >= %d %%",
+		    bound[best].name, share(tm->t[bound[best].cat], tm->span),
+		    BD_VERDICT_BOUND_PCT);
+		return bound[best].v;
+	}
+	snprintf(why, len, "none >= %d %%: compute %.1f, data movement "
+	    "%.1f, communication %.1f, other %.1f, idle %.1f %%",
+	    BD_VERDICT_BOUND_PCT,
+	    share(tm->t[OPS_COMPUTE], tm->span),
+	    share(tm->t[OPS_MEMORY], tm->span),
+	    share(tm->t[OPS_COMM], tm->span),
+	    share(tm->t[OPS_OTHER], tm->span), idle_pct);
+	return BD_MIXED;
 }
 
 static bool

@@ -122,6 +122,37 @@ void bd_idle_window(const struct bd_seg *seg, size_t n, int64_t first,
 void bd_stream_idle(const struct bd_event *ev, size_t n, int64_t threshold,
     const struct bd_iv *sync, size_t nsync, int64_t out[BD_NIDLE]);
 
+/* What bound a span, by bd_verdict's rules. */
+enum bd_verdict {
+	BD_COMPUTE_BOUND,
+	BD_DATA_BOUND,		/* data movement */
+	BD_COMM_BOUND,
+	BD_HOST_BOUND,
+	BD_IDLE,
+	BD_MIXED,
+	BD_NVERDICT,
+};
+
+/* The thresholds of bd_verdict, in % (spyremon(1), "Breakdown"). */
+#define BD_VERDICT_IDLE_PCT	50	/* idle at least this share of the span */
+#define BD_VERDICT_HOST_PCT	50	/* host wait and launch gaps, of the idle time */
+#define BD_VERDICT_BOUND_PCT	50	/* one class at least this share of the span */
+
+/* A verdict's name: "compute-bound", "data-movement-bound", ... */
+const char *bd_verdict_name(enum bd_verdict v);
+
+/*
+ * The verdict of a span of classes tm and idle causes idle, by the first
+ * rule that holds: idle at least BD_VERDICT_IDLE_PCT % of the span is
+ * host-bound when host wait and launch gaps are at least
+ * BD_VERDICT_HOST_PCT % of the idle time, else idle; compute, data
+ * movement or communication, the largest (compute first on a tie), at
+ * least BD_VERDICT_BOUND_PCT % of the span is bound by it; else mixed.
+ * The rule that decided, with its numbers, as one line in why.
+ */
+enum bd_verdict bd_verdict(const struct bd_temporal *tm,
+    const int64_t idle[BD_NIDLE], char *why, size_t len);
+
 /*
  * Holistic Trace Analysis's rule for compute: a name is not compute when
  * it starts with nccl, hip, hccl, dma, runFunction, Stream Wait Event,

@@ -131,7 +131,7 @@ json_counters(yajl_gen g, const struct steps_mean *m, int64_t span)
 static void
 json_window(yajl_gen g, const struct bd_window *w, const struct steps_mean *m)
 {
-	char key[48];
+	char key[48], why[256];
 
 	put_us(g, "start_us", w->lo);
 	put_us(g, "span_us", w->tm.span);
@@ -155,6 +155,9 @@ json_window(yajl_gen g, const struct bd_window *w, const struct steps_mean *m)
 	put_pct(g, "classified_pct", classified(w->idle));
 	yajl_gen_map_close(g);
 	json_counters(g, m, w->tm.span);
+	jsonw_put_str(g, "verdict", bd_verdict_name(bd_verdict(&w->tm,
+	    w->idle, why, sizeof(why))));
+	jsonw_put_str(g, "verdict_rule", why);
 }
 
 /* HTA's temporal breakdown: numpy's round(100 * t / span, 2). */
@@ -292,8 +295,8 @@ csv_head(const struct breakdown_request *rq)
 	fputs(",comm_compute_overlap_us", rq->out);
 	for (int c = 0; c < BD_NIDLE; c++)
 		fprintf(rq->out, ",%s_us", idle_keys[c]);
-	fputs(",classified_pct,samples,busy_pct,power_W,covered_pct\n",
-	    rq->out);
+	fputs(",classified_pct,samples,busy_pct,power_W,covered_pct,verdict,"
+	    "verdict_rule\n", rq->out);
 }
 
 /* The counters' cells, each empty when unknown, and the row's end. */
@@ -301,7 +304,7 @@ static void
 csv_counters(FILE *fp, const struct steps_mean *m, int64_t span)
 {
 	if (m == NULL) {
-		fputs(",0,,,\n", fp);
+		fputs(",0,,,", fp);
 		return;
 	}
 	fprintf(fp, ",%" PRIu64 ",", m->samples);
@@ -310,7 +313,7 @@ csv_counters(FILE *fp, const struct steps_mean *m, int64_t span)
 	fputc(',', fp);
 	if (m->has_pwr)
 		fprintf(fp, "%.9g", m->pwr_w);
-	fprintf(fp, ",%.4f\n", pct(m->covered_ns, span));
+	fprintf(fp, ",%.4f", pct(m->covered_ns, span));
 }
 
 static void
@@ -329,7 +332,7 @@ static void
 csv_window(const struct breakdown_request *rq, int64_t card,
     const struct bd_window *w, bool step, const struct steps_mean *m)
 {
-	char buf[32];
+	char buf[32], why[256];
 
 	csv_lead(rq);
 	fprintf(rq->out, "%s,%" PRId64 ",", step ? "step" : "card", card);
@@ -345,6 +348,10 @@ csv_window(const struct breakdown_request *rq, int64_t card,
 		fprintf(rq->out, ",%s", us(w->idle[c], buf, sizeof(buf)));
 	fprintf(rq->out, ",%.4f", classified(w->idle));
 	csv_counters(rq->out, m, w->tm.span);
+	fprintf(rq->out, ",%s,", bd_verdict_name(bd_verdict(&w->tm, w->idle,
+	    why, sizeof(why))));
+	fmt_csv_cell(rq->out, why);
+	fputc('\n', rq->out);
 }
 
 static void
@@ -377,7 +384,7 @@ write_csv(const struct breakdown_request *rq, const struct bd_result *res,
 		for (int c = 0; c < BD_NIDLE; c++)
 			fprintf(rq->out, ",%s", us(s->idle[c], buf,
 			    sizeof(buf)));
-		fprintf(rq->out, ",%.4f,,,,\n", classified(s->idle));
+		fprintf(rq->out, ",%.4f,,,,,,\n", classified(s->idle));
 	}
 }
 
@@ -394,6 +401,7 @@ static const struct table_col counter_cols[] = {
 	{ "CARD", NULL, TABLE_RIGHT }, { "STEP", NULL, TABLE_LEFT },
 	{ "SAMPLES", NULL, TABLE_RIGHT }, { "COVERED", "%", TABLE_RIGHT },
 	{ "BUSY", "%", TABLE_RIGHT }, { "POWER", "W", TABLE_RIGHT },
+	{ "VERDICT", NULL, TABLE_LEFT }, { "BY", NULL, TABLE_LEFT },
 };
 static const struct table_col stream_cols[] = {
 	{ "CARD", NULL, TABLE_RIGHT }, { "STREAM", NULL, TABLE_RIGHT },
@@ -441,19 +449,26 @@ static void
 table_counters(struct table *tb, int64_t card, const struct bd_window *w,
     const struct steps_mean *m)
 {
-	char buf[32];
+	char buf[32], why[256];
+	enum bd_verdict v = bd_verdict(&w->tm, w->idle, why, sizeof(why));
 
 	table_row(tb);
 	table_cellf(tb, "%" PRId64, card);
 	table_cell(tb, w->name);
 	table_cellf(tb, "%" PRIu64, m != NULL ? m->samples : 0);
-	if (m == NULL)
-		return;
-	cell_pct(tb, m->covered_ns, w->tm.span);
-	table_fixed(buf, sizeof(buf), m->busy_pct, 1);
-	table_cell(tb, m->has_busy ? buf : "");
-	table_fixed(buf, sizeof(buf), m->pwr_w, 1);
-	table_cell(tb, m->has_pwr ? buf : "");
+	if (m != NULL) {
+		cell_pct(tb, m->covered_ns, w->tm.span);
+		table_fixed(buf, sizeof(buf), m->busy_pct, 1);
+		table_cell(tb, m->has_busy ? buf : "");
+		table_fixed(buf, sizeof(buf), m->pwr_w, 1);
+		table_cell(tb, m->has_pwr ? buf : "");
+	} else {
+		table_cell(tb, "");
+		table_cell(tb, "");
+		table_cell(tb, "");
+	}
+	table_cell(tb, bd_verdict_name(v));
+	table_cell(tb, why);
 }
 
 static void
@@ -485,8 +500,8 @@ write_table(const struct breakdown_request *rq, const struct bd_result *res,
 		    counters_of(cn, nsteps + i, card));
 	}
 	fprintf(out, "\nCounters over each span (stored samples, as --steps "
-	    "reads them):\n");
-	table_write(tb, out, 0);
+	    "reads them), and what bound it:\n");
+	table_write(tb, out, table_width());
 	table_free(tb);
 	tb = table_new(stream_cols, NELEM(stream_cols));
 	for (size_t i = 0; i < res->nstreams; i++) {

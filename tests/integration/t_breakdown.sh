@@ -99,6 +99,14 @@ want(c1, span=1950, compute=350, communication=640, data_movement=0,
 want(c0["steps"][0], compute=150, data_movement=50, idle=300)
 want(c1["steps"][0], communication=200, idle=300, unexplained=300)
 want(c1["steps"][3], communication=40, compute=350, idle=110)
+# the verdicts: card 0 waits on its host, card 1 idles, then computes
+assert c0["verdict"] == "host-bound", c0["verdict_rule"]
+assert c0["verdict_rule"] == "idle 59.9 % >= 50 %; host wait + launch gap 83.3 % of idle >= 50 %", c0["verdict_rule"]
+assert [s["verdict"] for s in c0["steps"]] == ["host-bound"] * 4
+assert c1["verdict"] == "mixed", c1["verdict_rule"]
+assert [s["verdict"] for s in c1["steps"]] == ["idle"] * 3 + ["compute-bound"], \
+    [s["verdict_rule"] for s in c1["steps"]]
+assert c1["steps"][3]["verdict_rule"] == "compute 70.0 % >= 50 %"
 streams = {(s["card"], s["stream"]): s for s in d["streams"]}
 assert sorted(streams) == [(0, 7), (1, 9)], streams
 # per stream, HTA's events: its launches name the stream and so are its
@@ -115,6 +123,7 @@ for k, c in cards.items():
     for f in IC:
         assert abs(float(card[k][f + "_us"]) - c["idle_causes"][f + "_us"]) < 1e-6
 assert sum(r["section"] == "step" for r in rows) == 8
+assert [r["verdict"] for r in rows if r["section"] == "card"] == ["host-bound", "mixed"]
 assert sum(r["section"] == "stream" for r in rows) == 2
 table = open(sys.argv[3]).read()
 assert "Time by class" in table and "Idle time by stream" in table, table

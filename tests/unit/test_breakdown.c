@@ -5,7 +5,8 @@
  * compute, a window that cuts events, host wait by the launch, the launch
  * gap's threshold (strictly under it), sync cut out of a gap by the host's
  * synchronisation calls, the signed gaps of a stream, and Holistic Trace
- * Analysis's compute rule and temporal breakdown.
+ * Analysis's compute rule and temporal breakdown, and the verdicts at
+ * and under their thresholds.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -196,6 +197,47 @@ test_hta_temporal(void **state)
 	assert_int_equal(t.span, 0);
 }
 
+/* the verdicts, each at and under its threshold */
+static void
+test_verdict(void **state)
+{
+	struct bd_temporal t = { .span = 1000 };
+	int64_t idle[BD_NIDLE] = { 0 };
+	char why[256];
+
+	(void)state;
+	t.t[OPS_IDLE] = 500;
+	idle[BD_HOST_WAIT] = 200;
+	idle[BD_LAUNCH_GAP] = 50;
+	idle[BD_UNEXPLAINED] = 250;
+	assert_int_equal(bd_verdict(&t, idle, why, sizeof(why)), BD_HOST_BOUND);
+	assert_string_equal(why, "idle 50.0 % >= 50 %; host wait + launch "
+	    "gap 50.0 % of idle >= 50 %");
+	idle[BD_LAUNCH_GAP] = 49;
+	idle[BD_UNEXPLAINED] = 251;
+	assert_int_equal(bd_verdict(&t, idle, why, sizeof(why)), BD_IDLE);
+	t.t[OPS_IDLE] = 499;
+	t.t[OPS_COMM] = 501;
+	assert_int_equal(bd_verdict(&t, idle, why, sizeof(why)), BD_COMM_BOUND);
+	assert_string_equal(why, "communication 50.1 % >= 50 %");
+	t.t[OPS_COMM] = 0;
+	t.t[OPS_MEMORY] = 501;
+	assert_int_equal(bd_verdict(&t, idle, why, sizeof(why)), BD_DATA_BOUND);
+	t.t[OPS_MEMORY] = 0;
+	t.t[OPS_COMPUTE] = 501;
+	assert_int_equal(bd_verdict(&t, idle, why, sizeof(why)),
+	    BD_COMPUTE_BOUND);
+	t.t[OPS_COMPUTE] = 250;
+	t.t[OPS_MEMORY] = 251;
+	assert_int_equal(bd_verdict(&t, idle, why, sizeof(why)), BD_MIXED);
+	assert_string_equal(why, "none >= 50 %: compute 25.0, data movement "
+	    "25.1, communication 0.0, other 0.0, idle 49.9 %");
+	t.span = 0;
+	assert_int_equal(bd_verdict(&t, idle, why, sizeof(why)), BD_IDLE);
+	assert_string_equal(bd_verdict_name(BD_DATA_BOUND),
+	    "data-movement-bound");
+}
+
 int
 main(void)
 {
@@ -206,6 +248,7 @@ main(void)
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_hta_temporal),
+		cmocka_unit_test(test_verdict),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
