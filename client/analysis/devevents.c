@@ -172,7 +172,7 @@ devevent_category(const char *name, const char *cat)
 	static const char *const comm[] = {
 		"nccl", "rccl", "hccl", "allreduce", "all_reduce",
 		"allgather", "all_gather", "reducescatter", "reduce_scatter",
-		"alltoall", "sendrecv", "rdma",
+		"alltoall", "sendrecv", "rdma", "broadcast",
 	};
 	static const char *const memory[] = { "memcpy", "memset", "dma" };
 

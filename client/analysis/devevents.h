@@ -82,7 +82,7 @@ bool devevent_is_host(const struct trace_event *ev);
  * rule that holds, names compared without regard to case but for
  * "Sync": communication if the name holds nccl, rccl, hccl, allreduce,
  * all_reduce, allgather, all_gather, reducescatter, reduce_scatter,
- * alltoall, sendrecv or rdma; memory copy if cat is gpu_memcpy or
+ * alltoall, sendrecv, rdma or broadcast; memory copy if cat is gpu_memcpy or
  * gpu_memset, or the name holds memcpy, memset or dma; other if cat is
  * cuda_sync or the name holds "Sync" (so, as in HTA, not "async"),
  * "stream wait" or event_wait; compute otherwise.

@@ -32,6 +32,7 @@
 #include "pragma.h"
 #include "schema.h"
 #include "settle.h"
+#include "breakdown_out.h"
 #include "ops.h"
 #include "steps.h"
 #include "summary.h"
@@ -679,20 +680,47 @@ ops_one(const struct job *j, size_t i, const struct steps_request *sr)
 	return ops_report(j->src[j->which[i]].db, &rq);
 }
 
+/* --breakdown of trace i (breakdown_out.h), as steps_request's sr says. */
+static int
+breakdown_one(const struct job *j, struct bd_trace *const *bt, size_t i,
+    const struct steps_request *sr)
+{
+	struct breakdown_request rq = {
+		.db = j->src[j->which[i]].db, .sr = sr,
+		.t = sr->t, .bt = bt[i],
+		.nstep_names = bd_step_names(bt, j->o->traces.n),
+		.launch_gap_ns = j->o->launch_gap_ns < 0 ?
+		    BREAKDOWN_LAUNCH_GAP_NS : j->o->launch_gap_ns,
+		.innermost = sr->innermost, .format = sr->format,
+		.out = sr->out, .tagged = sr->tagged, .host = sr->host,
+		.first = sr->first,
+	};
+
+	return breakdown_report(&rq);
+}
+
 /*
- * --steps or --ops of every trace, into one output; several (steps.h,
- * tagged) go into a JSON array, or under a heading per table.
+ * --steps, --ops or --breakdown of every trace, into one output; several
+ * (steps.h, tagged) go into a JSON array, or under a heading per table.
  */
 static int
 run_steps(const struct job *j)
 {
 	const struct options *o = j->o;
 	bool tagged = o->traces.n > 1 || j->multi;
+	struct bd_trace **bt = NULL;
 	FILE *out;
 	int rc = CLIENT_EXIT_OK;
 
-	if ((out = output_open(o->output)) == NULL)
+	if (o->breakdown && (rc = breakdown_read(j->ts, o->traces.n,
+	    o->clock.step_pattern, &bt)) != CLIENT_EXIT_OK) {
+		breakdown_free(bt, o->traces.n);
+		return rc;
+	}
+	if ((out = output_open(o->output)) == NULL) {
+		breakdown_free(bt, o->traces.n);
 		return CLIENT_EXIT_FAILED;
+	}
 	for (size_t i = 0; i < o->traces.n && rc == CLIENT_EXIT_OK; i++) {
 		const struct source *src = &j->src[j->which[i]];
 		const struct trace_target *t = &j->ts[i];
@@ -721,10 +749,12 @@ run_steps(const struct job *j)
 			else
 				fprintf(out, "-\n");
 		}
-		rc = o->ops ? ops_one(j, i, &sr) : steps_report(src->db, &sr);
+		rc = o->ops ? ops_one(j, i, &sr) : o->breakdown ?
+		    breakdown_one(j, bt, i, &sr) : steps_report(src->db, &sr);
 		if (tagged && sr.format == STEPS_JSON && i + 1 == o->traces.n)
 			fputs("]\n", out);
 	}
+	breakdown_free(bt, o->traces.n);
 	return output_close(out, o->output, rc);
 }
 
@@ -785,7 +815,7 @@ run_derived(struct job *j)
 	} else if (o->merge != NULL) {
 		rc = run_combined(j);
 	}
-	if (rc != CLIENT_EXIT_OK || (!o->steps && !o->ops))
+	if (rc != CLIENT_EXIT_OK || (!o->steps && !o->ops && !o->breakdown))
 		return rc;
 	return run_steps(j);
 }
@@ -802,12 +832,14 @@ load_traces(struct job *j)
 	if (o->traces.n == 0)
 		return CLIENT_EXIT_OK;
 	for (size_t i = 0; i < o->traces.n; i++)
-		if ((o->merge != NULL || o->merge_dir != NULL || o->ops) &&
-		    stat(o->traces.paths[i], &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		if ((o->merge != NULL || o->merge_dir != NULL || o->ops ||
+		    o->breakdown) && stat(o->traces.paths[i], &sb) == 0 &&
+		    !S_ISREG(sb.st_mode)) {
 			warnx("%s: %s reads the trace twice (once for its "
 			    "span, once %s), so it must be a file, not a "
 			    "pipe", o->traces.paths[i], o->ops ? "--ops" :
-			    "--merge", o->ops ? "for its events" :
+			    o->breakdown ? "--breakdown" : "--merge",
+			    o->ops || o->breakdown ? "for its events" :
 			    "to copy it");
 			return CLIENT_EXIT_USAGE;
 		}
@@ -861,7 +893,7 @@ run(struct client *cl, const struct options *o)
 			rc = note_deleted(&j, &partial);
 		if (rc == CLIENT_EXIT_OK &&
 		    (o->merge != NULL || o->merge_dir != NULL || o->steps ||
-		    o->ops))
+		    o->ops || o->breakdown))
 			rc = run_derived(&j);
 		else if (rc == CLIENT_EXIT_OK)
 			rc = run_samples(&j, &w);
@@ -902,6 +934,7 @@ static const struct options export_cmd_defaults = {
 	.format = EXPORT_CSV,
 	.steps_format = -1,
 	.merge_as = -1,
+	.launch_gap_ns = -1,
 };
 
 const struct cmd_spec export_cmd = {

@@ -64,9 +64,39 @@ const char export_usage[] =
 	    "                              with error bounds, not samples; by the\n"
 	    "                              card's charge counter too where a Spyre\n"
 	    "                              device trace carries it (attr Power)\n"
-	    "      --json, --csv           --steps or --ops as JSON or CSV (default: an\n"
-	    "                              aligned table on a terminal, else CSV)\n"
+	    "      --breakdown             each card's time by class (compute, data\n"
+	    "                              movement, communication, other, idle) and\n"
+	    "                              its idle time by cause, per step and per\n"
+	    "                              stream, with HTA's figures, not samples\n"
+	    "      --launch-gap D          --breakdown: a gap shorter is a launch gap\n"
+	    "                              (default 30, in the trace's µs; or 10us)\n"
+	    "      --json, --csv           --steps, --ops or --breakdown as JSON or CSV\n"
+	    "                              (default: an aligned table on a terminal,\n"
+	    "                              else CSV)\n"
 	    "      --table                 the aligned table, on a pipe too\n";
+
+/*
+ * --launch-gap D: a bare number is in the trace's unit (µs, as HTA's
+ * threshold), else a duration with its unit.
+ */
+static int
+launch_gap(struct options *o, const char *arg)
+{
+	uint64_t ns;
+	int64_t v;
+
+	if (trace_parse_decimal(arg, strlen(arg), 3, &v) == 0 &&
+	    strpbrk(arg, "eE+-") == NULL && v >= 0) {
+		o->launch_gap_ns = v;
+		return CLIENT_EXIT_OK;
+	}
+	if (parse_duration(arg, &ns) == -1 || ns > INT64_MAX) {
+		warnx("--launch-gap: %s is not a duration (30, 30us, 1ms)", arg);
+		return CLIENT_EXIT_USAGE;
+	}
+	o->launch_gap_ns = (int64_t)ns;
+	return CLIENT_EXIT_OK;
+}
 
 static int
 goes_with(const char *opt, const char *with)
@@ -79,7 +109,10 @@ int
 export_check_options(const struct options *o)
 {
 	bool traced = o->traces.n > 0, merged = o->merge != NULL ||
-	    o->merge_dir != NULL, derived = merged || o->steps || o->ops;
+	    o->merge_dir != NULL, derived = merged || o->steps || o->ops ||
+	    o->breakdown;
+	const char *mode = o->ops ? "--ops" : o->breakdown ? "--breakdown" :
+	    "--steps";
 
 	if (o->from != NULL && (o->window != NULL || traced)) {
 		warnx("--from does not go with --window or --trace");
@@ -102,8 +135,8 @@ export_check_options(const struct options *o)
 			return goes_with("--step-pattern", "--trace");
 		if (derived)
 			return goes_with(o->merge != NULL ? "--merge" :
-			    o->merge_dir != NULL ? "--merge-dir" : o->ops ?
-			    "--ops" : "--steps", "--trace");
+			    o->merge_dir != NULL ? "--merge-dir" : mode,
+			    "--trace");
 		if (o->nmaps > 0)
 			return goes_with("--host-map", "--trace");
 	}
@@ -137,18 +170,26 @@ export_check_options(const struct options *o)
 		warnx("--steps and --ops exclude each other");
 		return CLIENT_EXIT_USAGE;
 	}
-	if (o->steps_format != -1 && !o->steps && !o->ops)
-		return goes_with(o->steps_format == STEPS_JSON ? "--json" :
-		    o->steps_format == STEPS_CSV ? "--csv" : "--table",
-		    "--steps or --ops");
-	if (derived && o->format_given) {
-		warnx("--format is for samples; --merge, --merge-dir, "
-		    "--steps and --ops write their own");
+	if (o->breakdown && (o->steps || o->ops)) {
+		warnx("--breakdown excludes --steps and --ops");
 		return CLIENT_EXIT_USAGE;
 	}
-	if (merged && !o->steps && !o->ops && o->output != NULL) {
-		warnx("%s names its output; --output is for --steps, --ops "
-		    "or samples", o->merge != NULL ? "--merge" : "--merge-dir");
+	if (o->launch_gap_ns != -1 && !o->breakdown)
+		return goes_with("--launch-gap", "--breakdown");
+	if (o->steps_format != -1 && !o->steps && !o->ops && !o->breakdown)
+		return goes_with(o->steps_format == STEPS_JSON ? "--json" :
+		    o->steps_format == STEPS_CSV ? "--csv" : "--table",
+		    "--steps, --ops or --breakdown");
+	if (derived && o->format_given) {
+		warnx("--format is for samples; --merge, --merge-dir, "
+		    "--steps, --ops and --breakdown write their own");
+		return CLIENT_EXIT_USAGE;
+	}
+	if (merged && !o->steps && !o->ops && !o->breakdown &&
+	    o->output != NULL) {
+		warnx("%s names its output; --output is for --steps, --ops, "
+		    "--breakdown or samples", o->merge != NULL ? "--merge" :
+		    "--merge-dir");
 		return CLIENT_EXIT_USAGE;
 	}
 	return CLIENT_EXIT_OK;
@@ -173,6 +214,8 @@ const struct option export_longopts[] = {
 	    OPT_INCLUDE_UNRELIABLE },
 	{ "steps", no_argument, NULL, OPT_STEPS },
 	{ "ops", no_argument, NULL, OPT_OPS },
+	{ "breakdown", no_argument, NULL, OPT_BREAKDOWN },
+	{ "launch-gap", required_argument, NULL, OPT_LAUNCH_GAP },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "csv", no_argument, NULL, OPT_CSV },
 	{ "table", no_argument, NULL, OPT_TABLE },
@@ -257,6 +300,11 @@ export_option(void *opts, int ch, char *arg)
 	case OPT_OPS:
 		o->ops = true;
 		break;
+	case OPT_BREAKDOWN:
+		o->breakdown = true;
+		break;
+	case OPT_LAUNCH_GAP:
+		return launch_gap(o, arg);
 	case OPT_JSON:
 	case OPT_CSV:
 	case OPT_TABLE:

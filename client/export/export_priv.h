@@ -40,6 +40,8 @@ enum {
 	OPT_TABLE,
 	OPT_BY_SOURCE,
 	OPT_OPS,
+	OPT_BREAKDOWN,
+	OPT_LAUNCH_GAP,
 };
 
 struct options {
@@ -62,7 +64,9 @@ struct options {
 	int merge_as;		/* --merge-as: enum merge_as; -1 not given */
 	bool steps;
 	bool ops;		/* --ops: energy per operator */
-	int steps_format;	/* of --steps or --ops; -1: table on a terminal, else csv */
+	bool breakdown;		/* --breakdown: where the time went */
+	int64_t launch_gap_ns;	/* --launch-gap; -1: not given (30 µs) */
+	int steps_format;	/* of --steps, --ops or --breakdown; -1: table on a terminal, else csv */
 	bool partial;		/* --partial: as far as it goes is the answer */
 	bool quiet;		/* --quiet: no merge summary on stderr */
 	bool by_source;		/* --by-source: each stored row, not paired */

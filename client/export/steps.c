@@ -561,72 +561,6 @@ sum_span(struct report *r, int64_t lo, int64_t hi, bool add)
 	    "the samples");
 }
 
-/*
- * The steps in order of start, the longer first when two start together
- * (so a step comes before those it encloses), then of the trace.
- */
-static int
-stepcmp(const void *a, const void *b)
-{
-	const struct trace_step *x = *(const struct trace_step *const *)a;
-	const struct trace_step *y = *(const struct trace_step *const *)b;
-
-	if (x->ts_ns != y->ts_ns)
-		return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
-	if (x->dur_ns != y->dur_ns)
-		return (x->dur_ns < y->dur_ns) - (x->dur_ns > y->dur_ns);
-	return (x > y) - (x < y);
-}
-
-/* How many later steps innermost() looks at for one step. */
-#define ENCLOSED_LOOKAHEAD	64
-
-static bool
-has_prefix(const char *s, const char *prefix)
-{
-	return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-/*
- * Drop the ProfilerStep#N steps of order[0..*n) (sorted by stepcmp) that
- * enclose an iteration_N step, keeping the order; returns how many were
- * dropped.  The profiler's ProfilerStep#N wraps the iteration_N that the
- * user's code records, both match the default pattern, and the inner one
- * is the step the code named.  Steps of one name that enclose each other
- * stay: a ProfilerStep#N of the CPU encloses the GPU's copy of it.
- */
-static size_t
-innermost(const struct trace_step **order, size_t *n)
-{
-	size_t kept = 0;
-
-	for (size_t i = 0; i < *n; i++) {
-		const struct trace_step *a = order[i];
-		int64_t end = a->ts_ns + (a->dur_ns > 0 ? a->dur_ns : 0);
-		bool encloses = false;
-
-		if (!has_prefix(a->name, "ProfilerStep#")) {
-			order[kept++] = a;
-			continue;
-		}
-		for (size_t j = i + 1; j < *n && j <= i + ENCLOSED_LOOKAHEAD &&
-		    order[j]->ts_ns <= end; j++) {
-			const struct trace_step *b = order[j];
-
-			if (has_prefix(b->name, "iteration_") &&
-			    b->ts_ns + (b->dur_ns > 0 ? b->dur_ns : 0) <= end) {
-				encloses = true;
-				break;
-			}
-		}
-		if (!encloses)
-			order[kept++] = a;
-	}
-	kept = *n - kept;
-	*n -= kept;
-	return kept;
-}
-
 /* The rows of one step: one per card, or one without a card if none. */
 static int
 step_rows(struct report *r, const struct trace_step *st)
@@ -673,13 +607,10 @@ run(struct report *r)
 	for (size_t d = 0; d < r->ndevs; d++)
 		if (r->totals[d].max_interval_ns > r->reach_ns)
 			r->reach_ns = r->totals[d].max_interval_ns;
-	if ((r->cells = calloc(r->ndevs + 1, sizeof(*r->cells))) == NULL ||
-	    (order = calloc(in->nsteps, sizeof(*order))) == NULL)
+	if ((r->cells = calloc(r->ndevs + 1, sizeof(*r->cells))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
-	for (size_t i = 0; i < in->nsteps; i++)
-		order[i] = &in->steps[i];
-	qsort(order, in->nsteps, sizeof(*order), stepcmp);
-	if (r->rq->innermost && (dropped = innermost(order, &nsteps)) > 0)
+	nsteps = steps_order(in, r->rq->innermost, &order, &dropped);
+	if (dropped > 0)
 		fprintf(stderr, "spyremon: %zu ProfilerStep#N steps enclose an "
 		    "iteration_N: the table has the iteration_N; "
 		    "--step-pattern chooses others\n", dropped);
@@ -759,4 +690,71 @@ steps_report(sqlite3 *db, const struct steps_request *rq)
 	free(r.totals);
 	free(r.devs);
 	return rc;
+}
+
+/* A mean of a as a double, if it has values. */
+static bool
+mean_of(const struct energy_acc *a, double *out)
+{
+	char buf[ENERGY_BUFLEN];
+
+	if (a->nvalues == 0 || !energy_mean(a, MEAN_DIGITS, true, buf,
+	    sizeof(buf)))
+		return false;
+	*out = strtod(buf, NULL);
+	return true;
+}
+
+int
+steps_means(sqlite3 *db, const struct steps_request *rq, const int64_t *lo,
+    const int64_t *hi, size_t n, struct steps_mean **out, size_t *nout)
+{
+	struct report r = {
+		.rq = rq, .db = db, .reach_ns = DB_MAX_INTERVAL_NS,
+	};
+	const struct trace_target *t = rq->t;
+	struct steps_mean *v = NULL;
+	int rc;
+
+	*out = NULL;
+	*nout = 0;
+	for (int m = 0; m < M_N; m++)
+		r.met[m] = db_catalog_find(rq->cat, steps_metric_keys[m]);
+	if ((r.s = db_select_samples(db, r.met, M_N, rq->device_sql,
+	    false)) == NULL)
+		return db_error(db, "the samples");
+	/* the cards of the trace's span, then each window's sums */
+	rc = sum_span(&r, t->start_ns, t->end_ns, true);
+	if (rc == CLIENT_EXIT_OK && ((r.cells = calloc(r.ndevs + 1,
+	    sizeof(*r.cells))) == NULL || (v = calloc(n * r.ndevs + 1,
+	    sizeof(*v))) == NULL))
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < n && rc == CLIENT_EXIT_OK; i++) {
+		if ((rc = sum_span(&r, lo[i], hi[i], false)) != CLIENT_EXIT_OK)
+			break;
+		for (size_t d = 0; d < r.ndevs; d++) {
+			struct steps_mean *e = &v[(*nout)++];
+			const struct cell *c = &r.cells[d];
+
+			e->window = i;
+			e->device = r.devs[d];
+			e->samples = c->samples;
+			e->covered_ns = c->m[M_PWR].covered_ns;
+			e->has_pwr = r.met[M_PWR] != NULL &&
+			    mean_of(&c->m[M_PWR], &e->pwr_w);
+			e->has_busy = r.met[M_BUSY] != NULL &&
+			    mean_of(&c->m[M_BUSY], &e->busy_pct);
+		}
+	}
+	sqlite3_finalize(r.s);
+	free(r.cells);
+	free(r.totals);
+	free(r.devs);
+	if (rc != CLIENT_EXIT_OK) {
+		free(v);
+		*nout = 0;
+		return rc;
+	}
+	*out = v;
+	return CLIENT_EXIT_OK;
 }

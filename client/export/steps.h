@@ -62,6 +62,36 @@ struct steps_request {
  */
 int steps_report(sqlite3 *db, const struct steps_request *rq);
 
+/* One card's samples over one window, as a row of the table has them. */
+struct steps_mean {
+	size_t	 window;		/* its index in steps_means' lo, hi */
+	int	 device;
+	uint64_t samples;		/* of the card's row source */
+	int64_t	 covered_ns;		/* the window's time power samples cover */
+	bool	 has_pwr, has_busy;
+	double	 pwr_w, busy_pct;	/* time-weighted means */
+};
+
+/*
+ * For each window [lo[i], hi[i]] (absolute ns) and each card with samples
+ * in rq->t's span, the mean power and busy % and the time covered, by the
+ * same sums as the table's rows: *out (to free) gets *nout of them, by
+ * window then card.  Returns CLIENT_EXIT_OK, or another CLIENT_EXIT_*
+ * after printing why.
+ */
+int steps_means(sqlite3 *db, const struct steps_request *rq,
+    const int64_t *lo, const int64_t *hi, size_t n, struct steps_mean **out,
+    size_t *nout);
+
+/*
+ * The steps of in that the table has, in *out (to free) in order of
+ * start, the longer first; innermost: leave out the ProfilerStep#N that
+ * enclose an iteration_N (counted in *dropped).  Returns their count.
+ * In steporder.c.
+ */
+size_t steps_order(const struct trace_info *in, bool innermost,
+    const struct trace_step ***out, size_t *dropped);
+
 /*
  * Into an open JSON map: "trace" (t's path) and, when tagged (several
  * traces), "host" and "rank" (null if t has none): the head that

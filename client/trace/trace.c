@@ -44,6 +44,7 @@ enum key {
 	KEY_HOST,
 	KEY_PH, KEY_TS, KEY_DUR, KEY_NAME, KEY_CAT, KEY_PID, KEY_TID, KEY_ARGS,
 	KEY_STREAM, KEY_ARG_DEVICE, KEY_FLOPS, KEY_CYCLES, KEY_TS1, KEY_POWER,
+	KEY_CORRELATION,
 	KEY_RANK, KEY_WORLD_SIZE,
 	KEY_ID, KEY_DEVICE_NAME,
 };
@@ -53,7 +54,8 @@ struct cur_event {
 	char	 ph;
 	bool	 has_ts, has_dur, has_pid, is_kernel, name_truncated;
 	bool	 has_tid, has_stream, has_device, has_flops, has_cycles;
-	bool	 has_power, has_ts1;
+	bool	 has_power, has_ts1, ts_float, has_correlation;
+	int64_t	 stream_id, correlation;
 	uint32_t power;
 	uint64_t ts1;
 	int64_t	 ts, dur, pid, tid, device;
@@ -160,6 +162,10 @@ args_key(const unsigned char *k, size_t len)
 		if (memcmp(k, "cycles_ts", 9) == 0)
 			return KEY_CYCLES;
 		break;
+	case 11:
+		if (memcmp(k, "correlation", 11) == 0)
+			return KEY_CORRELATION;
+		break;
 	case 6:
 		if (memcmp(k, "stream", 6) == 0)
 			return KEY_STREAM;
@@ -220,8 +226,10 @@ cb_map_key(void *ctx, const unsigned char *k, size_t len)
 		break;
 	case ROLE_ARGS:
 		key = args_key(k, len);
-		if (key == KEY_STREAM)
+		if (key == KEY_STREAM) {
 			r->ev.has_stream = true;
+			r->ev.stream_id = -1;
+		}
 		else if (key == KEY_CYCLES || key == KEY_TS1)
 			r->ev.has_cycles = true;
 		break;
@@ -339,8 +347,9 @@ event_number(struct trace_reader *r, const char *s, size_t len)
 		if (!number_value(r, s, len, 3, "ts", &ev->ts))
 			return 0;
 		ev->has_ts = true;
-		if (memchr(s, '.', len) || memchr(s, 'e', len) ||
-		    memchr(s, 'E', len)) {
+		ev->ts_float = memchr(s, '.', len) || memchr(s, 'e', len) ||
+		    memchr(s, 'E', len);
+		if (ev->ts_float) {
 			r->tally.info.ts_fraction = true;
 			note_decimals(&r->tally.info, s, len);
 		}
@@ -398,6 +407,29 @@ args_counter(struct trace_reader *r, const char *s, size_t len)
 	}
 }
 
+/*
+ * args.stream as a number, the way Holistic Trace Analysis reads it: a
+ * number or numeric string truncated to an integer; anything else -1.
+ */
+static void
+args_stream(struct trace_reader *r, const char *s, size_t len)
+{
+	char buf[64], *end;
+	double v;
+
+	if (r->key[r->depth] != KEY_STREAM)
+		return;
+	r->ev.stream_id = -1;
+	if (len == 0 || len >= sizeof(buf))
+		return;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	v = strtod(buf, &end);
+	if (*end == '\0' && v == v && v > -9e18 && v < 9e18 &&
+	    strpbrk(buf, "xXnNiI") == NULL)
+		r->ev.stream_id = (int64_t)v;
+}
+
 /* A number among an event's args: device, flops, Power and TS1. */
 static void
 args_number(struct trace_reader *r, const char *s, size_t len)
@@ -406,7 +438,12 @@ args_number(struct trace_reader *r, const char *s, size_t len)
 	char buf[64], *end;
 
 	args_counter(r, s, len);
+	args_stream(r, s, len);
 	switch (r->key[r->depth]) {
+	case KEY_CORRELATION:
+		r->ev.has_correlation = integer_value(s, len,
+		    &r->ev.correlation);
+		break;
 	case KEY_ARG_DEVICE:
 		ev->has_device = integer_value(s, len, &ev->device);
 		break;
@@ -516,6 +553,7 @@ cb_string(void *ctx, const unsigned char *s, size_t len)
 		break;
 	case ROLE_ARGS:
 		args_counter(r, (const char *)s, len);
+		args_stream(r, (const char *)s, len);
 		break;
 	case ROLE_TOP:
 		if (r->key[r->depth] == KEY_DISPLAY_UNIT) {
@@ -582,6 +620,8 @@ event_begin(struct trace_reader *r)
 	ev->is_kernel = ev->name_truncated = false;
 	ev->has_tid = ev->has_stream = ev->has_device = ev->has_flops = false;
 	ev->has_cycles = ev->has_power = ev->has_ts1 = false;
+	ev->ts_float = ev->has_correlation = false;
+	ev->stream_id = -1;
 	ev->track = 0;
 	ev->cat[0] = '\0';
 	ev->name_len = 0;
@@ -708,6 +748,10 @@ event_end(struct trace_reader *r)
 	out.has_tid = ev->has_tid;
 	out.tid = ev->tid;
 	out.has_stream = ev->has_stream;
+	out.stream_id = ev->stream_id;
+	out.ts_float = ev->ts_float;
+	out.has_correlation = ev->has_correlation;
+	out.correlation = ev->correlation;
 	out.has_device = ev->has_device;
 	out.device = ev->device;
 	out.has_flops = ev->has_flops;

@@ -35,8 +35,8 @@
  * by a ',' when nelements > 0).  Every original event thus stays byte for
  * byte what it was, and nothing but a copy buffer is held.  A consumer that
  * needs the events themselves sets on_event in trace_options; besides the
- * members above it sees cat, tid and, of args, stream, device, flops and
- * cycle stamps.
+ * members above it sees cat, tid and, of args, stream, correlation,
+ * device, flops and cycle stamps.
  */
 #ifndef SPYREMON_TRACE_H
 #define SPYREMON_TRACE_H
@@ -179,6 +179,16 @@ struct trace_event {
 	bool	 has_counter;
 	uint32_t counter;
 	uint64_t cycle_stamp;
+	/*
+	 * args.stream read as Holistic Trace Analysis reads it (a number or
+	 * numeric string, truncated; -1 when absent or not numeric), and an
+	 * integer args.correlation, which links a device event to its
+	 * launch.  ts_float: ts was written with a fraction or exponent.
+	 */
+	int64_t	 stream_id;
+	bool	 has_correlation;
+	int64_t	 correlation;
+	bool	 ts_float;
 	bool	 is_step;		/* an X event whose name matches the step pattern */
 	uint64_t offset;		/* of its '{' in the uncompressed stream */
 	uint64_t length;		/* through its '}' */

@@ -144,7 +144,7 @@ grep -q -- "--ops goes with --trace" "$T/err" || fail "$(cat "$T/err")"
 expect_rc 2 $SPY export "${TR[@]}" --ops --steps
 grep -q -- "--steps and --ops exclude each other" "$T/err" || fail "$(cat "$T/err")"
 expect_rc 2 $SPY export "${TR[@]}" --json
-grep -q -- "--json goes with --steps or --ops" "$T/err" || fail "$(cat "$T/err")"
+grep -q -- "--json goes with --steps, --ops or --breakdown" "$T/err" || fail "$(cat "$T/err")"
 expect_rc 2 $SPY export --trace /dev/stdin --ops </dev/null
 grep -q -- "--ops reads the trace twice" "$T/err" || fail "$(cat "$T/err")"
 

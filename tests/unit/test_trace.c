@@ -637,9 +637,9 @@ struct args_seen {
 	size_t	 n;
 	char	 cat[4][TRACE_CAT_MAX];
 	bool	 has_tid[4], has_stream[4], has_device[4], has_flops[4];
-	bool	 has_cycles[4];
+	bool	 has_cycles[4], has_corr[4], ts_float[4];
 	uint64_t track[4];
-	int64_t	 tid[4], device[4];
+	int64_t	 tid[4], device[4], stream_id[4], corr[4];
 	double	 flops[4];
 };
 
@@ -660,12 +660,17 @@ keep_args(const struct trace_event *ev, void *arg)
 	s->flops[s->n] = ev->flops;
 	s->has_cycles[s->n] = ev->has_cycles;
 	s->track[s->n] = ev->track;
+	s->stream_id[s->n] = ev->stream_id;
+	s->has_corr[s->n] = ev->has_correlation;
+	s->corr[s->n] = ev->correlation;
+	s->ts_float[s->n] = ev->ts_float;
 	s->n++;
 }
 
 /*
- * cat, tid and args' stream, device, flops and cycle stamps (also in
- * attr, as the Spyre runtime writes them); nested members are not args'.
+ * cat, tid and args' stream (also as HTA's number), correlation, device,
+ * flops and cycle stamps (also in attr, as the Spyre runtime writes
+ * them); nested members are not args'; whether ts was a float.
  */
 static void
 test_event_args(void **state)
@@ -675,17 +680,18 @@ test_event_args(void **state)
 	    " {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 2,"
 	    "  \"tid\": 7, \"ts\": 1712195495406752, \"dur\": 3,"
 	    "  \"args\": {\"device\": 2, \"stream\": 7, \"grid\": [1, 1],"
-	    "  \"flops\": 2.5e9}},"
+	    "  \"flops\": 2.5e9, \"correlation\": 42}},"
 	    " {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\","
-	    "  \"tid\": \"main\", \"ts\": 1712195495406752, \"dur\": 3,"
-	    "  \"args\": {\"x\": {\"stream\": 1, \"device\": 3, \"flops\": 9},"
-	    "  \"flops\": 12}},"
+	    "  \"tid\": \"main\", \"ts\": 1712195495406752.0, \"dur\": 3,"
+	    "  \"args\": {\"x\": {\"stream\": 1, \"device\": 3, \"flops\": 9,"
+	    "  \"correlation\": 5}, \"flops\": 12}},"
 	    " {\"ph\": \"X\", \"cat\": \"mtia_ccp_events\", \"name\": \"w\","
 	    "  \"ts\": 1712195495406752, \"args\": {\"stream\": \"108\","
 	    "  \"device\": 1.5, \"flops\": \"many\"}},"
 	    " {\"ph\": \"B\", \"name\": \"add_11 Cmpt Exec\", \"pid\": 0,"
 	    "  \"tid\": 15514734831341844875, \"ts\": 1712195495406753,"
-	    "  \"attr\": {\"Power\": \"3620872431\", \"TS1\": \"2552537956\"}}]}";
+	    "  \"attr\": {\"Power\": \"3620872431\", \"TS1\": \"2552537956\","
+	    "  \"stream\": \"0x0\"}}]}";
 	struct args_seen seen = { 0 };
 	struct trace_options opts = { .on_event = keep_args, .arg = &seen };
 	struct trace_info in;
@@ -718,6 +724,13 @@ test_event_args(void **state)
 		assert_true(seen.has_cycles[3]);
 		assert_true(seen.track[3] != 0 && seen.track[3] != seen.track[0]);
 		assert_true(seen.track[0] != 0 && seen.track[2] == 0);
+		/* stream as a number: 7, none, "108", "0x0" */
+		assert_true(seen.stream_id[0] == 7 && seen.stream_id[1] == -1);
+		assert_true(seen.stream_id[2] == 108 && seen.stream_id[3] == -1);
+		assert_true(seen.has_corr[0] && seen.corr[0] == 42);
+		assert_false(seen.has_corr[1] || seen.has_corr[2]);
+		assert_true(seen.ts_float[1]);
+		assert_false(seen.ts_float[0] || seen.ts_float[2]);
 	}
 }
 

@@ -1,0 +1,629 @@
+/*
+ * breakdown_out: a trace's breakdown as a table, csv or json
+ * (breakdown_out.h).
+ *
+ * Times are written in µs, the trace's unit, exactly (the ns after the
+ * point); shares are of the window's span, in %, so that a card's
+ * classes add up to 100 and its idle causes to its idle share.
+ */
+#include <err.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yajl/yajl_gen.h>
+
+#include "breakdown_out.h"
+#include "client.h"
+#include "format.h"
+#include "json.h"
+#include "jsonw.h"
+#include "table.h"
+
+/* The classes in the tables' order, with their json and csv names. */
+static const struct {
+	enum ops_category cat;
+	const char *key;
+} classes[] = {
+	{ OPS_COMPUTE, "compute" }, { OPS_MEMORY, "data_movement" },
+	{ OPS_COMM, "communication" }, { OPS_OTHER, "other" },
+	{ OPS_IDLE, "idle" },
+};
+#define NCLASSES	(sizeof(classes) / sizeof(classes[0]))
+
+static const char *const idle_keys[BD_NIDLE] = {
+	"host_wait", "launch_gap", "sync", "unexplained",
+};
+
+/*
+ * The counters of the windows: steps_means' rows, the steps' windows
+ * first (0 to nsteps - 1, every card's), then each card's span
+ * (nsteps + its index).
+ */
+struct counters {
+	struct steps_mean *m;
+	size_t	 n;
+};
+
+/* The row of window w and card, or NULL. */
+static const struct steps_mean *
+counters_of(const struct counters *c, size_t w, int64_t card)
+{
+	for (size_t i = 0; c != NULL && i < c->n; i++)
+		if (c->m[i].window == w && c->m[i].device == card)
+			return &c->m[i];
+	return NULL;
+}
+
+/* ns as µs, exactly: "12.5", "-3", "0.001". */
+static const char *
+us(int64_t ns, char *buf, size_t len)
+{
+	uint64_t a = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+	char *p;
+
+	snprintf(buf, len, "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "",
+	    a / 1000, a % 1000);
+	p = buf + strlen(buf);
+	while (p[-1] == '0')
+		*--p = '\0';
+	if (p[-1] == '.')
+		p[-1] = '\0';
+	return buf;
+}
+
+static double
+pct(int64_t part, int64_t whole)
+{
+	return whole > 0 ? 100.0 * (double)part / (double)whole : 0;
+}
+
+/* The share of idle time that has a cause. */
+static double
+classified(const int64_t idle[BD_NIDLE])
+{
+	int64_t sum = 0;
+
+	for (int c = 0; c < BD_NIDLE; c++)
+		sum += idle[c];
+	return sum != 0 ? 100.0 * (double)(sum - idle[BD_UNEXPLAINED]) /
+	    (double)sum : 100;
+}
+
+static void
+put_us(yajl_gen g, const char *key, int64_t ns)
+{
+	char buf[32];
+
+	jsonw_str(g, key);
+	jsonw_number(g, us(ns, buf, sizeof(buf)));
+}
+
+static void
+put_pct(yajl_gen g, const char *key, double v)
+{
+	char buf[32];
+
+	jsonw_str(g, key);
+	snprintf(buf, sizeof(buf), "%.4f", v);
+	jsonw_number(g, buf);
+}
+
+/* The counters' members: null where the card has no sample. */
+static void
+json_counters(yajl_gen g, const struct steps_mean *m, int64_t span)
+{
+	jsonw_str(g, "counters");
+	yajl_gen_map_open(g);
+	jsonw_put_uint(g, "samples", m != NULL ? m->samples : 0);
+	jsonw_put_double_or_null(g, "busy_pct", m != NULL && m->has_busy,
+	    m != NULL ? m->busy_pct : 0);
+	jsonw_put_double_or_null(g, "power_W", m != NULL && m->has_pwr,
+	    m != NULL ? m->pwr_w : 0);
+	jsonw_put_double_or_null(g, "covered_pct", m != NULL && span > 0,
+	    m != NULL ? pct(m->covered_ns, span) : 0);
+	yajl_gen_map_close(g);
+}
+
+/* A window's members: span, classes, overlap, idle causes, counters. */
+static void
+json_window(yajl_gen g, const struct bd_window *w, const struct steps_mean *m)
+{
+	char key[48], why[256];
+
+	put_us(g, "start_us", w->lo);
+	put_us(g, "span_us", w->tm.span);
+	for (size_t i = 0; i < NCLASSES; i++) {
+		snprintf(key, sizeof(key), "%s_us", classes[i].key);
+		put_us(g, key, w->tm.t[classes[i].cat]);
+		snprintf(key, sizeof(key), "%s_pct", classes[i].key);
+		put_pct(g, key, pct(w->tm.t[classes[i].cat], w->tm.span));
+	}
+	put_us(g, "non_compute_us", w->tm.span - w->tm.t[OPS_COMPUTE] -
+	    w->tm.t[OPS_IDLE]);
+	put_pct(g, "non_compute_pct", pct(w->tm.span - w->tm.t[OPS_COMPUTE] -
+	    w->tm.t[OPS_IDLE], w->tm.span));
+	put_us(g, "comm_compute_overlap_us", w->tm.comm_compute);
+	jsonw_str(g, "idle_causes");
+	yajl_gen_map_open(g);
+	for (int c = 0; c < BD_NIDLE; c++) {
+		snprintf(key, sizeof(key), "%s_us", idle_keys[c]);
+		put_us(g, key, w->idle[c]);
+	}
+	put_pct(g, "classified_pct", classified(w->idle));
+	yajl_gen_map_close(g);
+	json_counters(g, m, w->tm.span);
+	jsonw_put_str(g, "verdict", bd_verdict_name(bd_verdict(&w->tm,
+	    w->idle, why, sizeof(why))));
+	jsonw_put_str(g, "verdict_rule", why);
+}
+
+/* HTA's temporal breakdown: numpy's round(100 * t / span, 2). */
+static void
+put_hta_pct(yajl_gen g, const char *key, int64_t t, int64_t span)
+{
+	char buf[32];
+
+	jsonw_str(g, key);
+	snprintf(buf, sizeof(buf), "%.2f", span != 0 ?
+	    rint(100.0 * (double)t / (double)span * 100) / 100 : 0.0);
+	jsonw_number(g, buf);
+}
+
+static void
+json_hta(yajl_gen g, const struct breakdown_request *rq,
+    const struct bd_result *res)
+{
+	const struct trace_info *in = &rq->t->info;
+
+	jsonw_str(g, "hta");
+	if (!res->has_hta) {
+		yajl_gen_null(g);
+		return;
+	}
+	yajl_gen_map_open(g);
+	jsonw_put_int(g, "rank", in->has_rank ? in->rank : 0);
+	put_us(g, "span_us", res->hta.span);
+	put_us(g, "idle_us", res->hta.idle);
+	put_us(g, "compute_us", res->hta.compute);
+	put_us(g, "non_compute_us", res->hta.non_compute);
+	put_hta_pct(g, "idle_pct", res->hta.idle, res->hta.span);
+	put_hta_pct(g, "compute_pct", res->hta.compute, res->hta.span);
+	put_hta_pct(g, "non_compute_pct", res->hta.non_compute, res->hta.span);
+	jsonw_put_bool(g, "rounded_to_us", res->hta_rounded);
+	jsonw_put_bool(g, "last_step_dropped", res->hta_last_step_dropped);
+	jsonw_str(g, "streams");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; res->streams_hta && i < res->nstreams; i++) {
+		const struct bd_stream *s = &res->streams[i];
+
+		yajl_gen_map_open(g);
+		jsonw_put_int(g, "stream", s->stream);
+		put_us(g, "host_wait_us", s->idle[BD_HOST_WAIT]);
+		put_us(g, "kernel_wait_us", s->idle[BD_LAUNCH_GAP]);
+		put_us(g, "other_us", s->idle[BD_SYNC] +
+		    s->idle[BD_UNEXPLAINED]);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+}
+
+static int64_t
+stream_idle(const struct bd_stream *s)
+{
+	int64_t sum = 0;
+
+	for (int c = 0; c < BD_NIDLE; c++)
+		sum += s->idle[c];
+	return sum;
+}
+
+static void
+write_json(const struct breakdown_request *rq, const struct bd_result *res,
+    size_t nsteps, const struct counters *cn)
+{
+	yajl_gen g = json_gen_new(true);
+	char buf[32];
+
+	yajl_gen_map_open(g);
+	steps_json_trace(g, rq->t, rq->tagged, rq->host);
+	jsonw_str(g, "launch_gap_us");
+	jsonw_number(g, us(rq->launch_gap_ns, buf, sizeof(buf)));
+	jsonw_str(g, "cards");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < res->ncards; i++) {
+		const struct bd_card *c = &res->cards[i];
+
+		yajl_gen_map_open(g);
+		jsonw_put_int(g, "card", c->card);
+		jsonw_put_uint(g, "events", c->events);
+		json_window(g, &c->total, counters_of(cn, nsteps + i,
+		    c->card));
+		jsonw_str(g, "steps");
+		yajl_gen_array_open(g);
+		for (size_t s = 0; s < nsteps; s++) {
+			yajl_gen_map_open(g);
+			jsonw_put_str(g, "step", c->steps[s].name);
+			json_window(g, &c->steps[s], counters_of(cn, s,
+			    c->card));
+			yajl_gen_map_close(g);
+		}
+		yajl_gen_array_close(g);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	jsonw_put_str(g, "streams_from", res->streams_hta ? "args.stream" :
+	    "tid");
+	jsonw_str(g, "streams");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < res->nstreams; i++) {
+		const struct bd_stream *s = &res->streams[i];
+		char key[48];
+
+		yajl_gen_map_open(g);
+		jsonw_put_int_or_null(g, "card", s->has_card, s->card);
+		jsonw_put_int(g, "stream", s->stream);
+		jsonw_put_uint(g, "events", s->events);
+		put_us(g, "idle_us", stream_idle(s));
+		for (int k = 0; k < BD_NIDLE; k++) {
+			snprintf(key, sizeof(key), "%s_us", idle_keys[k]);
+			put_us(g, key, s->idle[k]);
+		}
+		put_pct(g, "classified_pct", classified(s->idle));
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	jsonw_put_uint(g, "sync_calls", res->sync_calls);
+	json_hta(g, rq, res);
+	yajl_gen_map_close(g);
+	json_gen_flush(g, rq->out);
+	yajl_gen_free(g);
+}
+
+/* csv: one row per card window and per stream; times in µs. */
+static void
+csv_head(const struct breakdown_request *rq)
+{
+	if (rq->tagged)
+		fputs("host,rank,", rq->out);
+	fputs("section,card,step,stream,start_us,span_us", rq->out);
+	for (size_t i = 0; i < NCLASSES; i++)
+		fprintf(rq->out, ",%s_us", classes[i].key);
+	fputs(",comm_compute_overlap_us", rq->out);
+	for (int c = 0; c < BD_NIDLE; c++)
+		fprintf(rq->out, ",%s_us", idle_keys[c]);
+	fputs(",classified_pct,samples,busy_pct,power_W,covered_pct,verdict,"
+	    "verdict_rule\n", rq->out);
+}
+
+/* The counters' cells, each empty when unknown, and the row's end. */
+static void
+csv_counters(FILE *fp, const struct steps_mean *m, int64_t span)
+{
+	if (m == NULL) {
+		fputs(",0,,,", fp);
+		return;
+	}
+	fprintf(fp, ",%" PRIu64 ",", m->samples);
+	if (m->has_busy)
+		fprintf(fp, "%.9g", m->busy_pct);
+	fputc(',', fp);
+	if (m->has_pwr)
+		fprintf(fp, "%.9g", m->pwr_w);
+	fprintf(fp, ",%.4f", pct(m->covered_ns, span));
+}
+
+static void
+csv_lead(const struct breakdown_request *rq)
+{
+	if (!rq->tagged)
+		return;
+	fmt_csv_cell(rq->out, rq->host);
+	if (rq->t->info.has_rank)
+		fprintf(rq->out, ",%" PRId64 ",", rq->t->info.rank);
+	else
+		fputs(",,", rq->out);
+}
+
+static void
+csv_window(const struct breakdown_request *rq, int64_t card,
+    const struct bd_window *w, bool step, const struct steps_mean *m)
+{
+	char buf[32], why[256];
+
+	csv_lead(rq);
+	fprintf(rq->out, "%s,%" PRId64 ",", step ? "step" : "card", card);
+	if (step)
+		fmt_csv_cell(rq->out, w->name);
+	fprintf(rq->out, ",,%s", us(w->lo, buf, sizeof(buf)));
+	fprintf(rq->out, ",%s", us(w->tm.span, buf, sizeof(buf)));
+	for (size_t i = 0; i < NCLASSES; i++)
+		fprintf(rq->out, ",%s", us(w->tm.t[classes[i].cat], buf,
+		    sizeof(buf)));
+	fprintf(rq->out, ",%s", us(w->tm.comm_compute, buf, sizeof(buf)));
+	for (int c = 0; c < BD_NIDLE; c++)
+		fprintf(rq->out, ",%s", us(w->idle[c], buf, sizeof(buf)));
+	fprintf(rq->out, ",%.4f", classified(w->idle));
+	csv_counters(rq->out, m, w->tm.span);
+	fprintf(rq->out, ",%s,", bd_verdict_name(bd_verdict(&w->tm, w->idle,
+	    why, sizeof(why))));
+	fmt_csv_cell(rq->out, why);
+	fputc('\n', rq->out);
+}
+
+static void
+write_csv(const struct breakdown_request *rq, const struct bd_result *res,
+    size_t nsteps, const struct counters *cn)
+{
+	char buf[32];
+
+	if (rq->first || !rq->tagged)
+		csv_head(rq);
+	for (size_t i = 0; i < res->ncards; i++) {
+		int64_t card = res->cards[i].card;
+
+		csv_window(rq, card, &res->cards[i].total, false,
+		    counters_of(cn, nsteps + i, card));
+		for (size_t s = 0; s < nsteps; s++)
+			csv_window(rq, card, &res->cards[i].steps[s], true,
+			    counters_of(cn, s, card));
+	}
+	for (size_t i = 0; i < res->nstreams; i++) {
+		const struct bd_stream *s = &res->streams[i];
+
+		csv_lead(rq);
+		fputs("stream,", rq->out);
+		if (s->has_card)
+			fprintf(rq->out, "%" PRId64, s->card);
+		fprintf(rq->out, ",,%" PRId64 ",,", s->stream);
+		fputs(",,,,,", rq->out);
+		fprintf(rq->out, "%s,", us(stream_idle(s), buf, sizeof(buf)));
+		for (int c = 0; c < BD_NIDLE; c++)
+			fprintf(rq->out, ",%s", us(s->idle[c], buf,
+			    sizeof(buf)));
+		fprintf(rq->out, ",%.4f,,,,,,\n", classified(s->idle));
+	}
+}
+
+static const struct table_col window_cols[] = {
+	{ "CARD", NULL, TABLE_RIGHT }, { "STEP", NULL, TABLE_LEFT },
+	{ "SPAN", "ms", TABLE_RIGHT }, { "COMPUTE", "%", TABLE_RIGHT },
+	{ "DATA", "%", TABLE_RIGHT }, { "COMM", "%", TABLE_RIGHT },
+	{ "OTHER", "%", TABLE_RIGHT }, { "IDLE", "%", TABLE_RIGHT },
+	{ "COMM+COMP", "%", TABLE_RIGHT }, { "HOST-WAIT", "%", TABLE_RIGHT },
+	{ "LAUNCH", "%", TABLE_RIGHT }, { "SYNC", "%", TABLE_RIGHT },
+	{ "UNEXPL", "%", TABLE_RIGHT },
+};
+static const struct table_col counter_cols[] = {
+	{ "CARD", NULL, TABLE_RIGHT }, { "STEP", NULL, TABLE_LEFT },
+	{ "SAMPLES", NULL, TABLE_RIGHT }, { "COVERED", "%", TABLE_RIGHT },
+	{ "BUSY", "%", TABLE_RIGHT }, { "POWER", "W", TABLE_RIGHT },
+	{ "VERDICT", NULL, TABLE_LEFT }, { "BY", NULL, TABLE_LEFT },
+};
+static const struct table_col stream_cols[] = {
+	{ "CARD", NULL, TABLE_RIGHT }, { "STREAM", NULL, TABLE_RIGHT },
+	{ "EVENTS", NULL, TABLE_RIGHT }, { "IDLE", "ms", TABLE_RIGHT },
+	{ "HOST-WAIT", "ms", TABLE_RIGHT }, { "LAUNCH", "ms", TABLE_RIGHT },
+	{ "SYNC", "ms", TABLE_RIGHT }, { "UNEXPL", "ms", TABLE_RIGHT },
+	{ "CLASSIFIED", "%", TABLE_RIGHT },
+};
+#define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
+
+static void
+cell_pct(struct table *tb, int64_t part, int64_t whole)
+{
+	char buf[32];
+
+	table_fixed(buf, sizeof(buf), pct(part, whole), 1);
+	table_cell(tb, buf);
+}
+
+static void
+cell_ms(struct table *tb, int64_t ns)
+{
+	char buf[32];
+
+	table_fixed(buf, sizeof(buf), (double)ns / 1e6, 3);
+	table_cell(tb, buf);
+}
+
+static void
+table_window(struct table *tb, int64_t card, const struct bd_window *w)
+{
+	table_row(tb);
+	table_cellf(tb, "%" PRId64, card);
+	table_cell(tb, w->name);
+	cell_ms(tb, w->tm.span);
+	for (size_t i = 0; i < NCLASSES; i++)
+		cell_pct(tb, w->tm.t[classes[i].cat], w->tm.span);
+	cell_pct(tb, w->tm.comm_compute, w->tm.span);
+	for (int c = 0; c < BD_NIDLE; c++)
+		cell_pct(tb, w->idle[c], w->tm.span);
+}
+
+/* A row of the counters' table. */
+static void
+table_counters(struct table *tb, int64_t card, const struct bd_window *w,
+    const struct steps_mean *m)
+{
+	char buf[32], why[256];
+	enum bd_verdict v = bd_verdict(&w->tm, w->idle, why, sizeof(why));
+
+	table_row(tb);
+	table_cellf(tb, "%" PRId64, card);
+	table_cell(tb, w->name);
+	table_cellf(tb, "%" PRIu64, m != NULL ? m->samples : 0);
+	if (m != NULL) {
+		cell_pct(tb, m->covered_ns, w->tm.span);
+		table_fixed(buf, sizeof(buf), m->busy_pct, 1);
+		table_cell(tb, m->has_busy ? buf : "");
+		table_fixed(buf, sizeof(buf), m->pwr_w, 1);
+		table_cell(tb, m->has_pwr ? buf : "");
+	} else {
+		table_cell(tb, "");
+		table_cell(tb, "");
+		table_cell(tb, "");
+	}
+	table_cell(tb, bd_verdict_name(v));
+	table_cell(tb, why);
+}
+
+static void
+write_table(const struct breakdown_request *rq, const struct bd_result *res,
+    size_t nsteps, const struct counters *cn)
+{
+	struct table *tb = table_new(window_cols, NELEM(window_cols));
+	FILE *out = rq->out;
+	char buf[32];
+
+	for (size_t i = 0; i < res->ncards; i++) {
+		for (size_t s = 0; s < nsteps; s++)
+			table_window(tb, res->cards[i].card,
+			    &res->cards[i].steps[s]);
+		table_window(tb, res->cards[i].card, &res->cards[i].total);
+	}
+	fprintf(out, "Time by class, %% of each span (a card's total: its "
+	    "first device event to its last):\n");
+	table_write(tb, out, 0);
+	table_free(tb);
+	tb = table_new(counter_cols, NELEM(counter_cols));
+	for (size_t i = 0; i < res->ncards; i++) {
+		int64_t card = res->cards[i].card;
+
+		for (size_t s = 0; s < nsteps; s++)
+			table_counters(tb, card, &res->cards[i].steps[s],
+			    counters_of(cn, s, card));
+		table_counters(tb, card, &res->cards[i].total,
+		    counters_of(cn, nsteps + i, card));
+	}
+	fprintf(out, "\nCounters over each span (stored samples, as --steps "
+	    "reads them), and what bound it:\n");
+	table_write(tb, out, table_width());
+	table_free(tb);
+	tb = table_new(stream_cols, NELEM(stream_cols));
+	for (size_t i = 0; i < res->nstreams; i++) {
+		const struct bd_stream *s = &res->streams[i];
+
+		table_row(tb);
+		if (s->has_card)
+			table_cellf(tb, "%" PRId64, s->card);
+		else
+			table_cell(tb, "-");
+		table_cellf(tb, "%" PRId64, s->stream);
+		table_cellf(tb, "%" PRIu64, s->events);
+		cell_ms(tb, stream_idle(s));
+		for (int c = 0; c < BD_NIDLE; c++)
+			cell_ms(tb, s->idle[c]);
+		table_fixed(buf, sizeof(buf), classified(s->idle), 1);
+		table_cell(tb, buf);
+	}
+	fprintf(out, "\nIdle time by stream (%s; launch gap under %s µs):\n",
+	    res->streams_hta ? "args.stream, by HTA's rules" :
+	    "one per track", us(rq->launch_gap_ns, buf, sizeof(buf)));
+	table_write(tb, out, 0);
+	table_free(tb);
+	if (res->has_hta)
+		fprintf(out, "\nHolistic Trace Analysis's temporal breakdown: "
+		    "idle %.2f %%, compute %.2f %%, non-compute %.2f %% of "
+		    "%.3f ms%s\n", pct(res->hta.idle, res->hta.span),
+		    pct(res->hta.compute, res->hta.span),
+		    pct(res->hta.non_compute, res->hta.span),
+		    (double)res->hta.span / 1e6, res->hta_last_step_dropped ?
+		    " (its last step left out, as HTA does)" : "");
+}
+
+int
+breakdown_read(const struct trace_target *ts, size_t n,
+    const char *step_pattern, struct bd_trace ***out)
+{
+	int rc = CLIENT_EXIT_OK;
+
+	if ((*out = calloc(n + 1, sizeof(**out))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < n && rc == CLIENT_EXIT_OK; i++)
+		rc = bd_trace_read(ts[i].path, ts[i].info.has_base,
+		    step_pattern, &(*out)[i]);
+	return rc;
+}
+
+void
+breakdown_free(struct bd_trace **bt, size_t n)
+{
+	for (size_t i = 0; bt != NULL && i < n; i++)
+		bd_trace_free(bt[i]);
+	free(bt);
+}
+
+/* The counters of every step and every card's span (struct counters). */
+static int
+read_counters(const struct breakdown_request *rq, const struct bd_result *res,
+    const struct bd_step *steps, size_t nsteps, struct counters *cn)
+{
+	int64_t *lo, *hi, shift = rq->t->shift_ns;
+	struct steps_mean *m;
+	size_t n = nsteps + res->ncards;
+	int rc;
+
+	if ((lo = calloc(n + 1, sizeof(*lo))) == NULL ||
+	    (hi = calloc(n + 1, sizeof(*hi))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const struct bd_window *w = i < nsteps ? NULL :
+		    &res->cards[i - nsteps].total;
+
+		lo[i] = (w != NULL ? w->lo : steps[i].lo) + shift;
+		hi[i] = (w != NULL ? w->hi : steps[i].hi) + shift;
+	}
+	rc = steps_means(rq->db, rq->sr, lo, hi, n, &m, &cn->n);
+	cn->m = m;
+	free(lo);
+	free(hi);
+	return rc;
+}
+
+int
+breakdown_report(const struct breakdown_request *rq)
+{
+	const struct trace_step **order;
+	struct counters cn = { NULL, 0 };
+	struct bd_step *steps;
+	struct bd_result res;
+	size_t nsteps, dropped;
+	int rc;
+
+	nsteps = steps_order(&rq->t->info, rq->innermost, &order, &dropped);
+	if ((steps = calloc(nsteps + 1, sizeof(*steps))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < nsteps; i++)
+		steps[i] = (struct bd_step){ order[i]->name, order[i]->ts_ns,
+		    order[i]->ts_ns + (order[i]->dur_ns > 0 ?
+		    order[i]->dur_ns : 0) };
+	bd_trace_compute(rq->bt, rq->launch_gap_ns, steps, nsteps,
+	    rq->nstep_names, &res);
+	if ((rc = read_counters(rq, &res, steps, nsteps, &cn)) !=
+	    CLIENT_EXIT_OK)
+		goto out;
+	if (rq->format == STEPS_JSON)
+		write_json(rq, &res, nsteps, &cn);
+	else if (rq->format == STEPS_CSV)
+		write_csv(rq, &res, nsteps, &cn);
+	else
+		write_table(rq, &res, nsteps, &cn);
+	if (res.unpaired > 0)
+		fprintf(stderr, "spyremon: %s: %" PRIu64 " begin or end events "
+		    "of the device without their other half, left out\n",
+		    rq->t->path, res.unpaired);
+	if (res.no_card > 0)
+		fprintf(stderr, "spyremon: %s: %" PRIu64 " device events "
+		    "without a card (no args.device nor pid), left out\n",
+		    rq->t->path, res.no_card);
+out:
+	free(cn.m);
+	bd_result_free(&res);
+	free(steps);
+	free(order);
+	return rc;
+}

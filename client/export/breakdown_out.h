@@ -1,0 +1,60 @@
+/*
+ * breakdown_out: the tables of "spyremon export --trace FILE --breakdown":
+ * per card, over its whole span and over each step, the time in each
+ * class (compute, data movement, communication, other, idle) and the
+ * overlap of communication with compute; the idle time by cause (host
+ * wait, launch gap, sync, unexplained); per stream its idle time by
+ * cause; and Holistic Trace Analysis's temporal breakdown of the rank.
+ * Beside each span, the card's counters over it as --steps reads them
+ * (mean busy % and power, and the time its samples cover).
+ * The figures are ../analysis/bdtrace.h's; spyremon(1), "Breakdown",
+ * gives the rules.
+ */
+#ifndef SPYREMON_BREAKDOWN_OUT_H
+#define SPYREMON_BREAKDOWN_OUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <sqlite3.h>
+
+#include "bdtrace.h"
+#include "steps.h"
+#include "target.h"
+
+/* --launch-gap's default: HTA's 30 trace units, 30 µs on Kineto traces. */
+#define BREAKDOWN_LAUNCH_GAP_NS	30000
+
+struct breakdown_request {
+	sqlite3	*db;			/* the samples, for the counters */
+	const struct steps_request *sr;	/* their cards and metrics */
+	const struct trace_target *t;
+	struct bd_trace *bt;		/* t's events (bd_trace_read) */
+	size_t	 nstep_names;		/* bd_step_names of the run's traces */
+	int64_t	 launch_gap_ns;
+	bool	 innermost;		/* steps as --steps takes them */
+	enum steps_format format;
+	FILE	*out;
+	/* one of several tables, as steps_request's tagged, host, first */
+	bool	 tagged;
+	const char *host;
+	bool	 first;
+};
+
+/*
+ * Read the events of the n traces ts[0..n) into (*out)[0..n) (free them
+ * with breakdown_free, also on failure), step_pattern as --step-pattern.
+ * Returns CLIENT_EXIT_OK or another CLIENT_EXIT_* after printing why.
+ */
+int breakdown_read(const struct trace_target *ts, size_t n,
+    const char *step_pattern, struct bd_trace ***out);
+void breakdown_free(struct bd_trace **bt, size_t n);
+
+/*
+ * Write the tables to rq->out.  Returns CLIENT_EXIT_OK, or another
+ * CLIENT_EXIT_* after printing why (the samples could not be read).
+ */
+int breakdown_report(const struct breakdown_request *rq);
+
+#endif

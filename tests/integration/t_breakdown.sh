@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# spyremon export --trace FILE --breakdown on the daemon and the
+# simulator, as the demo's flow runs: a job (ops_job.py, t_ops') in a
+# window on two cards writes a Kineto-shaped trace whose truth is known by
+# construction: card 0 a 3 ms kernel every 10 ms, launched 0.5 ms before
+# (correlation), and a 1 ms copy 1 ms after it; card 1 a 40 ms collective
+# every 100 ms and a 350 ms kernel; four 500 ms steps.  Each card's and
+# each step's classes add up to its span to the ns, the idle causes to the
+# idle time, and every figure is the one the job's schedule gives (card
+# 0's gaps before a kernel are host wait once the kernels carry their
+# launch's correlation, unexplained without it; the gaps before a copy,
+# with no launch and over 30 µs, unexplained).  The table and csv say the same.
+# Then the Spyre device trace of four cards (flex-allreduce-tp4.json,
+# begin and end pairs, no stream) over samples of mksamples: its classes,
+# recomputed here from the trace by the rules of spyremon(1)'s
+# "Breakdown", add up to each card's span exactly, its streams are its
+# tracks.  Last, the errors: no device events, --launch-gap without
+# --breakdown, a bad --launch-gap, --breakdown with --ops.
+source "$(dirname "$0")/lib.sh"
+
+need python3 sqlite3
+
+expect_rc() {
+	local want=$1 rc=0
+	shift
+	"$@" >"$T/out" 2>"$T/err" || rc=$?
+	[ "$rc" -eq "$want" ] || { cat "$T/err" >&2; fail "$* exited $rc, not $want"; }
+}
+
+FLUSH=200ms write_config 2 100ms
+start_daemon
+wait_for 20 test -S "$T/control.sock" || fail "no control socket within 20s"
+wait_for 20 rows_at_least 1 || fail "no row stored within 20s"
+SPY="$CLIENT -c $T/spyremond.yaml"
+
+python3 "$ROOT/tests/integration/ops_job.py" "$T/control.sock" bd-run "$T/trace.json" ||
+	fail "ops_job.py failed"
+PYTHONPATH=$ROOT/tests/integration python3 "$ROOT/tests/integration/sync.py" \
+	"$T/control.sock" || fail "the daemon did not store window bd-run"
+stop_daemon
+# Kineto links a kernel to its launch by args.correlation: the job's
+# kernels on card 0 get their launch's
+python3 - "$T/trace.json" >"$T/corr.json" <<'PY' || fail "no linked trace"
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = 0
+for e in d["traceEvents"]:
+    if e.get("name") == "gemm":
+        e["args"]["correlation"] = n
+        n += 1
+assert n == 200, n
+json.dump(d, sys.stdout)
+PY
+TR=(--trace "$T/corr.json")
+
+expect_rc 0 $SPY export --trace "$T/trace.json" --breakdown --json
+python3 - "$T/out" <<'PY' || fail "without correlation, no host wait"
+import json, sys
+c = json.load(open(sys.argv[1]))["cards"][0]["idle_causes"]
+assert c["host_wait_us"] == 0 and c["unexplained_us"] == 1195000, c
+PY
+expect_rc 0 $SPY export "${TR[@]}" --breakdown --json
+cp "$T/out" "$T/bd.json"
+expect_rc 0 $SPY export "${TR[@]}" --breakdown --csv
+cp "$T/out" "$T/bd.csv"
+expect_rc 0 $SPY export "${TR[@]}" --breakdown --table
+cp "$T/out" "$T/bd.table"
+cat "$T/bd.table"
+python3 - "$T/bd.json" "$T/bd.csv" "$T/bd.table" <<'PY' || fail "the job's breakdown"
+import csv, json, sys
+d = json.load(open(sys.argv[1]))
+ns = lambda us: round(us * 1000)
+CL = ("compute", "data_movement", "communication", "other", "idle")
+IC = ("host_wait", "launch_gap", "sync", "unexplained")
+def sums(w, what):
+    assert sum(ns(w[c + "_us"]) for c in CL) == ns(w["span_us"]), (what, w)
+    assert sum(ns(w["idle_causes"][c + "_us"]) for c in IC) == ns(w["idle_us"]), (what, w)
+    assert abs(sum(w[c + "_pct"] for c in CL) - 100) < 1e-3, (what, w)
+cards = {c["card"]: c for c in d["cards"]}
+assert sorted(cards) == [0, 1], cards
+for c in cards.values():
+    sums(c, "card %d" % c["card"])
+    assert [s["step"] for s in c["steps"]] == ["ProfilerStep#%d" % i for i in range(4)]
+    for s in c["steps"]:
+        sums(s, "card %d %s" % (c["card"], s["step"]))
+        assert ns(s["span_us"]) == 500 * 10**6, s
+MS = 10**6
+def want(w, **kw):
+    for k, v in kw.items():
+        got = ns(w[k + "_us"]) if k + "_us" in w else ns(w["idle_causes"][k + "_us"])
+        assert got == v * MS, (w.get("step", "total"), k, got, v * MS)
+c0, c1 = cards[0], cards[1]
+assert c0["events"] == 400 and c1["events"] == 17, (c0["events"], c1["events"])
+want(c0, span=1995, compute=600, data_movement=200, communication=0, other=0,
+     idle=1195, host_wait=995, launch_gap=0, sync=0, unexplained=200,
+     comm_compute_overlap=0)
+want(c1, span=1950, compute=350, communication=640, data_movement=0,
+     idle=960, host_wait=0, unexplained=960)
+want(c0["steps"][0], compute=150, data_movement=50, idle=300)
+want(c1["steps"][0], communication=200, idle=300, unexplained=300)
+want(c1["steps"][3], communication=40, compute=350, idle=110)
+# the verdicts: card 0 waits on its host, card 1 idles, then computes
+assert c0["verdict"] == "host-bound", c0["verdict_rule"]
+assert c0["verdict_rule"] == "idle 59.9 % >= 50 %; host wait + launch gap 83.3 % of idle >= 50 %", c0["verdict_rule"]
+assert [s["verdict"] for s in c0["steps"]] == ["host-bound"] * 4
+assert c1["verdict"] == "mixed", c1["verdict_rule"]
+assert [s["verdict"] for s in c1["steps"]] == ["idle"] * 3 + ["compute-bound"], \
+    [s["verdict_rule"] for s in c1["steps"]]
+assert c1["steps"][3]["verdict_rule"] == "compute 70.0 % >= 50 %"
+streams = {(s["card"], s["stream"]): s for s in d["streams"]}
+assert sorted(streams) == [(0, 7), (1, 9)], streams
+# per stream, HTA's events: its launches name the stream and so are its
+# device events, its last step is left out; the causes add up
+for s in streams.values():
+    assert sum(ns(s[c + "_us"]) for c in IC) == ns(s["idle_us"]), s
+assert d["hta"]["last_step_dropped"] is True, d["hta"]
+# the same figures in the csv
+rows = list(csv.DictReader(open(sys.argv[2])))
+card = {int(r["card"]): r for r in rows if r["section"] == "card"}
+for k, c in cards.items():
+    for f in CL:
+        assert abs(float(card[k][f + "_us"]) - c[f + "_us"]) < 1e-6, (k, f)
+    for f in IC:
+        assert abs(float(card[k][f + "_us"]) - c["idle_causes"][f + "_us"]) < 1e-6
+assert sum(r["section"] == "step" for r in rows) == 8
+assert [r["verdict"] for r in rows if r["section"] == "card"] == ["host-bound", "mixed"]
+assert sum(r["section"] == "stream" for r in rows) == 2
+table = open(sys.argv[3]).read()
+assert "Time by class" in table and "Idle time by stream" in table, table
+line = [l.split() for l in table.splitlines() if l.split()[:2] == ["0", "total"]]
+assert line and line[0][2] == "1995.000" and line[0][3] == "30.1", line
+print("the job: every class and cause as its schedule gives them")
+PY
+
+# the counters of each step: --steps' figures, digit for digit
+expect_rc 0 $SPY export "${TR[@]}" --steps --json
+python3 - "$T/bd.json" "$T/out" "$T/bd.csv" <<'PY' || fail "the counters are not --steps'"
+import csv, json, sys
+bd, st = (json.load(open(p)) for p in sys.argv[1:3])
+rows = {(r["step"], r["device"]): r for r in st["steps"]}
+n = 0
+for c in bd["cards"]:
+    for s in c["steps"]:
+        r, k = rows[(s["step"], c["card"])], s["counters"]
+        assert k["samples"] == r["samples"], (k, r)
+        assert abs(k["power_W"] - r["pwr_mean_W"]) < 1e-6, (k, r)
+        assert abs(k["busy_pct"] - r["busy_mean_pct"]) < 1e-6, (k, r)
+        assert abs(k["covered_pct"] - r["covered_ms"] / r["dur_ms"] * 100) < 1e-3, (k, r)
+        n += 1
+    assert c["counters"]["samples"] > 0 and c["counters"]["power_W"] > 0, c["counters"]
+steps = [r for r in csv.DictReader(open(sys.argv[3])) if r["section"] == "step"]
+for r in steps:
+    w = next(s for s in next(c for c in bd["cards"] if c["card"] == int(r["card"]))["steps"]
+             if s["step"] == r["step"])
+    assert abs(float(r["power_W"]) - w["counters"]["power_W"]) < 1e-6, (r, w)
+print("counters: %d steps' busy, power and coverage as --steps has them" % n)
+PY
+
+# ---- the Spyre device trace, placed with --trace-start ----
+MKSAMPLES=$BIN/tests/mksamples
+[ -x "$MKSAMPLES" ] || fail "no $MKSAMPLES: run make check"
+FLEX=$ROOT/tests/data/traces/flex-allreduce-tp4.json
+BASE=1760000000000000000
+FIRST_NS=2097962447132759
+python3 - "$BASE" >"$T/flex.samples" <<'PY'
+import sys
+base, ms = int(sys.argv[1]), 1000000
+for dev in range(4):
+    for k in range(-20, 25):
+        print("%d %d 1 pwr=60.0 busy=40" % (base + k * ms, dev))
+PY
+"$MKSAMPLES" "$T/flex.db" <"$T/flex.samples" || fail "mksamples failed"
+expect_rc 0 "$CLIENT" --db "$T/flex.db" export --trace "$FLEX" \
+	--trace-start $((BASE - FIRST_NS)) --breakdown --json
+cp "$T/out" "$T/flex.json"
+python3 - "$T/flex.json" "$FLEX" <<'PY' || fail "the Spyre trace's breakdown"
+import json, sys
+from decimal import Decimal
+d = json.load(open(sys.argv[1]))
+ev = json.load(open(sys.argv[2]), parse_float=Decimal)
+COMM = ("nccl", "rccl", "hccl", "allreduce", "all_reduce", "allgather",
+        "all_gather", "reducescatter", "reduce_scatter", "alltoall",
+        "sendrecv", "rdma", "broadcast")
+def cat(name):
+    low = name.lower()
+    if any(w in low for w in COMM):
+        return "communication"
+    if any(w in low for w in ("memcpy", "memset", "dma")):
+        return "data_movement"
+    if "Sync" in name or "stream wait" in low or "event_wait" in low:
+        return "other"
+    return "compute"
+# pairs: an end closes the latest open begin of its card, track and name
+open_, cards = {}, {}
+for e in ev:
+    k = (e["pid"], e["tid"], e["name"])
+    t = int(e["ts"] * 1000)
+    if e["ph"] == "B":
+        open_.setdefault(k, []).append(t)
+    else:
+        cards.setdefault(e["pid"], []).append((open_[k].pop(), t, cat(e["name"]), e["tid"]))
+ORDER = ("communication", "compute", "data_movement", "other")
+got = {c["card"]: c for c in d["cards"]}
+assert sorted(got) == sorted(cards), (sorted(got), sorted(cards))
+for card, evs in cards.items():
+    lo, hi = min(e[0] for e in evs), max(e[1] for e in evs)
+    pts = sorted({lo, hi} | {e[0] for e in evs} | {e[1] for e in evs})
+    want = dict.fromkeys(ORDER + ("idle",), 0)
+    for a, b in zip(pts, pts[1:]):
+        run = {e[2] for e in evs if e[0] <= a and e[1] >= b}
+        want[next((c for c in ORDER if c in run), "idle")] += b - a
+    c = got[card]
+    assert round(c["span_us"] * 1000) == hi - lo, (card, c["span_us"], hi - lo)
+    for k, v in want.items():
+        assert round(c[k + "_us"] * 1000) == v, (card, k, c[k + "_us"], v)
+    assert sum(round(c[k + "_us"] * 1000) for k in want) == hi - lo
+    idle = sum(round(v * 1000) for k, v in c["idle_causes"].items() if k.endswith("_us"))
+    assert idle == round(c["idle_us"] * 1000), (card, c["idle_causes"], c["idle_us"])
+    assert c["events"] == len(evs), (card, c["events"], len(evs))
+    tracks = len({e[3] for e in evs})
+    assert sum(s["card"] == card for s in d["streams"]) == tracks, (card, tracks)
+assert d["streams_from"] == "tid" and d["hta"] is None, d["streams_from"]
+print("flex: %d cards, each class as recomputed, adding up to the span" % len(cards))
+PY
+
+# ---- errors ----
+grep -v '"cat": "kernel"\|"cat": "gpu_memcpy"' "$T/trace.json" >"$T/host.json"
+expect_rc 1 $SPY export --trace "$T/host.json" --breakdown
+grep -q "no device events" "$T/err" || fail "no device events: $(cat "$T/err")"
+[ ! -s "$T/out" ] || fail "a trace without device events wrote: $(cat "$T/out")"
+expect_rc 2 $SPY export --trace "$T/trace.json" --ops --launch-gap 10us
+grep -q -- "--launch-gap goes with --breakdown" "$T/err" || fail "$(cat "$T/err")"
+expect_rc 2 $SPY export --trace "$T/trace.json" --breakdown --launch-gap soon
+grep -q -- "--launch-gap: soon is not a duration" "$T/err" || fail "$(cat "$T/err")"
+expect_rc 2 $SPY export --trace "$T/trace.json" --breakdown --ops
+grep -q -- "--breakdown excludes --steps and --ops" "$T/err" || fail "$(cat "$T/err")"
+exit 0

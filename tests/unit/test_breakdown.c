@@ -1,0 +1,255 @@
+/*
+ * Tests of the temporal and idle classes (breakdown.h) on events whose
+ * truth is known by construction: the precedence of the classes where
+ * events of several streams overlap, the overlap of communication with
+ * compute, a window that cuts events, host wait by the launch, the launch
+ * gap's threshold (strictly under it), sync cut out of a gap by the host's
+ * synchronisation calls, the signed gaps of a stream, and Holistic Trace
+ * Analysis's compute rule and temporal breakdown, and the verdicts at
+ * and under their thresholds.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "breakdown.h"
+
+#define EV(s, e, c)	{ (s), (e), (c), false, 0 }
+#define LAUNCHED(s, e, l) { (s), (e), OPS_COMPUTE, true, (l) }
+
+/*
+ * compute [0,100), memory [50,150), comm [80,120), other [140,200), in
+ * [0,250): compute 0-80, comm 80-120 (compute with it 80-100), memory
+ * 120-150, other 150-200, idle 200-250.
+ */
+static const struct bd_event overlapping[] = {
+	EV(0, 100, OPS_COMPUTE), EV(50, 150, OPS_MEMORY),
+	EV(80, 120, OPS_COMM), EV(140, 200, OPS_OTHER),
+};
+
+static void
+test_precedence(void **state)
+{
+	struct bd_temporal t;
+
+	(void)state;
+	bd_temporal(overlapping, 4, 0, 250, &t);
+	assert_int_equal(t.span, 250);
+	assert_int_equal(t.t[OPS_COMPUTE], 80);
+	assert_int_equal(t.t[OPS_COMM], 40);
+	assert_int_equal(t.t[OPS_MEMORY], 30);
+	assert_int_equal(t.t[OPS_OTHER], 50);
+	assert_int_equal(t.t[OPS_IDLE], 50);
+	assert_int_equal(t.comm_compute, 20);
+	/* a window that cuts them: comm 90-120 (with compute 90-100), memory 120-145 */
+	bd_temporal(overlapping, 4, 90, 145, &t);
+	assert_int_equal(t.span, 55);
+	assert_int_equal(t.t[OPS_COMM], 30);
+	assert_int_equal(t.t[OPS_MEMORY], 25);
+	assert_int_equal(t.t[OPS_COMPUTE] + t.t[OPS_OTHER] + t.t[OPS_IDLE], 0);
+	assert_int_equal(t.comm_compute, 10);
+	/* an empty window, and one with no event */
+	bd_temporal(overlapping, 4, 300, 300, &t);
+	assert_int_equal(t.span, 0);
+	bd_temporal(overlapping, 4, 300, 400, &t);
+	assert_int_equal(t.t[OPS_IDLE], 100);
+}
+
+static void
+test_merge(void **state)
+{
+	struct bd_iv iv[] = { { 50, 60 }, { 0, 10 }, { 5, 20 }, { 20, 30 },
+	    { 40, 40 } };
+	size_t n;
+
+	(void)state;
+	n = bd_merge(iv, 5);
+	assert_int_equal(n, 2);
+	assert_int_equal(iv[0].start, 0);
+	assert_int_equal(iv[0].end, 30);
+	assert_int_equal(iv[1].start, 50);
+	assert_int_equal(bd_covered(iv, n, 25, 55), 10);
+	assert_int_equal(bd_covered(iv, n, 30, 50), 0);
+	assert_int_equal(bd_covered(iv, n, -10, 100), 40);
+}
+
+/*
+ * [0,100); host wait 100-150 (the next launch at 120); launch gap
+ * 200-210 (10 < 30); 300-400 with sync calls 320-350 and 380-450: sync
+ * 50, unexplained 50; 500-530, exactly the threshold: unexplained.
+ */
+static void
+test_idle_segments(void **state)
+{
+	struct bd_event ev[] = {
+		LAUNCHED(400, 500, 10), EV(0, 100, OPS_COMPUTE),
+		LAUNCHED(150, 200, 120), LAUNCHED(210, 300, 50),
+		EV(530, 600, OPS_MEMORY), EV(20, 40, OPS_OTHER),
+	};
+	struct bd_iv sync[] = { { 380, 450 }, { 320, 350 } };
+	int64_t idle[BD_NIDLE] = { 0 };
+	struct bd_temporal t;
+	struct bd_seg *seg;
+	size_t nseg, nsync = bd_merge(sync, 2);
+
+	(void)state;
+	nseg = bd_idle_segments(ev, 6, 30, sync, nsync, &seg);
+	bd_idle_window(seg, nseg, 0, 600, 0, 600, idle);
+	assert_int_equal(idle[BD_HOST_WAIT], 50);
+	assert_int_equal(idle[BD_LAUNCH_GAP], 10);
+	assert_int_equal(idle[BD_SYNC], 50);
+	assert_int_equal(idle[BD_UNEXPLAINED], 80);
+	bd_temporal(ev, 6, 0, 600, &t);
+	assert_int_equal(t.t[OPS_IDLE], 190);
+	/* a step from before the first event: 20 unexplained, 50 host wait */
+	memset(idle, 0, sizeof(idle));
+	bd_idle_window(seg, nseg, 0, 600, -20, 160, idle);
+	assert_int_equal(idle[BD_UNEXPLAINED], 20);
+	assert_int_equal(idle[BD_HOST_WAIT], 50);
+	assert_int_equal(idle[BD_LAUNCH_GAP] + idle[BD_SYNC], 0);
+	bd_temporal(ev, 6, -20, 160, &t);
+	assert_int_equal(t.t[OPS_IDLE], 70);
+	/* a larger threshold takes 300-400 and 500-530 as launch gaps */
+	free(seg);
+	nseg = bd_idle_segments(ev, 6, 101, sync, nsync, &seg);
+	memset(idle, 0, sizeof(idle));
+	bd_idle_window(seg, nseg, 0, 600, 0, 600, idle);
+	assert_int_equal(idle[BD_HOST_WAIT], 50);
+	assert_int_equal(idle[BD_LAUNCH_GAP], 140);
+	assert_int_equal(idle[BD_SYNC] + idle[BD_UNEXPLAINED], 0);
+	free(seg);
+}
+
+/*
+ * One stream: an overlap of 10 (a launch gap of -10), host wait 50, a
+ * gap of 40 inside a sync call (sync), then 600 with none (unexplained).
+ */
+static void
+test_stream(void **state)
+{
+	const struct bd_event ev[] = {
+		EV(0, 100, OPS_COMPUTE), EV(90, 150, OPS_COMPUTE),
+		LAUNCHED(200, 260, 160), LAUNCHED(300, 400, 100),
+		EV(1000, 1100, OPS_COMPUTE),
+	};
+	const struct bd_iv sync[] = { { 250, 320 } };
+	int64_t idle[BD_NIDLE] = { 0 };
+
+	(void)state;
+	bd_stream_idle(ev, 5, 30, sync, 1, idle);
+	assert_int_equal(idle[BD_LAUNCH_GAP], -10);
+	assert_int_equal(idle[BD_HOST_WAIT], 50);
+	assert_int_equal(idle[BD_SYNC], 40);
+	assert_int_equal(idle[BD_UNEXPLAINED], 600);
+	/* a launch at the previous end is not after it */
+	memset(idle, 0, sizeof(idle));
+	bd_stream_idle((const struct bd_event[]){ EV(0, 100, OPS_COMPUTE),
+	    LAUNCHED(120, 130, 100) }, 2, 30, NULL, 0, idle);
+	assert_int_equal(idle[BD_LAUNCH_GAP], 20);
+	assert_int_equal(idle[BD_HOST_WAIT], 0);
+}
+
+static void
+test_names(void **state)
+{
+	(void)state;
+	assert_true(bd_hta_is_compute("volta_sgemm_128x64_nn"));
+	assert_true(bd_hta_is_compute("aten::mm"));
+	assert_true(bd_hta_is_compute("void at::AsyncKernel"));
+	assert_false(bd_hta_is_compute("ncclKernel_AllReduce_RING_LL_Sum_float"));
+	assert_false(bd_hta_is_compute("void foo<ncclKernel>"));
+	assert_false(bd_hta_is_compute("Memcpy HtoD (Pageable -> Device)"));
+	assert_false(bd_hta_is_compute("Memset (Device)"));
+	assert_false(bd_hta_is_compute("Event Sync"));
+	assert_false(bd_hta_is_compute("cudaLaunchKernel"));
+	assert_false(bd_hta_is_compute("hipMemcpyAsync"));
+	assert_false(bd_hta_is_compute("my_dma_copy"));
+	assert_true(bd_hta_is_compute("DMA_in"));	/* case matters */
+	assert_true(bd_is_sync_call("cudaDeviceSynchronize"));
+	assert_true(bd_is_sync_call("cudaStreamSynchronize"));
+	assert_true(bd_is_sync_call("aten::synchronize"));
+	assert_true(bd_is_sync_call("aten::_local_scalar_dense"));
+	assert_false(bd_is_sync_call("cudaLaunchKernel"));
+	assert_string_equal(bd_idle_name(BD_LAUNCH_GAP), "launch gap");
+}
+
+/* span 0-40, busy 0-20 and 30-40: idle 10, compute 0-10 and 30-40 */
+static void
+test_hta_temporal(void **state)
+{
+	struct bd_hta_event ev[] = {
+		{ 30, 40, true }, { 0, 10, true }, { 5, 20, false },
+	};
+	struct bd_hta_temporal t;
+
+	(void)state;
+	bd_hta_temporal(ev, 3, &t);
+	assert_int_equal(t.span, 40);
+	assert_int_equal(t.idle, 10);
+	assert_int_equal(t.compute, 20);
+	assert_int_equal(t.non_compute, 10);
+	bd_hta_temporal(ev, 0, &t);
+	assert_int_equal(t.span, 0);
+}
+
+/* the verdicts, each at and under its threshold */
+static void
+test_verdict(void **state)
+{
+	struct bd_temporal t = { .span = 1000 };
+	int64_t idle[BD_NIDLE] = { 0 };
+	char why[256];
+
+	(void)state;
+	t.t[OPS_IDLE] = 500;
+	idle[BD_HOST_WAIT] = 200;
+	idle[BD_LAUNCH_GAP] = 50;
+	idle[BD_UNEXPLAINED] = 250;
+	assert_int_equal(bd_verdict(&t, idle, why, sizeof(why)), BD_HOST_BOUND);
+	assert_string_equal(why, "idle 50.0 % >= 50 %; host wait + launch "
+	    "gap 50.0 % of idle >= 50 %");
+	idle[BD_LAUNCH_GAP] = 49;
+	idle[BD_UNEXPLAINED] = 251;
+	assert_int_equal(bd_verdict(&t, idle, why, sizeof(why)), BD_IDLE);
+	t.t[OPS_IDLE] = 499;
+	t.t[OPS_COMM] = 501;
+	assert_int_equal(bd_verdict(&t, idle, why, sizeof(why)), BD_COMM_BOUND);
+	assert_string_equal(why, "communication 50.1 % >= 50 %");
+	t.t[OPS_COMM] = 0;
+	t.t[OPS_MEMORY] = 501;
+	assert_int_equal(bd_verdict(&t, idle, why, sizeof(why)), BD_DATA_BOUND);
+	t.t[OPS_MEMORY] = 0;
+	t.t[OPS_COMPUTE] = 501;
+	assert_int_equal(bd_verdict(&t, idle, why, sizeof(why)),
+	    BD_COMPUTE_BOUND);
+	t.t[OPS_COMPUTE] = 250;
+	t.t[OPS_MEMORY] = 251;
+	assert_int_equal(bd_verdict(&t, idle, why, sizeof(why)), BD_MIXED);
+	assert_string_equal(why, "none >= 50 %: compute 25.0, data movement "
+	    "25.1, communication 0.0, other 0.0, idle 49.9 %");
+	t.span = 0;
+	assert_int_equal(bd_verdict(&t, idle, why, sizeof(why)), BD_IDLE);
+	assert_string_equal(bd_verdict_name(BD_DATA_BOUND),
+	    "data-movement-bound");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_precedence),
+		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_idle_segments),
+		cmocka_unit_test(test_stream),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_hta_temporal),
+		cmocka_unit_test(test_verdict),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
