@@ -45,7 +45,7 @@ grep -q "^spyremon: operators and idle add up to each card's energy" "$T/err" ||
 	fail "no closure note: $(cat "$T/err")"
 grep -q "operators are estimates: .*ERROR bounds each" "$T/err" ||
 	fail "no note of the estimates: $(cat "$T/err")"
-head -n 1 "$T/ops.csv" | grep -q '^section,name,category,card,calls,device_ms,time_pct,energy_J,energy_pct,net_J,mean_W,error_J,basis,flops,TOPS,TOPS_per_W,samples,interval_ms,covered_ms,device_span_ms,idle_ms,idle_J,host_only_ms,host_only_J,idle_W,closure,counter_J,counter_calls,counter_J_per_count,counter_residual_J,counter_residual_rel,counter_intervals,counter_backwards$' ||
+head -n 1 "$T/ops.csv" | grep -q '^section,name,category,card,calls,device_ms,time_pct,energy_J,energy_pct,net_J,mean_W,error_J,basis,flops,TOPS,TOPS_per_W,samples,interval_ms,covered_ms,device_span_ms,idle_ms,idle_J,host_only_ms,host_only_J,idle_W,closure,counter_J,counter_calls,counter_J_per_count,counter_residual_J,counter_residual_rel,counter_intervals,counter_backwards,floor_W,ceiling_W$' ||
 	fail "csv header: $(head -n 1 "$T/ops.csv")"
 expect_rc 0 $SPY export "${TR[@]}" --ops --json
 cp "$T/out" "$T/ops.json"
