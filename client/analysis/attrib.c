@@ -321,24 +321,34 @@ share_sample(struct work *w, const struct attrib_sample *s, size_t ns,
 }
 
 /*
- * The floor and ceiling of the card's power, and each sample's count of
- * changes (its events' starts and ends within it, up to 2).  0, or -1
- * out of memory.
+ * The floor and ceiling of the card's power, from the samples over the
+ * span and one on either side (so that samples stored later do not move
+ * them), and each sample's count of changes (its events' starts and
+ * ends within it, up to 2).  0, or -1 out of memory.
  */
 static int
 prepare(struct work *w, const struct attrib_sample *s, size_t ns,
-    const struct attrib_event *e, size_t ne, struct attrib_card *out)
+    const struct attrib_event *e, size_t ne, int64_t span_lo,
+    int64_t span_hi, struct attrib_card *out)
 {
 	int64_t *los, *his;
+	size_t first = ns, last = 0;
 
+	/* the samples over the span and one either side: not later ones */
+	for (size_t k = 0; k < ns; k++)
+		if (s[k].hi_ns > span_lo && s[k].lo_ns < span_hi) {
+			first = first < k ? first : k;
+			last = k;
+		}
 	out->ceiling_w = out->max_w > 0 ? out->max_w : ATTRIB_MAX_W;
 	out->floor_w = out->has_idle_w ? out->idle_w : INFINITY;
-	for (size_t k = 0; k < ns; k++) {
+	for (size_t k = first > 0 ? first - 1 : 0; first < ns &&
+	    k <= last + 1 && k < ns; k++) {
 		out->floor_w = fmin(out->floor_w, s[k].power_w);
 		out->ceiling_w = fmax(out->ceiling_w, s[k].power_w);
 	}
-	if (ns == 0)
-		out->floor_w = out->has_idle_w ? out->idle_w : 0;
+	if (!isfinite(out->floor_w))
+		out->floor_w = 0;
 	if (out->floor_w < 0)
 		out->floor_w = 0;
 	if ((los = calloc(ne + 1, sizeof(*los))) == NULL ||
@@ -386,7 +396,7 @@ attrib_card(struct attrib_sample *s, size_t ns, struct attrib_event *e,
 	    (w.op_j = calloc(out->nops + 1, sizeof(*w.op_j))) == NULL ||
 	    (w.touched = calloc(ne + 1, sizeof(*w.touched))) == NULL ||
 	    (w.changes = calloc(ns + 1, sizeof(*w.changes))) == NULL ||
-	    prepare(&w, s, ns, e, ne, out) != 0)
+	    prepare(&w, s, ns, e, ne, span_lo, span_hi, out) != 0)
 		goto out;
 	/* calls, device time, and the union of the events in the span */
 	for (size_t i = 0; i < ne; i++) {

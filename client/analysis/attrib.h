@@ -22,8 +22,9 @@
  * time the rest, shared as above; without it every part takes the mean.
  *
  * The bound is physics: the card's power lies between a floor (the
- * lowest of its samples' values and its idle power) and a ceiling (its
- * maximum power, max_w, or a higher sample's value), and the sample's
+ * lowest of its idle power and the values of the samples over the span
+ * and one either side) and a ceiling (its maximum power, max_w, or a
+ * higher one of those samples' values), and the sample's
  * energy E over its length L is the sum of its parts.  So the energy of
  * a part w lies within [max(w floor, E - (L - w) ceiling), min(w
  * ceiling, E - (L - w) floor)], and its error is at most the farther

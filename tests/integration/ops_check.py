@@ -78,15 +78,15 @@ idle_w = {int(r["card"]): float(r["floor_W"]) for r in card_rows
           if r["idle_W"] != ""}
 ceiling_w = {int(r["card"]): float(r["ceiling_W"]) for r in card_rows}
 for r in card_rows:
+    # the floor and ceiling: of the samples over the span and one either
+    # side, the idle power, 75 W
     c = int(r["card"])
-    low = min(p for _, _, p in samples[c])
-    if r["idle_W"] != "":
-        low = min(low, float(r["idle_W"]))
-    # the floor: the lowest sample within a minute, or the idle power
-    if float(r["floor_W"]) > low or ceiling_w[c] < max(
-            75.0, max(p for _, _, p in samples[c])):
-        fail("card %d: floor %s W, ceiling %s W" % (c, r["floor_W"],
-                                                    r["ceiling_W"]))
+    ss = sorted(samples[c])
+    over = [i for i, (a, b, _) in enumerate(ss) if b > lo_ns and a < hi_ns]
+    near = [p for _, _, p in ss[max(0, over[0] - 1):over[-1] + 2]]
+    low = min(near + ([float(r["idle_W"])] if r["idle_W"] != "" else []))
+    close(float(r["floor_W"]), low, REL, "card %d floor_W" % c)
+    close(ceiling_w[c], max([75.0] + near), REL, "card %d ceiling_W" % c)
 
 
 def busy_energy(card, lo, hi):

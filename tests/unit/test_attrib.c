@@ -380,12 +380,14 @@ test_bound_against_known_power(void **state)
 /*
  * A sample that changes once, between neighbours that do not change,
  * is narrowed to their range: 40 W idle, then from 150 ms A at 80 W
- * until 250 ms, sampled as 40, 60 and 80 W means, and far off (1000,
- * 1100] at 10 W, the floor; the maximum 200 W.  A's 50 ms of the middle
- * sample take its mean, 3 J (it drew 4).  Its range is the three
+ * until 300 ms, sampled as 40, 60 and 80 W means, then (300, 400] at
+ * 10 W, the floor (the span [100, 300] and a sample either side); the
+ * maximum 200 W.  A's 50 ms of the middle sample take its mean, 3 J (it
+ * drew 4), and the next sample whole, 8 J.  Its range is the three
  * samples' [40, 80] W, not the card's [10, 200] W: A's 50 ms of 6 J lie
  * within [max(2, 6 - 4), min(4, 6 - 2)] = [2, 4], not [max(0.5, 6 -
- * 10), min(10, 6 - 0.5)] = [0.5, 5.5]; bound 1 J, not 2.5.  Gemm-like
+ * 10), min(10, 6 - 0.5)] = [0.5, 5.5]; bound 1 J, not 2.5.  A sample
+ * further off, (400, 500] at 5 W, is no floor.  Gemm-like
  * calls, 3 ms at 68 W every 10 ms for 100 ms in 25 W idle, are sampled
  * as a 37.9 W mean, then 25 W: with an idle power known (30 W, too
  * high), idle takes the floor, 25 W, and the calls the rest, their
@@ -396,7 +398,8 @@ test_idle_first_and_spread(void **state)
 {
 	struct attrib_sample s[] = {
 		{ 0, 100 * MS, 40 }, { 100 * MS, 200 * MS, 60 },
-		{ 200 * MS, 300 * MS, 80 }, { 1000 * MS, 1100 * MS, 10 },
+		{ 200 * MS, 300 * MS, 80 }, { 300 * MS, 400 * MS, 10 },
+		{ 400 * MS, 500 * MS, 5 },
 	};
 	struct attrib_event e[] = { { 150 * MS, 300 * MS, 0, -1 } };
 	struct attrib_sample g[] = { { 0, 100 * MS, 37.9 },
@@ -406,9 +409,9 @@ test_idle_first_and_spread(void **state)
 
 	(void)state;
 	c.max_w = 200;
-	assert_int_equal(attrib_card(s, 4, e, 1, NULL, 0, 100 * MS, 200 * MS,
+	assert_int_equal(attrib_card(s, 5, e, 1, NULL, 0, 100 * MS, 300 * MS,
 	    &c), 0);
-	near(c.ops[0].energy_j, 3);
+	near(c.ops[0].energy_j, 11);
 	near(c.idle_j, 3);
 	near(c.floor_w, 10);
 	near(c.ceiling_w, 200);
