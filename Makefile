@@ -107,6 +107,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/report/winsum.c client/report/summarycmd.c \
 	client/report/stats.c client/report/runsteps.c client/report/compare.c \
 	client/report/report.c client/report/report_md.c client/report/plot.c \
+	client/report/plot_bars.c \
 	client/report/runmeta.c client/report/report_ops.c \
 	client/report/compare_ops.c client/report/serving.c client/sha256.c \
 	client/capture/capture.c client/capture/caploop.c \

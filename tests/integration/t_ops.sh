@@ -89,6 +89,27 @@ if got != want:
     sys.exit("report: %s\nexport --ops: %s" % (got, want))
 print("report: the %d operators that took the most energy, as export --ops has them" % len(got))
 PY
+# the chart of each card's energy by category: a PNG and an SVG, in the
+# section; the PNG's size and colour type from its header, the SVG parsed
+python3 - "$T/rep" <<'PY' || fail "report's chart of the categories"
+import struct, sys, xml.etree.ElementTree as ET
+d = sys.argv[1]
+md = open(d + "/report.md").read()
+sec = md.split("## Where the energy went\n", 1)[1].split("\n## ", 1)[0]
+if "](energy_categories.png)" not in sec or "(energy_categories.svg)" not in sec:
+    sys.exit("the section does not show energy_categories.png and .svg")
+png = open(d + "/energy_categories.png", "rb").read()
+if png[:8] != b"\x89PNG\r\n\x1a\n" or png[12:16] != b"IHDR" or \
+        not png.endswith(b"IEND\xaeB`\x82"):
+    sys.exit("energy_categories.png is not a PNG")
+w, h, depth, ctype = struct.unpack(">IIBB", png[16:26])
+if (w, h, depth, ctype) != (640, 520, 8, 2):
+    sys.exit("energy_categories.png: %dx%d, depth %d, type %d" % (w, h, depth, ctype))
+svg = ET.parse(d + "/energy_categories.svg").getroot()
+if svg.tag != "{http://www.w3.org/2000/svg}svg" or svg.get("width") not in ("640", "640pt"):
+    sys.exit("energy_categories.svg: %s width %s" % (svg.tag, svg.get("width")))
+print("report: energy_categories.png (%dx%d) and .svg" % (w, h))
+PY
 grep -v '"cat": "kernel"\|"cat": "gpu_memcpy"' "$T/trace.json" >"$T/host.json"
 expect_rc 0 $SPY report --window ops-run --trace "$T/host.json" --output "$T/rep-host"
 grep -q "host.json\` has no device event" "$T/rep-host/report.md" ||
