@@ -98,7 +98,8 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/export/export.c client/export/export_opts.c \
 	client/export/export_fmt.c \
 	client/export/target.c client/export/merge.c \
-	client/export/merge_events.c client/export/combine.c \
+	client/export/merge_events.c client/export/merge_ops.c \
+	client/export/combine.c \
 	client/export/steps.c client/export/ops.c \
 	client/import/import.c client/import/import_run.c \
 	client/import/import_check.c client/import/import_parse.c \

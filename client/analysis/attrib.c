@@ -192,6 +192,7 @@ iv_hi(const void *base, size_t i)
 
 /* The clipped device events of a sample, and their overlap. */
 struct part {
+	size_t	 ev;
 	uint32_t op;
 	int64_t	 ov;
 };
@@ -204,6 +205,7 @@ struct work {
 	double	*op_j;			/* per operator, its energy in this sample */
 	uint32_t *touched;		/* the operators with some, in order met */
 	uint8_t	*changes;		/* per sample, its events' starts and ends, up to 2 */
+	double	*ev_j;			/* per event, its energy */
 };
 
 /*
@@ -247,7 +249,8 @@ share_sample(struct work *w, const struct attrib_sample *s, size_t ns,
 		if (hi <= lo)
 			continue;
 		w->clip[nclip++] = (struct attrib_iv){ lo, hi };
-		w->parts[nparts++] = (struct part){ ev->op, hi - lo };
+		w->parts[nparts++] = (struct part){ w->dev.idx[i], ev->op,
+		    hi - lo };
 		sum_ov += hi - lo;
 	}
 	busy = union_len(w->clip, nclip);
@@ -303,6 +306,7 @@ share_sample(struct work *w, const struct attrib_sample *s, size_t ns,
 
 		out->ops[o].time_ns += t;
 		out->ops[o].energy_j += busy_p * t / NS_PER_S;
+		w->ev_j[w->parts[i].ev] += busy_p * t / NS_PER_S;
 		if (w->op_time[o] == 0)
 			w->touched[ntouched++] = o;
 		w->op_time[o] += t;
@@ -396,6 +400,7 @@ attrib_card(struct attrib_sample *s, size_t ns, struct attrib_event *e,
 	    (w.op_j = calloc(out->nops + 1, sizeof(*w.op_j))) == NULL ||
 	    (w.touched = calloc(ne + 1, sizeof(*w.touched))) == NULL ||
 	    (w.changes = calloc(ns + 1, sizeof(*w.changes))) == NULL ||
+	    (w.ev_j = calloc(ne + 1, sizeof(*w.ev_j))) == NULL ||
 	    prepare(&w, s, ns, e, ne, span_lo, span_hi, out) != 0)
 		goto out;
 	/* calls, device time, and the union of the events in the span */
@@ -432,6 +437,8 @@ attrib_card(struct attrib_sample *s, size_t ns, struct attrib_event *e,
 		active_advance(&w.host, nhost, a, b, iv_lo, iv_hi, host);
 		share_sample(&w, s, ns, k, e, host, a, b, out);
 	}
+	if (out->event_j != NULL && ne > 0)
+		memcpy(out->event_j, w.ev_j, ne * sizeof(*w.ev_j));
 	for (size_t i = 0; i < out->nops; i++)
 		parts += out->ops[i].energy_j;
 	parts += out->idle_j;
@@ -447,5 +454,6 @@ out:
 	free(w.op_j);
 	free(w.touched);
 	free(w.changes);
+	free(w.ev_j);
 	return rc;
 }

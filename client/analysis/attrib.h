@@ -85,7 +85,8 @@ struct attrib_op {
 
 /*
  * One card's figures; ops has the caller's nops entries.  The caller
- * sets ops, nops, max_w, has_idle_w and idle_w; attrib_card the rest.
+ * sets ops, nops, max_w, has_idle_w, idle_w and event_j; attrib_card
+ * the rest.
  */
 struct attrib_card {
 	struct attrib_op *ops;
@@ -93,6 +94,7 @@ struct attrib_card {
 	double	 max_w;		/* the card's maximum power; 0: ATTRIB_MAX_W */
 	bool	 has_idle_w;
 	double	 idle_w;	/* its idle power: the idle time takes the floor */
+	double	*event_j;	/* NULL, or room for each event's energy, in sorted order */
 	double	 floor_w, ceiling_w;	/* the bound's range of power */
 	uint64_t samples;	/* samples overlapping the span */
 	int64_t	 max_interval_ns;
@@ -112,7 +114,8 @@ struct attrib_card {
  * Share the energy of the samples s[0..ns) among the events e[0..ne) over
  * [span_lo, span_hi], host events host[0..nhost) giving the host-only
  * time.  out->ops must hold out->nops zeroed entries, every e[i].op below
- * nops; the rest of *out is filled.  s, e and host are sorted in place.
+ * nops; the rest of *out is filled, and out->event_j[i] with e[i]'s
+ * share once e is sorted.  s, e and host are sorted in place.
  * Samples outside the span count only as neighbours for the bound.  0,
  * or -1 out of memory.
  */

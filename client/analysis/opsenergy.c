@@ -400,6 +400,10 @@ share(struct gather *g, struct bucket *dbc, size_t ndbc,
 				c->has_idle_w = c->a.has_idle_w = true;
 				c->idle_w = c->a.idle_w = sum->cards[k].idle_w;
 			}
+		if (ev != NULL && g->rq->keep_events &&
+		    (c->a.event_j = calloc(ev->events.n + 1,
+		    sizeof(double))) == NULL)
+			errx(CLIENT_EXIT_FAILED, "out of memory");
 		if ((c->a.ops = calloc(out->nnames + 1, sizeof(*c->a.ops))) ==
 		    NULL || attrib_card(dbc[i].samples.p, dbc[i].samples.n,
 		    ev != NULL ? ev->events.p : NULL,
@@ -408,6 +412,14 @@ share(struct gather *g, struct bucket *dbc, size_t ndbc,
 			errx(CLIENT_EXIT_FAILED, "out of memory");
 		if (ev != NULL)
 			counter_energy(c, ev, &dbc[i]);
+		if (c->a.event_j != NULL) {
+			/* the events' order is the shares' */
+			c->kept = ev->events.p;
+			c->nkept = ev->events.n;
+			c->event_j = c->a.event_j;
+			ev->events.p = NULL;
+			ev->events.n = 0;
+		}
 		c->has_energy = energy_integral(&dbc[i].acc, c->energy_j,
 		    sizeof(c->energy_j));
 		for (size_t k = 0; k < c->a.nops; k++)
@@ -478,6 +490,8 @@ ops_result_free(struct ops_result *r)
 		free(r->cards[i].a.ops);
 		free(r->cards[i].counter_j);
 		free(r->cards[i].counter_calls);
+		free(r->cards[i].kept);
+		free(r->cards[i].event_j);
 	}
 	free(r->cards);
 	memset(r, 0, sizeof(*r));

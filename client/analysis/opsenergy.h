@@ -58,6 +58,13 @@ struct ops_card {
 	struct devcounter_fit fit;
 	double	*counter_j;		/* NULL without readings */
 	uint64_t *counter_calls;
+	/*
+	 * With rq->keep_events: its device events (kept), sorted by
+	 * start, and each one's energy; else NULL and 0.
+	 */
+	struct attrib_event *kept;
+	double	*event_j;
+	size_t	 nkept;
 };
 
 struct ops_result {
@@ -86,6 +93,7 @@ struct ops_request {
 	int64_t	 idle_lookback_ns;
 	bool	 none_ok;		/* no device event: an empty result, no error */
 	double	 max_w;			/* a card's maximum power; 0: ATTRIB_MAX_W */
+	bool	 keep_events;		/* each card's events and their energy */
 };
 
 /*

@@ -643,6 +643,7 @@ merge_one(const struct job *j, size_t i, const char *out, const char *host)
 		.progress = isatty(STDERR_FILENO) == 1,
 		.ts_integer = !j->ts[i].info.ts_fraction,
 		.metadata_ts = j->ts[i].info.metadata_timed > 0,
+		.idle_lookback_ns = summary_idle_lookback(j->cl),
 	};
 	struct db_coarse coarse = { 0 };
 	struct merge_stats st;

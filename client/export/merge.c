@@ -31,6 +31,7 @@
 
 #include "client.h"
 #include "format.h"
+#include "merge_ops.h"
 #include "merge_priv.h"
 #include "output.h"
 #include "timeparse.h"
@@ -322,6 +323,8 @@ copy(sqlite3 *db, const struct merge_request *rq, struct trace_stream *ts,
 				rc = CLIENT_EXIT_FAILED;
 			else if ((rc = merge_events_write(db, rq, put_appended,
 			    &app, st)) == CLIENT_EXIT_OK &&
+			    (rc = merge_ops_write(db, rq, put_appended, &app,
+			    st)) == CLIENT_EXIT_OK &&
 			    sink_put(s, buf + head, (size_t)n - head) == -1)
 				rc = CLIENT_EXIT_FAILED;
 		}

@@ -18,7 +18,8 @@
  * an integer, else microseconds with three decimals (nanoseconds); the M
  * events carry a ts, the trace's first, where the original's M events
  * have one, so that a reader that puts every event's ts in one column
- * finds no event without it.
+ * finds no event without it.  After the cards' events, each device
+ * event's energy on slices of their own (merge_ops.h).
  */
 #ifndef SPYREMON_MERGE_H
 #define SPYREMON_MERGE_H
@@ -47,6 +48,7 @@ struct merge_request {
 	bool	 ts_integer;			/* times as whole microseconds */
 	bool	 metadata_ts;			/* M events with a ts (the trace's first) */
 	const struct db_coarse *coarse;		/* NULL, or the imported coarse runs */
+	int64_t	 idle_lookback_ns;		/* the energy slices' idle power (merge_ops.h); 0: the default */
 };
 
 /* What a merge added, for the summary a person reads. */
@@ -57,6 +59,7 @@ struct merge_stats {
 	size_t	 cards, tracks;		/* tracks: with at least one event */
 	int64_t	 lo_ns, hi_ns;		/* absolute span the tracks cover */
 	int64_t	 min_iv_ms, max_iv_ms;	/* the rows' intervals */
+	uint64_t energy_slices;		/* X events of merge_ops.h, in events */
 };
 
 /*

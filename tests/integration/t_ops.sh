@@ -73,6 +73,56 @@ grep -q '^card,card 0,' "$T/out" && ! grep -q '^card,card 1,' "$T/out" ||
 grep -q "device events on a card without samples in the span (the first: card 1)" "$T/err" ||
 	fail "--device 0: no note of card 1's events: $(cat "$T/err")"
 
+# ---- --merge: each device event's energy on a slice of its own ----
+expect_rc 0 $SPY export "${TR[@]}" --merge "$T/merged.json"
+python3 - "$T/trace.json" "$T/merged.json" "$T/ops.csv" <<'PY' || fail "--merge's energy slices"
+import csv, json, sys
+orig = open(sys.argv[1], "rb").read()
+merged = open(sys.argv[2], "rb").read()
+# every byte of the original's events is there, as it was
+end = orig.rindex(b"}", 0, orig.rindex(b"]", 0, orig.rindex(b"displayTimeUnit"))) + 1
+if merged[:end] != orig[:end]:
+    sys.exit("the original's events are not the merged trace's first bytes")
+o, m = json.loads(orig), json.loads(merged)
+n = len(o["traceEvents"])
+if m["traceEvents"][:n] != o["traceEvents"]:
+    sys.exit("the original's events changed")
+dev = [e for e in o["traceEvents"] if e.get("cat") in ("kernel", "gpu_memcpy")]
+new = m["traceEvents"][n:]
+sl = [e for e in new if e.get("cat") == "spyremon_energy"]
+names = {e["pid"]: e["args"]["name"] for e in new
+         if e.get("ph") == "M" and e["name"] == "process_name"}
+pids = {e["pid"] for e in sl}
+if not pids or any("energy per device event" not in names.get(p, "")
+                   for p in pids):
+    sys.exit("energy slices outside an energy process: %s" % names)
+if pids & {e.get("pid") for e in o["traceEvents"]}:
+    sys.exit("an energy process takes a pid of the trace")
+key = lambda e: (e["name"], float(e["ts"]), float(e["dur"]))
+if sorted(map(key, sl)) != sorted(map(key, dev)):
+    sys.exit("%d slices do not mirror the %d device events" % (len(sl), len(dev)))
+ops = {r["name"]: float(r["energy_J"]) for r in csv.DictReader(
+    open(sys.argv[3])) if r["section"] == "op"}
+for name, want in ops.items():
+    got = sum(e["args"]["energy_J"] for e in sl if e["name"] == name)
+    if abs(got - want) > 1e-7 * max(want, 1e-9):
+        sys.exit("%s: slices %.9g J, export --ops %.9g J" % (name, got, want))
+for e in sl:
+    w = e["args"]["energy_J"] / (float(e["dur"]) / 1e6)
+    if e["dur"] and abs(e["args"]["mean_W"] - w) > 1e-6 * w:
+        sys.exit("mean_W %s of %s" % (e["args"]["mean_W"], e))
+# a lane's slices never overlap
+lanes = {}
+for e in sl:
+    lanes.setdefault((e["pid"], e["tid"]), []).append(
+        (float(e["ts"]), float(e["ts"]) + float(e["dur"])))
+for v in lanes.values():
+    v.sort()
+    if any(a[1] > b[0] + 1e-3 for a, b in zip(v, v[1:])):
+        sys.exit("overlapping slices on one lane")
+print("merge: %d energy slices, the operators' sums as export --ops" % len(sl))
+PY
+
 # ---- report's "Where the energy went": export --ops' figures ----
 expect_rc 0 $SPY report --window ops-run "${TR[@]}" --output "$T/rep"
 python3 - "$T/rep/report.md" "$T/ops.csv" <<'PY' || fail "report's operators are not export --ops'"

@@ -76,14 +76,20 @@ test_proportional(void **state)
 		{ 50 * MS, 150 * MS, 1, -1 }, { 0, 50 * MS, 0, 2e9 },
 	};
 	struct attrib_card c = card_of(2);
+	double ej[2];
 
 	(void)state;
 	c.max_w = 300;
+	c.event_j = ej;
 	assert_int_equal(attrib_card(s, 2, e, 2, NULL, 0, 0, 200 * MS, &c), 0);
 	near(c.span_j, 30);
 	near(c.ops[0].energy_j, 5);
 	near(c.ops[1].energy_j, 15);
 	near(c.idle_j, 10);
+	/* each event's own share, the events sorted by start */
+	assert_int_equal(e[0].op, 0);
+	near(ej[0], 5);
+	near(ej[1], 15);
 	assert_int_equal(c.idle_ns, 50 * MS);
 	assert_int_equal(c.busy_ns, 150 * MS);
 	assert_int_equal(c.active_ns, 150 * MS);
@@ -446,14 +452,17 @@ test_closure(void **state)
 	enum { NS = 20000, NE = 50000, NOPS = 40 };
 	struct attrib_sample *s = calloc(NS, sizeof(*s));
 	struct attrib_event *e = calloc(NE, sizeof(*e));
+	double *ej = calloc(NE, sizeof(*ej));
 	struct attrib_card c = card_of(NOPS);
 	uint64_t x = 88172645463325252ULL;
 	int64_t t = 0, lo = 7 * MS, hi;
-	double want = 0, got = 0;
+	double want = 0, got = 0, want_ops = 0;
 
 	(void)state;
 	assert_non_null(s);
 	assert_non_null(e);
+	assert_non_null(ej);
+	c.event_j = ej;
 	for (size_t k = 0; k < NS; k++) {
 		int64_t ival = (int64_t)(1 + next(&x) % 100) * MS;
 
@@ -479,15 +488,19 @@ test_closure(void **state)
 		    -1 };
 	}
 	assert_int_equal(attrib_card(s, NS, e, NE, NULL, 0, lo, hi, &c), 0);
+	for (size_t i = 0; i < NE; i++)
+		got += ej[i];
 	for (size_t i = 0; i < NOPS; i++)
-		got += c.ops[i].energy_j;
-	got += c.idle_j;
+		want_ops += c.ops[i].energy_j;
+	assert_true(fabs(got - want_ops) <= 1e-9 * want_ops);
+	got = want_ops + c.idle_j;
 	assert_true(fabs(got - c.span_j) <= 1e-9 * c.span_j);
 	assert_true(fabs(c.span_j - want) <= 1e-9 * want);
 	assert_true(c.closure <= 1e-9);
 	assert_int_equal(c.busy_ns + c.idle_ns, c.covered_ns);
 	free(s);
 	free(e);
+	free(ej);
 	free(c.ops);
 }
 
