@@ -99,7 +99,8 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/export/export.c client/export/export_opts.c \
 	client/export/export_fmt.c \
 	client/export/target.c client/export/merge.c \
-	client/export/merge_events.c client/export/combine.c \
+	client/export/merge_events.c client/export/merge_ops.c \
+	client/export/combine.c \
 	client/export/steps.c client/export/steporder.c client/export/ops.c \
 	client/export/breakdown_out.c \
 	client/import/import.c client/import/import_run.c \
@@ -109,6 +110,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/report/winsum.c client/report/summarycmd.c \
 	client/report/stats.c client/report/runsteps.c client/report/compare.c \
 	client/report/report.c client/report/report_md.c client/report/plot.c \
+	client/report/plot_bars.c \
 	client/report/runmeta.c client/report/report_ops.c \
 	client/report/compare_ops.c client/report/compare_serving.c \
 	client/report/serving.c client/sha256.c \

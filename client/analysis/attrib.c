@@ -49,28 +49,71 @@ cmp_iv(const void *a, const void *b)
 }
 
 double
-attrib_part_bound(double spread_w, double w_ns, double len_ns)
+attrib_part_bound(double share_j, double w_ns, double len_ns,
+    double sample_j, double lo_w, double hi_w)
 {
+	double w = w_ns / NS_PER_S, rest = (len_ns - w_ns) / NS_PER_S;
+	double lo, hi;
+
 	if (len_ns <= 0 || w_ns <= 0 || w_ns >= len_ns)
 		return 0;
-	return spread_w * w_ns * (len_ns - w_ns) / len_ns / NS_PER_S;
+	lo = fmax(w * lo_w, sample_j - rest * hi_w);
+	hi = fmin(w * hi_w, sample_j - rest * lo_w);
+	if (lo > hi)	/* a mean outside [lo_w, hi_w] by rounding */
+		lo = hi = (lo + hi) / 2;
+	return fmax(0, fmax(share_j - lo, hi - share_j));
 }
 
 /* The range of power that sample k's neighbours and itself show. */
-static double
-spread_at(const struct attrib_sample *s, size_t ns, size_t k)
+static void
+spread_at(const struct attrib_sample *s, size_t k, double *lo, double *hi)
 {
-	double lo = s[k].power_w, hi = s[k].power_w;
+	*lo = fmin(s[k].power_w, fmin(s[k - 1].power_w, s[k + 1].power_w));
+	*hi = fmax(s[k].power_w, fmax(s[k - 1].power_w, s[k + 1].power_w));
+}
 
-	if (k > 0) {
-		lo = fmin(lo, s[k - 1].power_w);
-		hi = fmax(hi, s[k - 1].power_w);
+/* How many of v[0..n), sorted, lie strictly within (a, b). */
+static size_t
+count_within(const int64_t *v, size_t n, int64_t a, int64_t b)
+{
+	size_t lo = 0, hi = n, first;
+
+	while (lo < hi) {		/* the first > a */
+		size_t m = lo + (hi - lo) / 2;
+
+		if (v[m] > a)
+			hi = m;
+		else
+			lo = m + 1;
 	}
-	if (k + 1 < ns) {
-		lo = fmin(lo, s[k + 1].power_w);
-		hi = fmax(hi, s[k + 1].power_w);
+	first = lo;
+	hi = n;
+	while (lo < hi) {		/* the first >= b */
+		size_t m = lo + (hi - lo) / 2;
+
+		if (v[m] >= b)
+			hi = m;
+		else
+			lo = m + 1;
 	}
-	return hi - lo;
+	return lo - first;
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Samples j and k (j before k) meet, to a tenth of k's length. */
+static bool
+adjacent(const struct attrib_sample *s, size_t j, size_t k)
+{
+	int64_t gap = s[k].lo_ns - s[j].hi_ns;
+
+	return (gap < 0 ? -gap : gap) <= (s[k].hi_ns - s[k].lo_ns) / 10;
 }
 
 /* The length of the union of iv[0..n), sorted by start. */
@@ -149,6 +192,7 @@ iv_hi(const void *base, size_t i)
 
 /* The clipped device events of a sample, and their overlap. */
 struct part {
+	size_t	 ev;
 	uint32_t op;
 	int64_t	 ov;
 };
@@ -158,8 +202,28 @@ struct work {
 	struct attrib_iv *clip;		/* device, then host, clipped */
 	struct part *parts;
 	double	*op_time;		/* per operator, its time in this sample */
+	double	*op_j;			/* per operator, its energy in this sample */
 	uint32_t *touched;		/* the operators with some, in order met */
+	uint8_t	*changes;		/* per sample, its events' starts and ends, up to 2 */
+	double	*ev_j;			/* per event, its energy */
 };
+
+/*
+ * The range of power within sample k for the bound: the card's floor
+ * and ceiling, or where the sample changes at most once and its
+ * adjacent neighbours not at all, the range of the three.
+ */
+static void
+range_at(const struct work *w, const struct attrib_sample *s, size_t ns,
+    size_t k, const struct attrib_card *out, double *lo, double *hi)
+{
+	*lo = out->floor_w;
+	*hi = out->ceiling_w;
+	if (k > 0 && k + 1 < ns && w->changes[k] <= 1 &&
+	    w->changes[k - 1] == 0 && w->changes[k + 1] == 0 &&
+	    adjacent(s, k - 1, k) && adjacent(s, k, k + 1))
+		spread_at(s, k, lo, hi);
+}
 
 /* Share one sample, [a, b] of s[k], among the active events. */
 static void
@@ -167,14 +231,15 @@ share_sample(struct work *w, const struct attrib_sample *s, size_t ns,
     size_t k, const struct attrib_event *e, const struct attrib_iv *host,
     int64_t a, int64_t b, struct attrib_card *out)
 {
-	double p = s[k].power_w, len = (double)(b - a), spread;
+	double p = s[k].power_w, len = (double)(b - a), lo_w, hi_w;
 	/*
 	 * A sample clipped by the span still stands for its whole interval:
 	 * its mean is over all of it, so a part is a part of the whole.
 	 */
 	double whole = (double)(s[k].hi_ns - s[k].lo_ns);
+	double whole_j = p * whole / NS_PER_S, idle_p = p, busy_p = p;
 	size_t nclip = 0, nparts = 0, ntouched = 0;
-	int64_t busy, sum_ov = 0, both;
+	int64_t busy, idle, sum_ov = 0, both;
 
 	for (size_t i = 0; i < w->dev.n; i++) {
 		const struct attrib_event *ev = &e[w->dev.idx[i]];
@@ -184,10 +249,12 @@ share_sample(struct work *w, const struct attrib_sample *s, size_t ns,
 		if (hi <= lo)
 			continue;
 		w->clip[nclip++] = (struct attrib_iv){ lo, hi };
-		w->parts[nparts++] = (struct part){ ev->op, hi - lo };
+		w->parts[nparts++] = (struct part){ w->dev.idx[i], ev->op,
+		    hi - lo };
 		sum_ov += hi - lo;
 	}
 	busy = union_len(w->clip, nclip);
+	idle = (b - a) - busy;
 	for (size_t i = 0; i < w->host.n; i++) {
 		const struct attrib_iv *hv = &host[w->host.idx[i]];
 		int64_t lo = hv->lo_ns > a ? hv->lo_ns : a;
@@ -201,16 +268,32 @@ share_sample(struct work *w, const struct attrib_sample *s, size_t ns,
 		qsort(w->clip, nclip, sizeof(*w->clip), cmp_iv);
 		both = union_len(w->clip, nclip);
 	}
-	spread = spread_at(s, ns, k);
+	/*
+	 * Idle time at the card's floor, the busy time the rest: the idle
+	 * power no more than the mean, and no less than keeps the busy
+	 * time's at or below the ceiling.  The floor, not the idle power
+	 * learned: that is a median of samples said idle, which may hold
+	 * some work.
+	 */
+	if (out->has_idle_w && busy > 0 && idle > 0) {
+		idle_p = fmin(out->floor_w, p);
+		busy_p = (p * len - idle_p * (double)idle) / (double)busy;
+		if (busy_p > out->ceiling_w) {
+			busy_p = out->ceiling_w;
+			idle_p = (p * len - busy_p * (double)busy) /
+			    (double)idle;
+		}
+	}
+	range_at(w, s, ns, k, out, &lo_w, &hi_w);
 	out->covered_ns += b - a;
 	out->span_j += p * len / NS_PER_S;
 	out->busy_ns += busy;
-	out->idle_ns += (b - a) - busy;
-	out->idle_j += p * (double)((b - a) - busy) / NS_PER_S;
-	out->idle_bound_j += attrib_part_bound(spread,
-	    (double)((b - a) - busy), whole);
+	out->idle_ns += idle;
+	out->idle_j += idle_p * (double)idle / NS_PER_S;
+	out->idle_bound_j += attrib_part_bound(idle_p * (double)idle /
+	    NS_PER_S, (double)idle, whole, whole_j, lo_w, hi_w);
 	out->host_only_ns += both - busy;
-	out->host_only_j += p * (double)(both - busy) / NS_PER_S;
+	out->host_only_j += idle_p * (double)(both - busy) / NS_PER_S;
 	/*
 	 * An operator's calls in one sample are one part of it: the bound
 	 * holds for any part, and is tighter for the whole than summed over
@@ -222,20 +305,75 @@ share_sample(struct work *w, const struct attrib_sample *s, size_t ns,
 		    (double)sum_ov;
 
 		out->ops[o].time_ns += t;
-		out->ops[o].energy_j += p * t / NS_PER_S;
+		out->ops[o].energy_j += busy_p * t / NS_PER_S;
+		w->ev_j[w->parts[i].ev] += busy_p * t / NS_PER_S;
 		if (w->op_time[o] == 0)
 			w->touched[ntouched++] = o;
 		w->op_time[o] += t;
+		w->op_j[o] += busy_p * t / NS_PER_S;
 	}
 	for (size_t j = 0; j < ntouched; j++) {
 		uint32_t o = w->touched[j];
 
-		out->ops[o].bound_j += attrib_part_bound(spread, w->op_time[o],
-		    whole);
+		out->ops[o].bound_j += attrib_part_bound(w->op_j[o],
+		    w->op_time[o], whole, whole_j, lo_w, hi_w);
 		if (w->op_time[o] < whole)
 			out->ops[o].partial++;
 		w->op_time[o] = 0;
+		w->op_j[o] = 0;
 	}
+}
+
+/*
+ * The floor and ceiling of the card's power, from the samples over the
+ * span and one on either side (so that samples stored later do not move
+ * them), and each sample's count of changes (its events' starts and
+ * ends within it, up to 2).  0, or -1 out of memory.
+ */
+static int
+prepare(struct work *w, const struct attrib_sample *s, size_t ns,
+    const struct attrib_event *e, size_t ne, int64_t span_lo,
+    int64_t span_hi, struct attrib_card *out)
+{
+	int64_t *los, *his;
+	size_t first = ns, last = 0;
+
+	/* the samples over the span and one either side: not later ones */
+	for (size_t k = 0; k < ns; k++)
+		if (s[k].hi_ns > span_lo && s[k].lo_ns < span_hi) {
+			first = first < k ? first : k;
+			last = k;
+		}
+	out->ceiling_w = out->max_w > 0 ? out->max_w : ATTRIB_MAX_W;
+	out->floor_w = out->has_idle_w ? out->idle_w : INFINITY;
+	for (size_t k = first > 0 ? first - 1 : 0; first < ns &&
+	    k <= last + 1 && k < ns; k++) {
+		out->floor_w = fmin(out->floor_w, s[k].power_w);
+		out->ceiling_w = fmax(out->ceiling_w, s[k].power_w);
+	}
+	if (!isfinite(out->floor_w))
+		out->floor_w = 0;
+	if (out->floor_w < 0)
+		out->floor_w = 0;
+	if ((los = calloc(ne + 1, sizeof(*los))) == NULL ||
+	    (his = calloc(ne + 1, sizeof(*his))) == NULL) {
+		free(los);
+		return -1;
+	}
+	for (size_t i = 0; i < ne; i++) {
+		los[i] = e[i].lo_ns;
+		his[i] = e[i].hi_ns;
+	}
+	qsort(his, ne, sizeof(*his), cmp_i64);	/* los are sorted with e */
+	for (size_t k = 0; k < ns; k++) {
+		size_t n = count_within(los, ne, s[k].lo_ns, s[k].hi_ns) +
+		    count_within(his, ne, s[k].lo_ns, s[k].hi_ns);
+
+		w->changes[k] = n > 2 ? 2 : (uint8_t)n;
+	}
+	free(los);
+	free(his);
+	return 0;
 }
 
 int
@@ -259,7 +397,11 @@ attrib_card(struct attrib_sample *s, size_t ns, struct attrib_event *e,
 	    (w.clip = calloc(ne + nhost + 1, sizeof(*w.clip))) == NULL ||
 	    (w.parts = calloc(ne + 1, sizeof(*w.parts))) == NULL ||
 	    (w.op_time = calloc(out->nops + 1, sizeof(*w.op_time))) == NULL ||
-	    (w.touched = calloc(ne + 1, sizeof(*w.touched))) == NULL)
+	    (w.op_j = calloc(out->nops + 1, sizeof(*w.op_j))) == NULL ||
+	    (w.touched = calloc(ne + 1, sizeof(*w.touched))) == NULL ||
+	    (w.changes = calloc(ns + 1, sizeof(*w.changes))) == NULL ||
+	    (w.ev_j = calloc(ne + 1, sizeof(*w.ev_j))) == NULL ||
+	    prepare(&w, s, ns, e, ne, span_lo, span_hi, out) != 0)
 		goto out;
 	/* calls, device time, and the union of the events in the span */
 	for (size_t i = 0; i < ne; i++) {
@@ -295,6 +437,8 @@ attrib_card(struct attrib_sample *s, size_t ns, struct attrib_event *e,
 		active_advance(&w.host, nhost, a, b, iv_lo, iv_hi, host);
 		share_sample(&w, s, ns, k, e, host, a, b, out);
 	}
+	if (out->event_j != NULL && ne > 0)
+		memcpy(out->event_j, w.ev_j, ne * sizeof(*w.ev_j));
 	for (size_t i = 0; i < out->nops; i++)
 		parts += out->ops[i].energy_j;
 	parts += out->idle_j;
@@ -307,6 +451,9 @@ out:
 	free(w.clip);
 	free(w.parts);
 	free(w.op_time);
+	free(w.op_j);
 	free(w.touched);
+	free(w.changes);
+	free(w.ev_j);
 	return rc;
 }

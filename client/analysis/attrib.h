@@ -16,15 +16,26 @@
  *
  * A share is exact to the sampling when it takes whole samples: where an
  * event covers a sample only in part, the power it drew may differ from
- * the sample's mean.  The bound assumes that the power within a sample
- * stays within the range of that sample's value and its two neighbours'
- * (a change within a sample shows in one of them); then the energy of a
- * part w of a sample of length L with mean P, whose power lies in
- * [pmin, pmax], is within (pmax - pmin) * w * (L - w) / L of P * w.  An
- * operator's calls within one sample are one part w of it (the bound
- * holds for any part); its bound is the sum over the samples it takes
- * part of: a worst case, not a standard error.  A bound of 0 means exact
- * to the sampling.
+ * the sample's mean.  With the card's idle power known, a sample's idle
+ * time takes the card's floor (below; no more than the sample's mean, no
+ * less than leaves the busy time above the card's maximum) and the busy
+ * time the rest, shared as above; without it every part takes the mean.
+ *
+ * The bound is physics: the card's power lies between a floor (the
+ * lowest of its idle power and the values of the samples over the span
+ * and one either side) and a ceiling (its maximum power, max_w, or a
+ * higher one of those samples' values), and the sample's
+ * energy E over its length L is the sum of its parts.  So the energy of
+ * a part w lies within [max(w floor, E - (L - w) ceiling), min(w
+ * ceiling, E - (L - w) floor)], and its error is at most the farther
+ * end of that from the share.  Where the sample has at most one change
+ * (a start or end of an event within it) and its two neighbours none,
+ * each level of power within it lasts into a neighbour, so the power
+ * lies between the lowest and highest of the three samples' values: the
+ * range is narrowed to those.  An operator's calls within one sample
+ * are one part w of it (the bound holds for any part); its bound is the
+ * sum over the samples it takes part of: a worst case, not a standard
+ * error.  A bound of 0 means exact to the sampling.
  *
  * Pure: no database, no trace; the unit tests give it samples and events
  * of their own.
@@ -69,10 +80,22 @@ struct attrib_op {
 	double	 flops;		/* their sum */
 };
 
-/* One card's figures; ops has the caller's nops entries. */
+/* The maximum power of a card, W, unless the caller says another. */
+#define ATTRIB_MAX_W	75.0
+
+/*
+ * One card's figures; ops has the caller's nops entries.  The caller
+ * sets ops, nops, max_w, has_idle_w, idle_w and event_j; attrib_card
+ * the rest.
+ */
 struct attrib_card {
 	struct attrib_op *ops;
 	size_t	 nops;
+	double	 max_w;		/* the card's maximum power; 0: ATTRIB_MAX_W */
+	bool	 has_idle_w;
+	double	 idle_w;	/* its idle power: the idle time takes the floor */
+	double	*event_j;	/* NULL, or room for each event's energy, in sorted order */
+	double	 floor_w, ceiling_w;	/* the bound's range of power */
 	uint64_t samples;	/* samples overlapping the span */
 	int64_t	 max_interval_ns;
 	int64_t	 covered_ns;	/* time within the span that samples cover */
@@ -91,7 +114,8 @@ struct attrib_card {
  * Share the energy of the samples s[0..ns) among the events e[0..ne) over
  * [span_lo, span_hi], host events host[0..nhost) giving the host-only
  * time.  out->ops must hold out->nops zeroed entries, every e[i].op below
- * nops; the rest of *out is filled.  s, e and host are sorted in place.
+ * nops; the rest of *out is filled, and out->event_j[i] with e[i]'s
+ * share once e is sorted.  s, e and host are sorted in place.
  * Samples outside the span count only as neighbours for the bound.  0,
  * or -1 out of memory.
  */
@@ -100,9 +124,12 @@ int attrib_card(struct attrib_sample *s, size_t ns, struct attrib_event *e,
     int64_t span_hi, struct attrib_card *out);
 
 /*
- * The error bound of a part w_ns of a sample len_ns long whose power
- * lies within spread_w: spread_w * w * (len - w) / len, in J.
+ * The error bound, J, of share_j given to a part w_ns of a sample len_ns
+ * long of energy sample_j whose power lies within [lo_w, hi_w]: the
+ * farther end from share_j of the range the part's energy can take; 0
+ * for the whole sample.
  */
-double attrib_part_bound(double spread_w, double w_ns, double len_ns);
+double attrib_part_bound(double share_j, double w_ns, double len_ns,
+    double sample_j, double lo_w, double hi_w);
 
 #endif

@@ -329,25 +329,16 @@ cmp_bucket(const void *a, const void *b)
 	return (x->card > y->card) - (x->card < y->card);
 }
 
-/* The idle power of each card, as its summary over the span learns it. */
+/*
+ * The idle power of each card, as its summary over the span learns it:
+ * *sum (free with summary_free, also on failure).
+ */
 static int
-learn_idle(sqlite3 *db, const struct ops_request *rq, struct ops_result *out)
+learn_idle(sqlite3 *db, const struct ops_request *rq, struct summary *sum)
 {
-	struct summary sum;
-
 	if (summary_compute(db, 0, rq->span_lo, rq->span_hi,
-	    rq->idle_lookback_ns, now_realtime_ns(), &sum) != 0) {
-		summary_free(&sum);
+	    rq->idle_lookback_ns, now_realtime_ns(), sum) != 0)
 		return db_error(db, "the idle power");
-	}
-	for (size_t i = 0; i < out->ncards; i++)
-		for (size_t k = 0; k < sum.ncards; k++)
-			if (sum.cards[k].device == out->cards[i].device &&
-			    sum.cards[k].has_idle) {
-				out->cards[i].has_idle_w = true;
-				out->cards[i].idle_w = sum.cards[k].idle_w;
-			}
-	summary_free(&sum);
 	return CLIENT_EXIT_OK;
 }
 
@@ -380,7 +371,8 @@ counter_energy(struct ops_card *c, struct bucket *ev,
 
 /* Share each card's energy among its events. */
 static int
-share(struct gather *g, struct bucket *dbc, size_t ndbc)
+share(struct gather *g, struct bucket *dbc, size_t ndbc,
+    const struct summary *sum)
 {
 	struct ops_result *out = g->out;
 
@@ -401,6 +393,17 @@ share(struct gather *g, struct bucket *dbc, size_t ndbc)
 			c->events = ev->events.n;
 		}
 		c->a.nops = out->nnames;
+		c->a.max_w = g->rq->max_w;
+		for (size_t k = 0; k < sum->ncards; k++)
+			if (sum->cards[k].device == c->device &&
+			    sum->cards[k].has_idle) {
+				c->has_idle_w = c->a.has_idle_w = true;
+				c->idle_w = c->a.idle_w = sum->cards[k].idle_w;
+			}
+		if (ev != NULL && g->rq->keep_events &&
+		    (c->a.event_j = calloc(ev->events.n + 1,
+		    sizeof(double))) == NULL)
+			errx(CLIENT_EXIT_FAILED, "out of memory");
 		if ((c->a.ops = calloc(out->nnames + 1, sizeof(*c->a.ops))) ==
 		    NULL || attrib_card(dbc[i].samples.p, dbc[i].samples.n,
 		    ev != NULL ? ev->events.p : NULL,
@@ -409,6 +412,14 @@ share(struct gather *g, struct bucket *dbc, size_t ndbc)
 			errx(CLIENT_EXIT_FAILED, "out of memory");
 		if (ev != NULL)
 			counter_energy(c, ev, &dbc[i]);
+		if (c->a.event_j != NULL) {
+			/* the events' order is the shares' */
+			c->kept = ev->events.p;
+			c->nkept = ev->events.n;
+			c->event_j = c->a.event_j;
+			ev->events.p = NULL;
+			ev->events.n = 0;
+		}
 		c->has_energy = energy_integral(&dbc[i].acc, c->energy_j,
 		    sizeof(c->energy_j));
 		for (size_t k = 0; k < c->a.nops; k++)
@@ -437,6 +448,7 @@ ops_load(sqlite3 *db, const struct ops_request *rq, struct ops_result *out)
 		.host = { .size = sizeof(struct attrib_iv) },
 	};
 	struct bucket *dbc = NULL;
+	struct summary sum = { 0 };
 	size_t ndbc = 0;
 	int rc;
 
@@ -450,9 +462,10 @@ ops_load(sqlite3 *db, const struct ops_request *rq, struct ops_result *out)
 	if (rc == CLIENT_EXIT_OK && out->device_events > 0)
 		rc = gather_samples(db, &g, &dbc, &ndbc);
 	if (rc == CLIENT_EXIT_OK && out->device_events > 0)
-		rc = share(&g, dbc, ndbc);
+		rc = learn_idle(db, rq, &sum);
 	if (rc == CLIENT_EXIT_OK && out->device_events > 0)
-		rc = learn_idle(db, rq, out);
+		rc = share(&g, dbc, ndbc, &sum);
+	summary_free(&sum);
 	for (size_t i = 0; i < g.nb; i++) {
 		free(g.b[i].events.p);
 		free(g.b[i].samples.p);
@@ -477,6 +490,8 @@ ops_result_free(struct ops_result *r)
 		free(r->cards[i].a.ops);
 		free(r->cards[i].counter_j);
 		free(r->cards[i].counter_calls);
+		free(r->cards[i].kept);
+		free(r->cards[i].event_j);
 	}
 	free(r->cards);
 	memset(r, 0, sizeof(*r));

@@ -11,7 +11,8 @@
  * read through db_select_samples (the best-source rule), with those just
  * outside it as neighbours for the bound; each card's idle power is the
  * one its summary learns (summary.h: the median power of its samples
- * with busy 0 in the look-back before the span).
+ * with busy 0 in the look-back before the span), learned before the
+ * sharing, whose idle time takes it.
  *
  * Functions returning int give CLIENT_EXIT_OK, or another CLIENT_EXIT_*
  * after printing why (naming the trace).
@@ -57,6 +58,13 @@ struct ops_card {
 	struct devcounter_fit fit;
 	double	*counter_j;		/* NULL without readings */
 	uint64_t *counter_calls;
+	/*
+	 * With rq->keep_events: its device events (kept), sorted by
+	 * start, and each one's energy; else NULL and 0.
+	 */
+	struct attrib_event *kept;
+	double	*event_j;
+	size_t	 nkept;
 };
 
 struct ops_result {
@@ -84,6 +92,8 @@ struct ops_request {
 	const char *device_sql;		/* "" or " AND device IN (...)" */
 	int64_t	 idle_lookback_ns;
 	bool	 none_ok;		/* no device event: an empty result, no error */
+	double	 max_w;			/* a card's maximum power; 0: ATTRIB_MAX_W */
+	bool	 keep_events;		/* each card's events and their energy */
 };
 
 /*

@@ -569,6 +569,7 @@ put_cards(struct combine *c, size_t i, size_t ncols, const char *device_sql)
 		.host = r->host,
 		.sort_base = MERGE_SORT_INDEX + (int64_t)i * CARD_BLOCK,
 		.device_sql = device_sql, .lo_ns = r->lo_ns, .hi_ns = r->hi_ns,
+		.ts_decimals = 3,	/* ns: the ranks' traces may differ */
 	};
 	struct after a = { .c = c };
 	struct merge_stats st;

@@ -648,6 +648,7 @@ merge_one(const struct job *j, size_t i, const char *out, const char *host)
 		.ts_decimals = j->ts[i].info.ts_decimals < 1 ? 3 :
 		    j->ts[i].info.ts_decimals > 9 ? 9 : j->ts[i].info.ts_decimals,
 		.metadata_ts = j->ts[i].info.metadata_timed > 0,
+		.idle_lookback_ns = summary_idle_lookback(j->cl),
 	};
 	struct db_coarse coarse = { 0 };
 	struct merge_stats st;

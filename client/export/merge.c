@@ -31,6 +31,7 @@
 
 #include "client.h"
 #include "format.h"
+#include "merge_ops.h"
 #include "merge_priv.h"
 #include "output.h"
 #include "timeparse.h"
@@ -322,6 +323,9 @@ copy(sqlite3 *db, const struct merge_request *rq, struct trace_stream *ts,
 				rc = CLIENT_EXIT_FAILED;
 			else if ((rc = merge_events_write(db, rq, put_appended,
 			    &app, st)) == CLIENT_EXIT_OK &&
+			    (rq->as == MERGE_AS_HTA ||
+			    (rc = merge_ops_write(db, rq, put_appended, &app,
+			    st)) == CLIENT_EXIT_OK) &&
 			    sink_put(s, buf + head, (size_t)n - head) == -1)
 				rc = CLIENT_EXIT_FAILED;
 		}
@@ -387,6 +391,9 @@ merge_stats_print(FILE *fp, const char *out, const struct merge_stats *st)
 		    "%zu metrics in args, ", st->slices, st->tracks);
 	else
 		fprintf(fp, "%zu counter tracks, ", st->tracks);
+	if (st->energy_slices > 0)
+		fprintf(fp, "%" PRIu64 " slices of device events' energy, ",
+		    st->energy_slices);
 	fprintf(fp, "%" PRIu64 " samples from %s to %s (%.3f s), ",
 	    st->samples, lo, hi, (double)(st->hi_ns - st->lo_ns) / 1e9);
 	if (st->min_iv_ms == st->max_iv_ms)

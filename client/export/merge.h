@@ -20,7 +20,8 @@
  * with zeros, for the times are whole nanoseconds); the M
  * events carry a ts, the trace's first, where the original's M events
  * have one, so that a reader that puts every event's ts in one column
- * finds no event without it.
+ * finds no event without it.  After the cards' events, each device
+ * event's energy on slices of their own (merge_ops.h).
  *
  * With MERGE_AS_HTA (--merge-as hta) the samples are X slices instead, on
  * the same processes: one per sample interval of a card, from t - d (or
@@ -76,6 +77,7 @@ struct merge_request {
 	int	 ts_decimals;			/* else with this many decimals, 1..9 */
 	bool	 metadata_ts;			/* M events with a ts (the trace's first) */
 	const struct db_coarse *coarse;		/* NULL, or the imported coarse runs */
+	int64_t	 idle_lookback_ns;		/* the energy slices' idle power (merge_ops.h); 0: the default */
 };
 
 /* What a merge added, for the summary a person reads. */
@@ -88,6 +90,7 @@ struct merge_stats {
 	uint64_t slices;		/* MERGE_AS_HTA: X events written */
 	int64_t	 lo_ns, hi_ns;		/* absolute span the tracks cover */
 	int64_t	 min_iv_ms, max_iv_ms;	/* the rows' intervals */
+	uint64_t energy_slices;		/* X events of merge_ops.h, in events */
 };
 
 /*

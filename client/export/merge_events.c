@@ -542,11 +542,15 @@ take_row(struct events *ev, sqlite3_stmt *s)
 	return 0;
 }
 
-/* t rounded as fmt_time writes it, in ns. */
-static int64_t
-round_time(const struct events *ev, int64_t t)
+int
+merge_decimals(const struct merge_request *rq)
 {
-	int decimals = ev->rq->ts_integer ? 0 : ev->rq->ts_decimals;
+	return rq->ts_integer ? 0 : rq->ts_decimals;
+}
+
+int64_t
+merge_round_ns(int64_t t, int decimals)
+{
 	int64_t unit = 1, q, rem;
 
 	for (int k = decimals; k < 3; k++)
@@ -558,6 +562,13 @@ round_time(const struct events *ev, int64_t t)
 		q--;
 	}
 	return (q + (rem * 2 >= unit)) * unit;
+}
+
+/* t rounded as fmt_time writes it, in ns. */
+static int64_t
+round_time(const struct events *ev, int64_t t)
+{
+	return merge_round_ns(t, merge_decimals(ev->rq));
 }
 
 /*

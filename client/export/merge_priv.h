@@ -92,6 +92,12 @@ size_t merge_fmt_us(int64_t ns, char *buf);
  */
 size_t merge_fmt_us_prec(int64_t ns, int decimals, char *buf);
 
+/* The decimals the merged trace writes its times with (0: whole µs). */
+int merge_decimals(const struct merge_request *rq);
+
+/* t (ns) rounded to what merge_fmt_us_prec writes with decimals. */
+int64_t merge_round_ns(int64_t t, int decimals);
+
 /*
  * The first of ncards consecutive pids that no integer pid of the trace
  * uses: one above the highest (has_max_pid), but at least 1.  Returns 0,

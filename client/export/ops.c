@@ -39,7 +39,8 @@ enum col {
 	C_IDLE_MS,
 	C_IDLE_J, C_HOST_MS, C_HOST_J, C_IDLE_W, C_CLOSURE,
 	C_COUNTER_J, C_COUNTER_CALLS, C_COUNTER_SCALE, C_COUNTER_RES_J,
-	C_COUNTER_RES, C_COUNTER_IV, C_COUNTER_BACK, C_N
+	C_COUNTER_RES, C_COUNTER_IV, C_COUNTER_BACK, C_FLOOR_W, C_CEILING_W,
+	C_N
 };
 
 enum kind { K_STR, K_NUM };
@@ -73,6 +74,8 @@ static const struct column {
 	[C_COUNTER_RES] = { "counter_residual_rel", K_NUM },
 	[C_COUNTER_IV] = { "counter_intervals", K_NUM },
 	[C_COUNTER_BACK] = { "counter_backwards", K_NUM },
+	[C_FLOOR_W] = { "floor_W", K_NUM },
+	[C_CEILING_W] = { "ceiling_W", K_NUM },
 };
 
 /* The columns of each section, in json and in the table (-1 ends). */
@@ -86,10 +89,13 @@ static const int section_cols[S_N][C_N + 1] = {
 	    C_DEV_SPAN, C_DEVICE, C_ENERGY, C_ENERGY_PCT, C_NET, C_MEAN_W, C_IDLE_MS,
 	    C_IDLE_J, C_HOST_MS, C_HOST_J, C_IDLE_W, C_CLOSURE, C_COUNTER_J,
 	    C_COUNTER_SCALE, C_COUNTER_RES_J, C_COUNTER_RES, C_COUNTER_IV,
-	    C_COUNTER_BACK, -1 },
+	    C_COUNTER_BACK, C_FLOOR_W, C_CEILING_W, -1 },
 };
 
-/* The table's columns: json's without the counter's (a table of its own). */
+/*
+ * The table's columns: json's without the counter's (a table of its
+ * own) and the bound's range of power.
+ */
 static bool
 table_shows(int c)
 {
@@ -614,6 +620,10 @@ card_rows(struct report *r)
 			exact_text(c->closure, r->row[C_CLOSURE]);
 		if (c->closure > r->worst_closure)
 			r->worst_closure = c->closure;
+		if (c->a.samples > 0) {
+			num(r, C_FLOOR_W, c->a.floor_w, 1);
+			num(r, C_CEILING_W, c->a.ceiling_w, 1);
+		}
 		if (c->has_counter && c->fit.intervals > 0) {
 			num(r, C_COUNTER_J, c->fit.j_per_count * c->fit.counts,
 			    -1);
@@ -650,8 +660,9 @@ notes(struct report *r)
 	if (r->nestimates > 0)
 		fprintf(fp, "%s%zu operator%s estimates: %s calls take part of "
 		    "a sample, whose power may differ from its mean; ERROR bounds "
-		    "each, taking the power within a sample to lie between its "
-		    "and its neighbours' values\n", lead, r->nestimates,
+		    "each, taking the card's power to lie between its floor and "
+		    "its maximum (spyremon(1), Operators)\n", lead,
+		    r->nestimates,
 		    r->nestimates == 1 ? " is an" : "s are",
 		    r->nestimates == 1 ? "its" : "their");
 	if (r->nunder > 0) {

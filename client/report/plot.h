@@ -17,6 +17,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* cairo's context, as cairo.h declares it: only plot*.c include that */
+typedef struct _cairo cairo_t;
+
 /* One card's values in a panel: at t[i] (s) the value v[i] began. */
 struct plot_line {
 	int	 card;
@@ -64,6 +67,24 @@ void plot_card_rgb(int card, double rgb[3]);
  */
 int plot_write(const struct plot_chart *c, const char *png_path,
     const char *svg_path);
+
+/*
+ * Draw with draw(cr, arg) on a canvas width by height (pixels, points) into
+ * png_path and svg_path: what plot_write does, for charts of other
+ * shapes (plot_bars.h).  0, or -1 after printing why.
+ */
+int plot_write_with(void (*draw)(cairo_t *, const void *), const void *arg,
+    int width, int height, const char *png_path, const char *svg_path);
+
+/* A tick step of 1, 2 or 5 times a power of ten giving at most max ticks. */
+double plot_nice_step(double span, int max);
+
+/*
+ * Text s at (x, y) in points of size: align_x and align_y 0 put its left
+ * or top there, 0.5 its middle, 1 its right or bottom.
+ */
+void plot_text(cairo_t *cr, double x, double y, double size, double align_x,
+    double align_y, const char *s);
 
 /*
  * Give back what cairo and fontconfig keep for the process's lifetime

@@ -765,6 +765,7 @@ report_run(struct client *cl, void *opts, int argc, char *argv[])
 	if ((r->has_trace && (rc = write_steps(r)) != CLIENT_EXIT_OK) ||
 	    (rc = write_run_copies(r)) != CLIENT_EXIT_OK ||
 	    (rc = write_plots(r)) != CLIENT_EXIT_OK ||
+	    (rc = report_ops_plot(r)) != CLIENT_EXIT_OK ||
 	    (rc = aiusmi_wait(&job)) != CLIENT_EXIT_OK ||
 	    (rc = report_write_md(r)) != CLIENT_EXIT_OK)
 		goto done;
@@ -777,10 +778,10 @@ report_run(struct client *cl, void *opts, int argc, char *argv[])
 	    rc == CLIENT_EXIT_PARTIAL)
 		printf("%s: report.md, aiusmi.csv (%" PRId64 " rows)%s, %zu "
 		    "plots\n", r->dir, r->aiusmi_rows, r->has_trace ?
-		    ", steps.csv" : "", r->nplots);
+		    ", steps.csv" : "", r->nplots + (r->ops_plot ? 1 : 0));
 done:
 	(void)aiusmi_wait(&job);
-	if (r->nplots > 0)
+	if (r->nplots > 0 || r->ops_plot)
 		plot_done();
 	output_dir_remove(r->tmp);
 	series_free(&r->ser);

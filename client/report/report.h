@@ -66,6 +66,7 @@ struct report {
 	struct runmeta run;		/* what the run recorded of itself */
 	bool	 has_ops;
 	struct ops_result ops;		/* the first trace's operators */
+	bool	 ops_plot;		/* their chart by category was drawn */
 	char	 trace_why[PATH_MAX + 128];	/* why the recorded trace is not used */
 };
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "plot_bars.h"
 #include "report_ops.h"
 #include "summarycmd.h"
 
@@ -32,6 +33,59 @@ report_ops_load(struct report *r)
 	};
 	r->has_ops = true;	/* freed also after a failure */
 	return ops_load(r->db, &rq, &r->ops);
+}
+
+int
+report_ops_plot(struct report *r)
+{
+	/* the categories' colours: plot.h's palette, idle light grey */
+	static const double rgb[OPS_NCAT][3] = {
+		[OPS_COMPUTE] = { 0.000, 0.447, 0.698 },
+		[OPS_MEMORY] = { 0.902, 0.624, 0.000 },
+		[OPS_COMM] = { 0.000, 0.620, 0.451 },
+		[OPS_OTHER] = { 0.800, 0.475, 0.655 },
+		[OPS_IDLE] = { 0.800, 0.800, 0.800 },
+	};
+	const struct ops_result *res = &r->ops;
+	const char *series[OPS_NCAT];
+	char png[PATH_MAX + 32], svg[PATH_MAX + 32], title[256];
+	char (*labels)[24];
+	const char **groups;
+	double *v;
+	int rc;
+
+	if (!r->has_trace || !r->has_ops || res->device_events == 0 ||
+	    res->ncards == 0)
+		return CLIENT_EXIT_OK;
+	if ((v = calloc(res->ncards * OPS_NCAT, sizeof(*v))) == NULL ||
+	    (labels = calloc(res->ncards, sizeof(*labels))) == NULL ||
+	    (groups = calloc(res->ncards, sizeof(*groups))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (int k = 0; k < OPS_NCAT; k++)
+		series[k] = ops_category_name((enum ops_category)k);
+	for (size_t g = 0; g < res->ncards; g++) {
+		const struct ops_card *c = &res->cards[g];
+
+		for (size_t i = 0; i < c->a.nops; i++)
+			v[g * OPS_NCAT + res->names[i].category] +=
+			    c->a.ops[i].energy_j;
+		v[g * OPS_NCAT + OPS_IDLE] += c->a.idle_j;
+		snprintf(labels[g], sizeof(labels[g]), "card %d", c->device);
+		groups[g] = labels[g];
+	}
+	snprintf(title, sizeof(title), "Window %" PRId64 " '%s': energy per "
+	    "card by category", r->ws.w.id, r->ws.w.tag);
+	snprintf(png, sizeof(png), "%s/%s.png", r->tmp, REPORT_OPS_PLOT);
+	snprintf(svg, sizeof(svg), "%s/%s.svg", r->tmp, REPORT_OPS_PLOT);
+	rc = plot_bars_write(&(struct plot_bars){ .title = title,
+	    .unit = "J", .groups = groups, .ngroups = res->ncards,
+	    .series = series, .rgb = rgb, .nseries = OPS_NCAT, .v = v },
+	    png, svg) == 0 ? CLIENT_EXIT_OK : CLIENT_EXIT_FAILED;
+	r->ops_plot = rc == CLIENT_EXIT_OK;
+	free(v);
+	free(labels);
+	free(groups);
+	return rc;
 }
 
 /* One operator over every card. */
@@ -147,15 +201,23 @@ report_ops_md(FILE *fp, const struct report *r)
 	    "cards summed:\n\n", r->rs.t[0].path, res->device_events);
 	op_table(fp, res, total_j);
 	card_table(fp, res);
+	if (r->ops_plot)
+		fprintf(fp, "![Energy per card by category (J), stacked]"
+		    "(%s.png)\n\n(SVG: [%s.svg](%s.svg).)\n\n",
+		    REPORT_OPS_PLOT, REPORT_OPS_PLOT, REPORT_OPS_PLOT);
 	fprintf(fp, "How exact: an operator's energy is exact to the "
 	    "sampling where its calls cover whole samples; where they cover "
 	    "part of one (samples here up to %.0f ms apart) it is an "
-	    "estimate, and ± bounds it while the power inside a sample stays "
-	    "between its neighbours' values.  That holds for operators whose "
-	    "power lasts a sample or more; calls much shorter than a sample "
-	    "are credited the sample's mean power, and on a known power "
-	    "schedule such kernels came out 30 to 50 %% low with a ± that "
-	    "did not cover it (docs/traces.md, \"Against a known answer\"): "
-	    "for those, sample finer.  The operators and idle add up to each card's "
+	    "estimate: the idle time takes the card's idle power and the "
+	    "busy time the rest of the sample's energy.  The ± bounds it by "
+	    "physics: a card draws no less than its floor (its lowest sample "
+	    "or idle power) and no more than its maximum (75 W, or a higher "
+	    "sample), and a sample's parts add up to its energy; where a "
+	    "sample changes once between still neighbours, the three "
+	    "samples' range narrows it.  On a known power schedule every "
+	    "operator came out within its bound, and those of ten samples or "
+	    "more within 2 %% (docs/traces.md, \"Against a known answer\"); "
+	    "calls much shorter than a sample get a wide ±: for those, "
+	    "sample finer.  The operators and idle add up to each card's "
 	    "energy (closure within 1e-9).\n\n", (double)max_iv / 1e6);
 }

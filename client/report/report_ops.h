@@ -19,6 +19,15 @@
  */
 int report_ops_load(struct report *r);
 
+#define REPORT_OPS_PLOT	"energy_categories"	/* its .png and .svg */
+
+/*
+ * With operators on some card: the chart of each card's energy by
+ * category, stacked, into r->tmp (REPORT_OPS_PLOT), r->ops_plot set.
+ * CLIENT_EXIT_OK, or CLIENT_EXIT_FAILED after saying why.
+ */
+int report_ops_plot(struct report *r);
+
 /* The section, if r has a trace. */
 void report_ops_md(FILE *fp, const struct report *r);
 

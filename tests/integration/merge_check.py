@@ -21,7 +21,9 @@ their bytes) and fails with a message on the first difference:
   indexes (numbers compared as exact decimals), and the new ones follow;
 - the new events are M and C events on pids that no event of IN uses,
   one pid per card, named "Spyre N" (with the bus ID when mapped), and
-  sorted after every sort_index of IN;
+  sorted after every sort_index of IN; and X events of cat
+  spyremon_energy on a process "Spyre N · energy per device event" of
+  their own, when IN has device events (checked by t_ops);
 - each C event's track, as Perfetto names it ("<name> <args key>"), is
   one of --metrics with its unit ("pwr (W)"; an --unreliable one marked
   "(MiB, unreliable)"), its ts is an integer where every ts of IN is
@@ -271,8 +273,11 @@ def cmd_check(args):
         if old_sort and idx <= max(old_sort):
             fail("pid %d sorts at %d, not after the trace's %d"
                  % (pid, idx, max(old_sort)))
-    cards = {}
+    cards, energy = {}, set()
     for pid, name in names.items():
+        if " \u00b7 energy per device event" in name:
+            energy.add(pid)     # merge_ops.h: checked in t_ops
+            continue
         f = name.split(" ")
         if len(f) < 2 or f[0] != "Spyre" or not f[1].isdigit():
             fail("process name %r" % name)
@@ -296,6 +301,9 @@ def cmd_check(args):
     got = {}
     for e in new:
         if e.get("ph") == "M":
+            continue
+        if e.get("ph") == "X" and e.get("pid") in energy and \
+                e.get("cat") == "spyremon_energy":
             continue
         if e.get("ph") != "C":
             fail("new event of phase %r" % e.get("ph"))

@@ -5,9 +5,12 @@ recomputation of its own.
 
 TRACE's device events (cat kernel or gpu_memcpy, card args.device) must
 not overlap others of their card, so that an operator's energy is the
-plain integral of each sample's power over its calls: that is what is
+integral of each sample's busy power over its calls: that is what is
 recomputed here from SAMPLES_CSV (export -m pwr of the same span, with
-a margin), each value held over (ts - interval, ts] clipped to the span.
+a margin), each value held over (ts - interval, ts] clipped to the span;
+where the card's idle power is learned (idle_W), a sample's idle time
+takes the card's floor (floor_W; no more than the sample's value) and
+the busy time the rest, at most the ceiling (ceiling_W).
 Then: operators plus idle add up to the cards' energy to 1e-9; the cards'
 energy is the --steps total's, digit for digit; the json says what the
 csv says; the table, rounded, too; host events are no operators; TOPS
@@ -69,12 +72,51 @@ def energy(card, lo, hi):
                samples.get(card, ())) / 1e9
 
 
+card_rows = [r for r in csv.DictReader(open(csv_path))
+             if r["section"] == "card"]
+idle_w = {int(r["card"]): float(r["floor_W"]) for r in card_rows
+          if r["idle_W"] != ""}
+ceiling_w = {int(r["card"]): float(r["ceiling_W"]) for r in card_rows}
+for r in card_rows:
+    # the floor and ceiling: of the samples over the span and one either
+    # side, the idle power, 75 W
+    c = int(r["card"])
+    ss = sorted(samples[c])
+    over = [i for i, (a, b, _) in enumerate(ss) if b > lo_ns and a < hi_ns]
+    near = [p for _, _, p in ss[max(0, over[0] - 1):over[-1] + 2]]
+    low = min(near + ([float(r["idle_W"])] if r["idle_W"] != "" else []))
+    close(float(r["floor_W"]), low, REL, "card %d floor_W" % c)
+    close(ceiling_w[c], max([75.0] + near), REL, "card %d ceiling_W" % c)
+
+
+def busy_energy(card, lo, hi):
+    """The energy of [lo, hi] of busy time on card: each sample's busy
+    power over its overlap"""
+    lo, hi = max(lo, lo_ns), min(hi, hi_ns)
+    mine = [(l, h) for cs in calls.values() for d, l, h, _ in cs
+            if d == card]
+    j = 0
+    for s0, s1, p in samples.get(card, ()):
+        a, b = max(s0, lo_ns), min(s1, hi_ns)
+        w = overlap(s0, s1, lo, hi)
+        if b <= a or w == 0:
+            continue
+        busy = sum(overlap(a, b, l, h) for l, h in mine)
+        idle = (b - a) - busy
+        bp = p
+        if card in idle_w and busy > 0 and idle > 0:
+            q = min(idle_w[card], p)
+            bp = min((p * (b - a) - q * idle) / busy, ceiling_w[card])
+        j += bp * w
+    return j / 1e9
+
+
 want = {}
 for name, cs in calls.items():
     want[name] = {
         "calls": len(cs),
         "device_ms": sum(h - l for _, l, h, _ in cs) / 1e6,
-        "energy_J": sum(energy(c, l, h) for c, l, h, _ in cs),
+        "energy_J": sum(busy_energy(c, l, h) for c, l, h, _ in cs),
         "flops": sum(f for *_, f in cs if f is not None)
         if any(f is not None for *_, f in cs) else None,
     }

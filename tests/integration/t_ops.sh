@@ -45,7 +45,7 @@ grep -q "^spyremon: operators and idle add up to each card's energy" "$T/err" ||
 	fail "no closure note: $(cat "$T/err")"
 grep -q "operators are estimates: .*ERROR bounds each" "$T/err" ||
 	fail "no note of the estimates: $(cat "$T/err")"
-head -n 1 "$T/ops.csv" | grep -q '^section,name,category,card,calls,device_ms,time_pct,energy_J,energy_pct,net_J,mean_W,error_J,basis,flops,TOPS,TOPS_per_W,samples,interval_ms,covered_ms,device_span_ms,idle_ms,idle_J,host_only_ms,host_only_J,idle_W,closure,counter_J,counter_calls,counter_J_per_count,counter_residual_J,counter_residual_rel,counter_intervals,counter_backwards$' ||
+head -n 1 "$T/ops.csv" | grep -q '^section,name,category,card,calls,device_ms,time_pct,energy_J,energy_pct,net_J,mean_W,error_J,basis,flops,TOPS,TOPS_per_W,samples,interval_ms,covered_ms,device_span_ms,idle_ms,idle_J,host_only_ms,host_only_J,idle_W,closure,counter_J,counter_calls,counter_J_per_count,counter_residual_J,counter_residual_rel,counter_intervals,counter_backwards,floor_W,ceiling_W$' ||
 	fail "csv header: $(head -n 1 "$T/ops.csv")"
 expect_rc 0 $SPY export "${TR[@]}" --ops --json
 cp "$T/out" "$T/ops.json"
@@ -73,6 +73,56 @@ grep -q '^card,card 0,' "$T/out" && ! grep -q '^card,card 1,' "$T/out" ||
 grep -q "device events on a card without samples in the span (the first: card 1)" "$T/err" ||
 	fail "--device 0: no note of card 1's events: $(cat "$T/err")"
 
+# ---- --merge: each device event's energy on a slice of its own ----
+expect_rc 0 $SPY export "${TR[@]}" --merge "$T/merged.json"
+python3 - "$T/trace.json" "$T/merged.json" "$T/ops.csv" <<'PY' || fail "--merge's energy slices"
+import csv, json, sys
+orig = open(sys.argv[1], "rb").read()
+merged = open(sys.argv[2], "rb").read()
+# every byte of the original's events is there, as it was
+end = orig.rindex(b"}", 0, orig.rindex(b"]", 0, orig.rindex(b"displayTimeUnit"))) + 1
+if merged[:end] != orig[:end]:
+    sys.exit("the original's events are not the merged trace's first bytes")
+o, m = json.loads(orig), json.loads(merged)
+n = len(o["traceEvents"])
+if m["traceEvents"][:n] != o["traceEvents"]:
+    sys.exit("the original's events changed")
+dev = [e for e in o["traceEvents"] if e.get("cat") in ("kernel", "gpu_memcpy")]
+new = m["traceEvents"][n:]
+sl = [e for e in new if e.get("cat") == "spyremon_energy"]
+names = {e["pid"]: e["args"]["name"] for e in new
+         if e.get("ph") == "M" and e["name"] == "process_name"}
+pids = {e["pid"] for e in sl}
+if not pids or any("energy per device event" not in names.get(p, "")
+                   for p in pids):
+    sys.exit("energy slices outside an energy process: %s" % names)
+if pids & {e.get("pid") for e in o["traceEvents"]}:
+    sys.exit("an energy process takes a pid of the trace")
+key = lambda e: (e["name"], float(e["ts"]), float(e["dur"]))
+if sorted(map(key, sl)) != sorted(map(key, dev)):
+    sys.exit("%d slices do not mirror the %d device events" % (len(sl), len(dev)))
+ops = {r["name"]: float(r["energy_J"]) for r in csv.DictReader(
+    open(sys.argv[3])) if r["section"] == "op"}
+for name, want in ops.items():
+    got = sum(e["args"]["energy_J"] for e in sl if e["name"] == name)
+    if abs(got - want) > 1e-7 * max(want, 1e-9):
+        sys.exit("%s: slices %.9g J, export --ops %.9g J" % (name, got, want))
+for e in sl:
+    w = e["args"]["energy_J"] / (float(e["dur"]) / 1e6)
+    if e["dur"] and abs(e["args"]["mean_W"] - w) > 1e-6 * w:
+        sys.exit("mean_W %s of %s" % (e["args"]["mean_W"], e))
+# a lane's slices never overlap
+lanes = {}
+for e in sl:
+    lanes.setdefault((e["pid"], e["tid"]), []).append(
+        (float(e["ts"]), float(e["ts"]) + float(e["dur"])))
+for v in lanes.values():
+    v.sort()
+    if any(a[1] > b[0] + 1e-3 for a, b in zip(v, v[1:])):
+        sys.exit("overlapping slices on one lane")
+print("merge: %d energy slices, the operators' sums as export --ops" % len(sl))
+PY
+
 # ---- report's "Where the energy went": export --ops' figures ----
 expect_rc 0 $SPY report --window ops-run "${TR[@]}" --output "$T/rep"
 python3 - "$T/rep/report.md" "$T/ops.csv" <<'PY' || fail "report's operators are not export --ops'"
@@ -88,6 +138,27 @@ want = [(r["name"], int(r["calls"]), "%.3f" % float(r["energy_J"]))
 if got != want:
     sys.exit("report: %s\nexport --ops: %s" % (got, want))
 print("report: the %d operators that took the most energy, as export --ops has them" % len(got))
+PY
+# the chart of each card's energy by category: a PNG and an SVG, in the
+# section; the PNG's size and colour type from its header, the SVG parsed
+python3 - "$T/rep" <<'PY' || fail "report's chart of the categories"
+import struct, sys, xml.etree.ElementTree as ET
+d = sys.argv[1]
+md = open(d + "/report.md").read()
+sec = md.split("## Where the energy went\n", 1)[1].split("\n## ", 1)[0]
+if "](energy_categories.png)" not in sec or "(energy_categories.svg)" not in sec:
+    sys.exit("the section does not show energy_categories.png and .svg")
+png = open(d + "/energy_categories.png", "rb").read()
+if png[:8] != b"\x89PNG\r\n\x1a\n" or png[12:16] != b"IHDR" or \
+        not png.endswith(b"IEND\xaeB`\x82"):
+    sys.exit("energy_categories.png is not a PNG")
+w, h, depth, ctype = struct.unpack(">IIBB", png[16:26])
+if (w, h, depth, ctype) != (640, 520, 8, 2):
+    sys.exit("energy_categories.png: %dx%d, depth %d, type %d" % (w, h, depth, ctype))
+svg = ET.parse(d + "/energy_categories.svg").getroot()
+if svg.tag != "{http://www.w3.org/2000/svg}svg" or svg.get("width") not in ("640", "640pt"):
+    sys.exit("energy_categories.svg: %s width %s" % (svg.tag, svg.get("width")))
+print("report: energy_categories.png (%dx%d) and .svg" % (w, h))
 PY
 grep -v '"cat": "kernel"\|"cat": "gpu_memcpy"' "$T/trace.json" >"$T/host.json"
 expect_rc 0 $SPY report --window ops-run --trace "$T/host.json" --output "$T/rep-host"
