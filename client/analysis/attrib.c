@@ -48,6 +48,24 @@ cmp_iv(const void *a, const void *b)
 	return (x->hi_ns > y->hi_ns) - (x->hi_ns < y->hi_ns);
 }
 
+/*
+ * Sort base unless it is sorted already: a trace's events mostly come in
+ * order, and the host events, shared by every card, are sorted by the
+ * first card's call; qsort would spend n log n on each anyway.
+ */
+static void
+sort_once(void *base, size_t n, size_t size,
+    int (*cmp)(const void *, const void *))
+{
+	const char *p = base;
+
+	for (size_t i = 1; i < n; i++)
+		if (cmp(p + (i - 1) * size, p + i * size) > 0) {
+			qsort(base, n, size, cmp);
+			return;
+		}
+}
+
 double
 attrib_part_bound(double share_j, double w_ns, double len_ns,
     double sample_j, double lo_w, double hi_w)
@@ -139,6 +157,25 @@ union_len(const struct attrib_iv *iv, size_t n)
 }
 
 /*
+ * iv[0..mid) and iv[mid..n), each sorted by start, merged into out: the
+ * active lists keep their intervals in order of start, and clipping to
+ * a sample keeps that order, so the device and host runs need no sort.
+ */
+static void
+merge_runs(const struct attrib_iv *iv, size_t mid, size_t n,
+    struct attrib_iv *out)
+{
+	size_t i = 0, j = mid, k = 0;
+
+	while (i < mid && j < n)
+		out[k++] = iv[j].lo_ns < iv[i].lo_ns ? iv[j++] : iv[i++];
+	while (i < mid)
+		out[k++] = iv[i++];
+	while (j < n)
+		out[k++] = iv[j++];
+}
+
+/*
  * An active list over intervals sorted by start: idx[0..n) are those
  * started before the current sample's end and not ended by its start.
  */
@@ -200,6 +237,7 @@ struct part {
 struct work {
 	struct active dev, host;
 	struct attrib_iv *clip;		/* device, then host, clipped */
+	struct attrib_iv *merged;	/* the two, in order of start */
 	struct part *parts;
 	double	*op_time;		/* per operator, its time in this sample */
 	double	*op_j;			/* per operator, its energy in this sample */
@@ -265,8 +303,8 @@ share_sample(struct work *w, const struct attrib_sample *s, size_t ns,
 	}
 	both = busy;
 	if (nclip > nparts) {
-		qsort(w->clip, nclip, sizeof(*w->clip), cmp_iv);
-		both = union_len(w->clip, nclip);
+		merge_runs(w->clip, nparts, nclip, w->merged);
+		both = union_len(w->merged, nclip);
 	}
 	/*
 	 * Idle time at the card's floor, the busy time the rest: the idle
@@ -386,15 +424,13 @@ attrib_card(struct attrib_sample *s, size_t ns, struct attrib_event *e,
 	double parts = 0;
 	int rc = -1;
 
-	if (ns > 0)
-		qsort(s, ns, sizeof(*s), cmp_sample);
-	if (ne > 0)
-		qsort(e, ne, sizeof(*e), cmp_event);
-	if (nhost > 0)
-		qsort(host, nhost, sizeof(*host), cmp_iv);
+	sort_once(s, ns, sizeof(*s), cmp_sample);
+	sort_once(e, ne, sizeof(*e), cmp_event);
+	sort_once(host, nhost, sizeof(*host), cmp_iv);
 	if ((w.dev.idx = calloc(ne + 1, sizeof(size_t))) == NULL ||
 	    (w.host.idx = calloc(nhost + 1, sizeof(size_t))) == NULL ||
 	    (w.clip = calloc(ne + nhost + 1, sizeof(*w.clip))) == NULL ||
+	    (w.merged = calloc(ne + nhost + 1, sizeof(*w.merged))) == NULL ||
 	    (w.parts = calloc(ne + 1, sizeof(*w.parts))) == NULL ||
 	    (w.op_time = calloc(out->nops + 1, sizeof(*w.op_time))) == NULL ||
 	    (w.op_j = calloc(out->nops + 1, sizeof(*w.op_j))) == NULL ||
@@ -449,6 +485,7 @@ out:
 	free(w.dev.idx);
 	free(w.host.idx);
 	free(w.clip);
+	free(w.merged);
 	free(w.parts);
 	free(w.op_time);
 	free(w.op_j);

@@ -331,13 +331,21 @@ cmp_bucket(const void *a, const void *b)
 
 /*
  * The idle power of each card, as its summary over the span learns it:
- * *sum (free with summary_free, also on failure).
+ * *sum (free with summary_free, also on failure).  A summary learns it
+ * over (begin - look-back, end] but also sums every metric over [begin,
+ * end], which on an hour's span costs more than all the sharing: so the
+ * summary asked for is of the span's end alone, with the look-back
+ * stretched by the span, which learns over the same samples.  Its cards
+ * are those with a sample at the span's end; one whose samples stop
+ * before has no idle power, and its idle time takes the samples' mean.
  */
 static int
 learn_idle(sqlite3 *db, const struct ops_request *rq, struct summary *sum)
 {
-	if (summary_compute(db, 0, rq->span_lo, rq->span_hi,
-	    rq->idle_lookback_ns, now_realtime_ns(), sum) != 0)
+	int64_t lookback = rq->idle_lookback_ns < 0 ? 0 : rq->idle_lookback_ns;
+
+	if (summary_compute(db, 0, rq->span_hi, rq->span_hi, lookback +
+	    (rq->span_hi - rq->span_lo), now_realtime_ns(), sum) != 0)
 		return db_error(db, "the idle power");
 	return CLIENT_EXIT_OK;
 }
