@@ -381,8 +381,10 @@ hta_prepare(struct bd_trace *t, size_t nstep_names, struct bd_result *res)
 		if (r->corr != -1)
 			cpu[ncpu++] = (struct launch){ r->corr, 0, r->idx };
 	}
-	qsort(kept, nkept, sizeof(*kept), i64cmp);
-	qsort(cpu, ncpu, sizeof(*cpu), launchcmp);
+	if (nkept > 1)
+		qsort(kept, nkept, sizeof(*kept), i64cmp);
+	if (ncpu > 1)
+		qsort(cpu, ncpu, sizeof(*cpu), launchcmp);
 	for (size_t i = 0; i < n; i++) {
 		struct hrow *r = &rows[i];
 		const struct launch *l;
@@ -487,7 +489,8 @@ hta_compute(struct bd_trace *t, int64_t threshold, const struct bd_iv *sync,
 	}
 	res->has_hta = nt > 0;
 	bd_hta_temporal(te, nt, &res->hta);
-	qsort(se, ns, sizeof(*se), sevcmp);
+	if (ns > 1)
+		qsort(se, ns, sizeof(*se), sevcmp);
 	res->streams_hta = ns > 0;
 	for (size_t i = 0; i < ns;) {
 		struct bd_stream *s = add_stream(res, &cap);
@@ -556,7 +559,8 @@ card_streams(const struct aev *a, const struct bd_event *ev, size_t n,
 		for (size_t i = 0; i < n; i++)
 			if (a[i].key == keys[k])
 				sv[m++] = ev[i];
-		qsort(sv, m, sizeof(*sv), bdevcmp);
+		if (m > 1)
+			qsort(sv, m, sizeof(*sv), bdevcmp);
 		s->has_card = true;
 		s->card = a[0].card;
 		s->stream = a[0].has_stream ? keys[k] : (int64_t)k;
@@ -599,8 +603,10 @@ bd_trace_compute(struct bd_trace *t, int64_t threshold,
 	nsync = bd_merge(sync, t->sync.n);
 	hta_prepare(t, nstep_names, res);
 	hta_compute(t, threshold, sync, nsync, res);
-	qsort(l, t->launches.n, sizeof(*l), launchcmp);
-	qsort(a, t->aev.n, sizeof(*a), aevcmp);
+	if (t->launches.n > 1)
+		qsort(l, t->launches.n, sizeof(*l), launchcmp);
+	if (t->aev.n > 1)
+		qsort(a, t->aev.n, sizeof(*a), aevcmp);
 	if ((ev = calloc(t->aev.n, sizeof(*ev))) == NULL ||
 	    (sorted = calloc(t->aev.n, sizeof(*sorted))) == NULL ||
 	    (res->cards = calloc(t->aev.n, sizeof(*res->cards))) == NULL)

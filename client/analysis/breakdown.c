@@ -76,7 +76,8 @@ bd_temporal(const struct bd_event *ev, size_t n, int64_t lo, int64_t hi,
 		p[np++] = (struct point){ s, 1, ev[i].cat };
 		p[np++] = (struct point){ e, -1, ev[i].cat };
 	}
-	qsort(p, np, sizeof(*p), pointcmp);
+	if (np > 1)
+		qsort(p, np, sizeof(*p), pointcmp);
 	t = lo;
 	for (size_t i = 0; i <= np; i++) {
 		int64_t next = i < np ? p[i].t : hi;
@@ -106,7 +107,8 @@ bd_merge(struct bd_iv *iv, size_t n)
 {
 	size_t k = 0;
 
-	qsort(iv, n, sizeof(*iv), ivcmp);
+	if (n > 1)
+		qsort(iv, n, sizeof(*iv), ivcmp);
 	for (size_t i = 0; i < n; i++) {
 		if (iv[i].end <= iv[i].start)
 			continue;
@@ -233,7 +235,8 @@ bd_idle_segments(struct bd_event *ev, size_t n, int64_t threshold,
 	*out = NULL;
 	if (n == 0)
 		return 0;
-	qsort(ev, n, sizeof(*ev), eventcmp);
+	if (n > 1)
+		qsort(ev, n, sizeof(*ev), eventcmp);
 	end = ev[0].end;
 	for (size_t i = 1; i < n; i++) {
 		if (ev[i].start > end)
@@ -424,7 +427,8 @@ bd_hta_temporal(struct bd_hta_event *ev, size_t n,
 	memset(out, 0, sizeof(*out));
 	if (n == 0)
 		return;
-	qsort(ev, n, sizeof(*ev), htacmp);
+	if (n > 1)
+		qsort(ev, n, sizeof(*ev), htacmp);
 	lo = ev[0].start;
 	hi = ev[0].end;
 	for (size_t i = 1; i < n; i++)
