@@ -2,7 +2,8 @@
  * opsenergy: operators' energy from a trace and the stored samples
  * (opsenergy.h).
  *
- * The trace's events are gathered in one pass of the streaming reader:
+ * The trace's events are gathered in one pass of the streaming reader,
+ * ours or (ops_events) another's, placed on the samples' clock after it:
  * each device event as an interval on its card under its operator's
  * index (names are interned in a hash table), each host event as an
  * interval of its own.  The samples are then read once, span and a
@@ -65,6 +66,14 @@ struct gather {
 	size_t	 nb;
 	struct bucket *last;	/* of the previous event: most runs are long */
 	struct devevent_pairs pairs;	/* B/E device events' open begins */
+	/*
+	 * Gathering while another reader reads the trace (ops_events): times
+	 * on the trace's own clock, no host events unless host, and events
+	 * at own time 0, which a base makes Kineto's clamped ones, kept until
+	 * the base is known (zero_no_card counts those without a card).
+	 */
+	bool	 collect, host_off;
+	uint64_t zero_no_card;
 };
 
 static uint64_t
@@ -149,14 +158,15 @@ static void
 on_event(const struct trace_event *ev, void *arg)
 {
 	struct gather *g = arg;
-	const struct ops_request *rq = g->rq;
 	int64_t lo, hi, card, dur = ev->has_dur ? ev->dur_ns : 0;
+	int64_t shift = g->collect ? 0 : g->rq->shift_ns;
 	bool has_card;
 
 	/* as the reader's tally: ts 0 under a base was clamped by Kineto */
-	if (!ev->has_ts || (rq->info->has_base && ev->ts_ns == 0))
+	if (!ev->has_ts || (!g->collect && g->rq->info->has_base &&
+	    ev->ts_ns == 0))
 		return;
-	if (__builtin_add_overflow(ev->ts_ns, rq->shift_ns, &lo) ||
+	if (__builtin_add_overflow(ev->ts_ns, shift, &lo) ||
 	    __builtin_add_overflow(lo, dur, &hi))
 		return;
 	if (devevent_is_device(ev, &has_card, &card)) {
@@ -169,13 +179,14 @@ on_event(const struct trace_event *ev, void *arg)
 			if (!has_card || !devevent_pair(&g->pairs, ev, card,
 			    &begin))
 				return;
-			if (__builtin_add_overflow(begin, rq->shift_ns, &lo) ||
+			if (__builtin_add_overflow(begin, shift, &lo) ||
 			    lo > hi)
 				return;
 		}
 		g->out->device_events++;
 		if (!has_card) {
 			g->out->no_card++;
+			g->zero_no_card += g->collect && ev->ts_ns == 0;
 			return;
 		}
 		op = intern(g, ev->name, ev->cat);
@@ -190,12 +201,26 @@ on_event(const struct trace_event *ev, void *arg)
 			    ev->counter, .cycles = ev->cycle_stamp, .t_ns = lo,
 			    .call = op };
 		}
-	} else if (devevent_is_host(ev)) {
+	} else if (!g->host_off && devevent_is_host(ev)) {
 		struct attrib_iv *h = vec_push(&g->host);
 
 		g->out->host_events++;
 		*h = (struct attrib_iv){ lo, hi };
 	}
+}
+
+/* A trace without device events: an error unless rq->none_ok. */
+static int
+check_events(const struct gather *g)
+{
+	if (g->out->device_events == 0 && !g->rq->none_ok) {
+		warnx("%s: no device events: no complete event of cat kernel, "
+		    "gpu_memcpy, gpu_memset or cuda_sync, nor with a stream in "
+		    "its args, nor begin and end with the card's cycle stamps "
+		    "(spyremon(1), export --ops)", g->rq->path);
+		return CLIENT_EXIT_FAILED;
+	}
+	return CLIENT_EXIT_OK;
 }
 
 static int
@@ -220,14 +245,113 @@ gather_events(struct gather *g)
 		return rc == TRACE_ERR_IO ? CLIENT_EXIT_USAGE :
 		    CLIENT_EXIT_FAILED;
 	}
-	if (g->out->device_events == 0 && !rq->none_ok) {
-		warnx("%s: no device events: no complete event of cat kernel, "
-		    "gpu_memcpy, gpu_memset or cuda_sync, nor with a stream in "
-		    "its args, nor begin and end with the card's cycle stamps "
-		    "(spyremon(1), export --ops)", rq->path);
-		return CLIENT_EXIT_FAILED;
+	return check_events(g);
+}
+
+/*
+ * Events gathered on the trace's own clock (ops_events), placed: under a
+ * base those at own time 0 go, as the reader's tally drops them; the rest
+ * shift by rq->shift_ns, and one that would overflow goes too.
+ */
+static int
+place_collected(struct gather *g)
+{
+	const struct ops_request *rq = g->rq;
+	bool base = rq->info->has_base;
+	int64_t sh = rq->shift_ns;
+	size_t k;
+
+	g->out->unpaired = g->pairs.unpaired + devevent_pairs_open(&g->pairs);
+	devevent_pairs_free(&g->pairs);
+	if (base) {
+		g->out->device_events -= g->zero_no_card;
+		g->out->no_card -= g->zero_no_card;
 	}
-	return CLIENT_EXIT_OK;
+	for (size_t i = 0; i < g->nb; i++) {
+		struct attrib_event *e = g->b[i].events.p;
+		struct devcounter_reading *rd = g->b[i].readings.p;
+
+		k = 0;
+		for (size_t j = 0; j < g->b[i].events.n; j++)
+			if ((base && (e[j].lo_ns == 0 || e[j].hi_ns == 0)) ||
+			    __builtin_add_overflow(e[j].lo_ns, sh, &e[j].lo_ns) ||
+			    __builtin_add_overflow(e[j].hi_ns, sh, &e[j].hi_ns))
+				g->out->device_events--;
+			else
+				e[k++] = e[j];
+		g->b[i].events.n = k;
+		k = 0;
+		for (size_t j = 0; j < g->b[i].readings.n; j++)
+			if (!(base && rd[j].t_ns == 0) &&
+			    !__builtin_add_overflow(rd[j].t_ns, sh, &rd[j].t_ns))
+				rd[k++] = rd[j];
+		g->b[i].readings.n = k;
+	}
+	k = 0;
+	for (size_t j = 0; j < g->host.n; j++) {
+		struct attrib_iv *h = (struct attrib_iv *)g->host.p + j;
+
+		if ((base && h->lo_ns == 0) ||
+		    __builtin_add_overflow(h->lo_ns, sh, &h->lo_ns) ||
+		    __builtin_add_overflow(h->hi_ns, sh, &h->hi_ns))
+			g->out->host_events--;
+		else
+			((struct attrib_iv *)g->host.p)[k++] = *h;
+	}
+	g->host.n = k;
+	return check_events(g);
+}
+
+struct ops_events {
+	struct gather g;
+	struct ops_result counts;	/* the gathering's tallies */
+};
+
+struct ops_events *
+ops_events_new(bool host)
+{
+	struct ops_events *c;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	c->g.collect = true;
+	c->g.host_off = !host;
+	c->g.out = &c->counts;
+	c->g.names.size = sizeof(struct ops_name);
+	c->g.host.size = sizeof(struct attrib_iv);
+	return c;
+}
+
+void
+ops_events_on_event(const struct trace_event *ev, void *arg)
+{
+	on_event(ev, &((struct ops_events *)arg)->g);
+}
+
+static void
+gather_free(struct gather *g)
+{
+	for (size_t i = 0; i < g->nb; i++) {
+		free(g->b[i].events.p);
+		free(g->b[i].samples.p);
+		free(g->b[i].readings.p);
+	}
+	free(g->b);
+	free(g->slots);
+	free(g->host.p);
+	devevent_pairs_free(&g->pairs);
+}
+
+void
+ops_events_free(struct ops_events *c)
+{
+	if (c == NULL)
+		return;
+	gather_free(&c->g);
+	for (size_t i = 0; i < c->g.names.n; i++)
+		free(((struct ops_name *)c->g.names.p)[i].name);
+	free(c->g.names.p);
+	free(c);
 }
 
 /* Column i of s, of metric m, in W; false for NULL or a bad value. */
@@ -461,9 +585,19 @@ ops_load(sqlite3 *db, const struct ops_request *rq, struct ops_result *out)
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	/* a collector taken over already is empty: read the trace then */
+	if (rq->events != NULL && rq->events->g.collect) {
+		/* taken over: the collector is left empty */
+		*out = rq->events->counts;
+		g = rq->events->g;
+		g.rq = rq;
+		g.out = out;
+		g.last = NULL;
+		memset(&rq->events->g, 0, sizeof(rq->events->g));
+	}
 	out->span_lo = rq->span_lo;
 	out->span_hi = rq->span_hi;
-	rc = gather_events(&g);
+	rc = g.collect ? place_collected(&g) : gather_events(&g);
 	out->names = g.names.p;
 	out->nnames = g.names.n;
 	/* none (rq->none_ok): nothing to share */
@@ -474,17 +608,10 @@ ops_load(sqlite3 *db, const struct ops_request *rq, struct ops_result *out)
 	if (rc == CLIENT_EXIT_OK && out->device_events > 0)
 		rc = share(&g, dbc, ndbc, &sum);
 	summary_free(&sum);
-	for (size_t i = 0; i < g.nb; i++) {
-		free(g.b[i].events.p);
-		free(g.b[i].samples.p);
-		free(g.b[i].readings.p);
-	}
+	gather_free(&g);
 	for (size_t i = 0; i < ndbc; i++)
 		free(dbc[i].samples.p);
 	free(dbc);
-	free(g.b);
-	free(g.slots);
-	free(g.host.p);
 	return rc;
 }
 

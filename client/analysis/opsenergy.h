@@ -6,8 +6,9 @@
  * will show it too.
  *
  * The span is the trace's, placed on the samples' clock by the caller
- * (export's target.h).  The trace is read again, through the streaming
- * reader, for its events; each card's samples overlapping the span are
+ * (export's target.h).  The trace's events come from the read that found
+ * its span (ops_events, below), or a read of their own, through the
+ * streaming reader; each card's samples overlapping the span are
  * read through db_select_samples (the best-source rule), with those just
  * outside it as neighbours for the bound; each card's idle power is the
  * one its summary learns (summary.h: the median power of its samples
@@ -82,6 +83,24 @@ struct ops_result {
 	uint64_t bad_values;		/* stored power values out of range */
 };
 
+/*
+ * A trace's device events (and host events if asked), gathered while
+ * another reader reads it, for ops_load to share without reading the
+ * trace again: trace_options' on_event = ops_events_on_event, arg = the
+ * collector.  They are kept on the trace's own clock and placed by
+ * ops_load (ops_request.events), which takes them over.
+ */
+struct ops_events;
+
+/* An empty collector; host: keep the host events (host-only time). */
+struct ops_events *ops_events_new(bool host);
+
+/* trace_options.on_event of a collector. */
+void ops_events_on_event(const struct trace_event *ev, void *arg);
+
+/* Free c and what it still holds; NULL is nothing. */
+void ops_events_free(struct ops_events *c);
+
 struct ops_request {
 	const char *path;		/* the trace */
 	const struct trace_info *info;	/* its first reading */
@@ -94,6 +113,8 @@ struct ops_request {
 	bool	 none_ok;		/* no device event: an empty result, no error */
 	double	 max_w;			/* a card's maximum power; 0: ATTRIB_MAX_W */
 	bool	 keep_events;		/* each card's events and their energy */
+	/* NULL: read the trace at path; else its events, gathered (taken) */
+	struct ops_events *events;
 };
 
 /*

@@ -34,6 +34,7 @@
 #include "settle.h"
 #include "breakdown_out.h"
 #include "ops.h"
+#include "opsenergy.h"
 #include "steps.h"
 #include "summary.h"
 #include "summarycmd.h"
@@ -78,6 +79,7 @@ struct job {
 	bool multi;			/* several databases: rows carry a host */
 	size_t ncols;
 	struct trace_target *ts;	/* o->traces.n */
+	struct ops_events **evs;	/* each trace's device events, read with it */
 	size_t *which;			/* each trace's source */
 	struct span *spans;
 	size_t nspans;
@@ -649,6 +651,7 @@ merge_one(const struct job *j, size_t i, const char *out, const char *host)
 		    j->ts[i].info.ts_decimals > 9 ? 9 : j->ts[i].info.ts_decimals,
 		.metadata_ts = j->ts[i].info.metadata_timed > 0,
 		.idle_lookback_ns = summary_idle_lookback(j->cl),
+		.events = j->evs[i],
 	};
 	struct db_coarse coarse = { 0 };
 	struct merge_stats st;
@@ -675,7 +678,7 @@ ops_one(const struct job *j, size_t i, const struct steps_request *sr)
 		.step_pattern = j->o->clock.step_pattern,
 		.idle_lookback_ns = summary_idle_lookback(j->cl),
 		.format = sr->format, .out = sr->out, .tagged = sr->tagged,
-		.host = sr->host, .first = sr->first,
+		.host = sr->host, .first = sr->first, .events = j->evs[i],
 	};
 
 	return ops_report(j->src[j->which[i]].db, &rq);
@@ -833,23 +836,35 @@ load_traces(struct job *j)
 	if (o->traces.n == 0)
 		return CLIENT_EXIT_OK;
 	for (size_t i = 0; i < o->traces.n; i++)
-		if ((o->merge != NULL || o->merge_dir != NULL || o->ops ||
+		if ((o->merge != NULL || o->merge_dir != NULL ||
 		    o->breakdown) && stat(o->traces.paths[i], &sb) == 0 &&
 		    !S_ISREG(sb.st_mode)) {
 			warnx("%s: %s reads the trace twice (once for its "
 			    "span, once %s), so it must be a file, not a "
-			    "pipe", o->traces.paths[i], o->ops ? "--ops" :
-			    o->breakdown ? "--breakdown" : "--merge",
-			    o->ops || o->breakdown ? "for its events" :
-			    "to copy it");
+			    "pipe", o->traces.paths[i], o->breakdown ?
+			    "--breakdown" : "--merge", o->breakdown ?
+			    "for its events" : "to copy it");
 			return CLIENT_EXIT_USAGE;
 		}
 	if ((j->ts = calloc(o->traces.n, sizeof(*j->ts))) == NULL ||
 	    (j->which = calloc(o->traces.n, sizeof(*j->which))) == NULL ||
+	    (j->evs = calloc(o->traces.n, sizeof(*j->evs))) == NULL ||
 	    (ht = calloc(o->traces.n, sizeof(*ht))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	for (size_t i = 0; i < o->traces.n && rc == CLIENT_EXIT_OK; i++) {
-		rc = trace_target_read(o->traces.paths[i], &o->clock, &j->ts[i]);
+		struct trace_clock_options co = o->clock;
+
+		/*
+		 * --ops and a merge's energy slices (one trace per output)
+		 * take the device events from this read, not another
+		 */
+		if (o->ops || o->merge_dir != NULL || (o->merge != NULL &&
+		    o->traces.n == 1)) {
+			j->evs[i] = ops_events_new(o->ops);
+			co.on_event = ops_events_on_event;
+			co.arg = j->evs[i];
+		}
+		rc = trace_target_read(o->traces.paths[i], &co, &j->ts[i]);
 		ht[i].path = o->traces.paths[i];
 		ht[i].host = j->ts[i].host;
 		ht[i].has_rank = j->ts[i].info.has_rank;
@@ -904,8 +919,11 @@ run(struct client *cl, const struct options *o)
 			rc = j.settled;
 	}
 	free(j.spans);
-	for (size_t i = 0; j.ts != NULL && i < o->traces.n; i++)
+	for (size_t i = 0; j.ts != NULL && i < o->traces.n; i++) {
 		trace_target_free(&j.ts[i]);
+		ops_events_free(j.evs[i]);
+	}
+	free(j.evs);
 	free(j.ts);
 	free(j.which);
 	close_sources(&j);

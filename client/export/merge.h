@@ -61,6 +61,8 @@ enum merge_as {
  */
 #define MERGE_HTA_CAT		"spyre_sample_runtime"
 
+struct ops_events;
+
 struct merge_request {
 	const struct trace_target *t;		/* the trace; read, placed */
 	const struct db_metric *const *cols;	/* the counter tracks, in order */
@@ -78,6 +80,7 @@ struct merge_request {
 	bool	 metadata_ts;			/* M events with a ts (the trace's first) */
 	const struct db_coarse *coarse;		/* NULL, or the imported coarse runs */
 	int64_t	 idle_lookback_ns;		/* the energy slices' idle power (merge_ops.h); 0: the default */
+	struct ops_events *events;		/* NULL, or the trace's device events, gathered */
 };
 
 /* What a merge added, for the summary a person reads. */

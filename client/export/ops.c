@@ -787,6 +787,7 @@ ops_report(sqlite3 *db, const struct ops_request_out *rq)
 		.step_pattern = rq->step_pattern, .cat = rq->cat,
 		.device_sql = rq->device_sql,
 		.idle_lookback_ns = rq->idle_lookback_ns,
+		.events = rq->events,
 	};
 	struct ops_result res;
 	struct report r = {

@@ -34,6 +34,7 @@ struct ops_request_out {
 	bool	 tagged;
 	const char *host;
 	bool	 first;
+	struct ops_events *events;	/* NULL, or the trace's, gathered (opsenergy.h) */
 };
 
 /*

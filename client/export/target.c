@@ -116,7 +116,8 @@ int
 trace_target_read(const char *path, const struct trace_clock_options *o,
     struct trace_target *t)
 {
-	struct trace_options topts = { .step_pattern = o->step_pattern };
+	struct trace_options topts = { .step_pattern = o->step_pattern,
+	    .on_event = o->on_event, .arg = o->arg };
 	struct trace_error terr;
 	char msg[512];
 

@@ -44,6 +44,9 @@ struct trace_clock_options {
 	const char *trace_start;	/* --trace-start TIME, or NULL */
 	const char *align_window;	/* --align-window TAG|ID, or NULL */
 	const char *step_pattern;	/* --step-pattern REGEX, or NULL */
+	/* NULL, or given every event of the read (trace_options.on_event) */
+	void	(*on_event)(const struct trace_event *ev, void *arg);
+	void	*arg;
 };
 
 /*

@@ -52,12 +52,17 @@ def cmd_merged(args):
     used = {e.get("pid") for e in ein}
     names = {}
     for e in new:
-        if e.get("ph") not in ("M", "C"):
-            fail("a new event is neither M nor C: %r" % e)
+        if e.get("ph") not in ("M", "C") and not (
+                e.get("ph") == "X" and e.get("cat") == "spyremon_energy"):
+            fail("a new event is neither M nor C nor an energy slice: %r"
+                 % e)
         if e.get("pid") in used:
             fail("a new event uses pid %r of the trace" % e.get("pid"))
         if e.get("ph") == "M" and e.get("name") == "process_name":
             names[e["pid"]] = e["args"]["name"]
+    # each device event's energy has a process of its own (merge_ops.h)
+    names = {p: n for p, n in names.items()
+             if "energy per device event" not in n}
     cards = sorted(n for n in names.values() if n.startswith("Spyre "))
     if len(cards) != args.cards:
         fail("%d card processes (%s), not %d" % (len(cards), cards, args.cards))
