@@ -270,6 +270,14 @@ check-hta: all $(B)/tests/mksamples
 	PYTHONPATH="$(HTA_SRC)" /usr/bin/python3 tests/tools/hta_check.py \
 	    --client $(B)/spyremon --mksamples $(B)/tests/mksamples
 
+# make check-ata ATA_SRC=DIR: IBM's aiu-trace-analyzer (its source in DIR,
+# outside the tree) reads merged traces as the originals (tests/tools/ata_check.py)
+check-ata: all $(B)/tests/mksamples
+	@test -n "$(ATA_SRC)" -a -f "$(ATA_SRC)/bin/acelyzer.py" || \
+	    { echo "make check-ata ATA_SRC=DIR: DIR/bin/acelyzer.py is the analyzer's" >&2; exit 2; }
+	/usr/bin/python3 tests/tools/ata_check.py --ata-src "$(ATA_SRC)" \
+	    --client $(B)/spyremon --mksamples $(B)/tests/mksamples
+
 demo: all
 	@sh mk/demo.sh $(B)
 
@@ -282,7 +290,7 @@ stop:
 clean:
 	rm -rf $(B)
 
-.PHONY: all check check-loaded check-hta bench deps demo run stop clean check-arch stress
+.PHONY: all check check-loaded check-hta check-ata bench deps demo run stop clean check-arch stress
 
 include mk/install.mk
 

@@ -168,18 +168,23 @@ put_slices(struct writer *w, const struct ops_result *res,
 			nlanes++;
 		lane_end[lane] = e->hi_ns;
 		w->b.len = 0;
+		/*
+		 * Named "energy", the device event's name in args: analyzers
+		 * that know device events by their name (aiu-trace-analyzer's
+		 * "Cmpt Exec", "DmaI") would take a slice of that name for one.
+		 */
 		buf_fmt(&w->b, "{\"ph\":\"X\",\"cat\":\"spyremon_energy\","
-		    "\"name\":");
-		buf_json(&w->b, res->names[e->op].name);
-		buf_fmt(&w->b, ",\"pid\":%" PRId64 ",\"tid\":%zu,\"ts\":", pid,
-		    lane + 1);
+		    "\"name\":\"energy\",\"pid\":%" PRId64 ",\"tid\":%zu,"
+		    "\"ts\":", pid, lane + 1);
 		buf_us(&w->b, w->rq, lo);
 		/* the rounded end less the rounded start, as the slices' */
 		buf_fmt(&w->b, ",\"dur\":");
 		buf_us(&w->b, w->rq,
 		    merge_round_ns(hi, merge_decimals(w->rq)) -
 		    merge_round_ns(lo, merge_decimals(w->rq)));
-		buf_fmt(&w->b, ",\"args\":{\"energy_J\":%.9g", c->event_j[i]);
+		buf_fmt(&w->b, ",\"args\":{\"event\":");
+		buf_json(&w->b, res->names[e->op].name);
+		buf_fmt(&w->b, ",\"energy_J\":%.9g", c->event_j[i]);
 		if (e->hi_ns > e->lo_ns)
 			buf_fmt(&w->b, ",\"mean_W\":%.9g", c->event_j[i] /
 			    ((double)(e->hi_ns - e->lo_ns) / 1e9));

@@ -7,10 +7,13 @@
  * Per card that has device events, one more process ("Spyre N · energy
  * per device event", on the next free pid after the cards' and sorted
  * after them) holds an X event mirroring each device event of the card:
- * the same name, ts and dur, cat "spyremon_energy", and args energy_J
- * (its share of the card's energy, as export --ops shares it: opsenergy.h)
- * and mean_W (that over its duration).  Events that overlap go on lanes
- * (tids 1, 2, ...) so that each lane's slices nest.
+ * the same ts and dur, name "energy", cat "spyremon_energy", and args
+ * event (the device event's name), energy_J (its share of the card's
+ * energy, as export --ops shares it: opsenergy.h) and mean_W (that over
+ * its duration).  Not the device event's name: analyzers that know device
+ * events by name (aiu-trace-analyzer) would take the slice for one.
+ * Events that overlap go on lanes (tids 1, 2, ...) so that each lane's
+ * slices nest.
  */
 #ifndef SPYREMON_MERGE_OPS_H
 #define SPYREMON_MERGE_OPS_H

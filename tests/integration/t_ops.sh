@@ -98,13 +98,16 @@ if not pids or any("energy per device event" not in names.get(p, "")
     sys.exit("energy slices outside an energy process: %s" % names)
 if pids & {e.get("pid") for e in o["traceEvents"]}:
     sys.exit("an energy process takes a pid of the trace")
+# named "energy", the device event's name in args (merge_ops.c)
+if any(e["name"] != "energy" for e in sl):
+    sys.exit("an energy slice not named energy: %s" % sl)
 key = lambda e: (e["name"], float(e["ts"]), float(e["dur"]))
-if sorted(map(key, sl)) != sorted(map(key, dev)):
+if sorted(key(dict(e, name=e["args"]["event"])) for e in sl) != sorted(map(key, dev)):
     sys.exit("%d slices do not mirror the %d device events" % (len(sl), len(dev)))
 ops = {r["name"]: float(r["energy_J"]) for r in csv.DictReader(
     open(sys.argv[3])) if r["section"] == "op"}
 for name, want in ops.items():
-    got = sum(e["args"]["energy_J"] for e in sl if e["name"] == name)
+    got = sum(e["args"]["energy_J"] for e in sl if e["args"]["event"] == name)
     if abs(got - want) > 1e-7 * max(want, 1e-9):
         sys.exit("%s: slices %.9g J, export --ops %.9g J" % (name, got, want))
 for e in sl:
