@@ -84,6 +84,8 @@ write_config() {
 		echo "  interval: $interval"
 		echo "  window_interval: $interval"
 		echo "  metric_files: $T/metrics.%BUSID"
+		# more top-level sections, whole, from the test
+		[ -z "${CONFIG_EXTRA:-}" ] || printf '%s\n' "$CONFIG_EXTRA"
 	} >"$T/spyremond.yaml"
 }
 

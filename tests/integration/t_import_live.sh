@@ -29,7 +29,11 @@ rows=$(($(wc -l <"$T/big.csv") - 1))
 
 SCALE=$(time_scale)	# 4 under ASan: the bounds below are the release build's
 export SCALE
-start_loaded_daemon
+# the imported rows are of last year: retention by age (7 days by default)
+# would delete them within a minute, as spyremon(1) says, and an import
+# slowed down past its next pass found them gone
+CONFIG_EXTRA=$'retention:\n  max_age: 3650d\n  windows_max_age: 3650d' \
+	start_loaded_daemon
 
 # mark pairs from another process until the file $2 exists; prints how
 # many and the slowest round trip, and leaves the slowest (ns) in $3
