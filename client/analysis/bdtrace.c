@@ -193,7 +193,7 @@ on_event(const struct trace_event *ev, void *arg)
 
 int
 bd_trace_read(const char *path, bool has_base, const char *step_pattern,
-    struct bd_trace **out)
+    bool none_ok, struct bd_trace **out)
 {
 	struct bd_trace *t;
 	struct trace_options opts = { .step_pattern = step_pattern,
@@ -220,7 +220,7 @@ bd_trace_read(const char *path, bool has_base, const char *step_pattern,
 		return rc == TRACE_ERR_IO ? CLIENT_EXIT_USAGE :
 		    CLIENT_EXIT_FAILED;
 	}
-	if (t->aev.n == 0) {
+	if (t->aev.n == 0 && !none_ok) {
 		warnx("%s: no device events: no complete event of cat kernel, "
 		    "gpu_memcpy, gpu_memset or cuda_sync, nor with a stream in "
 		    "its args, nor begin and end with the card's cycle stamps "

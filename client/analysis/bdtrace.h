@@ -75,11 +75,13 @@ struct bd_trace;
 /*
  * Read the trace at path (has_base: its header has a base, so ts 0 was
  * clamped and is left out of the cards' events; step_pattern as
- * trace_options').  Returns CLIENT_EXIT_OK with *out to free, or another
- * CLIENT_EXIT_* after printing why, naming the file.
+ * trace_options').  A trace without device events is an error unless
+ * none_ok (its breakdown then has no card).  Returns CLIENT_EXIT_OK with
+ * *out to free, or another CLIENT_EXIT_* after printing why, naming the
+ * file.
  */
 int bd_trace_read(const char *path, bool has_base, const char *step_pattern,
-    struct bd_trace **out);
+    bool none_ok, struct bd_trace **out);
 
 /*
  * How many distinct step names (ProfilerStep# and a digit, at the start

@@ -358,6 +358,30 @@ bd_verdict(const struct bd_temporal *tm, const int64_t idle[BD_NIDLE],
 	return BD_MIXED;
 }
 
+bool
+bd_contradicts(const struct bd_temporal *tm, double busy_pct, char *why,
+    size_t len)
+{
+	double compute = share(tm->t[OPS_COMPUTE], tm->span);
+	double idle = share(tm->t[OPS_IDLE], tm->span);
+
+	if (tm->span <= 0)
+		return false;
+	if (busy_pct < BD_BUSY_LOW_PCT && compute >= BD_COMPUTE_HIGH_PCT) {
+		snprintf(why, len, "mean busy %.1f %% < %d %% while the trace "
+		    "has compute %.1f %% >= %d %% of the span", busy_pct,
+		    BD_BUSY_LOW_PCT, compute, BD_COMPUTE_HIGH_PCT);
+		return true;
+	}
+	if (busy_pct >= BD_BUSY_HIGH_PCT && idle >= BD_IDLE_HIGH_PCT) {
+		snprintf(why, len, "mean busy %.1f %% >= %d %% while the trace "
+		    "has the card idle %.1f %% >= %d %% of the span", busy_pct,
+		    BD_BUSY_HIGH_PCT, idle, BD_IDLE_HIGH_PCT);
+		return true;
+	}
+	return false;
+}
+
 static bool
 starts(const char *s, const char *prefix)
 {

@@ -154,6 +154,29 @@ enum bd_verdict bd_verdict(const struct bd_temporal *tm,
     const int64_t idle[BD_NIDLE], char *why, size_t len);
 
 /*
+ * Where a card's counters contradict the trace (spyremon(1), "Why it was
+ * slow"): mean busy under BD_BUSY_LOW_PCT % while the trace has the card
+ * computing at least BD_COMPUTE_HIGH_PCT % of the span (the events may not
+ * be this card's, or the samples not of this run); or mean busy at least
+ * BD_BUSY_HIGH_PCT % while the trace has the card idle at least
+ * BD_IDLE_HIGH_PCT % of the span (work the trace does not show).
+ */
+#define BD_BUSY_LOW_PCT		10
+#define BD_COMPUTE_HIGH_PCT	50
+#define BD_BUSY_HIGH_PCT	50
+#define BD_IDLE_HIGH_PCT	90
+
+/* The card's power budget, W: a Spyre card's 75 W. */
+#define BD_CARD_POWER_W		75
+
+/*
+ * Whether the mean busy % busy_pct of a span contradicts its classes tm by
+ * the rules above; if so, the rule with its numbers as one line in why.
+ */
+bool bd_contradicts(const struct bd_temporal *tm, double busy_pct, char *why,
+    size_t len);
+
+/*
  * Holistic Trace Analysis's rule for compute: a name is not compute when
  * it starts with nccl, hip, hccl, dma, runFunction, Stream Wait Event,
  * job_exe, packet, pe_exe, cpum_exe_subgraph or

@@ -19,12 +19,10 @@
 
 #include <sqlite3.h>
 
+#include "bdrun.h"
 #include "bdtrace.h"
 #include "steps.h"
 #include "target.h"
-
-/* --launch-gap's default: HTA's 30 trace units, 30 µs on Kineto traces. */
-#define BREAKDOWN_LAUNCH_GAP_NS	30000
 
 struct breakdown_request {
 	sqlite3	*db;			/* the samples, for the counters */

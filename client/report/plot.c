@@ -17,10 +17,11 @@
 #include <zlib.h>
 
 #include "plot.h"
+#include "plot_priv.h"
 
-#define FONT		"sans-serif"
-#define TITLE_SIZE	18.0
-#define LABEL_SIZE	12.0
+#define FONT		PLOT_FONT
+#define TITLE_SIZE	PLOT_TITLE_SIZE
+#define LABEL_SIZE	PLOT_LABEL_SIZE
 #define PANEL_GAP	40	/* between a panel's plot area and the next title */
 #define MAX_TICKS	10
 #define LINE_WIDTH	1.6	/* the cards' lines */
@@ -56,9 +57,8 @@ plot_height(size_t npanels)
 	return PLOT_TOP + PLOT_BOTTOM + (int)npanels * PLOT_PANEL_HEIGHT;
 }
 
-/* A tick step of 1, 2 or 5 times a power of ten giving at most max ticks. */
-static double
-nice_step(double span, int max)
+double
+plot_nice_step(double span, int max)
 {
 	double raw = span / max, p = pow(10, floor(log10(raw)));
 
@@ -71,8 +71,8 @@ nice_step(double span, int max)
 	return 10 * p;
 }
 
-static void
-text(cairo_t *cr, double x, double y, double size, double align_x,
+void
+plot_text(cairo_t *cr, double x, double y, double size, double align_x,
     double align_y, const char *s)
 {
 	cairo_text_extents_t te;
@@ -199,7 +199,7 @@ draw_panel(cairo_t *cr, const struct plot_chart *c, const struct plot_panel *p,
 	cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL,
 	    CAIRO_FONT_WEIGHT_BOLD);
 	snprintf(buf, sizeof(buf), "%s (%s)", p->title, p->unit);
-	text(cr, px0, top + 8, 14, 0, 0, buf);
+	plot_text(cr, px0, top + 8, 14, 0, 0, buf);
 	cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL,
 	    CAIRO_FONT_WEIGHT_NORMAL);
 	/* the steps, shaded under everything, one grey darker than the next */
@@ -214,7 +214,7 @@ draw_panel(cairo_t *cr, const struct plot_chart *c, const struct plot_panel *p,
 		}
 	}
 	/* grid and y ticks */
-	step = nice_step(y1 - y0, 6);
+	step = plot_nice_step(y1 - y0, 6);
 	cairo_set_line_width(cr, 1);
 	for (double v = ceil(y0 / step) * step; v <= y1 + step * 1e-9;
 	    v += step) {
@@ -224,10 +224,10 @@ draw_panel(cairo_t *cr, const struct plot_chart *c, const struct plot_panel *p,
 		cairo_stroke(cr);
 		cairo_set_source_rgb(cr, 0, 0, 0);
 		snprintf(buf, sizeof(buf), "%g", fabs(v) < step * 1e-6 ? 0 : v);
-		text(cr, px0 - 6, Y(v), LABEL_SIZE, 1, 0.5, buf);
+		plot_text(cr, px0 - 6, Y(v), LABEL_SIZE, 1, 0.5, buf);
 	}
 	/* x ticks */
-	step = nice_step(c->x1 - c->x0, MAX_TICKS);
+	step = plot_nice_step(c->x1 - c->x0, MAX_TICKS);
 	for (double t = ceil(c->x0 / step) * step; t <= c->x1 + step * 1e-9;
 	    t += step) {
 		cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
@@ -238,7 +238,7 @@ draw_panel(cairo_t *cr, const struct plot_chart *c, const struct plot_panel *p,
 			cairo_set_source_rgb(cr, 0, 0, 0);
 			snprintf(buf, sizeof(buf), "%g", fabs(t) < step *
 			    1e-6 ? 0 : t);
-			text(cr, X(t), py1 + 6, LABEL_SIZE, 0.5, 0, buf);
+			plot_text(cr, X(t), py1 + 6, LABEL_SIZE, 0.5, 0, buf);
 		}
 	}
 	/* the window's begin and end */
@@ -323,10 +323,10 @@ draw_panel(cairo_t *cr, const struct plot_chart *c, const struct plot_panel *p,
 		cairo_fill(cr);
 		cairo_set_source_rgb(cr, 0, 0, 0);
 		snprintf(buf, sizeof(buf), "card %d", p->lines[l].card);
-		text(cr, px1 + 42, ly, LABEL_SIZE, 0, 0.5, buf);
+		plot_text(cr, px1 + 42, ly, LABEL_SIZE, 0, 0.5, buf);
 	}
 	if (p->nlines == 0)
-		text(cr, (px0 + px1) / 2, (py0 + py1) / 2, LABEL_SIZE, 0.5,
+		plot_text(cr, (px0 + px1) / 2, (py0 + py1) / 2, LABEL_SIZE, 0.5,
 		    0.5, "no samples");
 	if (c->nshade > 0) {
 		double ly = py0 + 10 + 20 * (double)p->nlines;
@@ -335,7 +335,7 @@ draw_panel(cairo_t *cr, const struct plot_chart *c, const struct plot_panel *p,
 		cairo_rectangle(cr, px1 + 14, ly - 5, 22, 10);
 		cairo_fill(cr);
 		cairo_set_source_rgb(cr, 0, 0, 0);
-		text(cr, px1 + 42, ly, LABEL_SIZE, 0, 0.5, "steps");
+		plot_text(cr, px1 + 42, ly, LABEL_SIZE, 0, 0.5, "steps");
 	}
 #undef X
 #undef Y
@@ -352,7 +352,7 @@ draw(cairo_t *cr, const struct plot_chart *c)
 	cairo_set_source_rgb(cr, 0, 0, 0);
 	cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL,
 	    CAIRO_FONT_WEIGHT_BOLD);
-	text(cr, PLOT_WIDTH / 2.0, 18, TITLE_SIZE, 0.5, 0, c->title);
+	plot_text(cr, PLOT_WIDTH / 2.0, 18, TITLE_SIZE, 0.5, 0, c->title);
 	cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL,
 	    CAIRO_FONT_WEIGHT_NORMAL);
 	for (size_t i = 0; i < c->npanels; i++)
@@ -361,7 +361,7 @@ draw(cairo_t *cr, const struct plot_chart *c)
 	cairo_set_source_rgb(cr, 0, 0, 0);
 	snprintf(buf, sizeof(buf), "time (s) from the window's begin, %s; "
 	    "dashed: the window's begin and end", c->time_origin);
-	text(cr, (PLOT_LEFT + PLOT_WIDTH - PLOT_RIGHT) / 2.0, h - 20,
+	plot_text(cr, (PLOT_LEFT + PLOT_WIDTH - PLOT_RIGHT) / 2.0, h - 20,
 	    LABEL_SIZE, 0.5, 0, buf);
 }
 
@@ -442,26 +442,25 @@ write_png(cairo_surface_t *s, const char *path)
 }
 
 int
-plot_write(const struct plot_chart *c, const char *png_path,
-    const char *svg_path)
+plot_render(plot_draw_fn *fn, const void *arg, int w, int h,
+    const char *png_path, const char *svg_path)
 {
-	int h = plot_height(c->npanels);
 	cairo_surface_t *s;
 	cairo_status_t st;
 	cairo_t *cr;
 
-	s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, PLOT_WIDTH, h);
+	s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, w, h);
 	cr = cairo_create(s);
-	draw(cr, c);
+	fn(cr, arg);
 	cairo_destroy(cr);
 	if (write_png(s, png_path) == -1) {
 		cairo_surface_destroy(s);
 		return -1;
 	}
 	cairo_surface_destroy(s);
-	s = cairo_svg_surface_create(svg_path, PLOT_WIDTH, h);
+	s = cairo_svg_surface_create(svg_path, w, h);
 	cr = cairo_create(s);
-	draw(cr, c);
+	fn(cr, arg);
 	cairo_destroy(cr);
 	cairo_surface_finish(s);
 	st = cairo_surface_status(s);
@@ -471,6 +470,20 @@ plot_write(const struct plot_chart *c, const char *png_path,
 		return -1;
 	}
 	return 0;
+}
+
+static void
+draw_chart(cairo_t *cr, const void *arg)
+{
+	draw(cr, arg);
+}
+
+int
+plot_write(const struct plot_chart *c, const char *png_path,
+    const char *svg_path)
+{
+	return plot_render(draw_chart, c, PLOT_WIDTH, plot_height(c->npanels),
+	    png_path, svg_path);
 }
 
 void

@@ -238,6 +238,36 @@ test_verdict(void **state)
 	    "data-movement-bound");
 }
 
+/* the counters against the trace, each rule at and past its threshold */
+static void
+test_contradicts(void **state)
+{
+	struct bd_temporal t = { .span = 1000 };
+	char why[256] = "";
+
+	(void)state;
+	t.t[OPS_COMPUTE] = 500;
+	t.t[OPS_IDLE] = 500;
+	assert_true(bd_contradicts(&t, 9.9, why, sizeof(why)));
+	assert_string_equal(why, "mean busy 9.9 % < 10 % while the trace has "
+	    "compute 50.0 % >= 50 % of the span");
+	assert_false(bd_contradicts(&t, 10, why, sizeof(why)));
+	t.t[OPS_COMPUTE] = 499;
+	t.t[OPS_IDLE] = 501;
+	assert_false(bd_contradicts(&t, 0, why, sizeof(why)));
+	t.t[OPS_COMPUTE] = 100;
+	t.t[OPS_IDLE] = 900;
+	assert_true(bd_contradicts(&t, 50, why, sizeof(why)));
+	assert_string_equal(why, "mean busy 50.0 % >= 50 % while the trace has "
+	    "the card idle 90.0 % >= 90 % of the span");
+	assert_false(bd_contradicts(&t, 49.9, why, sizeof(why)));
+	t.t[OPS_COMPUTE] = 101;
+	t.t[OPS_IDLE] = 899;
+	assert_false(bd_contradicts(&t, 100, why, sizeof(why)));
+	t.span = 0;
+	assert_false(bd_contradicts(&t, 0, why, sizeof(why)));
+}
+
 int
 main(void)
 {
@@ -249,6 +279,7 @@ main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_hta_temporal),
 		cmocka_unit_test(test_verdict),
+		cmocka_unit_test(test_contradicts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
