@@ -111,6 +111,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/report/stats.c client/report/runsteps.c client/report/compare.c \
 	client/report/report.c client/report/report_md.c client/report/plot.c \
 	client/report/plot_bars.c client/report/report_why.c \
+	client/report/compare_breakdown.c \
 	client/report/runmeta.c client/report/report_ops.c \
 	client/report/compare_ops.c client/report/compare_serving.c \
 	client/report/serving.c client/sha256.c \
