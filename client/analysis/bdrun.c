@@ -58,9 +58,19 @@ bd_run_load(sqlite3 *db, const struct steps_request *sr,
 const struct steps_mean *
 bd_run_counters(const struct bd_run *r, size_t w, int64_t card)
 {
-	for (size_t i = 0; i < r->nm; i++)
-		if (r->m[i].window == w && r->m[i].device == card)
-			return &r->m[i];
+	size_t a = 0, b = r->nm, m;
+
+	/* steps_means gives the rows by window, then card */
+	while (a < b) {
+		m = a + (b - a) / 2;
+		if (r->m[m].window < w)
+			a = m + 1;
+		else
+			b = m;
+	}
+	for (; a < r->nm && r->m[a].window == w; a++)
+		if (r->m[a].device == card)
+			return &r->m[a];
 	return NULL;
 }
 

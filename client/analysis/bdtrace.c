@@ -63,9 +63,33 @@ struct hrow {
 	int64_t	 link;		/* the launch's idx, -1 for none */
 };
 
+/*
+ * What the rules say of a name and cat, remembered in NAMECACHE slots
+ * chosen by a hash of both (a name seen again usually finds its own): a
+ * trace repeats a few kernel and call names hundreds of thousands of
+ * times, and the rules are a few dozen string comparisons and searches.
+ */
+#define NAMECACHE	256
+#define NAMEPROBE	4	/* slots looked at from a name's own */
+struct namefacts {
+	char	*name, *cat;
+	enum ops_category category;
+	bool	 sync, hta_compute, step, idle_cat, sync_name;
+};
+
+/*
+ * The events at ts 0 are kept apart (the *0 vectors, no_card0) until
+ * bd_trace_finish knows whether the header has a base: a trace with one
+ * clamps earlier times to 0, so its events at 0 are left out.  The base
+ * may come after the events (Kineto writes it last).
+ */
 struct bd_trace {
 	bool	 has_base;
 	struct vec aev, launches, sync, rows;
+	struct vec aev0, launches0, sync0;
+	uint64_t no_card0;
+	struct namefacts facts[NAMECACHE];
+	struct namefacts scratch;	/* a step's name: each is new */
 	struct devevent_pairs pairs;
 	uint64_t element;	/* the next element's place */
 	bool	 floating;	/* some ts a float, or missing */
@@ -113,10 +137,51 @@ idle_cat(const char *cat)
 	return false;
 }
 
+/* The rules' answers for name and cat, from the cache or worked out. */
+static const struct namefacts *
+facts_of(struct bd_trace *t, const char *name, const char *cat)
+{
+	struct namefacts *f;
+	uint32_t h = 2166136261u;	/* FNV-1a */
+
+	for (const char *p = name; *p != '\0'; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	for (const char *p = cat; *p != '\0'; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	f = NULL;
+	for (size_t k = 0; k < NAMEPROBE; k++) {
+		struct namefacts *g = &t->facts[(h + k) % NAMECACHE];
+
+		if (g->name == NULL) {
+			f = f != NULL ? f : g;
+			break;
+		}
+		if (strcmp(g->name, name) == 0 && strcmp(g->cat, cat) == 0)
+			return g;
+	}
+	if (step_name(name))
+		f = &t->scratch;
+	else if (f == NULL)
+		f = &t->facts[h % NAMECACHE];
+	free(f->name);
+	free(f->cat);
+	if ((f->name = strdup(name)) == NULL || (f->cat = strdup(cat)) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	f->category = devevent_category(name, cat);
+	f->sync = bd_is_sync_call(name);
+	f->hta_compute = bd_hta_is_compute(name);
+	f->step = step_name(name);
+	f->idle_cat = idle_cat(cat);
+	f->sync_name = strcmp(name, "Event Sync") == 0 ||
+	    strcmp(name, "Context Sync") == 0;
+	return f;
+}
+
 /* HTA's event of ev, if it is one. */
 static void
 keep_row(struct bd_trace *t, const struct trace_event *ev, uint64_t idx)
 {
+	const struct namefacts *facts;
 	struct hrow *r;
 
 	add_name(t, ev->name);
@@ -124,6 +189,7 @@ keep_row(struct bd_trace *t, const struct trace_event *ev, uint64_t idx)
 	if (!ev->has_ts || !ev->has_dur || ev->cat[0] == '\0' ||
 	    strcmp(ev->cat, "Trace") == 0)
 		return;
+	facts = facts_of(t, ev->name, ev->cat);
 	r = vec_push(&t->rows);
 	memset(r, 0, sizeof(*r));
 	r->idx = idx;
@@ -131,30 +197,28 @@ keep_row(struct bd_trace *t, const struct trace_event *ev, uint64_t idx)
 	r->dur = ev->dur_ns;
 	r->stream = ev->has_stream ? ev->stream_id : -1;
 	r->corr = ev->has_correlation ? ev->correlation : -1;
-	r->gpu = (r->stream >= 0 && r->corr >= 0) ||
-	    strcmp(ev->name, "Event Sync") == 0 ||
-	    strcmp(ev->name, "Context Sync") == 0;
-	r->idle_cat = idle_cat(ev->cat);
-	r->compute = bd_hta_is_compute(ev->name);
-	r->step_name = step_name(ev->name);
+	r->gpu = (r->stream >= 0 && r->corr >= 0) || facts->sync_name;
+	r->idle_cat = facts->idle_cat;
+	r->compute = facts->hta_compute;
+	r->step_name = facts->step;
 	r->has_card = ev->has_device || ev->has_pid;
 	r->card = ev->has_device ? ev->device : ev->pid;
 }
 
-/* trace_options.on_event: both sets' events. */
-static void
-on_event(const struct trace_event *ev, void *arg)
+void
+bd_trace_event(const struct trace_event *ev, void *arg)
 {
 	struct bd_trace *t = arg;
 	uint64_t idx = t->element++;
 	int64_t card, begin, start, end;
-	bool has_card;
+	bool has_card, zero;
 
 	if (!ev->has_ts || ev->ts_float)
 		t->floating = true;
 	keep_row(t, ev, idx);
-	if (!ev->has_ts || (t->has_base && ev->ts_ns == 0))
+	if (!ev->has_ts)
 		return;
+	zero = ev->ts_ns == 0;
 	start = ev->ts_ns;
 	end = start + (ev->has_dur ? ev->dur_ns : 0);
 	if (devevent_is_device(ev, &has_card, &card)) {
@@ -165,53 +229,95 @@ on_event(const struct trace_event *ev, void *arg)
 			    &begin) || begin > end)
 				return;
 			start = begin;
+			zero = zero || begin == 0;
 		}
 		if (!has_card) {
-			t->no_card++;
+			if (zero)
+				t->no_card0++;
+			else
+				t->no_card++;
 			return;
 		}
-		a = vec_push(&t->aev);
+		a = vec_push(zero ? &t->aev0 : &t->aev);
 		*a = (struct aev){ .card = card, .start = start, .end = end,
-		    .cat = devevent_category(ev->name, ev->cat),
+		    .cat = facts_of(t, ev->name, ev->cat)->category,
 		    .has_corr = ev->has_correlation, .corr = ev->correlation,
 		    .has_stream = ev->has_stream && ev->stream_id != -1,
 		    .key = ev->has_stream && ev->stream_id != -1 ?
 		    ev->stream_id : (int64_t)ev->track, .order = idx };
 	} else if (devevent_is_host(ev)) {
 		if (ev->has_correlation) {
-			struct launch *l = vec_push(&t->launches);
+			struct launch *l = vec_push(zero ? &t->launches0 :
+			    &t->launches);
 
 			*l = (struct launch){ ev->correlation, start, idx };
 		}
-		if (bd_is_sync_call(ev->name)) {
-			struct bd_iv *iv = vec_push(&t->sync);
+		if (facts_of(t, ev->name, ev->cat)->sync) {
+			struct bd_iv *iv = vec_push(zero ? &t->sync0 : &t->sync);
 
 			*iv = (struct bd_iv){ start, end };
 		}
 	}
 }
 
+struct bd_trace *
+bd_trace_new(void)
+{
+	struct bd_trace *t;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	t->aev.size = t->aev0.size = sizeof(struct aev);
+	t->launches.size = t->launches0.size = sizeof(struct launch);
+	t->sync.size = t->sync0.size = sizeof(struct bd_iv);
+	t->rows.size = sizeof(struct hrow);
+	return t;
+}
+
+/* Append the n elements of size at p to v. */
+static void
+vec_append(struct vec *v, const void *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		memcpy(vec_push(v), (const char *)p + i * v->size, v->size);
+}
+
+int
+bd_trace_finish(struct bd_trace *t, const char *path, bool has_base,
+    bool none_ok)
+{
+	t->has_base = has_base;
+	if (!has_base) {
+		vec_append(&t->aev, t->aev0.p, t->aev0.n);
+		vec_append(&t->launches, t->launches0.p, t->launches0.n);
+		vec_append(&t->sync, t->sync0.p, t->sync0.n);
+		t->no_card += t->no_card0;
+	}
+	t->aev0.n = t->launches0.n = t->sync0.n = 0;
+	t->no_card0 = 0;
+	if (t->aev.n == 0 && !none_ok) {
+		warnx("%s: no device events: no complete event of cat kernel, "
+		    "gpu_memcpy, gpu_memset or cuda_sync, nor with a stream in "
+		    "its args, nor begin and end with the card's cycle stamps "
+		    "(spyremon(1), export --breakdown)", path);
+		return CLIENT_EXIT_FAILED;
+	}
+	return CLIENT_EXIT_OK;
+}
+
 int
 bd_trace_read(const char *path, bool has_base, const char *step_pattern,
     bool none_ok, struct bd_trace **out)
 {
-	struct bd_trace *t;
+	struct bd_trace *t = bd_trace_new();
 	struct trace_options opts = { .step_pattern = step_pattern,
-	    .on_event = on_event };
+	    .on_event = bd_trace_event, .arg = t };
 	struct trace_info info;
 	struct trace_error err;
 	char why[320];
 	int rc;
 
 	*out = NULL;
-	if ((t = calloc(1, sizeof(*t))) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
-	t->has_base = has_base;
-	t->aev.size = sizeof(struct aev);
-	t->launches.size = sizeof(struct launch);
-	t->sync.size = sizeof(struct bd_iv);
-	t->rows.size = sizeof(struct hrow);
-	opts.arg = t;
 	rc = trace_read(path, &opts, &info, &err);
 	trace_info_free(&info);
 	if (rc != TRACE_OK) {
@@ -220,13 +326,10 @@ bd_trace_read(const char *path, bool has_base, const char *step_pattern,
 		return rc == TRACE_ERR_IO ? CLIENT_EXIT_USAGE :
 		    CLIENT_EXIT_FAILED;
 	}
-	if (t->aev.n == 0 && !none_ok) {
-		warnx("%s: no device events: no complete event of cat kernel, "
-		    "gpu_memcpy, gpu_memset or cuda_sync, nor with a stream in "
-		    "its args, nor begin and end with the card's cycle stamps "
-		    "(spyremon(1), export --breakdown)", path);
+	if ((rc = bd_trace_finish(t, path, has_base, none_ok)) !=
+	    CLIENT_EXIT_OK) {
 		bd_trace_free(t);
-		return CLIENT_EXIT_FAILED;
+		return rc;
 	}
 	*out = t;
 	return CLIENT_EXIT_OK;
@@ -259,6 +362,13 @@ as_double_us(int64_t ns)
 {
 	char buf[48];
 	int64_t q = ns / 1000, r = ns % 1000;
+
+	/*
+	 * Below 2^53 ns is a double exactly and IEEE division rounds once:
+	 * the nearest double to ns / 1000, as strtod gives of its text.
+	 */
+	if (ns > -(INT64_C(1) << 53) && ns < (INT64_C(1) << 53))
+		return (double)ns / 1000.0;
 
 	if (r < 0)
 		r = -r;
@@ -381,8 +491,8 @@ hta_prepare(struct bd_trace *t, size_t nstep_names, struct bd_result *res)
 		if (r->corr != -1)
 			cpu[ncpu++] = (struct launch){ r->corr, 0, r->idx };
 	}
-	qsort(kept, nkept, sizeof(*kept), i64cmp);
-	qsort(cpu, ncpu, sizeof(*cpu), launchcmp);
+	bd_sort(kept, nkept, sizeof(*kept), i64cmp);
+	bd_sort(cpu, ncpu, sizeof(*cpu), launchcmp);
 	for (size_t i = 0; i < n; i++) {
 		struct hrow *r = &rows[i];
 		const struct launch *l;
@@ -487,7 +597,7 @@ hta_compute(struct bd_trace *t, int64_t threshold, const struct bd_iv *sync,
 	}
 	res->has_hta = nt > 0;
 	bd_hta_temporal(te, nt, &res->hta);
-	qsort(se, ns, sizeof(*se), sevcmp);
+	bd_sort(se, ns, sizeof(*se), sevcmp);
 	res->streams_hta = ns > 0;
 	for (size_t i = 0; i < ns;) {
 		struct bd_stream *s = add_stream(res, &cap);
@@ -556,7 +666,7 @@ card_streams(const struct aev *a, const struct bd_event *ev, size_t n,
 		for (size_t i = 0; i < n; i++)
 			if (a[i].key == keys[k])
 				sv[m++] = ev[i];
-		qsort(sv, m, sizeof(*sv), bdevcmp);
+		bd_sort(sv, m, sizeof(*sv), bdevcmp);
 		s->has_card = true;
 		s->card = a[0].card;
 		s->stream = a[0].has_stream ? keys[k] : (int64_t)k;
@@ -565,6 +675,61 @@ card_streams(const struct aev *a, const struct bd_event *ev, size_t n,
 	}
 	free(keys);
 	free(sv);
+}
+
+/*
+ * The events of sorted[0..n) (by start; maxend[i] the latest end of
+ * sorted[0..i]) that may overlap [lo, hi): from *from up to the one
+ * returned, by two binary searches, so that each step's window costs the
+ * events near it rather than all the card's.
+ */
+static size_t
+near_events(const struct bd_event *sorted, const int64_t *maxend, size_t n,
+    int64_t lo, int64_t hi, size_t *from)
+{
+	size_t a = 0, b = n, m;
+
+	while (a < b) {
+		m = a + (b - a) / 2;
+		if (maxend[m] > lo)
+			b = m;
+		else
+			a = m + 1;
+	}
+	*from = a;
+	for (b = n; a < b;) {
+		m = a + (b - a) / 2;
+		if (sorted[m].start < hi)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a;
+}
+
+/* The idle pieces of seg[0..n) (in time order, apart) that may overlap [lo, hi). */
+static size_t
+near_segs(const struct bd_seg *seg, size_t n, int64_t lo, int64_t hi,
+    size_t *from)
+{
+	size_t a = 0, b = n, m;
+
+	while (a < b) {
+		m = a + (b - a) / 2;
+		if (seg[m].end > lo)
+			b = m;
+		else
+			a = m + 1;
+	}
+	*from = a;
+	for (b = n; a < b;) {
+		m = a + (b - a) / 2;
+		if (seg[m].start < hi)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a;
 }
 
 /* One window of a card's events. */
@@ -591,6 +756,7 @@ bd_trace_compute(struct bd_trace *t, int64_t threshold,
 	struct bd_iv *sync = t->sync.p;
 	size_t nsync, cap = 0;
 	struct bd_event *ev, *sorted;
+	int64_t *maxend;
 
 	memset(res, 0, sizeof(*res));
 	res->sync_calls = t->sync.n;
@@ -599,11 +765,12 @@ bd_trace_compute(struct bd_trace *t, int64_t threshold,
 	nsync = bd_merge(sync, t->sync.n);
 	hta_prepare(t, nstep_names, res);
 	hta_compute(t, threshold, sync, nsync, res);
-	qsort(l, t->launches.n, sizeof(*l), launchcmp);
-	qsort(a, t->aev.n, sizeof(*a), aevcmp);
+	bd_sort(l, t->launches.n, sizeof(*l), launchcmp);
+	bd_sort(a, t->aev.n, sizeof(*a), aevcmp);
 	if ((ev = calloc(t->aev.n, sizeof(*ev))) == NULL ||
 	    (sorted = calloc(t->aev.n, sizeof(*sorted))) == NULL ||
-	    (res->cards = calloc(t->aev.n, sizeof(*res->cards))) == NULL)
+	    (res->cards = calloc(t->aev.n, sizeof(*res->cards))) == NULL ||
+	    (maxend = calloc(t->aev.n, sizeof(*maxend))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	for (size_t i = 0; i < t->aev.n; i++) {
 		const struct launch *x = a[i].has_corr ? last_launch(l,
@@ -638,10 +805,20 @@ bd_trace_compute(struct bd_trace *t, int64_t threshold,
 		if (nsteps > 0 && (c->steps = calloc(nsteps,
 		    sizeof(*c->steps))) == NULL)
 			errx(CLIENT_EXIT_FAILED, "out of memory");
-		for (size_t s = 0; s < nsteps; s++)
-			window(ev + i, j - i, seg, nseg, first, last,
-			    steps[s].name, steps[s].lo, steps[s].hi,
+		/* sorted: the card's events by start (bd_idle_segments) */
+		for (size_t k = 0; k < j - i; k++)
+			maxend[k] = k > 0 && maxend[k - 1] > sorted[k].end ?
+			    maxend[k - 1] : sorted[k].end;
+		for (size_t s = 0; s < nsteps; s++) {
+			size_t e0, e1, s0, s1;
+
+			e1 = near_events(sorted, maxend, j - i, steps[s].lo,
+			    steps[s].hi, &e0);
+			s1 = near_segs(seg, nseg, steps[s].lo, steps[s].hi, &s0);
+			window(sorted + e0, e1 - e0, seg + s0, s1 - s0, first,
+			    last, steps[s].name, steps[s].lo, steps[s].hi,
 			    &c->steps[s]);
+		}
 		if (!res->streams_hta)
 			card_streams(a + i, ev + i, j - i, threshold, sync,
 			    nsync, res, &cap);
@@ -650,6 +827,7 @@ bd_trace_compute(struct bd_trace *t, int64_t threshold,
 	}
 	free(ev);
 	free(sorted);
+	free(maxend);
 }
 
 void
@@ -670,6 +848,15 @@ bd_trace_free(struct bd_trace *t)
 	free(t->aev.p);
 	free(t->launches.p);
 	free(t->sync.p);
+	free(t->aev0.p);
+	free(t->launches0.p);
+	free(t->sync0.p);
+	for (size_t i = 0; i < NAMECACHE; i++) {
+		free(t->facts[i].name);
+		free(t->facts[i].cat);
+	}
+	free(t->scratch.name);
+	free(t->scratch.cat);
 	free(t->rows.p);
 	devevent_pairs_free(&t->pairs);
 	for (size_t i = 0; i < t->nnames; i++)

@@ -510,17 +510,27 @@ write_table(const struct breakdown_request *rq, const struct bd_result *res,
 		    " (its last step left out, as HTA does)" : "");
 }
 
+struct bd_trace **
+breakdown_new(size_t n)
+{
+	struct bd_trace **bt;
+
+	if ((bt = calloc(n + 1, sizeof(*bt))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		bt[i] = bd_trace_new();
+	return bt;
+}
+
 int
-breakdown_read(const struct trace_target *ts, size_t n,
-    const char *step_pattern, struct bd_trace ***out)
+breakdown_finish(const struct trace_target *ts, size_t n,
+    struct bd_trace **bt)
 {
 	int rc = CLIENT_EXIT_OK;
 
-	if ((*out = calloc(n + 1, sizeof(**out))) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
 	for (size_t i = 0; i < n && rc == CLIENT_EXIT_OK; i++)
-		rc = bd_trace_read(ts[i].path, ts[i].info.has_base,
-		    step_pattern, false, &(*out)[i]);
+		rc = bd_trace_finish(bt[i], ts[i].path, ts[i].info.has_base,
+		    false);
 	return rc;
 }
 

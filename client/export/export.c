@@ -78,6 +78,7 @@ struct job {
 	bool multi;			/* several databases: rows carry a host */
 	size_t ncols;
 	struct trace_target *ts;	/* o->traces.n */
+	struct bd_trace **bt;		/* --breakdown: their events */
 	size_t *which;			/* each trace's source */
 	struct span *spans;
 	size_t nspans;
@@ -708,19 +709,15 @@ run_steps(const struct job *j)
 {
 	const struct options *o = j->o;
 	bool tagged = o->traces.n > 1 || j->multi;
-	struct bd_trace **bt = NULL;
+	struct bd_trace **bt = j->bt;
 	FILE *out;
 	int rc = CLIENT_EXIT_OK;
 
-	if (o->breakdown && (rc = breakdown_read(j->ts, o->traces.n,
-	    o->clock.step_pattern, &bt)) != CLIENT_EXIT_OK) {
-		breakdown_free(bt, o->traces.n);
+	if (o->breakdown && (rc = breakdown_finish(j->ts, o->traces.n, bt)) !=
+	    CLIENT_EXIT_OK)
 		return rc;
-	}
-	if ((out = output_open(o->output)) == NULL) {
-		breakdown_free(bt, o->traces.n);
+	if ((out = output_open(o->output)) == NULL)
 		return CLIENT_EXIT_FAILED;
-	}
 	for (size_t i = 0; i < o->traces.n && rc == CLIENT_EXIT_OK; i++) {
 		const struct source *src = &j->src[j->which[i]];
 		const struct trace_target *t = &j->ts[i];
@@ -754,7 +751,6 @@ run_steps(const struct job *j)
 		if (tagged && sr.format == STEPS_JSON && i + 1 == o->traces.n)
 			fputs("]\n", out);
 	}
-	breakdown_free(bt, o->traces.n);
 	return output_close(out, o->output, rc);
 }
 
@@ -832,14 +828,13 @@ load_traces(struct job *j)
 	if (o->traces.n == 0)
 		return CLIENT_EXIT_OK;
 	for (size_t i = 0; i < o->traces.n; i++)
-		if ((o->merge != NULL || o->merge_dir != NULL || o->ops ||
-		    o->breakdown) && stat(o->traces.paths[i], &sb) == 0 &&
+		if ((o->merge != NULL || o->merge_dir != NULL || o->ops) &&
+		    stat(o->traces.paths[i], &sb) == 0 &&
 		    !S_ISREG(sb.st_mode)) {
 			warnx("%s: %s reads the trace twice (once for its "
 			    "span, once %s), so it must be a file, not a "
 			    "pipe", o->traces.paths[i], o->ops ? "--ops" :
-			    o->breakdown ? "--breakdown" : "--merge",
-			    o->ops || o->breakdown ? "for its events" :
+			    "--merge", o->ops ? "for its events" :
 			    "to copy it");
 			return CLIENT_EXIT_USAGE;
 		}
@@ -847,8 +842,13 @@ load_traces(struct job *j)
 	    (j->which = calloc(o->traces.n, sizeof(*j->which))) == NULL ||
 	    (ht = calloc(o->traces.n, sizeof(*ht))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
+	/* --breakdown takes the events in the same pass */
+	if (o->breakdown)
+		j->bt = breakdown_new(o->traces.n);
 	for (size_t i = 0; i < o->traces.n && rc == CLIENT_EXIT_OK; i++) {
-		rc = trace_target_read(o->traces.paths[i], &o->clock, &j->ts[i]);
+		rc = trace_target_read_events(o->traces.paths[i], &o->clock,
+		    j->bt != NULL ? bd_trace_event : NULL, j->bt != NULL ?
+		    j->bt[i] : NULL, &j->ts[i]);
 		ht[i].path = o->traces.paths[i];
 		ht[i].host = j->ts[i].host;
 		ht[i].has_rank = j->ts[i].info.has_rank;
@@ -906,6 +906,7 @@ run(struct client *cl, const struct options *o)
 	for (size_t i = 0; j.ts != NULL && i < o->traces.n; i++)
 		trace_target_free(&j.ts[i]);
 	free(j.ts);
+	breakdown_free(j.bt, o->traces.n);
 	free(j.which);
 	close_sources(&j);
 	return rc;

@@ -116,7 +116,17 @@ int
 trace_target_read(const char *path, const struct trace_clock_options *o,
     struct trace_target *t)
 {
-	struct trace_options topts = { .step_pattern = o->step_pattern };
+	return trace_target_read_events(path, o, NULL, NULL, t);
+}
+
+int
+trace_target_read_events(const char *path,
+    const struct trace_clock_options *o,
+    void (*on_event)(const struct trace_event *, void *), void *arg,
+    struct trace_target *t)
+{
+	struct trace_options topts = { .step_pattern = o->step_pattern,
+	    .on_event = on_event, .arg = arg };
 	struct trace_error terr;
 	char msg[512];
 

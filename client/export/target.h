@@ -72,6 +72,12 @@ int trace_target_read(const char *path, const struct trace_clock_options *o,
 int trace_target_place(sqlite3 *db, const struct trace_clock_options *o,
     struct trace_target *t);
 
+/* trace_target_read, handing every event to on_event(ev, arg) as it goes. */
+int trace_target_read_events(const char *path,
+    const struct trace_clock_options *o,
+    void (*on_event)(const struct trace_event *, void *), void *arg,
+    struct trace_target *t);
+
 void trace_target_free(struct trace_target *t);
 
 /* The own time of absolute time abs_ns: what the trace's ts would be, in ns. */

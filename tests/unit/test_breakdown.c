@@ -268,6 +268,33 @@ test_contradicts(void **state)
 	assert_false(bd_contradicts(&t, 0, why, sizeof(why)));
 }
 
+static int
+intcmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* bd_sort sorts what is out of order and leaves what is in order */
+static void
+test_sort(void **state)
+{
+	int a[] = { 3, 1, 2, 2 }, b[] = { 1, 2, 2, 5 }, c[] = { 7 };
+
+	(void)state;
+	bd_sort(a, 4, sizeof(int), intcmp);
+	assert_int_equal(a[0], 1);
+	assert_int_equal(a[1], 2);
+	assert_int_equal(a[2], 2);
+	assert_int_equal(a[3], 3);
+	bd_sort(b, 4, sizeof(int), intcmp);
+	assert_int_equal(b[3], 5);
+	bd_sort(c, 1, sizeof(int), intcmp);
+	bd_sort(c, 0, sizeof(int), intcmp);
+	assert_int_equal(c[0], 7);
+}
+
 int
 main(void)
 {
@@ -280,6 +307,7 @@ main(void)
 		cmocka_unit_test(test_hta_temporal),
 		cmocka_unit_test(test_verdict),
 		cmocka_unit_test(test_contradicts),
+		cmocka_unit_test(test_sort),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
