@@ -96,7 +96,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/analysis/attrib.c client/analysis/devcounter.c \
 	client/analysis/devevents.c client/analysis/opsenergy.c \
 	client/analysis/breakdown.c client/analysis/bdtrace.c \
-	client/analysis/bdrun.c \
+	client/analysis/bdrun.c client/analysis/bdnames.c \
 	client/export/export.c client/export/export_opts.c \
 	client/export/export_fmt.c \
 	client/export/target.c client/export/merge.c \

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bdnames.h"
 #include "bdtrace.h"
 #include "client.h"
 #include "devevents.h"
@@ -64,20 +65,6 @@ struct hrow {
 };
 
 /*
- * What the rules say of a name and cat, remembered in NAMECACHE slots
- * chosen by a hash of both (a name seen again usually finds its own): a
- * trace repeats a few kernel and call names hundreds of thousands of
- * times, and the rules are a few dozen string comparisons and searches.
- */
-#define NAMECACHE	256
-#define NAMEPROBE	4	/* slots looked at from a name's own */
-struct namefacts {
-	char	*name, *cat;
-	enum ops_category category;
-	bool	 sync, hta_compute, step, idle_cat, sync_name;
-};
-
-/*
  * The events at ts 0 are kept apart (the *0 vectors, no_card0) until
  * bd_trace_finish knows whether the header has a base: a trace with one
  * clamps earlier times to 0, so its events at 0 are left out.  The base
@@ -88,8 +75,7 @@ struct bd_trace {
 	struct vec aev, launches, sync, rows;
 	struct vec aev0, launches0, sync0;
 	uint64_t no_card0;
-	struct namefacts facts[NAMECACHE];
-	struct namefacts scratch;	/* a step's name: each is new */
+	struct bd_names facts;		/* the rules' answers by name */
 	struct devevent_pairs pairs;
 	uint64_t element;	/* the next element's place */
 	bool	 floating;	/* some ts a float, or missing */
@@ -98,20 +84,13 @@ struct bd_trace {
 	uint64_t no_card;
 };
 
-/* HTA's step names: ProfilerStep# and a digit, at the start. */
-static bool
-step_name(const char *s)
-{
-	return strncmp(s, "ProfilerStep#", 13) == 0 && s[13] >= '0' &&
-	    s[13] <= '9';
-}
 
 static void
 add_name(struct bd_trace *t, const char *s)
 {
 	char **v;
 
-	if (!step_name(s))
+	if (!bd_is_step_name(s))
 		return;
 	for (size_t i = 0; i < t->nnames; i++)
 		if (strcmp(t->names[i], s) == 0)
@@ -123,65 +102,13 @@ add_name(struct bd_trace *t, const char *s)
 	t->nnames++;
 }
 
-static bool
-idle_cat(const char *cat)
-{
-	static const char *const cats[] = {
-		"kernel", "Kernel", "gpu_memset", "Memset", "gpu_memcpy",
-		"Memcpy", "mtia_ccp_events",
-	};
 
-	for (size_t i = 0; i < sizeof(cats) / sizeof(cats[0]); i++)
-		if (strcmp(cat, cats[i]) == 0)
-			return true;
-	return false;
-}
-
-/* The rules' answers for name and cat, from the cache or worked out. */
-static const struct namefacts *
-facts_of(struct bd_trace *t, const char *name, const char *cat)
-{
-	struct namefacts *f;
-	uint32_t h = 2166136261u;	/* FNV-1a */
-
-	for (const char *p = name; *p != '\0'; p++)
-		h = (h ^ (unsigned char)*p) * 16777619u;
-	for (const char *p = cat; *p != '\0'; p++)
-		h = (h ^ (unsigned char)*p) * 16777619u;
-	f = NULL;
-	for (size_t k = 0; k < NAMEPROBE; k++) {
-		struct namefacts *g = &t->facts[(h + k) % NAMECACHE];
-
-		if (g->name == NULL) {
-			f = f != NULL ? f : g;
-			break;
-		}
-		if (strcmp(g->name, name) == 0 && strcmp(g->cat, cat) == 0)
-			return g;
-	}
-	if (step_name(name))
-		f = &t->scratch;
-	else if (f == NULL)
-		f = &t->facts[h % NAMECACHE];
-	free(f->name);
-	free(f->cat);
-	if ((f->name = strdup(name)) == NULL || (f->cat = strdup(cat)) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
-	f->category = devevent_category(name, cat);
-	f->sync = bd_is_sync_call(name);
-	f->hta_compute = bd_hta_is_compute(name);
-	f->step = step_name(name);
-	f->idle_cat = idle_cat(cat);
-	f->sync_name = strcmp(name, "Event Sync") == 0 ||
-	    strcmp(name, "Context Sync") == 0;
-	return f;
-}
 
 /* HTA's event of ev, if it is one. */
 static void
 keep_row(struct bd_trace *t, const struct trace_event *ev, uint64_t idx)
 {
-	const struct namefacts *facts;
+	const struct bd_namefacts *facts;
 	struct hrow *r;
 
 	add_name(t, ev->name);
@@ -189,7 +116,7 @@ keep_row(struct bd_trace *t, const struct trace_event *ev, uint64_t idx)
 	if (!ev->has_ts || !ev->has_dur || ev->cat[0] == '\0' ||
 	    strcmp(ev->cat, "Trace") == 0)
 		return;
-	facts = facts_of(t, ev->name, ev->cat);
+	facts = bd_names_facts(&t->facts, ev->name, ev->cat);
 	r = vec_push(&t->rows);
 	memset(r, 0, sizeof(*r));
 	r->idx = idx;
@@ -240,7 +167,7 @@ bd_trace_event(const struct trace_event *ev, void *arg)
 		}
 		a = vec_push(zero ? &t->aev0 : &t->aev);
 		*a = (struct aev){ .card = card, .start = start, .end = end,
-		    .cat = facts_of(t, ev->name, ev->cat)->category,
+		    .cat = bd_names_facts(&t->facts, ev->name, ev->cat)->category,
 		    .has_corr = ev->has_correlation, .corr = ev->correlation,
 		    .has_stream = ev->has_stream && ev->stream_id != -1,
 		    .key = ev->has_stream && ev->stream_id != -1 ?
@@ -252,7 +179,7 @@ bd_trace_event(const struct trace_event *ev, void *arg)
 
 			*l = (struct launch){ ev->correlation, start, idx };
 		}
-		if (facts_of(t, ev->name, ev->cat)->sync) {
+		if (bd_names_facts(&t->facts, ev->name, ev->cat)->sync) {
 			struct bd_iv *iv = vec_push(zero ? &t->sync0 : &t->sync);
 
 			*iv = (struct bd_iv){ start, end };
@@ -851,12 +778,7 @@ bd_trace_free(struct bd_trace *t)
 	free(t->aev0.p);
 	free(t->launches0.p);
 	free(t->sync0.p);
-	for (size_t i = 0; i < NAMECACHE; i++) {
-		free(t->facts[i].name);
-		free(t->facts[i].cat);
-	}
-	free(t->scratch.name);
-	free(t->scratch.cat);
+	bd_names_free(&t->facts);
 	free(t->rows.p);
 	devevent_pairs_free(&t->pairs);
 	for (size_t i = 0; i < t->nnames; i++)
