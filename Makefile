@@ -96,6 +96,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/analysis/attrib.c client/analysis/devcounter.c \
 	client/analysis/devevents.c client/analysis/opsenergy.c \
 	client/analysis/breakdown.c client/analysis/bdtrace.c \
+	client/analysis/bdrun.c client/analysis/bdnames.c \
 	client/export/export.c client/export/export_opts.c \
 	client/export/export_fmt.c \
 	client/export/target.c client/export/merge.c \
@@ -110,7 +111,8 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/report/winsum.c client/report/summarycmd.c \
 	client/report/stats.c client/report/runsteps.c client/report/compare.c \
 	client/report/report.c client/report/report_md.c client/report/plot.c \
-	client/report/plot_bars.c \
+	client/report/plot_bars.c client/report/plot_steps.c \
+	client/report/report_why.c client/report/compare_breakdown.c \
 	client/report/runmeta.c client/report/report_ops.c \
 	client/report/compare_ops.c client/report/compare_serving.c \
 	client/report/serving.c client/sha256.c \

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bdnames.h"
 #include "bdtrace.h"
 #include "client.h"
 #include "devevents.h"
@@ -63,9 +64,18 @@ struct hrow {
 	int64_t	 link;		/* the launch's idx, -1 for none */
 };
 
+/*
+ * The events at ts 0 are kept apart (the *0 vectors, no_card0) until
+ * bd_trace_finish knows whether the header has a base: a trace with one
+ * clamps earlier times to 0, so its events at 0 are left out.  The base
+ * may come after the events (Kineto writes it last).
+ */
 struct bd_trace {
 	bool	 has_base;
 	struct vec aev, launches, sync, rows;
+	struct vec aev0, launches0, sync0;
+	uint64_t no_card0;
+	struct bd_names facts;		/* the rules' answers by name */
 	struct devevent_pairs pairs;
 	uint64_t element;	/* the next element's place */
 	bool	 floating;	/* some ts a float, or missing */
@@ -74,20 +84,13 @@ struct bd_trace {
 	uint64_t no_card;
 };
 
-/* HTA's step names: ProfilerStep# and a digit, at the start. */
-static bool
-step_name(const char *s)
-{
-	return strncmp(s, "ProfilerStep#", 13) == 0 && s[13] >= '0' &&
-	    s[13] <= '9';
-}
 
 static void
 add_name(struct bd_trace *t, const char *s)
 {
 	char **v;
 
-	if (!step_name(s))
+	if (!bd_is_step_name(s))
 		return;
 	for (size_t i = 0; i < t->nnames; i++)
 		if (strcmp(t->names[i], s) == 0)
@@ -99,24 +102,13 @@ add_name(struct bd_trace *t, const char *s)
 	t->nnames++;
 }
 
-static bool
-idle_cat(const char *cat)
-{
-	static const char *const cats[] = {
-		"kernel", "Kernel", "gpu_memset", "Memset", "gpu_memcpy",
-		"Memcpy", "mtia_ccp_events",
-	};
 
-	for (size_t i = 0; i < sizeof(cats) / sizeof(cats[0]); i++)
-		if (strcmp(cat, cats[i]) == 0)
-			return true;
-	return false;
-}
 
 /* HTA's event of ev, if it is one. */
 static void
 keep_row(struct bd_trace *t, const struct trace_event *ev, uint64_t idx)
 {
+	const struct bd_namefacts *facts;
 	struct hrow *r;
 
 	add_name(t, ev->name);
@@ -124,6 +116,7 @@ keep_row(struct bd_trace *t, const struct trace_event *ev, uint64_t idx)
 	if (!ev->has_ts || !ev->has_dur || ev->cat[0] == '\0' ||
 	    strcmp(ev->cat, "Trace") == 0)
 		return;
+	facts = bd_names_facts(&t->facts, ev->name, ev->cat);
 	r = vec_push(&t->rows);
 	memset(r, 0, sizeof(*r));
 	r->idx = idx;
@@ -131,30 +124,28 @@ keep_row(struct bd_trace *t, const struct trace_event *ev, uint64_t idx)
 	r->dur = ev->dur_ns;
 	r->stream = ev->has_stream ? ev->stream_id : -1;
 	r->corr = ev->has_correlation ? ev->correlation : -1;
-	r->gpu = (r->stream >= 0 && r->corr >= 0) ||
-	    strcmp(ev->name, "Event Sync") == 0 ||
-	    strcmp(ev->name, "Context Sync") == 0;
-	r->idle_cat = idle_cat(ev->cat);
-	r->compute = bd_hta_is_compute(ev->name);
-	r->step_name = step_name(ev->name);
+	r->gpu = (r->stream >= 0 && r->corr >= 0) || facts->sync_name;
+	r->idle_cat = facts->idle_cat;
+	r->compute = facts->hta_compute;
+	r->step_name = facts->step;
 	r->has_card = ev->has_device || ev->has_pid;
 	r->card = ev->has_device ? ev->device : ev->pid;
 }
 
-/* trace_options.on_event: both sets' events. */
-static void
-on_event(const struct trace_event *ev, void *arg)
+void
+bd_trace_event(const struct trace_event *ev, void *arg)
 {
 	struct bd_trace *t = arg;
 	uint64_t idx = t->element++;
 	int64_t card, begin, start, end;
-	bool has_card;
+	bool has_card, zero;
 
 	if (!ev->has_ts || ev->ts_float)
 		t->floating = true;
 	keep_row(t, ev, idx);
-	if (!ev->has_ts || (t->has_base && ev->ts_ns == 0))
+	if (!ev->has_ts)
 		return;
+	zero = ev->ts_ns == 0;
 	start = ev->ts_ns;
 	end = start + (ev->has_dur ? ev->dur_ns : 0);
 	if (devevent_is_device(ev, &has_card, &card)) {
@@ -165,53 +156,95 @@ on_event(const struct trace_event *ev, void *arg)
 			    &begin) || begin > end)
 				return;
 			start = begin;
+			zero = zero || begin == 0;
 		}
 		if (!has_card) {
-			t->no_card++;
+			if (zero)
+				t->no_card0++;
+			else
+				t->no_card++;
 			return;
 		}
-		a = vec_push(&t->aev);
+		a = vec_push(zero ? &t->aev0 : &t->aev);
 		*a = (struct aev){ .card = card, .start = start, .end = end,
-		    .cat = devevent_category(ev->name, ev->cat),
+		    .cat = bd_names_facts(&t->facts, ev->name, ev->cat)->category,
 		    .has_corr = ev->has_correlation, .corr = ev->correlation,
 		    .has_stream = ev->has_stream && ev->stream_id != -1,
 		    .key = ev->has_stream && ev->stream_id != -1 ?
 		    ev->stream_id : (int64_t)ev->track, .order = idx };
 	} else if (devevent_is_host(ev)) {
 		if (ev->has_correlation) {
-			struct launch *l = vec_push(&t->launches);
+			struct launch *l = vec_push(zero ? &t->launches0 :
+			    &t->launches);
 
 			*l = (struct launch){ ev->correlation, start, idx };
 		}
-		if (bd_is_sync_call(ev->name)) {
-			struct bd_iv *iv = vec_push(&t->sync);
+		if (bd_names_facts(&t->facts, ev->name, ev->cat)->sync) {
+			struct bd_iv *iv = vec_push(zero ? &t->sync0 : &t->sync);
 
 			*iv = (struct bd_iv){ start, end };
 		}
 	}
 }
 
-int
-bd_trace_read(const char *path, bool has_base, const char *step_pattern,
-    struct bd_trace **out)
+struct bd_trace *
+bd_trace_new(void)
 {
 	struct bd_trace *t;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	t->aev.size = t->aev0.size = sizeof(struct aev);
+	t->launches.size = t->launches0.size = sizeof(struct launch);
+	t->sync.size = t->sync0.size = sizeof(struct bd_iv);
+	t->rows.size = sizeof(struct hrow);
+	return t;
+}
+
+/* Append the n elements of size at p to v. */
+static void
+vec_append(struct vec *v, const void *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		memcpy(vec_push(v), (const char *)p + i * v->size, v->size);
+}
+
+int
+bd_trace_finish(struct bd_trace *t, const char *path, bool has_base,
+    bool none_ok)
+{
+	t->has_base = has_base;
+	if (!has_base) {
+		vec_append(&t->aev, t->aev0.p, t->aev0.n);
+		vec_append(&t->launches, t->launches0.p, t->launches0.n);
+		vec_append(&t->sync, t->sync0.p, t->sync0.n);
+		t->no_card += t->no_card0;
+	}
+	t->aev0.n = t->launches0.n = t->sync0.n = 0;
+	t->no_card0 = 0;
+	if (t->aev.n == 0 && !none_ok) {
+		warnx("%s: no device events: no complete event of cat kernel, "
+		    "gpu_memcpy, gpu_memset or cuda_sync, nor with a stream in "
+		    "its args, nor begin and end with the card's cycle stamps "
+		    "(spyremon(1), export --breakdown)", path);
+		return CLIENT_EXIT_FAILED;
+	}
+	return CLIENT_EXIT_OK;
+}
+
+int
+bd_trace_read(const char *path, bool has_base, const char *step_pattern,
+    bool none_ok, struct bd_trace **out)
+{
+	struct bd_trace *t = bd_trace_new();
 	struct trace_options opts = { .step_pattern = step_pattern,
-	    .on_event = on_event };
+	    .on_event = bd_trace_event, .arg = t };
 	struct trace_info info;
 	struct trace_error err;
 	char why[320];
 	int rc;
 
 	*out = NULL;
-	if ((t = calloc(1, sizeof(*t))) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
-	t->has_base = has_base;
-	t->aev.size = sizeof(struct aev);
-	t->launches.size = sizeof(struct launch);
-	t->sync.size = sizeof(struct bd_iv);
-	t->rows.size = sizeof(struct hrow);
-	opts.arg = t;
 	rc = trace_read(path, &opts, &info, &err);
 	trace_info_free(&info);
 	if (rc != TRACE_OK) {
@@ -220,13 +253,10 @@ bd_trace_read(const char *path, bool has_base, const char *step_pattern,
 		return rc == TRACE_ERR_IO ? CLIENT_EXIT_USAGE :
 		    CLIENT_EXIT_FAILED;
 	}
-	if (t->aev.n == 0) {
-		warnx("%s: no device events: no complete event of cat kernel, "
-		    "gpu_memcpy, gpu_memset or cuda_sync, nor with a stream in "
-		    "its args, nor begin and end with the card's cycle stamps "
-		    "(spyremon(1), export --breakdown)", path);
+	if ((rc = bd_trace_finish(t, path, has_base, none_ok)) !=
+	    CLIENT_EXIT_OK) {
 		bd_trace_free(t);
-		return CLIENT_EXIT_FAILED;
+		return rc;
 	}
 	*out = t;
 	return CLIENT_EXIT_OK;
@@ -259,6 +289,13 @@ as_double_us(int64_t ns)
 {
 	char buf[48];
 	int64_t q = ns / 1000, r = ns % 1000;
+
+	/*
+	 * Below 2^53 ns is a double exactly and IEEE division rounds once:
+	 * the nearest double to ns / 1000, as strtod gives of its text.
+	 */
+	if (ns > -(INT64_C(1) << 53) && ns < (INT64_C(1) << 53))
+		return (double)ns / 1000.0;
 
 	if (r < 0)
 		r = -r;
@@ -381,10 +418,8 @@ hta_prepare(struct bd_trace *t, size_t nstep_names, struct bd_result *res)
 		if (r->corr != -1)
 			cpu[ncpu++] = (struct launch){ r->corr, 0, r->idx };
 	}
-	if (nkept > 1)
-		qsort(kept, nkept, sizeof(*kept), i64cmp);
-	if (ncpu > 1)
-		qsort(cpu, ncpu, sizeof(*cpu), launchcmp);
+	bd_sort(kept, nkept, sizeof(*kept), i64cmp);
+	bd_sort(cpu, ncpu, sizeof(*cpu), launchcmp);
 	for (size_t i = 0; i < n; i++) {
 		struct hrow *r = &rows[i];
 		const struct launch *l;
@@ -489,8 +524,7 @@ hta_compute(struct bd_trace *t, int64_t threshold, const struct bd_iv *sync,
 	}
 	res->has_hta = nt > 0;
 	bd_hta_temporal(te, nt, &res->hta);
-	if (ns > 1)
-		qsort(se, ns, sizeof(*se), sevcmp);
+	bd_sort(se, ns, sizeof(*se), sevcmp);
 	res->streams_hta = ns > 0;
 	for (size_t i = 0; i < ns;) {
 		struct bd_stream *s = add_stream(res, &cap);
@@ -559,8 +593,7 @@ card_streams(const struct aev *a, const struct bd_event *ev, size_t n,
 		for (size_t i = 0; i < n; i++)
 			if (a[i].key == keys[k])
 				sv[m++] = ev[i];
-		if (m > 1)
-			qsort(sv, m, sizeof(*sv), bdevcmp);
+		bd_sort(sv, m, sizeof(*sv), bdevcmp);
 		s->has_card = true;
 		s->card = a[0].card;
 		s->stream = a[0].has_stream ? keys[k] : (int64_t)k;
@@ -569,6 +602,61 @@ card_streams(const struct aev *a, const struct bd_event *ev, size_t n,
 	}
 	free(keys);
 	free(sv);
+}
+
+/*
+ * The events of sorted[0..n) (by start; maxend[i] the latest end of
+ * sorted[0..i]) that may overlap [lo, hi): from *from up to the one
+ * returned, by two binary searches, so that each step's window costs the
+ * events near it rather than all the card's.
+ */
+static size_t
+near_events(const struct bd_event *sorted, const int64_t *maxend, size_t n,
+    int64_t lo, int64_t hi, size_t *from)
+{
+	size_t a = 0, b = n, m;
+
+	while (a < b) {
+		m = a + (b - a) / 2;
+		if (maxend[m] > lo)
+			b = m;
+		else
+			a = m + 1;
+	}
+	*from = a;
+	for (b = n; a < b;) {
+		m = a + (b - a) / 2;
+		if (sorted[m].start < hi)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a;
+}
+
+/* The idle pieces of seg[0..n) (in time order, apart) that may overlap [lo, hi). */
+static size_t
+near_segs(const struct bd_seg *seg, size_t n, int64_t lo, int64_t hi,
+    size_t *from)
+{
+	size_t a = 0, b = n, m;
+
+	while (a < b) {
+		m = a + (b - a) / 2;
+		if (seg[m].end > lo)
+			b = m;
+		else
+			a = m + 1;
+	}
+	*from = a;
+	for (b = n; a < b;) {
+		m = a + (b - a) / 2;
+		if (seg[m].start < hi)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a;
 }
 
 /* One window of a card's events. */
@@ -595,6 +683,7 @@ bd_trace_compute(struct bd_trace *t, int64_t threshold,
 	struct bd_iv *sync = t->sync.p;
 	size_t nsync, cap = 0;
 	struct bd_event *ev, *sorted;
+	int64_t *maxend;
 
 	memset(res, 0, sizeof(*res));
 	res->sync_calls = t->sync.n;
@@ -603,13 +692,12 @@ bd_trace_compute(struct bd_trace *t, int64_t threshold,
 	nsync = bd_merge(sync, t->sync.n);
 	hta_prepare(t, nstep_names, res);
 	hta_compute(t, threshold, sync, nsync, res);
-	if (t->launches.n > 1)
-		qsort(l, t->launches.n, sizeof(*l), launchcmp);
-	if (t->aev.n > 1)
-		qsort(a, t->aev.n, sizeof(*a), aevcmp);
+	bd_sort(l, t->launches.n, sizeof(*l), launchcmp);
+	bd_sort(a, t->aev.n, sizeof(*a), aevcmp);
 	if ((ev = calloc(t->aev.n, sizeof(*ev))) == NULL ||
 	    (sorted = calloc(t->aev.n, sizeof(*sorted))) == NULL ||
-	    (res->cards = calloc(t->aev.n, sizeof(*res->cards))) == NULL)
+	    (res->cards = calloc(t->aev.n, sizeof(*res->cards))) == NULL ||
+	    (maxend = calloc(t->aev.n, sizeof(*maxend))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	for (size_t i = 0; i < t->aev.n; i++) {
 		const struct launch *x = a[i].has_corr ? last_launch(l,
@@ -644,10 +732,20 @@ bd_trace_compute(struct bd_trace *t, int64_t threshold,
 		if (nsteps > 0 && (c->steps = calloc(nsteps,
 		    sizeof(*c->steps))) == NULL)
 			errx(CLIENT_EXIT_FAILED, "out of memory");
-		for (size_t s = 0; s < nsteps; s++)
-			window(ev + i, j - i, seg, nseg, first, last,
-			    steps[s].name, steps[s].lo, steps[s].hi,
+		/* sorted: the card's events by start (bd_idle_segments) */
+		for (size_t k = 0; k < j - i; k++)
+			maxend[k] = k > 0 && maxend[k - 1] > sorted[k].end ?
+			    maxend[k - 1] : sorted[k].end;
+		for (size_t s = 0; s < nsteps; s++) {
+			size_t e0, e1, s0, s1;
+
+			e1 = near_events(sorted, maxend, j - i, steps[s].lo,
+			    steps[s].hi, &e0);
+			s1 = near_segs(seg, nseg, steps[s].lo, steps[s].hi, &s0);
+			window(sorted + e0, e1 - e0, seg + s0, s1 - s0, first,
+			    last, steps[s].name, steps[s].lo, steps[s].hi,
 			    &c->steps[s]);
+		}
 		if (!res->streams_hta)
 			card_streams(a + i, ev + i, j - i, threshold, sync,
 			    nsync, res, &cap);
@@ -656,6 +754,7 @@ bd_trace_compute(struct bd_trace *t, int64_t threshold,
 	}
 	free(ev);
 	free(sorted);
+	free(maxend);
 }
 
 void
@@ -676,6 +775,10 @@ bd_trace_free(struct bd_trace *t)
 	free(t->aev.p);
 	free(t->launches.p);
 	free(t->sync.p);
+	free(t->aev0.p);
+	free(t->launches0.p);
+	free(t->sync0.p);
+	bd_names_free(&t->facts);
 	free(t->rows.p);
 	devevent_pairs_free(&t->pairs);
 	for (size_t i = 0; i < t->nnames; i++)

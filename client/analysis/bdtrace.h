@@ -71,15 +71,34 @@ struct bd_result {
 };
 
 struct bd_trace;
+struct trace_event;
 
 /*
  * Read the trace at path (has_base: its header has a base, so ts 0 was
  * clamped and is left out of the cards' events; step_pattern as
- * trace_options').  Returns CLIENT_EXIT_OK with *out to free, or another
- * CLIENT_EXIT_* after printing why, naming the file.
+ * trace_options').  A trace without device events is an error unless
+ * none_ok (its breakdown then has no card).  Returns CLIENT_EXIT_OK with
+ * *out to free, or another CLIENT_EXIT_* after printing why, naming the
+ * file.
  */
 int bd_trace_read(const char *path, bool has_base, const char *step_pattern,
-    struct bd_trace **out);
+    bool none_ok, struct bd_trace **out);
+
+/*
+ * The same in the caller's own pass over the trace (one read for its
+ * span and steps and for the breakdown): bd_trace_new, then
+ * bd_trace_event as trace_options' on_event with the trace as its arg,
+ * then bd_trace_finish once has_base is known (on a trace whose header
+ * has a base, the events at ts 0 are left out; a begin and end pair one
+ * of whose halves is at 0 is left out whole).  bd_trace_finish returns
+ * CLIENT_EXIT_OK, or CLIENT_EXIT_FAILED after saying the trace at path
+ * has no device events (unless none_ok); the trace is freed by the caller
+ * either way.
+ */
+struct bd_trace *bd_trace_new(void);
+void bd_trace_event(const struct trace_event *ev, void *arg);
+int bd_trace_finish(struct bd_trace *t, const char *path, bool has_base,
+    bool none_ok);
 
 /*
  * How many distinct step names (ProfilerStep# and a digit, at the start

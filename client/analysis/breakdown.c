@@ -76,8 +76,7 @@ bd_temporal(const struct bd_event *ev, size_t n, int64_t lo, int64_t hi,
 		p[np++] = (struct point){ s, 1, ev[i].cat };
 		p[np++] = (struct point){ e, -1, ev[i].cat };
 	}
-	if (np > 1)
-		qsort(p, np, sizeof(*p), pointcmp);
+	bd_sort(p, np, sizeof(*p), pointcmp);
 	t = lo;
 	for (size_t i = 0; i <= np; i++) {
 		int64_t next = i < np ? p[i].t : hi;
@@ -102,13 +101,25 @@ ivcmp(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
+void
+bd_sort(void *base, size_t n, size_t size,
+    int (*cmp)(const void *, const void *))
+{
+	const char *p = base;
+
+	for (size_t i = 1; i < n; i++)
+		if (cmp(p + (i - 1) * size, p + i * size) > 0) {
+			qsort(base, n, size, cmp);
+			return;
+		}
+}
+
 size_t
 bd_merge(struct bd_iv *iv, size_t n)
 {
 	size_t k = 0;
 
-	if (n > 1)
-		qsort(iv, n, sizeof(*iv), ivcmp);
+	bd_sort(iv, n, sizeof(*iv), ivcmp);
 	for (size_t i = 0; i < n; i++) {
 		if (iv[i].end <= iv[i].start)
 			continue;
@@ -235,8 +246,7 @@ bd_idle_segments(struct bd_event *ev, size_t n, int64_t threshold,
 	*out = NULL;
 	if (n == 0)
 		return 0;
-	if (n > 1)
-		qsort(ev, n, sizeof(*ev), eventcmp);
+	bd_sort(ev, n, sizeof(*ev), eventcmp);
 	end = ev[0].end;
 	for (size_t i = 1; i < n; i++) {
 		if (ev[i].start > end)
@@ -361,6 +371,30 @@ bd_verdict(const struct bd_temporal *tm, const int64_t idle[BD_NIDLE],
 	return BD_MIXED;
 }
 
+bool
+bd_contradicts(const struct bd_temporal *tm, double busy_pct, char *why,
+    size_t len)
+{
+	double compute = share(tm->t[OPS_COMPUTE], tm->span);
+	double idle = share(tm->t[OPS_IDLE], tm->span);
+
+	if (tm->span <= 0)
+		return false;
+	if (busy_pct < BD_BUSY_LOW_PCT && compute >= BD_COMPUTE_HIGH_PCT) {
+		snprintf(why, len, "mean busy %.1f %% < %d %% while the trace "
+		    "has compute %.1f %% >= %d %% of the span", busy_pct,
+		    BD_BUSY_LOW_PCT, compute, BD_COMPUTE_HIGH_PCT);
+		return true;
+	}
+	if (busy_pct >= BD_BUSY_HIGH_PCT && idle >= BD_IDLE_HIGH_PCT) {
+		snprintf(why, len, "mean busy %.1f %% >= %d %% while the trace "
+		    "has the card idle %.1f %% >= %d %% of the span", busy_pct,
+		    BD_BUSY_HIGH_PCT, idle, BD_IDLE_HIGH_PCT);
+		return true;
+	}
+	return false;
+}
+
 static bool
 starts(const char *s, const char *prefix)
 {
@@ -427,8 +461,7 @@ bd_hta_temporal(struct bd_hta_event *ev, size_t n,
 	memset(out, 0, sizeof(*out));
 	if (n == 0)
 		return;
-	if (n > 1)
-		qsort(ev, n, sizeof(*ev), htacmp);
+	bd_sort(ev, n, sizeof(*ev), htacmp);
 	lo = ev[0].start;
 	hi = ev[0].end;
 	for (size_t i = 1; i < n; i++)

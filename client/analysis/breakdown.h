@@ -77,6 +77,13 @@ void bd_temporal(const struct bd_event *ev, size_t n, int64_t lo, int64_t hi,
     struct bd_temporal *out);
 
 /*
+ * qsort(base, n, size, cmp), skipped when base is in order already (one
+ * pass): a trace's events mostly come in the order they are sorted to.
+ */
+void bd_sort(void *base, size_t n, size_t size,
+    int (*cmp)(const void *, const void *));
+
+/*
  * Sort iv[0..n) by start and merge overlapping or touching intervals in
  * place; returns how many are left.
  */
@@ -152,6 +159,29 @@ const char *bd_verdict_name(enum bd_verdict v);
  */
 enum bd_verdict bd_verdict(const struct bd_temporal *tm,
     const int64_t idle[BD_NIDLE], char *why, size_t len);
+
+/*
+ * Where a card's counters contradict the trace (spyremon(1), "Why it was
+ * slow"): mean busy under BD_BUSY_LOW_PCT % while the trace has the card
+ * computing at least BD_COMPUTE_HIGH_PCT % of the span (the events may not
+ * be this card's, or the samples not of this run); or mean busy at least
+ * BD_BUSY_HIGH_PCT % while the trace has the card idle at least
+ * BD_IDLE_HIGH_PCT % of the span (work the trace does not show).
+ */
+#define BD_BUSY_LOW_PCT		10
+#define BD_COMPUTE_HIGH_PCT	50
+#define BD_BUSY_HIGH_PCT	50
+#define BD_IDLE_HIGH_PCT	90
+
+/* The card's power budget, W: a Spyre card's 75 W. */
+#define BD_CARD_POWER_W		75
+
+/*
+ * Whether the mean busy % busy_pct of a span contradicts its classes tm by
+ * the rules above; if so, the rule with its numbers as one line in why.
+ */
+bool bd_contradicts(const struct bd_temporal *tm, double busy_pct, char *why,
+    size_t len);
 
 /*
  * Holistic Trace Analysis's rule for compute: a name is not compute when

@@ -37,24 +37,11 @@ static const char *const idle_keys[BD_NIDLE] = {
 	"host_wait", "launch_gap", "sync", "unexplained",
 };
 
-/*
- * The counters of the windows: steps_means' rows, the steps' windows
- * first (0 to nsteps - 1, every card's), then each card's span
- * (nsteps + its index).
- */
-struct counters {
-	struct steps_mean *m;
-	size_t	 n;
-};
-
-/* The row of window w and card, or NULL. */
+/* The counters of window w (bd_run's numbering) and card, or NULL. */
 static const struct steps_mean *
-counters_of(const struct counters *c, size_t w, int64_t card)
+counters_of(const struct bd_run *r, size_t w, int64_t card)
 {
-	for (size_t i = 0; c != NULL && i < c->n; i++)
-		if (c->m[i].window == w && c->m[i].device == card)
-			return &c->m[i];
-	return NULL;
+	return bd_run_counters(r, w, card);
 }
 
 /* ns as µs, exactly: "12.5", "-3", "0.001". */
@@ -78,18 +65,6 @@ static double
 pct(int64_t part, int64_t whole)
 {
 	return whole > 0 ? 100.0 * (double)part / (double)whole : 0;
-}
-
-/* The share of idle time that has a cause. */
-static double
-classified(const int64_t idle[BD_NIDLE])
-{
-	int64_t sum = 0;
-
-	for (int c = 0; c < BD_NIDLE; c++)
-		sum += idle[c];
-	return sum != 0 ? 100.0 * (double)(sum - idle[BD_UNEXPLAINED]) /
-	    (double)sum : 100;
 }
 
 static void
@@ -152,7 +127,7 @@ json_window(yajl_gen g, const struct bd_window *w, const struct steps_mean *m)
 		snprintf(key, sizeof(key), "%s_us", idle_keys[c]);
 		put_us(g, key, w->idle[c]);
 	}
-	put_pct(g, "classified_pct", classified(w->idle));
+	put_pct(g, "classified_pct", bd_classified_pct(w->idle));
 	yajl_gen_map_close(g);
 	json_counters(g, m, w->tm.span);
 	jsonw_put_str(g, "verdict", bd_verdict_name(bd_verdict(&w->tm,
@@ -223,7 +198,7 @@ stream_idle(const struct bd_stream *s)
 
 static void
 write_json(const struct breakdown_request *rq, const struct bd_result *res,
-    size_t nsteps, const struct counters *cn)
+    size_t nsteps, const struct bd_run *cn)
 {
 	yajl_gen g = json_gen_new(true);
 	char buf[32];
@@ -272,7 +247,7 @@ write_json(const struct breakdown_request *rq, const struct bd_result *res,
 			snprintf(key, sizeof(key), "%s_us", idle_keys[k]);
 			put_us(g, key, s->idle[k]);
 		}
-		put_pct(g, "classified_pct", classified(s->idle));
+		put_pct(g, "classified_pct", bd_classified_pct(s->idle));
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -346,7 +321,7 @@ csv_window(const struct breakdown_request *rq, int64_t card,
 	fprintf(rq->out, ",%s", us(w->tm.comm_compute, buf, sizeof(buf)));
 	for (int c = 0; c < BD_NIDLE; c++)
 		fprintf(rq->out, ",%s", us(w->idle[c], buf, sizeof(buf)));
-	fprintf(rq->out, ",%.4f", classified(w->idle));
+	fprintf(rq->out, ",%.4f", bd_classified_pct(w->idle));
 	csv_counters(rq->out, m, w->tm.span);
 	fprintf(rq->out, ",%s,", bd_verdict_name(bd_verdict(&w->tm, w->idle,
 	    why, sizeof(why))));
@@ -356,7 +331,7 @@ csv_window(const struct breakdown_request *rq, int64_t card,
 
 static void
 write_csv(const struct breakdown_request *rq, const struct bd_result *res,
-    size_t nsteps, const struct counters *cn)
+    size_t nsteps, const struct bd_run *cn)
 {
 	char buf[32];
 
@@ -384,7 +359,7 @@ write_csv(const struct breakdown_request *rq, const struct bd_result *res,
 		for (int c = 0; c < BD_NIDLE; c++)
 			fprintf(rq->out, ",%s", us(s->idle[c], buf,
 			    sizeof(buf)));
-		fprintf(rq->out, ",%.4f,,,,,,\n", classified(s->idle));
+		fprintf(rq->out, ",%.4f,,,,,,\n", bd_classified_pct(s->idle));
 	}
 }
 
@@ -473,7 +448,7 @@ table_counters(struct table *tb, int64_t card, const struct bd_window *w,
 
 static void
 write_table(const struct breakdown_request *rq, const struct bd_result *res,
-    size_t nsteps, const struct counters *cn)
+    size_t nsteps, const struct bd_run *cn)
 {
 	struct table *tb = table_new(window_cols, NELEM(window_cols));
 	FILE *out = rq->out;
@@ -517,7 +492,7 @@ write_table(const struct breakdown_request *rq, const struct bd_result *res,
 		cell_ms(tb, stream_idle(s));
 		for (int c = 0; c < BD_NIDLE; c++)
 			cell_ms(tb, s->idle[c]);
-		table_fixed(buf, sizeof(buf), classified(s->idle), 1);
+		table_fixed(buf, sizeof(buf), bd_classified_pct(s->idle), 1);
 		table_cell(tb, buf);
 	}
 	fprintf(out, "\nIdle time by stream (%s; launch gap under %s µs):\n",
@@ -535,17 +510,27 @@ write_table(const struct breakdown_request *rq, const struct bd_result *res,
 		    " (its last step left out, as HTA does)" : "");
 }
 
+struct bd_trace **
+breakdown_new(size_t n)
+{
+	struct bd_trace **bt;
+
+	if ((bt = calloc(n + 1, sizeof(*bt))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		bt[i] = bd_trace_new();
+	return bt;
+}
+
 int
-breakdown_read(const struct trace_target *ts, size_t n,
-    const char *step_pattern, struct bd_trace ***out)
+breakdown_finish(const struct trace_target *ts, size_t n,
+    struct bd_trace **bt)
 {
 	int rc = CLIENT_EXIT_OK;
 
-	if ((*out = calloc(n + 1, sizeof(**out))) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
 	for (size_t i = 0; i < n && rc == CLIENT_EXIT_OK; i++)
-		rc = bd_trace_read(ts[i].path, ts[i].info.has_base,
-		    step_pattern, &(*out)[i]);
+		rc = bd_trace_finish(bt[i], ts[i].path, ts[i].info.has_base,
+		    false);
 	return rc;
 }
 
@@ -557,73 +542,30 @@ breakdown_free(struct bd_trace **bt, size_t n)
 	free(bt);
 }
 
-/* The counters of every step and every card's span (struct counters). */
-static int
-read_counters(const struct breakdown_request *rq, const struct bd_result *res,
-    const struct bd_step *steps, size_t nsteps, struct counters *cn)
-{
-	int64_t *lo, *hi, shift = rq->t->shift_ns;
-	struct steps_mean *m;
-	size_t n = nsteps + res->ncards;
-	int rc;
-
-	if ((lo = calloc(n + 1, sizeof(*lo))) == NULL ||
-	    (hi = calloc(n + 1, sizeof(*hi))) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
-	for (size_t i = 0; i < n; i++) {
-		const struct bd_window *w = i < nsteps ? NULL :
-		    &res->cards[i - nsteps].total;
-
-		lo[i] = (w != NULL ? w->lo : steps[i].lo) + shift;
-		hi[i] = (w != NULL ? w->hi : steps[i].hi) + shift;
-	}
-	rc = steps_means(rq->db, rq->sr, lo, hi, n, &m, &cn->n);
-	cn->m = m;
-	free(lo);
-	free(hi);
-	return rc;
-}
-
 int
 breakdown_report(const struct breakdown_request *rq)
 {
-	const struct trace_step **order;
-	struct counters cn = { NULL, 0 };
-	struct bd_step *steps;
-	struct bd_result res;
-	size_t nsteps, dropped;
+	struct bd_run run;
 	int rc;
 
-	nsteps = steps_order(&rq->t->info, rq->innermost, &order, &dropped);
-	if ((steps = calloc(nsteps + 1, sizeof(*steps))) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
-	for (size_t i = 0; i < nsteps; i++)
-		steps[i] = (struct bd_step){ order[i]->name, order[i]->ts_ns,
-		    order[i]->ts_ns + (order[i]->dur_ns > 0 ?
-		    order[i]->dur_ns : 0) };
-	bd_trace_compute(rq->bt, rq->launch_gap_ns, steps, nsteps,
-	    rq->nstep_names, &res);
-	if ((rc = read_counters(rq, &res, steps, nsteps, &cn)) !=
-	    CLIENT_EXIT_OK)
+	if ((rc = bd_run_load(rq->db, rq->sr, rq->bt, rq->nstep_names,
+	    rq->launch_gap_ns, rq->innermost, &run)) != CLIENT_EXIT_OK)
 		goto out;
 	if (rq->format == STEPS_JSON)
-		write_json(rq, &res, nsteps, &cn);
+		write_json(rq, &run.res, run.nsteps, &run);
 	else if (rq->format == STEPS_CSV)
-		write_csv(rq, &res, nsteps, &cn);
+		write_csv(rq, &run.res, run.nsteps, &run);
 	else
-		write_table(rq, &res, nsteps, &cn);
-	if (res.unpaired > 0)
+		write_table(rq, &run.res, run.nsteps, &run);
+	if (run.res.unpaired > 0)
 		fprintf(stderr, "spyremon: %s: %" PRIu64 " begin or end events "
 		    "of the device without their other half, left out\n",
-		    rq->t->path, res.unpaired);
-	if (res.no_card > 0)
+		    rq->t->path, run.res.unpaired);
+	if (run.res.no_card > 0)
 		fprintf(stderr, "spyremon: %s: %" PRIu64 " device events "
 		    "without a card (no args.device nor pid), left out\n",
-		    rq->t->path, res.no_card);
+		    rq->t->path, run.res.no_card);
 out:
-	free(cn.m);
-	bd_result_free(&res);
-	free(steps);
-	free(order);
+	bd_run_free(&run);
 	return rc;
 }

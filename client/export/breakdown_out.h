@@ -19,12 +19,10 @@
 
 #include <sqlite3.h>
 
+#include "bdrun.h"
 #include "bdtrace.h"
 #include "steps.h"
 #include "target.h"
-
-/* --launch-gap's default: HTA's 30 trace units, 30 µs on Kineto traces. */
-#define BREAKDOWN_LAUNCH_GAP_NS	30000
 
 struct breakdown_request {
 	sqlite3	*db;			/* the samples, for the counters */
@@ -43,12 +41,16 @@ struct breakdown_request {
 };
 
 /*
- * Read the events of the n traces ts[0..n) into (*out)[0..n) (free them
- * with breakdown_free, also on failure), step_pattern as --step-pattern.
- * Returns CLIENT_EXIT_OK or another CLIENT_EXIT_* after printing why.
+ * The events of n traces in the pass that reads each for its span and
+ * steps: breakdown_new gives n collectors, each one the arg of
+ * bd_trace_event as that pass's on_event (trace_clock_options);
+ * breakdown_finish completes them once the traces' headers are known.
+ * It returns CLIENT_EXIT_OK or another CLIENT_EXIT_* after printing why.
+ * Free them with breakdown_free, also on failure.
  */
-int breakdown_read(const struct trace_target *ts, size_t n,
-    const char *step_pattern, struct bd_trace ***out);
+struct bd_trace **breakdown_new(size_t n);
+int breakdown_finish(const struct trace_target *ts, size_t n,
+    struct bd_trace **bt);
 void breakdown_free(struct bd_trace **bt, size_t n);
 
 /*

@@ -80,6 +80,8 @@ struct job {
 	size_t ncols;
 	struct trace_target *ts;	/* o->traces.n */
 	struct ops_events **evs;	/* each trace's device events, read with it */
+	struct bd_trace **bt;		/* --breakdown: their events */
+	struct event_sinks *sinks;	/* both of a trace, when both read */
 	size_t *which;			/* each trace's source */
 	struct span *spans;
 	size_t nspans;
@@ -712,19 +714,15 @@ run_steps(const struct job *j)
 {
 	const struct options *o = j->o;
 	bool tagged = o->traces.n > 1 || j->multi;
-	struct bd_trace **bt = NULL;
+	struct bd_trace **bt = j->bt;
 	FILE *out;
 	int rc = CLIENT_EXIT_OK;
 
-	if (o->breakdown && (rc = breakdown_read(j->ts, o->traces.n,
-	    o->clock.step_pattern, &bt)) != CLIENT_EXIT_OK) {
-		breakdown_free(bt, o->traces.n);
+	if (o->breakdown && (rc = breakdown_finish(j->ts, o->traces.n, bt)) !=
+	    CLIENT_EXIT_OK)
 		return rc;
-	}
-	if ((out = output_open(o->output)) == NULL) {
-		breakdown_free(bt, o->traces.n);
+	if ((out = output_open(o->output)) == NULL)
 		return CLIENT_EXIT_FAILED;
-	}
 	for (size_t i = 0; i < o->traces.n && rc == CLIENT_EXIT_OK; i++) {
 		const struct source *src = &j->src[j->which[i]];
 		const struct trace_target *t = &j->ts[i];
@@ -758,7 +756,6 @@ run_steps(const struct job *j)
 		if (tagged && sr.format == STEPS_JSON && i + 1 == o->traces.n)
 			fputs("]\n", out);
 	}
-	breakdown_free(bt, o->traces.n);
 	return output_close(out, o->output, rc);
 }
 
@@ -824,6 +821,21 @@ run_derived(struct job *j)
 	return run_steps(j);
 }
 
+/* A trace's events for --ops (or a merge's slices) and --breakdown both. */
+struct event_sinks {
+	struct ops_events *ops;
+	struct bd_trace *bt;
+};
+
+static void
+both_on_event(const struct trace_event *ev, void *arg)
+{
+	const struct event_sinks *k = arg;
+
+	ops_events_on_event(ev, k->ops);
+	bd_trace_event(ev, k->bt);
+}
+
 /* Read every --trace, choose its database (hosts.h), and place it there. */
 static int
 load_traces(struct job *j)
@@ -836,14 +848,12 @@ load_traces(struct job *j)
 	if (o->traces.n == 0)
 		return CLIENT_EXIT_OK;
 	for (size_t i = 0; i < o->traces.n; i++)
-		if ((o->merge != NULL || o->merge_dir != NULL ||
-		    o->breakdown) && stat(o->traces.paths[i], &sb) == 0 &&
+		if ((o->merge != NULL || o->merge_dir != NULL) &&
+		    stat(o->traces.paths[i], &sb) == 0 &&
 		    !S_ISREG(sb.st_mode)) {
-			warnx("%s: %s reads the trace twice (once for its "
-			    "span, once %s), so it must be a file, not a "
-			    "pipe", o->traces.paths[i], o->breakdown ?
-			    "--breakdown" : "--merge", o->breakdown ?
-			    "for its events" : "to copy it");
+			warnx("%s: --merge reads the trace twice (once for its "
+			    "span, once to copy it), so it must be a file, not "
+			    "a pipe", o->traces.paths[i]);
 			return CLIENT_EXIT_USAGE;
 		}
 	if ((j->ts = calloc(o->traces.n, sizeof(*j->ts))) == NULL ||
@@ -851,18 +861,33 @@ load_traces(struct job *j)
 	    (j->evs = calloc(o->traces.n, sizeof(*j->evs))) == NULL ||
 	    (ht = calloc(o->traces.n, sizeof(*ht))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
+	/* --breakdown takes the events in the same pass */
+	if (o->breakdown) {
+		j->bt = breakdown_new(o->traces.n);
+		if ((j->sinks = calloc(o->traces.n, sizeof(*j->sinks))) == NULL)
+			errx(CLIENT_EXIT_FAILED, "out of memory");
+	}
 	for (size_t i = 0; i < o->traces.n && rc == CLIENT_EXIT_OK; i++) {
 		struct trace_clock_options co = o->clock;
 
 		/*
 		 * --ops and a merge's energy slices (one trace per output)
-		 * take the device events from this read, not another
+		 * take the device events from this read, not another, and
+		 * so does --breakdown
 		 */
 		if (o->ops || o->merge_dir != NULL || (o->merge != NULL &&
 		    o->traces.n == 1)) {
 			j->evs[i] = ops_events_new(o->ops);
 			co.on_event = ops_events_on_event;
 			co.arg = j->evs[i];
+		}
+		if (j->bt != NULL && co.on_event != NULL) {
+			j->sinks[i] = (struct event_sinks){ j->evs[i], j->bt[i] };
+			co.on_event = both_on_event;
+			co.arg = &j->sinks[i];
+		} else if (j->bt != NULL) {
+			co.on_event = bd_trace_event;
+			co.arg = j->bt[i];
 		}
 		rc = trace_target_read(o->traces.paths[i], &co, &j->ts[i]);
 		ht[i].path = o->traces.paths[i];
@@ -924,7 +949,9 @@ run(struct client *cl, const struct options *o)
 		ops_events_free(j.evs[i]);
 	}
 	free(j.evs);
+	free(j.sinks);
 	free(j.ts);
+	breakdown_free(j.bt, o->traces.n);
 	free(j.which);
 	close_sources(&j);
 	return rc;

@@ -725,6 +725,11 @@ steps_means(sqlite3 *db, const struct steps_request *rq, const int64_t *lo,
 		return db_error(db, "the samples");
 	/* the cards of the trace's span, then each window's sums */
 	rc = sum_span(&r, t->start_ns, t->end_ns, true);
+	/* then reach back no further than the longest interval, as run() */
+	r.reach_ns = 0;
+	for (size_t d = 0; rc == CLIENT_EXIT_OK && d < r.ndevs; d++)
+		if (r.totals[d].max_interval_ns > r.reach_ns)
+			r.reach_ns = r.totals[d].max_interval_ns;
 	if (rc == CLIENT_EXIT_OK && ((r.cells = calloc(r.ndevs + 1,
 	    sizeof(*r.cells))) == NULL || (v = calloc(n * r.ndevs + 1,
 	    sizeof(*v))) == NULL))

@@ -22,7 +22,8 @@
  *
  * Windows begun with --vllm: energy per request and per generated token,
  * the change and its interval (compare_serving.h).  With traces, last,
- * the operators whose energy changed most (compare_ops.h).
+ * the operators whose energy changed most (compare_ops.h), and the
+ * breakdown of where the time went per step (compare_breakdown.h).
  */
 #include <err.h>
 #include <errno.h>
@@ -38,6 +39,7 @@
 #include "client.h"
 #include "cmd.h"
 #include "compare.h"
+#include "compare_breakdown.h"
 #include "compare_ops.h"
 #include "compare_serving.h"
 #include "format.h"
@@ -599,6 +601,7 @@ compare_run(struct client *cl, const char *base, const char *new,
 	bool reg;
 	struct cmp c;
 	struct cmp_ops ops;
+	struct cmp_breakdown bd;
 	struct cmp_serving sv;
 	sqlite3 *db;
 	int rc;
@@ -623,6 +626,8 @@ compare_run(struct client *cl, const char *base, const char *new,
 	if (rc == CLIENT_EXIT_OK && c.traces)
 		rc = compare_ops_load(db, &c.rb, &c.rn,
 		    summary_idle_lookback(cl), &ops);
+	if (rc == CLIENT_EXIT_OK && c.traces)
+		rc = compare_breakdown_load(&c.rb, &c.rn, &bd);
 	if (rc == CLIENT_EXIT_OK)
 		rc = compare_serving_load(db, &c.base, &c.new, r->min_change,
 		    &sv);
@@ -655,6 +660,8 @@ compare_run(struct client *cl, const char *base, const char *new,
 		if (c.traces) {
 			jsonw_str(g, "operators");
 			compare_ops_json(g, &ops, TOP_OPS);
+			jsonw_str(g, "breakdown");
+			compare_breakdown_json(g, &bd);
 		}
 		jsonw_str(g, "regressions");
 		yajl_gen_array_open(g);
@@ -679,6 +686,10 @@ compare_run(struct client *cl, const char *base, const char *new,
 			    "adds the two error bounds; device time is the "
 			    "traces' own, exact):\n");
 			compare_ops_write(stdout, &ops, TOP_OPS);
+			printf("\nWhere the time went, each run's mean per step "
+			    "(all cards summed; the change's 95 %% interval by "
+			    "Welch, the steps as samples):\n");
+			compare_breakdown_write(stdout, &bd);
 		}
 		for (int k = 0; k < 2; k++) {
 			const struct winsum *w = k ? &c.new : &c.base;
@@ -780,7 +791,9 @@ const struct cmd_spec compare_cmd = {
 	    "Compares two windows (tags or ids): per card and figure the base, new,\n"
 	    "change and relative change, with a verdict (Welch's t-test) for mean\n"
 	    "power and, with traces, step time and energy per step, then the ten\n"
-	    "operators whose energy changed most, each change with its interval.\n"
+	    "operators whose energy changed most, each change with its interval,\n"
+	    "and each class of the breakdown's mean time per step, its change and\n"
+	    "interval, and the class that grew most.\n"
 	    "\n"
 	    "      --trace-base FILE|DIR     the base run's trace; again, or a\n"
 	    "                                TensorBoard log DIR: its ranks\n"

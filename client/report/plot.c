@@ -17,10 +17,11 @@
 #include <zlib.h>
 
 #include "plot.h"
+#include "plot_priv.h"
 
-#define FONT		"sans-serif"
-#define TITLE_SIZE	18.0
-#define LABEL_SIZE	12.0
+#define FONT		PLOT_FONT
+#define TITLE_SIZE	PLOT_TITLE_SIZE
+#define LABEL_SIZE	PLOT_LABEL_SIZE
 #define PANEL_GAP	40	/* between a panel's plot area and the next title */
 #define MAX_TICKS	10
 #define LINE_WIDTH	1.6	/* the cards' lines */

@@ -13,6 +13,7 @@
  *                    (with a trace; else the window)
  *   steps.csv        export --steps' table (with a trace)
  *   power.png/.svg, temperature.png/.svg, bandwidth.png/.svg
+ *   breakdown.png/.svg  with a trace: time by class per step and card
  *
  * The files are written in a new directory beside DIR and renamed to DIR
  * when all are complete: a failure leaves nothing behind.  DIR must not
@@ -40,6 +41,7 @@
 #include "plot.h"
 #include "report.h"
 #include "report_ops.h"
+#include "report_why.h"
 #include "runsteps.h"
 #include "steps.h"
 #include "summarycmd.h"
@@ -745,7 +747,8 @@ report_run(struct client *cl, void *opts, int argc, char *argv[])
 		r->has_base = true;
 	}
 	if ((rc = db_catalog_load(r->db, &r->cat)) != CLIENT_EXIT_OK ||
-	    (rc = report_ops_load(r)) != CLIENT_EXIT_OK)
+	    (rc = report_ops_load(r)) != CLIENT_EXIT_OK ||
+	    (rc = report_why_load(r)) != CLIENT_EXIT_OK)
 		goto done;
 	r->lo = r->has_trace ? r->rs.first_ns : r->ws.w.begin_ns;
 	r->hi = r->has_trace ? r->rs.last_ns : r->ws.end_ns;
@@ -766,6 +769,7 @@ report_run(struct client *cl, void *opts, int argc, char *argv[])
 	    (rc = write_run_copies(r)) != CLIENT_EXIT_OK ||
 	    (rc = write_plots(r)) != CLIENT_EXIT_OK ||
 	    (rc = report_ops_plot(r)) != CLIENT_EXIT_OK ||
+	    (rc = report_why_plot(r)) != CLIENT_EXIT_OK ||
 	    (rc = aiusmi_wait(&job)) != CLIENT_EXIT_OK ||
 	    (rc = report_write_md(r)) != CLIENT_EXIT_OK)
 		goto done;
@@ -778,10 +782,11 @@ report_run(struct client *cl, void *opts, int argc, char *argv[])
 	    rc == CLIENT_EXIT_PARTIAL)
 		printf("%s: report.md, aiusmi.csv (%" PRId64 " rows)%s, %zu "
 		    "plots\n", r->dir, r->aiusmi_rows, r->has_trace ?
-		    ", steps.csv" : "", r->nplots + (r->ops_plot ? 1 : 0));
+		    ", steps.csv" : "", r->nplots + (r->ops_plot ? 1 : 0) +
+		    (r->why_plot ? 1 : 0));
 done:
 	(void)aiusmi_wait(&job);
-	if (r->nplots > 0 || r->ops_plot)
+	if (r->nplots > 0 || r->ops_plot || r->why_plot)
 		plot_done();
 	output_dir_remove(r->tmp);
 	series_free(&r->ser);
@@ -790,6 +795,7 @@ done:
 		compare_free(&r->cmp);
 	if (r->has_ops)
 		ops_result_free(&r->ops);
+	report_why_free(r);
 	runsteps_free(&r->rs);
 	runmeta_free(&r->run);
 	winsum_free(&r->ws);
@@ -817,7 +823,9 @@ const struct cmd_spec report_cmd = {
 	    "\n"
 	    "Writes DIR (new, or empty): report.md with the torch-spyre methodology\n"
 	    "checklist filled in, aiusmi.csv, steps.csv (with a trace), and plots of\n"
-	    "power and busy, temperature and bandwidths as PNG and SVG.\n"
+	    "power and busy, temperature and bandwidths as PNG and SVG; with a\n"
+	    "trace, why it was slow: each step's time by class per card, with a\n"
+	    "chart (breakdown.png, .svg).\n"
 	    "\n"
 	    "      --window TAG|ID        the window; a tag: the newest with it\n"
 	    "      --trace FILE|DIR       the run's trace; again, or a TensorBoard\n"

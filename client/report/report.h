@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 
+#include "bdrun.h"
 #include "client.h"
 #include "compare.h"
 #include "db.h"
@@ -67,6 +68,10 @@ struct report {
 	bool	 has_ops;
 	struct ops_result ops;		/* the first trace's operators */
 	bool	 ops_plot;		/* their chart by category was drawn */
+	bool	 has_why;
+	struct bd_trace *why_bt;	/* the first trace's events */
+	struct bd_run why;		/* its breakdown and counters */
+	bool	 why_plot;		/* breakdown.png and .svg written */
 	char	 trace_why[PATH_MAX + 128];	/* why the recorded trace is not used */
 };
 

@@ -17,6 +17,7 @@
 #include "format.h"
 #include "report.h"
 #include "report_ops.h"
+#include "report_why.h"
 #include "serving.h"
 #include "summarycmd.h"
 #include "timeparse.h"
@@ -639,6 +640,7 @@ report_write_md(struct report *r)
 	md_serving(fp, r);
 	md_steps(fp, r);
 	report_ops_md(fp, r);
+	report_why_md(fp, r);
 	md_plots(fp, r);
 	md_notes(fp, r);
 	md_baseline(fp, r);

@@ -16,8 +16,16 @@ start of the current quarter of an average Gregorian year, 7889238 s);
 dur likewise.  ProfilerStep#<i> is around iteration_<i> (record_function,
 cat user_annotation), with aten op events (cat cpu_op) inside, the
 process and thread metadata, the "PyTorch Profiler (0)" span of the
-recording and its start and end instants.  Every time in it is measured,
-not made up, so the trace's durations are those of the run.
+recording and its start and end instants.  Every host time in it is
+measured, not made up, so the trace's durations are those of the run.
+As on a host with a card, each aten::addmm and aten::relu launches a
+kernel (cudaLaunchKernel, cat cuda_runtime, measured) that runs on card 0
+(pid 0, stream 7, cat kernel), the two linked by args.correlation as
+Kineto links them; the card is modelled (the only times not measured):
+it starts a kernel 5 µs after its launch returns, or when the one before
+ends, and runs it for 40 % of its op's time on the host, so that it
+waits for the host between kernels (export --breakdown: host-bound,
+its idle time host wait).
 
 The window opens before the profiler starts and ends after the run, so it
 brackets every profiled step: the trace has absolute time and needs no
@@ -44,6 +52,9 @@ import spyremon  # noqa: E402
 from jobargs import parse_args  # noqa: E402
 
 WAIT, WARMUP = 1, 1
+LAUNCH_SECONDS = 10e-6          # the host's time in cudaLaunchKernel
+LAUNCH_LATENCY_NS = 5000        # from the call's return to the kernel's start
+DEVICE_SHARE = 0.4              # a kernel's time, of its op's time on the host
 LAYERS = 3              # per iteration: aten::linear (aten::t, aten::addmm), aten::relu
 BASE_PERIOD_NS = 7889238 * 1000000000   # Kineto's base: 365.2425 / 4 days
 
@@ -62,6 +73,8 @@ class Recorder:
         self.recording = False
         self.start = self.stop = None
         self.events = []
+        self.card_free = 0      # when the modelled card ends its last kernel
+        self.correlation = 0
 
     def now(self):
         """CLOCK_REALTIME ns, as Kineto converts its clock to."""
@@ -77,6 +90,27 @@ class Recorder:
 
     def span(self, name, cat):
         return _Span(self, name, cat)
+
+    def launch(self, kernel, device_seconds):
+        """An asynchronous kernel launch, as Kineto records one on a host
+        with a card: the runtime call (measured) and the kernel on card 0,
+        stream 7, linked by their correlation id.  The card is modelled:
+        it starts the kernel LAUNCH_LATENCY_NS after the call returns, or
+        when its previous kernel ends, and runs it for device_seconds."""
+        if not self.recording:
+            return
+        self.correlation += 1
+        t0 = self.now()
+        spin(LAUNCH_SECONDS)
+        t1 = self.now()
+        self.events.append({"name": "cudaLaunchKernel", "cat": "cuda_runtime",
+                            "start": t0, "end": t1,
+                            "correlation": self.correlation})
+        k0 = max(t1 + LAUNCH_LATENCY_NS, self.card_free)
+        self.card_free = k0 + int(device_seconds * 1e9)
+        self.events.append({"name": kernel, "cat": "kernel", "start": k0,
+                            "end": self.card_free,
+                            "correlation": self.correlation})
 
 
 class _Span:
@@ -114,8 +148,10 @@ def iteration(rec, i, seconds):
                 with rec.span("aten::t", "cpu_op"):
                     spin(share * 0.01)
                 with rec.span("aten::addmm", "cpu_op"):
+                    rec.launch("sgemm_128x64_nn", share * 0.89 * DEVICE_SHARE)
                     spin(share * 0.89)
             with rec.span("aten::relu", "cpu_op"):
+                rec.launch("elementwise_kernel_relu", share * 0.1 * DEVICE_SHARE)
                 spin(share * 0.1)
 
 
@@ -141,10 +177,27 @@ def kineto_json(rec, path):
 
     # Kineto's order: the CPU events by their start, then the metadata
     for n, e in enumerate(sorted(rec.events, key=lambda e: e["start"])):
+        pid, tid = rec.pid, rec.tid
+        args = {"External id": n + 1, "Record function id": 0, "Ev Idx": n}
+        if e["cat"] == "cuda_runtime":
+            args = {"External id": n + 1, "cbid": 211,
+                    "correlation": e["correlation"], "stream": "0x7"}
+        elif e["cat"] == "kernel":
+            pid, tid = 0, 7
+            args = {"External id": n + 1, "device": 0, "stream": 7,
+                    "correlation": e["correlation"], "kind": "Dispatch Kernel"}
         event([("ph", "X"), ("cat", e["cat"]), ("name", e["name"]),
-               ("pid", rec.pid), ("tid", rec.tid)], e["start"],
-              e["end"] - e["start"],
-              {"External id": n + 1, "Record function id": 0, "Ev Idx": n})
+               ("pid", pid), ("tid", tid)], e["start"],
+              e["end"] - e["start"], args)
+    for name, args in (("process_name", {"name": "python3"}),
+                       ("process_labels", {"labels": "GPU 0"}),
+                       ("process_sort_index", {"sort_index": 5000000})):
+        event([("name", name), ("ph", "M"), ("pid", 0), ("tid", 0)],
+              rec.start, args=args)
+    for name, args in (("thread_name", {"name": "stream 7 "}),
+                       ("thread_sort_index", {"sort_index": 7})):
+        event([("name", name), ("ph", "M"), ("pid", 0), ("tid", 7)],
+              rec.start, args=args)
     for name, args in (("process_name", {"name": "python3"}),
                        ("process_labels", {"labels": "CPU"}),
                        ("process_sort_index", {"sort_index": rec.pid})):

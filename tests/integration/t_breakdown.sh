@@ -14,7 +14,7 @@
 # begin and end pairs, no stream) over samples of mksamples: its classes,
 # recomputed here from the trace by the rules of spyremon(1)'s
 # "Breakdown", add up to each card's span exactly, its streams are its
-# tracks.  Last, the errors: no device events, --launch-gap without
+# tracks.  The job's trace through a pipe gives the same (it is read once).  Last, the errors: no device events, --launch-gap without
 # --breakdown, a bad --launch-gap, --breakdown with --ops.
 source "$(dirname "$0")/lib.sh"
 
@@ -61,6 +61,15 @@ assert c["host_wait_us"] == 0 and c["unexplained_us"] == 1195000, c
 PY
 expect_rc 0 $SPY export "${TR[@]}" --breakdown --json
 cp "$T/out" "$T/bd.json"
+# the trace is read once: a pipe gives the same breakdown
+cat "$T/corr.json" | $SPY export --trace /dev/stdin --breakdown --json >"$T/pipe.json" ||
+	fail "--breakdown from a pipe failed"
+python3 - "$T/bd.json" "$T/pipe.json" <<'PY' || fail "a pipe's breakdown differs"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+a.pop("trace"), b.pop("trace")
+assert a == b
+PY
 expect_rc 0 $SPY export "${TR[@]}" --breakdown --csv
 cp "$T/out" "$T/bd.csv"
 expect_rc 0 $SPY export "${TR[@]}" --breakdown --table

@@ -5,7 +5,8 @@
 # the daemon summarizes the window when it ends; "report" writes every
 # file (report.md naming each checklist item, aiusmi.csv, steps.csv, PNGs
 # of the stated size with drawn pixels in the plot area, well-formed
-# SVGs); "compare" says "within noise" for two idle windows and "higher"
+# SVGs, and with the stand-in's trace, which has device events,
+# breakdown.png and .svg); "compare" says "within noise" for two idle windows and "higher"
 # for a busy one, whose energy fails --fail-on-regression; then retention
 # deletes every sample and summary prints the same as before.
 source "$(dirname "$0")/lib.sh"
@@ -68,7 +69,7 @@ fi
 spy report --window demo-run --trace "$T/trace.json" "${ALIGN[@]}" \
 	--output "$T/rep" >"$T/out" 2>"$T/err" || fail "report failed: $(cat "$T/err")"
 cat "$T/out"
-python3 - "$T/rep" <<'EOF' || fail "the report is wrong"
+JOB=$job python3 - "$T/rep" <<'EOF' || fail "the report is wrong"
 import os, re, struct, sys, zlib
 import xml.etree.ElementTree as ET
 
@@ -76,6 +77,9 @@ d = sys.argv[1]
 want = {"report.md", "aiusmi.csv", "steps.csv"}
 for p in ("power", "temperature", "bandwidth"):
     want |= {p + ".png", p + ".svg"}
+# the chart of why it was slow: a trace with device events (fake_trace.py's)
+if os.environ.get("JOB") == "fake_trace.py":
+    want |= {"breakdown.png", "breakdown.svg"}
 assert set(os.listdir(d)) == want, sorted(os.listdir(d))
 md = open(os.path.join(d, "report.md")).read()
 for item in ("Minimal reproducer", "Iteration count", "PyTorch version",

@@ -10,7 +10,8 @@
 # contrib/torch/fake_trace.py, the stand-in without torch, goes first: its
 # trace is laid out as the real Kineto trace in tests/data/traces, has
 # absolute time, and goes through the same checks on its own clock, with
-# no alignment.  Either job's window opens before its first profiled step
+# no alignment; its kernels, linked to their launches by correlation,
+# leave 90 % or more of the card's idle time classified (host-bound).  Either job's window opens before its first profiled step
 # and ends more than a fine interval (100 ms) after its last.
 #
 # Installs python3-torch with apt-get when it is missing and we are root;
@@ -143,6 +144,21 @@ SPY="$CLIENT -c $T/spyremond.yaml"
 # ---- the stand-in without torch, then torch ----
 run_job fake_trace.py fake-e2e
 check_job fake-e2e
+# the stand-in's kernels carry their launch's correlation, as Kineto's do:
+# 90 % or more of its card's idle time has a cause (docs/traces.md)
+$SPY export --trace "$T/fake-e2e.json" --breakdown --json >"$T/bd.json" ||
+	fail "export --breakdown of the stand-in's trace failed"
+python3 - "$T/bd.json" <<'EOF' || fail "the stand-in's idle time is not classified"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [c["card"] for c in d["cards"]] == [0], d["cards"]
+c = d["cards"][0]
+idle, unexp = c["idle_us"], c["idle_causes"]["unexplained_us"]
+share = 100 * (idle - unexp) / idle
+print("fake_trace.py: %.1f %% of %.3f ms idle classified (host wait %.3f ms), %s"
+      % (share, idle / 1000, c["idle_causes"]["host_wait_us"] / 1000, c["verdict"]))
+assert share >= 90 and c["verdict"] == "host-bound", (share, c["verdict"])
+EOF
 if [ -z "$TORCH" ]; then
 	stop_daemon
 	echo "SKIP: fake_trace.py passed; $SKIP_WHY"

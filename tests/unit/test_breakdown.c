@@ -238,6 +238,63 @@ test_verdict(void **state)
 	    "data-movement-bound");
 }
 
+/* the counters against the trace, each rule at and past its threshold */
+static void
+test_contradicts(void **state)
+{
+	struct bd_temporal t = { .span = 1000 };
+	char why[256] = "";
+
+	(void)state;
+	t.t[OPS_COMPUTE] = 500;
+	t.t[OPS_IDLE] = 500;
+	assert_true(bd_contradicts(&t, 9.9, why, sizeof(why)));
+	assert_string_equal(why, "mean busy 9.9 % < 10 % while the trace has "
+	    "compute 50.0 % >= 50 % of the span");
+	assert_false(bd_contradicts(&t, 10, why, sizeof(why)));
+	t.t[OPS_COMPUTE] = 499;
+	t.t[OPS_IDLE] = 501;
+	assert_false(bd_contradicts(&t, 0, why, sizeof(why)));
+	t.t[OPS_COMPUTE] = 100;
+	t.t[OPS_IDLE] = 900;
+	assert_true(bd_contradicts(&t, 50, why, sizeof(why)));
+	assert_string_equal(why, "mean busy 50.0 % >= 50 % while the trace has "
+	    "the card idle 90.0 % >= 90 % of the span");
+	assert_false(bd_contradicts(&t, 49.9, why, sizeof(why)));
+	t.t[OPS_COMPUTE] = 101;
+	t.t[OPS_IDLE] = 899;
+	assert_false(bd_contradicts(&t, 100, why, sizeof(why)));
+	t.span = 0;
+	assert_false(bd_contradicts(&t, 0, why, sizeof(why)));
+}
+
+static int
+intcmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* bd_sort sorts what is out of order and leaves what is in order */
+static void
+test_sort(void **state)
+{
+	int a[] = { 3, 1, 2, 2 }, b[] = { 1, 2, 2, 5 }, c[] = { 7 };
+
+	(void)state;
+	bd_sort(a, 4, sizeof(int), intcmp);
+	assert_int_equal(a[0], 1);
+	assert_int_equal(a[1], 2);
+	assert_int_equal(a[2], 2);
+	assert_int_equal(a[3], 3);
+	bd_sort(b, 4, sizeof(int), intcmp);
+	assert_int_equal(b[3], 5);
+	bd_sort(c, 1, sizeof(int), intcmp);
+	bd_sort(c, 0, sizeof(int), intcmp);
+	assert_int_equal(c[0], 7);
+}
+
 int
 main(void)
 {
@@ -249,6 +306,8 @@ main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_hta_temporal),
 		cmocka_unit_test(test_verdict),
+		cmocka_unit_test(test_contradicts),
+		cmocka_unit_test(test_sort),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

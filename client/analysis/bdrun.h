@@ -1,0 +1,63 @@
+/*
+ * bdrun: the breakdown of one trace of a run with its evidence, as every
+ * command shows it (export --breakdown, report's "Why it was slow",
+ * compare with traces): the trace's steps in --steps' order
+ * (steps_order), bdtrace.h's classes per card over each step and over
+ * each card's span, and, given a database, each card's counters over the
+ * same windows as --steps sums them (steps_means).
+ */
+#ifndef SPYREMON_BDRUN_H
+#define SPYREMON_BDRUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "bdtrace.h"
+#include "steps.h"
+
+/* --launch-gap's default: HTA's 30 trace units, 30 µs on Kineto traces. */
+#define BREAKDOWN_LAUNCH_GAP_NS	30000
+
+struct bd_run {
+	struct bd_step *steps;		/* the windows, in --steps' order */
+	size_t	 nsteps;
+	struct bd_result res;
+	/*
+	 * The counters (steps_means' rows): window w < nsteps is step w,
+	 * nsteps + i card i's span; none without a database.
+	 */
+	struct steps_mean *m;
+	size_t	 nm;
+};
+
+/*
+ * The breakdown of bt, the trace of sr->t (innermost: steps as --steps
+ * takes them; nstep_names: bd_step_names of the run's traces; threshold:
+ * the launch gap, ns); with db, the counters of sr's cards.  Returns
+ * CLIENT_EXIT_OK, or another CLIENT_EXIT_* after printing why (the samples
+ * could not be read).  Free out with bd_run_free, also on failure.
+ */
+int bd_run_load(sqlite3 *db, const struct steps_request *sr,
+    struct bd_trace *bt, size_t nstep_names, int64_t threshold,
+    bool innermost, struct bd_run *out);
+
+/* The counters of window w (bd_run's numbering) and card, or NULL. */
+const struct steps_mean *bd_run_counters(const struct bd_run *r, size_t w,
+    int64_t card);
+
+/*
+ * The classes of several windows added up (card-ns): into *sum, zeroed
+ * first when first; name and bounds from the first.
+ */
+void bd_window_add(struct bd_window *sum, const struct bd_window *w,
+    bool first);
+
+/* The share of idle time that has a cause (host wait, launch gap, sync), %. */
+double bd_classified_pct(const int64_t idle[BD_NIDLE]);
+
+void bd_run_free(struct bd_run *r);
+
+#endif

@@ -1,0 +1,293 @@
+/*
+ * report_why: "Why it was slow" in report.md (report_why.h).
+ *
+ * The figures are export --breakdown's, from the same analysis calls
+ * (bd_trace_read, bd_run_load) with its defaults: the innermost steps,
+ * the launch gap of BREAKDOWN_LAUNCH_GAP_NS.  Shares are of each span.
+ */
+#include <err.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "plot_steps.h"
+#include "report_why.h"
+
+/* The classes of the chart, bottom up: the busy ones, then idle by cause. */
+static const char *const chart_classes[] = {
+	"compute", "data movement", "communication", "other",
+	"idle: host wait", "idle: launch gap", "idle: sync",
+	"idle: unexplained",
+};
+static const double chart_rgb[][3] = {
+	{ 0.000, 0.447, 0.698 },	/* compute: blue */
+	{ 0.000, 0.620, 0.451 },	/* data movement: bluish green */
+	{ 0.835, 0.369, 0.000 },	/* communication: vermillion */
+	{ 0.800, 0.475, 0.655 },	/* other: reddish purple */
+	{ 0.902, 0.624, 0.000 },	/* host wait: orange */
+	{ 0.941, 0.894, 0.259 },	/* launch gap: yellow */
+	{ 0.337, 0.706, 0.914 },	/* sync: sky blue */
+	{ 0.780, 0.780, 0.780 },	/* unexplained: light grey */
+};
+#define NCHART	(sizeof(chart_classes) / sizeof(chart_classes[0]))
+
+static const enum ops_category busy_cats[] = {
+	OPS_COMPUTE, OPS_MEMORY, OPS_COMM, OPS_OTHER,
+};
+
+static double
+pct(int64_t part, int64_t whole)
+{
+	return whole > 0 ? 100.0 * (double)part / (double)whole : 0;
+}
+
+int
+report_why_load(struct report *r)
+{
+	const struct trace_target *t;
+	struct steps_request sr;
+	int rc;
+
+	if (!r->has_trace)
+		return CLIENT_EXIT_OK;
+	t = &r->rs.t[0];
+	r->has_why = true;	/* freed also after a failure */
+	if ((rc = bd_trace_read(t->path, t->info.has_base, NULL, true,
+	    &r->why_bt)) != CLIENT_EXIT_OK)
+		return rc;
+	sr = (struct steps_request){ .t = t, .cat = &r->cat, .device_sql = "",
+	    .innermost = true };
+	return bd_run_load(r->db, &sr, r->why_bt, bd_step_names(&r->why_bt, 1),
+	    BREAKDOWN_LAUNCH_GAP_NS, true, &r->why);
+}
+
+void
+report_why_free(struct report *r)
+{
+	if (!r->has_why)
+		return;
+	bd_run_free(&r->why);
+	bd_trace_free(r->why_bt);
+	r->has_why = false;
+}
+
+/* The steps shown: the first REPORT_WHY_STEPS. */
+static size_t
+shown_steps(const struct bd_run *run)
+{
+	return run->nsteps < REPORT_WHY_STEPS ? run->nsteps : REPORT_WHY_STEPS;
+}
+
+int
+report_why_plot(struct report *r)
+{
+	const struct bd_run *run = &r->why;
+	struct plot_step_bar *bars;
+	struct plot_steps c;
+	char png[PATH_MAX + 32], svg[PATH_MAX + 32], title[256];
+	size_t ns = shown_steps(run), n = 0;
+	int rc;
+
+	if (!r->has_why || run->res.ncards == 0)
+		return CLIENT_EXIT_OK;
+	if ((bars = calloc(ns * run->res.ncards + 1, sizeof(*bars))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t s = 0; s < ns; s++)
+		for (size_t i = 0; i < run->res.ncards; i++) {
+			const struct bd_window *w = &run->res.cards[i].steps[s];
+			struct plot_step_bar *b = &bars[n++];
+
+			b->group = w->name;
+			b->card = (int)run->res.cards[i].card;
+			for (size_t k = 0; k < 4; k++)
+				b->v[k] = (double)w->tm.t[busy_cats[k]] / 1e6;
+			for (int k = 0; k < BD_NIDLE; k++)
+				b->v[4 + k] = (double)w->idle[k] / 1e6;
+		}
+	snprintf(title, sizeof(title), "Window %" PRId64 " '%s': time by class "
+	    "per step and card", r->ws.w.id, r->ws.w.tag);
+	c = (struct plot_steps){
+		.title = title, .y_title = "time in the step (ms)",
+		.x_title = ns < run->nsteps ? "the first steps; in each, one "
+		    "bar per card in card order (cN under it where it fits)" :
+		    "step; in each, one bar per card in card order (cN under "
+		    "it where it fits)",
+		.classes = chart_classes, .rgb = chart_rgb, .nclasses = NCHART,
+		.bars = bars, .nbars = n,
+	};
+	snprintf(png, sizeof(png), "%s/breakdown.png", r->tmp);
+	snprintf(svg, sizeof(svg), "%s/breakdown.svg", r->tmp);
+	rc = plot_steps_write(&c, png, svg) == 0 ? CLIENT_EXIT_OK :
+	    CLIENT_EXIT_FAILED;
+	r->why_plot = rc == CLIENT_EXIT_OK;
+	free(bars);
+	return rc;
+}
+
+/* A row of the classes' table. */
+static void
+class_row(FILE *fp, int64_t card, const struct bd_window *w)
+{
+	char why[256];
+	enum bd_verdict v = bd_verdict(&w->tm, w->idle, why, sizeof(why));
+
+	fprintf(fp, "| %s | %" PRId64 " | %.3f |", w->name, card,
+	    (double)w->tm.span / 1e6);
+	for (size_t k = 0; k < 4; k++)
+		fprintf(fp, " %.1f |", pct(w->tm.t[busy_cats[k]], w->tm.span));
+	fprintf(fp, " %.1f |", pct(w->tm.t[OPS_IDLE], w->tm.span));
+	for (int k = 0; k < BD_NIDLE; k++)
+		fprintf(fp, " %.1f |", pct(w->idle[k], w->tm.span));
+	fprintf(fp, " **%s** | %s |\n", bd_verdict_name(v), why);
+}
+
+/*
+ * A row of the evidence table; a contradiction is added to list (n of
+ * them so far, at most max kept).
+ */
+static void
+evidence_row(FILE *fp, int64_t card, const struct bd_window *w,
+    const struct steps_mean *m, char (*list)[320], size_t *n, size_t max)
+{
+	char why[256];
+
+	fprintf(fp, "| %s | %" PRId64 " | %" PRIu64 " |", w->name, card,
+	    m != NULL ? m->samples : 0);
+	if (m == NULL) {
+		fprintf(fp, " | | | | no samples |\n");
+		return;
+	}
+	fprintf(fp, " %.1f |", pct(m->covered_ns, w->tm.span));
+	if (m->has_busy)
+		fprintf(fp, " %.1f |", m->busy_pct);
+	else
+		fprintf(fp, " |");
+	if (m->has_pwr)
+		fprintf(fp, " %.1f | %.0f |", m->pwr_w, 100 * m->pwr_w /
+		    BD_CARD_POWER_W);
+	else
+		fprintf(fp, " | |");
+	if (m->has_busy && bd_contradicts(&w->tm, m->busy_pct, why,
+	    sizeof(why))) {
+		fprintf(fp, " **contradicts** |\n");
+		if (*n < max)
+			snprintf(list[*n], sizeof(list[0]), "%s, card %" PRId64
+			    ": %s", w->name, card, why);
+		(*n)++;
+	} else
+		fprintf(fp, " %s |\n", pct(m->covered_ns, w->tm.span) < 50 ?
+		    "samples cover under half the span" : "agrees");
+}
+
+static void
+md_verdicts(FILE *fp, const struct report *r, size_t ns)
+{
+	const struct bd_run *run = &r->why;
+	struct bd_window all;
+	char why[256];
+	enum bd_verdict v;
+
+	for (size_t i = 0; i < run->res.ncards; i++)
+		bd_window_add(&all, &run->res.cards[i].total, i == 0);
+	v = bd_verdict(&all.tm, all.idle, why, sizeof(why));
+	fprintf(fp, "**The run: %s** (every card's span added up, %.3f card-ms: "
+	    "%s).  Idle time with a cause (host wait, launch gap, sync): "
+	    "%.1f %% of %.3f ms idle.\n\n", bd_verdict_name(v),
+	    (double)all.tm.span / 1e6, why, bd_classified_pct(all.idle),
+	    (double)all.tm.t[OPS_IDLE] / 1e6);
+	fprintf(fp, "| step | card | span ms | compute %% | data movement %% | "
+	    "communication %% | other %% | idle %% | host wait %% | launch gap "
+	    "%% | sync %% | unexplained %% | verdict | rule |\n"
+	    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+	    "---|\n");
+	for (size_t i = 0; i < run->res.ncards; i++) {
+		for (size_t s = 0; s < ns; s++)
+			class_row(fp, run->res.cards[i].card,
+			    &run->res.cards[i].steps[s]);
+		class_row(fp, run->res.cards[i].card, &run->res.cards[i].total);
+	}
+	if (ns < run->nsteps)
+		fprintf(fp, "\nThe first %zu of %zu steps; `export --trace ... "
+		    "--breakdown` lists every one.\n", ns, run->nsteps);
+	fprintf(fp, "\n");
+}
+
+static void
+md_evidence(FILE *fp, const struct report *r, size_t ns)
+{
+	const struct bd_run *run = &r->why;
+	char list[8][320];
+	size_t n = 0;
+
+	fprintf(fp, "### Evidence from the counters\n\n");
+	fprintf(fp, "Each card's stored samples over the same spans, as "
+	    "`export --steps` sums them: the mean busy %%, the mean power and "
+	    "its share of the card's %d W, and the share of the span the "
+	    "samples cover.\n\n", BD_CARD_POWER_W);
+	fprintf(fp, "| step | card | samples | covered %% | busy %% | power W "
+	    "| of %d W %% | against the trace |\n"
+	    "|---|---:|---:|---:|---:|---:|---:|---|\n", BD_CARD_POWER_W);
+	for (size_t i = 0; i < run->res.ncards; i++) {
+		int64_t card = run->res.cards[i].card;
+
+		for (size_t s = 0; s < ns; s++)
+			evidence_row(fp, card, &run->res.cards[i].steps[s],
+			    bd_run_counters(run, s, card), list, &n, 8);
+		evidence_row(fp, card, &run->res.cards[i].total,
+		    bd_run_counters(run, run->nsteps + i, card), list, &n, 8);
+	}
+	fprintf(fp, "\nThe counters contradict the trace where the mean busy "
+	    "is under %d %% while the trace has the card computing %d %% or "
+	    "more of the span (its events may not be this card's, or the "
+	    "samples not of this run), or where the mean busy is %d %% or "
+	    "more while the trace has the card idle %d %% or more (work the "
+	    "trace does not show).  ", BD_BUSY_LOW_PCT, BD_COMPUTE_HIGH_PCT,
+	    BD_BUSY_HIGH_PCT, BD_IDLE_HIGH_PCT);
+	if (n == 0)
+		fprintf(fp, "No span here does.\n\n");
+	else {
+		fprintf(fp, "%zu span%s here do%s:\n\n", n, n > 1 ? "s" : "",
+		    n > 1 ? "" : "es");
+		for (size_t i = 0; i < n && i < 8; i++)
+			fprintf(fp, "- %s\n", list[i]);
+		if (n > 8)
+			fprintf(fp, "- and %zu more\n", n - 8);
+		fprintf(fp, "\n");
+	}
+}
+
+void
+report_why_md(FILE *fp, const struct report *r)
+{
+	const struct bd_run *run = &r->why;
+	size_t ns;
+
+	if (!r->has_why)
+		return;
+	fprintf(fp, "## Why it was slow\n\n");
+	if (run->res.ncards == 0) {
+		fprintf(fp, "`%s` has no device event: no card's time can be "
+		    "classified.\n\n", r->rs.t[0].path);
+		return;
+	}
+	ns = shown_steps(run);
+	fprintf(fp, "Each card's time in each step of `%s`, as `export "
+	    "--trace ... --breakdown` gives it (spyremon(1), \"Breakdown\"): "
+	    "compute, data movement, communication, other, and idle by its "
+	    "cause (host wait: the next event's launch began after the card "
+	    "went idle; launch gap: a gap under %d µs; sync: the host in a "
+	    "synchronisation call; else unexplained), in %% of the span.  A "
+	    "span is host-bound when idle %d %% or more of it with host wait "
+	    "and launch gaps %d %% or more of the idle time, idle when so "
+	    "idle for other causes, else bound by compute, data movement or "
+	    "communication when one is %d %% or more of it, else mixed.\n\n",
+	    r->rs.t[0].path, BREAKDOWN_LAUNCH_GAP_NS / 1000,
+	    BD_VERDICT_IDLE_PCT, BD_VERDICT_HOST_PCT, BD_VERDICT_BOUND_PCT);
+	md_verdicts(fp, r, ns);
+	if (r->why_plot)
+		fprintf(fp, "![Time by class per step and card](breakdown.png)"
+		    "\n\n");
+	md_evidence(fp, r, ns);
+}

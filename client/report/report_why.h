@@ -1,0 +1,35 @@
+/*
+ * report_why: report.md's "Why it was slow": the first trace's breakdown
+ * (analysis/bdrun.h, the figures of export --breakdown) as the run's
+ * verdict and each step's per card with its rule and numbers, a stacked
+ * bar chart of the classes per step and card (breakdown.png and .svg),
+ * the counters as evidence (mean busy %, power against the card's
+ * BD_CARD_POWER_W, the samples' coverage), and where they contradict the
+ * trace (breakdown.h, bd_contradicts).
+ */
+#ifndef SPYREMON_REPORT_WHY_H
+#define SPYREMON_REPORT_WHY_H
+
+#include <stdio.h>
+
+#include "report.h"
+
+#define REPORT_WHY_STEPS	24	/* steps shown; export --breakdown has all */
+
+/*
+ * With a trace: its breakdown and counters into r->why.  CLIENT_EXIT_OK,
+ * or another CLIENT_EXIT_* after saying why (the trace or the samples
+ * could not be read).
+ */
+int report_why_load(struct report *r);
+
+/* breakdown.png and breakdown.svg in r->tmp, if the trace has device events. */
+int report_why_plot(struct report *r);
+
+/* The section, if r has a trace. */
+void report_why_md(FILE *fp, const struct report *r);
+
+/* Free what report_why_load kept. */
+void report_why_free(struct report *r);
+
+#endif
