@@ -88,6 +88,9 @@ struct db_window {
 	int64_t run_ns;		/* how long it ran by the monotonic clock of
 				   the daemon that began and ended it; -1:
 				   not known (schema 11) */
+	int64_t begin_epoch;	/* the host clock's epochs its begin and end */
+	int64_t end_epoch;	/* were stamped in; -1: not recorded (before
+				   schema 12; end_epoch while open) */
 };
 
 /* Which windows db_windows returns; zero means no condition. */
