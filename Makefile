@@ -64,7 +64,7 @@ COMMON_SRCS = common/log.c common/timeparse.c common/metrics.c common/proto.c \
 QUERY_SRCS = query/pragma.c query/dbread.c query/catalog_read.c \
 	query/windows_read.c query/bestsrc.c query/samples_read.c query/pair.c \
 	query/summary.c query/summary_idle.c query/summary_read.c \
-	query/daemon_read.c
+	query/daemon_read.c query/epochs.c
 STORE_SRCS = store/sql.c store/catalog.c store/migrate.c store/store.c store/storebuf.c store/storedb.c \
 	store/dbfile.c store/retention.c \
 	store/store_windows.c store/store_import.c store/counters.c \
@@ -135,7 +135,7 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_hosts test_bestsrc test_sync test_writer test_capture \
 	test_daemonid test_walcheck test_runmeta test_migrate test_pair \
 	test_attrib test_devcounter test_devevents test_salvage test_clockstep \
-	test_promtext test_loadgen test_breakdown
+	test_promtext test_loadgen test_breakdown test_epochs
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 

@@ -527,8 +527,13 @@ close_window(struct windows *w, size_t i, int64_t end_ns,
 	bool auto_closed = by != STORE_ENDED_MARK;
 	int64_t elapsed = window_elapsed(win, end_ns, note, sizeof(note));
 
-	/* a clock stepped back must not give a window a negative length */
-	if (end_ns < win->begin_ns)
+	/*
+	 * Without a step, a clock slewed back must not give a window a
+	 * negative length; after a step back its end is stamped by the new
+	 * clock, in the epoch that readers read it in (end_epoch), and
+	 * stays as it is.
+	 */
+	if (end_ns < win->begin_ns && note[0] == '\0')
 		end_ns = win->begin_ns;
 	clocksync_read(&clock);
 	/* one that spanned the daemon's absence is never complete */

@@ -193,7 +193,8 @@ db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
 	sqlite3_str_appendall(q, ", ");
 	bestsrc_row(q, &b);
 	bestsrc_from(q, &b);
-	sqlite3_str_appendf(q, " WHERE " DB_OVERLAPS_SQL "%s%s", device_sql,
+	sqlite3_str_appendf(q, " WHERE " DB_OVERLAPS_SQL "%s%s%s", device_sql,
+	    db_epoch_sql(db),
 	    ordered ? " ORDER BY " SCHEMA_C_TS ", " SCHEMA_C_DEVICE : "");
 	free(names);
 	return prepare_built(db, q);

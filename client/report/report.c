@@ -35,6 +35,7 @@
 #include "db.h"
 #include "export.h"
 #include "format.h"
+#include "orphan.h"
 #include "output.h"
 #include "pragma.h"
 #include "plot.h"
@@ -725,6 +726,10 @@ report_run(struct client *cl, void *opts, int argc, char *argv[])
 	if ((rc = winsum_load(r->db, &from, window, lookback, &r->ws)) !=
 	    CLIENT_EXIT_OK)
 		goto done;
+	/* its summary is read by the clock's epochs, its charts and
+	 * aiusmi.csv within its stamps: a step back hides part of them */
+	if (stepped_check(cl, &r->ws.w, false) == CLIENT_EXIT_INCOMPLETE)
+		r->ws.settled = CLIENT_EXIT_INCOMPLETE;
 	if ((rc = load_run(r, o->expect, &align, alignbuf, sizeof(alignbuf))) !=
 	    CLIENT_EXIT_OK)
 		goto done;
