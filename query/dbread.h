@@ -282,7 +282,11 @@ int db_first_by_device(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
 int db_newest_by_device(sqlite3 *db, int64_t begin_ns, int64_t end_ns,
     struct db_key **out, size_t *n);
 
-/* ---- a window's samples across steps of the host clock (epochs.c) ---- */
+/*
+ * ---- a window's samples across steps of the host clock (epochs.c; the
+ * epoch's condition on a statement, db_epoch_sql and db_bind_epoch, is
+ * samples_read.c's) ----
+ */
 
 /*
  * A file row may be stamped by its writer this long before the daemon
@@ -419,6 +423,19 @@ int db_newest_stamp(sqlite3 *db, int64_t now_ns, int64_t *ts_ns);
  */
 int db_count_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
     int64_t *count);
+
+/* The same, of epoch of the host clock (-1: any), added to *count. */
+int db_count_epoch_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
+    int64_t epoch, int64_t *count);
+
+/*
+ * The samples of window w read up to end_ns, counted so, over its pieces
+ * (db_window_pieces), in *count, and how long it was open by them in
+ * *duration_ns: end_ns less its begin, or for a window a step crossed,
+ * the time of its pieces together.
+ */
+int db_window_count(sqlite3 *db, const struct db_window *w, int64_t end_ns,
+    int64_t *count, int64_t *duration_ns);
 
 /*
  * The host that created the database (schema version 5 on): *hostname and

@@ -13,34 +13,7 @@
 #include <err.h>
 #include <stdlib.h>
 
-#include "pragma.h"
 #include "schema.h"
-
-/* The epoch filter db_select_samples appends where samples have epochs. */
-#define EPOCH_PARAM	":epoch"
-
-const char *
-db_epoch_sql(sqlite3 *db)
-{
-	return sql_column_exists(db, SCHEMA_T_SAMPLES, SCHEMA_C_EPOCH) ?
-	    " AND (" EPOCH_PARAM " IS NULL OR " SCHEMA_C_EPOCH " = "
-	    EPOCH_PARAM ")" : "";
-}
-
-void
-db_bind_epoch(sqlite3_stmt *s, int64_t epoch)
-{
-	int i = sqlite3_bind_parameter_index(s, EPOCH_PARAM);
-
-	if (i == 0)
-		return;
-	/* a statement stepped since its last reset takes no binding */
-	sqlite3_reset(s);
-	if (epoch >= 0)
-		sqlite3_bind_int64(s, i, epoch);
-	else
-		sqlite3_bind_null(s, i);
-}
 
 /* The newest epoch db records (its newest clock_steps row), 0 if none. */
 static int
@@ -150,6 +123,30 @@ db_window_pieces(sqlite3 *db, const struct db_window *w, int64_t end_ns,
 	if (pieces(db, w, end_ns, out, n) == -1)
 		return db_error(db, "the host clock's steps");
 	return 0;
+}
+
+int
+db_window_count(sqlite3 *db, const struct db_window *w, int64_t end_ns,
+    int64_t *count, int64_t *duration_ns)
+{
+	struct db_piece *p;
+	size_t n;
+	int rc;
+
+	*count = 0;
+	*duration_ns = end_ns - w->begin_ns;
+	if ((rc = db_window_pieces(db, w, end_ns, &p, &n)) != 0)
+		return rc;
+	if (n > 1)
+		*duration_ns = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		if (n > 1 && p[i].hi_ns > p[i].lo_ns)
+			*duration_ns += p[i].hi_ns - p[i].lo_ns;
+		rc = db_count_epoch_samples(db, p[i].from_ns, p[i].hi_ns,
+		    p[i].epoch, count);
+	}
+	free(p);
+	return rc;
 }
 
 int

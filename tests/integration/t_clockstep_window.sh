@@ -14,7 +14,9 @@
 #    no other but a row per card whose interval reaches back over the end;
 #    none written before its begin, though an hour of epoch 0's rows is
 #    stamped between w1's end and begin;
-#  - summary --window w1 exits 0 and counts those rows per card.
+#  - summary --window w1 exits 0 and counts those rows per card; windows
+#    counts them too, and its duration is the time w1 ran by the daemon's
+#    monotonic clock, not the hour its stamps are apart.
 source "$(dirname "$0")/lib.sh"
 
 need python3
@@ -66,8 +68,10 @@ grep -q "stepped back while it was open" "$T/export.txt" &&
 rc=0
 "$CLIENT" --db "$DB" summary --window w1 --json >"$T/summary.json" 2>"$T/summary.txt" || rc=$?
 [ $rc = 0 ] || fail "summary of w1 exits $rc: $(cat "$T/summary.txt")"
+"$CLIENT" --db "$DB" windows --json >"$T/windows.json" 2>/dev/null ||
+	fail "windows --json"
 
-python3 - "$DB" "$STAMPS" "$T/w1.csv" "$T/summary.json" <<'PY' || fail "w1 is not read whole across the step"
+python3 - "$DB" "$STAMPS" "$T/w1.csv" "$T/summary.json" "$T/windows.json" <<'PY' || fail "w1 is not read whole across the step"
 import collections, csv, json, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 ok = True
@@ -160,6 +164,14 @@ for c in cards:
             % (c.get("samples"), c.get("card"), got[c.get("card")]))
 if not cards:
     bad("summary --json has no cards: %s" % json.dumps(summary)[:400])
+# windows: its samples, and how long it was open (the time it ran by the
+# monotonic clock, within a read of the clock at each end and the step's)
+w = [x for x in json.load(open(sys.argv[5])) if x["tag"] == "w1"][0]
+run = db.execute("SELECT run_ns FROM windows WHERE tag = 'w1'").fetchone()[0]
+if w["samples"] != len(rows):
+    bad("windows counts %r samples of w1, the export %d" % (w["samples"], len(rows)))
+if abs(w["duration_ns"] - run) > 200 * MS:
+    bad("windows says w1 lasted %r ns, it ran %r ns" % (w["duration_ns"], run))
 sys.exit(0 if ok else 1)
 PY
 echo "PASS: t_clockstep_window"
