@@ -265,8 +265,10 @@ static const char schema_v11[] =
  * stamped in (0 for the rows already there: no step was recorded before
  * them), and each window the epochs of its begin and end (NULL where not
  * recorded), so that the samples of a window a step back crossed are
- * found though their stamps mingle with older ones (spyremon-schema(5)).
- * ADD COLUMN with a constant default rewrites no row.
+ * found though their stamps mingle with older ones (spyremon-schema(5));
+ * windows_crossed holds the windows a step crossed, for retention's
+ * probe (retention.c).  ADD COLUMN with a constant default rewrites no
+ * row.
  */
 static const char schema_v12[] =
 	"CREATE TABLE " SCHEMA_T_CLOCK_STEPS " ("
@@ -279,7 +281,9 @@ static const char schema_v12[] =
 	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN " SCHEMA_C_BEGIN_EPOCH
 	" INTEGER;\n"
 	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN " SCHEMA_C_END_EPOCH
-	" INTEGER;\n";
+	" INTEGER;\n"
+	"CREATE INDEX windows_crossed ON " SCHEMA_T_WINDOWS " (begin_ns) "
+	"WHERE " SCHEMA_C_END_EPOCH " > " SCHEMA_C_BEGIN_EPOCH ";\n";
 
 /*
  * A migration: its SQL, then its fill (if not NULL), inside the caller's

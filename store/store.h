@@ -135,8 +135,8 @@ void store_set_retention(struct store *st, const struct store_retention *r);
  * table (queued for the thread; at once for storedb.h's store), and
  * returned: the rows stamped from now on carry it.  Retention by age
  * measures a row stamped before the step by the clock that stamped it
- * (retention.c); the STORE_CLOCK_STEPS newest steps since open count
- * there, an older one is forgotten.
+ * (retention.c); the STORE_CLOCK_STEPS newest steps count there, those
+ * the database recorded before open included, an older one is forgotten.
  */
 int64_t store_clock_stepped(struct store *st, int64_t size_ns, int64_t at_ns);
 

@@ -360,8 +360,12 @@ int store_db_window_end(struct store *st, const struct store_window *win,
  * there is replaced), in its own transaction (store_windows.c).
  */
 int store_db_clock_step(struct store *st, const struct store_epoch_step *c);
-/* The database's newest clock_steps row into *c (all 0 if none). */
-int store_db_last_step(struct store *st, struct store_epoch_step *c);
+/*
+ * The database's newest clock_steps row into st->last_step (all 0 if
+ * none), and its STORE_CLOCK_STEPS newest steps into st->clock_steps,
+ * oldest first, which retention by age then goes on measuring by.
+ */
+int store_db_load_steps(struct store *st);
 /*
  * One bounded step of summarizing the windows due (store_summary.c),
  * marking each complete too if complete: 1 if windows are left for the

@@ -272,20 +272,34 @@ store_db_clock_step(struct store *st, const struct store_epoch_step *c)
 }
 
 int
-store_db_last_step(struct store *st, struct store_epoch_step *c)
+store_db_load_steps(struct store *st)
 {
 	sqlite3_stmt *s;
+	size_t n = 0;
 	int rc;
 
-	*c = (struct store_epoch_step){ 0 };
+	st->last_step = (struct store_epoch_step){ 0 };
 	if ((s = prepare(st, "SELECT id, at_ns, size_ns, mono_ns FROM "
-	    SCHEMA_T_CLOCK_STEPS " ORDER BY id DESC LIMIT 1")) == NULL)
+	    SCHEMA_T_CLOCK_STEPS " ORDER BY id DESC LIMIT ?")) == NULL)
 		return -1;
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		*c = (struct store_epoch_step){ sqlite3_column_int64(s, 0),
-		    sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
-		    sqlite3_column_int64(s, 3) };
-	return sql_finish_lookup(st, s, rc, "the host clock's last step");
+	sqlite3_bind_int(s, 1, STORE_CLOCK_STEPS);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (n == 0)
+			st->last_step = (struct store_epoch_step){
+			    sqlite3_column_int64(s, 0),
+			    sqlite3_column_int64(s, 1),
+			    sqlite3_column_int64(s, 2),
+			    sqlite3_column_int64(s, 3) };
+		/* newest first here: the array is oldest first */
+		st->clock_steps[STORE_CLOCK_STEPS - 1 - n++] =
+		    (struct store_clock_step){ .size_ns =
+		    sqlite3_column_int64(s, 2), .at_ns =
+		    sqlite3_column_int64(s, 1) };
+	}
+	memmove(st->clock_steps, st->clock_steps + STORE_CLOCK_STEPS - n,
+	    n * sizeof(st->clock_steps[0]));
+	st->nclock_steps = n;
+	return sql_finish(st, s, rc, "the host clock's steps");
 }
 
 int

@@ -145,7 +145,7 @@ storedb_open(const char *path, size_t max_pending, struct store **out)
 	}
 	if (store_db_open(st, SCHEMA_VERSION) == -1 || ingest_prepare(st) == -1 ||
 	    store_counters_load(st) == -1 ||
-	    store_db_last_step(st, &st->last_step) == -1) {
+	    store_db_load_steps(st) == -1) {
 		store_free(st);
 		return -1;
 	}

@@ -5,7 +5,9 @@
  * old clock stamped at the same times, by the selection every reader
  * uses (db_select_samples and db_bind_epoch) and by the summary; a window
  * within one epoch leaves out an older epoch's rows at its stamps; a
- * window without epochs is read within its stamps as before.
+ * window without epochs is read within its stamps as before; retention
+ * keeps the rows of a window a step crossed, and a store opened again
+ * goes on measuring ages by the steps recorded.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -244,6 +246,64 @@ test_summary(void **state)
 	db_window_clear(&w);
 }
 
+/* The number of rows stamped before ts. */
+static int64_t
+rows_before(struct fx *f, int64_t ts)
+{
+	sqlite3_stmt *s;
+	int64_t n;
+
+	assert_int_equal(sqlite3_prepare_v2(f->st->db, "SELECT count(*) FROM "
+	    "samples WHERE ts_ns < ?", -1, &s, NULL), SQLITE_OK);
+	sqlite3_bind_int64(s, 1, ts);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	n = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return n;
+}
+
+/* Retention steps at now until the pass is done. */
+static void
+retain(struct fx *f, const struct store_retention *r, int64_t now)
+{
+	int rc, n = 0;
+
+	while ((rc = storedb_retention_step(f->st, r, now, 50000000)) == 1)
+		assert_true(++n < 10000);
+	assert_int_equal(rc, 0);
+}
+
+/*
+ * Opened again, the store has the step; 30 s after it, with rows kept a
+ * second, every row the new clock stamped before now is old, but w1 (its
+ * stamps an hour apart the wrong way) and w2 protect theirs: the hull of
+ * w1's stretches holds every row of either epoch an hour before T0.
+ */
+static void
+test_retention(void **state)
+{
+	struct fx *f = *state;
+	struct store_retention r = { .max_age_ns = SEC,
+	    .windows_max_age_ns = 10 * HOUR };
+
+	storedb_close(f->st);
+	assert_int_equal(storedb_open(f->db.path, 100, &f->st), 0);
+	assert_int_equal(f->st->nclock_steps, 1);
+	assert_int_equal(f->st->clock_steps[0].size_ns, -HOUR);
+	assert_int_equal(store_clock_epoch(f->st), 1);
+	assert_int_equal(sqlite3_exec(f->st->db, "UPDATE windows SET "
+	    "summarized_ns = 1", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(rows_before(f, T0), 20);
+	retain(f, &r, T0 - HOUR + 30 * SEC);
+	assert_int_equal(rows_before(f, T0), 20);
+	assert_int_equal(rows_before(f, INT64_MAX), 30);
+	/* without w1 only w2's rows and their neighbours stay */
+	assert_int_equal(sqlite3_exec(f->st->db, "DELETE FROM windows WHERE "
+	    "tag = 'w1'", NULL, NULL, NULL), SQLITE_OK);
+	retain(f, &r, T0 - HOUR + 30 * SEC);
+	assert_int_equal(rows_before(f, T0), 8);
+}
+
 int
 main(void)
 {
@@ -253,6 +313,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_selection, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_summary, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retention, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
