@@ -111,7 +111,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/report/report.c client/report/report_md.c client/report/plot.c \
 	client/report/runmeta.c client/report/report_ops.c \
 	client/report/compare_ops.c client/report/compare_serving.c \
-	client/report/serving.c client/sha256.c \
+	client/report/serving.c client/report/report_series.c client/sha256.c \
 	client/capture/capture.c client/capture/caploop.c \
 	client/capture/capserve.c client/capture/capout.c \
 	client/capture/capwin.c client/capture/capterm.c client/capture/kipc.c \

@@ -16,7 +16,8 @@
 #    stamped between w1's end and begin;
 #  - summary --window w1 exits 0 and counts those rows per card; windows
 #    counts them too, and its duration is the time w1 ran by the daemon's
-#    monotonic clock, not the hour its stamps are apart.
+#    monotonic clock, not the hour its stamps are apart; report exits 0
+#    with those rows in its aiusmi.csv.
 source "$(dirname "$0")/lib.sh"
 
 need python3
@@ -70,6 +71,12 @@ rc=0
 [ $rc = 0 ] || fail "summary of w1 exits $rc: $(cat "$T/summary.txt")"
 "$CLIENT" --db "$DB" windows --json >"$T/windows.json" 2>/dev/null ||
 	fail "windows --json"
+rc=0
+"$CLIENT" --db "$DB" report --window w1 --output "$T/report" >"$T/report.txt" 2>&1 || rc=$?
+[ $rc = 0 ] || fail "report of w1 exits $rc: $(cat "$T/report.txt")"
+n=$(wc -l <"$T/w1.csv")
+grep -q "aiusmi.csv ($((n - 1)) rows)" "$T/report.txt" ||
+	fail "report's aiusmi.csv does not hold the $((n - 1)) rows export wrote: $(cat "$T/report.txt")"
 
 python3 - "$DB" "$STAMPS" "$T/w1.csv" "$T/summary.json" "$T/windows.json" <<'PY' || fail "w1 is not read whole across the step"
 import collections, csv, json, sqlite3, sys
