@@ -22,6 +22,7 @@
 #  - each window a step crossed has an end_note naming the step, and
 #    mark end prints the time it ran by the monotonic clock, not 0 s nor
 #    an hour, and the note; windows and summary print the note;
+#  - each metric-file row is of the clock epoch its writer stamped it in;
 #  - summary and export of the windows steps back crossed exit 0 (their
 #    epochs are recorded); without their epochs (as in a database before
 #    schema 12) they are read within their stamps, said so, exit 7.
@@ -200,6 +201,24 @@ if missing > missed:
         % (missing, missed))
 if sum(1 for k in stored) < 100:
     bad("only %d direct rows" % len(stored))
+
+# each direct row is of the clock's epoch its writer stamped it in: the
+# steps before its write in the file log (a write a second or more off
+# the one before), but at the lines next to a step
+epoch_of = dict(((dev, seq), e) for dev, seq, e in db.execute(
+    "SELECT device, seq, epoch FROM samples WHERE src = 1"))
+jumps = [i for i in range(1, len(log)) if abs(log[i][5] - log[i - 1][5]) > 10**9]
+if len(jumps) != 5:
+    bad("the file log shows %d steps, not 5" % len(jumps))
+wrong = 0
+for i, (ms, card, seq, _, _, written) in enumerate(log):
+    e = epoch_of.get((card, seq))
+    if e is None or any(abs(i - j) <= 4 for j in jumps):
+        continue
+    if e != sum(1 for j in jumps if j <= i):
+        wrong += 1
+if wrong:
+    bad("%d direct rows are not of the epoch of their stamp" % wrong)
 
 # aiu-smi rows: each written row stored once, stamped just after its write
 def sig(dev, vals):
