@@ -313,8 +313,8 @@ struct db_piece {
  * first from its begin to the old clock's time at the step that ended
  * that epoch, the last from the step that began it to end_ns, those
  * between from step to step; where a step is not recorded, unbounded
- * there.  A window whose epochs are not recorded
- * (before schema 12) is one piece, (begin, end_ns) in any epoch.
+ * there.  A window whose epochs are not recorded (before schema 12) is
+ * one piece, (begin, end_ns) in any epoch.
  */
 int db_window_pieces(sqlite3 *db, const struct db_window *w, int64_t end_ns,
     struct db_piece **out, size_t *n);
