@@ -501,14 +501,17 @@ window_elapsed(const struct window *win, int64_t end_ns, char *note,
 		    (end_ns - real);
 	if (elapsed < 0)
 		elapsed = 0;
+	/* after a step back its end may be stamped before its begin */
 	if (steps > 0)
 		snprintf(note, len, WINDOW_CLOCK_STEP_MARK " %s by %.3fs "
 		    "while it was open (%" PRIu64 " step%s): it ran %.3fs by "
-		    "the monotonic clock; its begin and end, stamped by the "
-		    "host clock, are %.3fs apart", net >= 0 ? "forward" :
-		    "back", (double)llabs(net) / 1e9, steps, steps == 1 ?
-		    "" : "s", (double)elapsed / 1e9, end_ns > win->begin_ns ?
-		    (double)(end_ns - win->begin_ns) / 1e9 : 0.0);
+		    "the monotonic clock; its %s, stamped by the host clock, "
+		    "%s %.3fs %s", net >= 0 ? "forward" : "back",
+		    (double)llabs(net) / 1e9, steps, steps == 1 ? "" : "s",
+		    (double)elapsed / 1e9, end_ns >= win->begin_ns ?
+		    "begin and end" : "end", end_ns >= win->begin_ns ? "are" :
+		    "is", (double)llabs(end_ns - win->begin_ns) / 1e9,
+		    end_ns >= win->begin_ns ? "apart" : "before its begin");
 	return elapsed;
 }
 

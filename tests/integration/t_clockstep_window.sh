@@ -7,7 +7,8 @@
 # ended, and a few rows follow.  Checks:
 #  - clock_steps records the step as epoch 1, with its size; the rows
 #    stamped before it are of epoch 0, those after of epoch 1; w1's
-#    begin_epoch is 0 and end_epoch 1, its end stamped before its begin;
+#    begin_epoch is 0 and end_epoch 1, its end stamped before its begin,
+#    as its end_note says;
 #  - export --window w1 exits 0 without saying it read part of w1, and
 #    holds every row the simulator wrote (its stamp log) between w1's
 #    begin and end, in real order, but those within 20 ms of either, and
@@ -97,6 +98,10 @@ if (be, ee) != (0, 1):
     bad("w1's epochs are %r, not (0, 1)" % ((be, ee),))
 if not end < begin:
     bad("w1's end %d is not stamped before its begin %d" % (end, begin))
+note = db.execute("SELECT end_note FROM windows WHERE tag = 'w1'").fetchone()[0]
+if "its end, stamped by the host clock, is" not in (note or "") or \
+        "before its begin" not in note:
+    bad("w1's end_note does not say its end is stamped before its begin: %r" % note)
 
 # each aiu-smi row stored, by its values, to the stamp log's line of it
 def sig(dev, vals):
