@@ -64,7 +64,7 @@ COMMON_SRCS = common/log.c common/timeparse.c common/metrics.c common/proto.c \
 QUERY_SRCS = query/pragma.c query/dbread.c query/catalog_read.c \
 	query/windows_read.c query/bestsrc.c query/samples_read.c query/pair.c \
 	query/summary.c query/summary_idle.c query/summary_read.c \
-	query/daemon_read.c
+	query/daemon_read.c query/epochs.c
 STORE_SRCS = store/sql.c store/catalog.c store/migrate.c store/store.c store/storebuf.c store/storedb.c \
 	store/dbfile.c store/retention.c \
 	store/store_windows.c store/store_import.c store/counters.c \
@@ -115,7 +115,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/report/report_why.c client/report/compare_breakdown.c \
 	client/report/runmeta.c client/report/report_ops.c \
 	client/report/compare_ops.c client/report/compare_serving.c \
-	client/report/serving.c client/sha256.c \
+	client/report/serving.c client/report/report_series.c client/sha256.c \
 	client/capture/capture.c client/capture/caploop.c \
 	client/capture/capserve.c client/capture/capout.c \
 	client/capture/capwin.c client/capture/capterm.c client/capture/kipc.c \
@@ -139,7 +139,7 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_hosts test_bestsrc test_sync test_writer test_capture \
 	test_daemonid test_walcheck test_runmeta test_migrate test_pair \
 	test_attrib test_devcounter test_devevents test_salvage test_clockstep \
-	test_promtext test_loadgen test_breakdown
+	test_promtext test_loadgen test_breakdown test_epochs
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 

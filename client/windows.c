@@ -143,7 +143,7 @@ end_cell(const struct db_window *w, bool orphan, char *buf, size_t len)
 /* The row of window w in t, plain or for a person. */
 static void
 row_fill(struct table *t, bool human, const struct db_window *w,
-    int64_t end_ns, bool orphan, int64_t samples, bool have_energy,
+    int64_t dur_ns, bool orphan, int64_t samples, bool have_energy,
     double energy)
 {
 	char buf[FMT_BUFLEN + 16], tm[FMT_BUFLEN], *s, *c;
@@ -165,7 +165,7 @@ row_fill(struct table *t, bool human, const struct db_window *w,
 		table_cellf(t, "%s%s", tm, strcmp(w->ended_by, "daemon_gone") ==
 		    0 ? " (daemon gone)" : w->auto_closed ? " (auto)" : "");
 	}
-	fmt_span(end_ns - w->begin_ns, buf, sizeof(buf));
+	fmt_span(dur_ns, buf, sizeof(buf));
 	table_cell(t, buf);
 	table_cellf(t, "%" PRId64, samples);
 	if (!have_energy)
@@ -188,7 +188,7 @@ struct host {
 };
 
 static void
-gen_window(yajl_gen g, const struct db_window *w, int64_t end_ns,
+gen_window(yajl_gen g, const struct db_window *w, int64_t dur_ns,
     int64_t samples, const struct host *h, bool have_energy,
     double energy)
 {
@@ -200,7 +200,7 @@ gen_window(yajl_gen g, const struct db_window *w, int64_t end_ns,
 		.pid = w->pid, .begin_ns = w->begin_ns,
 		.has_end = !w->open, .end_ns = w->end_ns,
 		.open = w->open, .auto_closed = w->auto_closed,
-		.duration_ns = end_ns - w->begin_ns, .samples = samples,
+		.duration_ns = dur_ns, .samples = samples,
 		.hostname = h->hostname, .machine_id = h->machine_id,
 		.has_energy = have_energy, .energy_j = energy,
 		.meta_json = w->meta, .meta_text_as_string = true,
@@ -212,7 +212,7 @@ gen_window(yajl_gen g, const struct db_window *w, int64_t end_ns,
 
 /* Window w as a csv row: the members of its JSON object, meta as JSON. */
 static void
-csv_window(FILE *fp, const struct db_window *w, int64_t end_ns,
+csv_window(FILE *fp, const struct db_window *w, int64_t dur_ns,
     int64_t samples, const struct host *h, bool have_energy, double energy)
 {
 	char buf[FMT_BUFLEN];
@@ -230,7 +230,7 @@ csv_window(FILE *fp, const struct db_window *w, int64_t end_ns,
 	} else
 		putc(',', fp);
 	fprintf(fp, ",%d,%d,%" PRId64 ",%" PRId64 ",", w->open, w->auto_closed,
-	    end_ns - w->begin_ns, samples);
+	    dur_ns, samples);
 	if (have_energy)
 		fprintf(fp, "%.17g", energy);
 	putc(',', fp);
@@ -271,7 +271,7 @@ list(const struct client *cl, sqlite3 *db, const char *path,
 {
 	char note[512];
 	const char *s;
-	int64_t now = now_realtime_ns(), samples;
+	int64_t now = now_realtime_ns(), samples, dur;
 	struct table *t = NULL;
 	yajl_gen g = NULL;
 	struct host h = { NULL, NULL };
@@ -303,6 +303,7 @@ list(const struct client *cl, sqlite3 *db, const char *path,
 			break;
 		orphan = rc == CLIENT_EXIT_INCOMPLETE;
 		rc = CLIENT_EXIT_OK;	/* an orphan is listed; said after */
+		dur = end - ws[i].begin_ns;
 		/* its stamps' span is not how long it ran: say why */
 		if (ws[i].end_note != NULL && (s = strstr(ws[i].end_note,
 		    WINDOW_CLOCK_STEP_MARK)) != NULL)
@@ -313,8 +314,9 @@ list(const struct client *cl, sqlite3 *db, const char *path,
 			samples = stored_samples(db, ws[i].id);
 			warnx("window %" PRId64 ": %s", ws[i].id, note);
 			*damaged = true;
-		} else if (db_count_samples(db, ws[i].begin_ns, end,
-		    &samples) != CLIENT_EXIT_OK) {
+		} else if (db_window_count(db, &ws[i], end, &samples,
+		    &dur) != CLIENT_EXIT_OK) {
+			/* by its pieces across steps of the host clock */
 			if (!sql_is_damage(sqlite3_errcode(db))) {
 				rc = CLIENT_EXIT_DATABASE;
 				break;
@@ -325,11 +327,11 @@ list(const struct client *cl, sqlite3 *db, const char *path,
 			*damaged = true;
 		}
 		if (fmt == WF_JSON)
-			gen_window(g, &ws[i], end, samples, &h, have, energy);
+			gen_window(g, &ws[i], dur, samples, &h, have, energy);
 		else if (fmt == WF_CSV)
-			csv_window(fp, &ws[i], end, samples, &h, have, energy);
+			csv_window(fp, &ws[i], dur, samples, &h, have, energy);
 		else
-			row_fill(t, fmt == WF_TABLE, &ws[i], end, orphan,
+			row_fill(t, fmt == WF_TABLE, &ws[i], dur, orphan,
 			    samples, have, energy);
 	}
 	if (rc == CLIENT_EXIT_OK && fmt == WF_JSON) {

@@ -154,11 +154,12 @@ static void
 on_clock_step(void *arg, int64_t step_ns, int64_t at_ns)
 {
 	struct daemon *d = arg;
+	/* a new epoch of the clock, recorded; retention by age measures
+	 * older rows by the clock that stamped them */
+	int64_t epoch = store_clock_stepped(d->st, step_ns, at_ns);
 
 	if (d->src != NULL)
-		source_clock_stepped(d->src, step_ns);
-	/* retention by age measures older rows by the clock that stamped them */
-	store_clock_stepped(d->st, step_ns, at_ns);
+		source_clock_stepped(d->src, step_ns, at_ns, epoch);
 	/* windows.max_open counts from begins the step moved */
 	windows_clock_stepped(d->win, at_ns);
 }

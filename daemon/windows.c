@@ -501,14 +501,17 @@ window_elapsed(const struct window *win, int64_t end_ns, char *note,
 		    (end_ns - real);
 	if (elapsed < 0)
 		elapsed = 0;
+	/* after a step back its end may be stamped before its begin */
 	if (steps > 0)
 		snprintf(note, len, WINDOW_CLOCK_STEP_MARK " %s by %.3fs "
 		    "while it was open (%" PRIu64 " step%s): it ran %.3fs by "
-		    "the monotonic clock; its begin and end, stamped by the "
-		    "host clock, are %.3fs apart", net >= 0 ? "forward" :
-		    "back", (double)llabs(net) / 1e9, steps, steps == 1 ?
-		    "" : "s", (double)elapsed / 1e9, end_ns > win->begin_ns ?
-		    (double)(end_ns - win->begin_ns) / 1e9 : 0.0);
+		    "the monotonic clock; its %s, stamped by the host clock, "
+		    "%s %.3fs %s", net >= 0 ? "forward" : "back",
+		    (double)llabs(net) / 1e9, steps, steps == 1 ? "" : "s",
+		    (double)elapsed / 1e9, end_ns >= win->begin_ns ?
+		    "begin and end" : "end", end_ns >= win->begin_ns ? "are" :
+		    "is", (double)llabs(end_ns - win->begin_ns) / 1e9,
+		    end_ns >= win->begin_ns ? "apart" : "before its begin");
 	return elapsed;
 }
 
@@ -527,8 +530,13 @@ close_window(struct windows *w, size_t i, int64_t end_ns,
 	bool auto_closed = by != STORE_ENDED_MARK;
 	int64_t elapsed = window_elapsed(win, end_ns, note, sizeof(note));
 
-	/* a clock stepped back must not give a window a negative length */
-	if (end_ns < win->begin_ns)
+	/*
+	 * Without a step, a clock slewed back must not give a window a
+	 * negative length; after a step back its end is stamped by the new
+	 * clock, in the epoch that readers read it in (end_epoch), and
+	 * stays as it is.
+	 */
+	if (end_ns < win->begin_ns && note[0] == '\0')
 		end_ns = win->begin_ns;
 	clocksync_read(&clock);
 	/* one that spanned the daemon's absence is never complete */

@@ -88,6 +88,9 @@ struct db_window {
 	int64_t run_ns;		/* how long it ran by the monotonic clock of
 				   the daemon that began and ended it; -1:
 				   not known (schema 11) */
+	int64_t begin_epoch;	/* the host clock's epochs its begin and end */
+	int64_t end_epoch;	/* were stamped in; -1: not recorded (before
+				   schema 12; end_epoch while open) */
 };
 
 /* Which windows db_windows returns; zero means no condition. */
@@ -280,6 +283,65 @@ int db_newest_by_device(sqlite3 *db, int64_t begin_ns, int64_t end_ns,
     struct db_key **out, size_t *n);
 
 /*
+ * ---- a window's samples across steps of the host clock (epochs.c; the
+ * epoch's condition on a statement, db_epoch_sql and db_bind_epoch, is
+ * samples_read.c's) ----
+ */
+
+/*
+ * A file row may be stamped by its writer this long before the daemon
+ * saw the step that began its epoch (it read the file after the step).
+ */
+#define DB_EPOCH_REACH_NS	((int64_t)NSEC_PER_SEC)
+
+/*
+ * A stretch (lo_ns, hi_ns) of a window within one epoch of the host
+ * clock: its samples are those of epoch (-1: any) that overlap (from_ns,
+ * hi_ns) by DB_OVERLAPS_SQL; from_ns is lo_ns, or DB_EPOCH_REACH_NS
+ * before it for a piece that a step began.
+ */
+struct db_piece {
+	int64_t lo_ns, hi_ns;
+	int64_t from_ns;
+	int64_t epoch;
+};
+
+/*
+ * The pieces of window w read up to end_ns (its end, or the end a reader
+ * gives an open one), in *out (free it): one per epoch from its
+ * begin_epoch to its end_epoch (an open one's: the newest recorded), the
+ * first from its begin to the old clock's time at the step that ended
+ * that epoch, the last from the step that began it to end_ns, those
+ * between from step to step; where a step is not recorded, unbounded
+ * there.  A window whose epochs are not recorded (before schema 12) is
+ * one piece, (begin, end_ns) in any epoch.
+ */
+int db_window_pieces(sqlite3 *db, const struct db_window *w, int64_t end_ns,
+    struct db_piece **out, size_t *n);
+
+/*
+ * The same for window id as read from begin_ns to end_ns, printing
+ * nothing: a window not there, or begun at another time, is one piece
+ * (begin_ns, end_ns) of any epoch.  0, or -1 with the error in db.
+ */
+int db_window_pieces_of(sqlite3 *db, int64_t id, int64_t begin_ns,
+    int64_t end_ns, struct db_piece **out, size_t *n);
+
+/*
+ * The condition db_select_samples appends so that db_bind_epoch can
+ * confine a span to one epoch: "" where samples have no epoch (before
+ * schema 12).
+ */
+const char *db_epoch_sql(sqlite3 *db);
+
+/*
+ * Confine the spans s is bound to next to the samples of epoch (-1: any),
+ * resetting s; a no-op for a statement without the condition.  It stays
+ * bound until the next call.
+ */
+void db_bind_epoch(sqlite3_stmt *s, int64_t epoch);
+
+/*
  * A statement selecting, for the span bound later as ?1 = lo, ?2 = hi, ?3
  * = hi + DB_MAX_INTERVAL_NS (or a smaller reach), the samples that
  * overlap it: columns ts_ns, device, interval_ms, then one per cols[i]
@@ -288,8 +350,8 @@ int db_newest_by_device(sqlite3 *db, int64_t begin_ns, int64_t end_ns,
  * device_sql ("" or " AND device IN (...)") appended, by time then device
  * when ordered.  Each value is NULL where the other stream is its card's
  * source for that metric over the span (bestsrc.h, the rule every
- * command follows).  NULL on error (db_error tells why); dies when out of
- * memory.
+ * command follows).  db_bind_epoch confines it to one epoch of the host
+ * clock.  NULL on error (db_error tells why); dies when out of memory.
  */
 sqlite3_stmt *db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
     size_t ncols, const char *device_sql, bool ordered);
@@ -361,6 +423,19 @@ int db_newest_stamp(sqlite3 *db, int64_t now_ns, int64_t *ts_ns);
  */
 int db_count_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
     int64_t *count);
+
+/* The same, of epoch of the host clock (-1: any), added to *count. */
+int db_count_epoch_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
+    int64_t epoch, int64_t *count);
+
+/*
+ * The samples of window w read up to end_ns, counted so, over its pieces
+ * (db_window_pieces), in *count, and how long it was open by them in
+ * *duration_ns: end_ns less its begin, or for a window a step crossed,
+ * the time of its pieces together.
+ */
+int db_window_count(sqlite3 *db, const struct db_window *w, int64_t end_ns,
+    int64_t *count, int64_t *duration_ns);
 
 /*
  * The host that created the database (schema version 5 on): *hostname and

@@ -130,6 +130,32 @@ db_coarse_free(struct db_coarse *c)
 	c->n = 0;
 }
 
+/* The epoch filter db_select_samples appends where samples have epochs. */
+#define EPOCH_PARAM	":epoch"
+
+const char *
+db_epoch_sql(sqlite3 *db)
+{
+	return sql_column_exists(db, SCHEMA_T_SAMPLES, SCHEMA_C_EPOCH) ?
+	    " AND (" EPOCH_PARAM " IS NULL OR " SCHEMA_C_EPOCH " = "
+	    EPOCH_PARAM ")" : "";
+}
+
+void
+db_bind_epoch(sqlite3_stmt *s, int64_t epoch)
+{
+	int i = sqlite3_bind_parameter_index(s, EPOCH_PARAM);
+
+	if (i == 0)
+		return;
+	/* a statement stepped since its last reset takes no binding */
+	sqlite3_reset(s);
+	if (epoch >= 0)
+		sqlite3_bind_int64(s, i, epoch);
+	else
+		sqlite3_bind_null(s, i);
+}
+
 /*
  * The rule (bestsrc.h) over cols' columns, into *b, and the start of a
  * query of the samples that match where: its WITH, then "SELECT ts_ns,
@@ -193,7 +219,8 @@ db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
 	sqlite3_str_appendall(q, ", ");
 	bestsrc_row(q, &b);
 	bestsrc_from(q, &b);
-	sqlite3_str_appendf(q, " WHERE " DB_OVERLAPS_SQL "%s%s", device_sql,
+	sqlite3_str_appendf(q, " WHERE " DB_OVERLAPS_SQL "%s%s%s", device_sql,
+	    db_epoch_sql(db),
 	    ordered ? " ORDER BY " SCHEMA_C_TS ", " SCHEMA_C_DEVICE : "");
 	free(names);
 	return prepare_built(db, q);
@@ -261,17 +288,19 @@ bind_overlaps(sqlite3_stmt *s, int64_t lo_ns, int64_t hi_ns)
 
 /*
  * Add to *count the one value of sql, a count(*) of the samples matching
- * DB_OVERLAPS_SQL over (lo_ns, hi_ns).
+ * DB_OVERLAPS_SQL over (lo_ns, hi_ns), of epoch (-1: any) where sql has
+ * db_epoch_sql's condition.
  */
 static int
 count_overlapping(sqlite3 *db, const char *sql, int64_t lo_ns, int64_t hi_ns,
-    int64_t *count)
+    int64_t epoch, int64_t *count)
 {
 	sqlite3_stmt *s;
 	int rc;
 
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
 		return db_error(db, "the samples");
+	db_bind_epoch(s, epoch);
 	bind_overlaps(s, lo_ns, hi_ns);
 	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
 		*count += sqlite3_column_int64(s, 0);
@@ -282,27 +311,36 @@ count_overlapping(sqlite3 *db, const char *sql, int64_t lo_ns, int64_t hi_ns,
 int
 db_count_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns, int64_t *count)
 {
+	*count = 0;
+	return db_count_epoch_samples(db, lo_ns, hi_ns, -1, count);
+}
+
+int
+db_count_epoch_samples(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
+    int64_t epoch, int64_t *count)
+{
 	sqlite3_str *q;
 	struct bestsrc b;
 	char *sql;
 	int rc;
 
-	*count = 0;
 	if (bestsrc_init(db, &b, NULL, 0) == -1)
 		return db_error(db, "the schema");
-	if (!b.on)
-		return count_overlapping(db, "SELECT count(*) FROM "
-		    SCHEMA_T_SAMPLES " WHERE " DB_OVERLAPS_SQL, lo_ns, hi_ns,
-		    count);
 	q = sqlite3_str_new(db);
-	bestsrc_with(q, &b, DB_OVERLAPS_SQL);
-	sqlite3_str_appendall(q, "SELECT count(*)");
-	bestsrc_from(q, &b);
-	sqlite3_str_appendall(q, " WHERE " DB_OVERLAPS_SQL " AND ");
-	bestsrc_row(q, &b);
+	if (!b.on)
+		sqlite3_str_appendf(q, "SELECT count(*) FROM " SCHEMA_T_SAMPLES
+		    " WHERE " DB_OVERLAPS_SQL "%s", db_epoch_sql(db));
+	else {
+		bestsrc_with(q, &b, DB_OVERLAPS_SQL);
+		sqlite3_str_appendall(q, "SELECT count(*)");
+		bestsrc_from(q, &b);
+		sqlite3_str_appendf(q, " WHERE " DB_OVERLAPS_SQL "%s AND ",
+		    db_epoch_sql(db));
+		bestsrc_row(q, &b);
+	}
 	if ((sql = sqlite3_str_finish(q)) == NULL)
 		errx(EXIT_FAILURE, "out of memory");
-	rc = count_overlapping(db, sql, lo_ns, hi_ns, count);
+	rc = count_overlapping(db, sql, lo_ns, hi_ns, epoch, count);
 	sqlite3_free(sql);
 	return rc;
 }
@@ -326,7 +364,7 @@ db_count_file_rows(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
 	sqlite3_str_appendf(q, DB_OVERLAPS_SQL "%s", device_sql);
 	if ((sql = sqlite3_str_finish(q)) == NULL)
 		errx(EXIT_FAILURE, "out of memory");
-	rc = count_overlapping(db, sql, lo_ns, hi_ns, count);
+	rc = count_overlapping(db, sql, lo_ns, hi_ns, -1, count);
 	sqlite3_free(sql);
 	return rc;
 }

@@ -8,7 +8,7 @@
 #define SPYREMON_SCHEMA_H
 
 /* PRAGMA user_version of a database this build writes. */
-#define SCHEMA_VERSION 11
+#define SCHEMA_VERSION 12
 
 #define SCHEMA_T_METRICS	"metrics"	/* the metric catalog */
 #define SCHEMA_T_SAMPLES	"samples"	/* one row per card per interval */
@@ -22,6 +22,7 @@
 #define SCHEMA_T_SUMMARY_BW	"window_summary_bw"	/* per window, card, bandwidth */
 #define SCHEMA_T_SMI_VERSIONS	"smi_versions"	/* aiu-smi -v's answer, from when */
 #define SCHEMA_T_DAEMON		"daemon"		/* the spyremond that writes it */
+#define SCHEMA_T_CLOCK_STEPS	"clock_steps"	/* steps of the host clock: its epochs */
 #define SCHEMA_V_VALUES		"sample_values"	/* (ts_ns, device, metric, value) */
 #define SCHEMA_I_FILE		"samples_file"	/* samples' rows with src: (ts_ns, interval_ms, src) */
 
@@ -33,6 +34,7 @@
 #define SCHEMA_C_SRC		"src"		/* NULL: aiu-smi; 1: the card's metric file */
 #define SCHEMA_C_SEQ		"seq"		/* src 1: the section's sequence number */
 #define SCHEMA_C_ARRIVAL	"arrival_ns"	/* src 1: when it was read; ts is the writer's */
+#define SCHEMA_C_EPOCH		"epoch"		/* the host clock's epoch ts was read in (12) */
 
 /* Columns of windows that say whether an ended window is complete. */
 #define SCHEMA_C_COMPLETE	"complete_ns"	/* every sample and the summary stored then */
@@ -41,6 +43,9 @@
 #define SCHEMA_C_END_NOTE	"end_note"
 /* How long a window ran by the daemon's monotonic clock (schema 11). */
 #define SCHEMA_C_RUN		"run_ns"
+/* The host clock's epochs its begin and end were stamped in (schema 12). */
+#define SCHEMA_C_BEGIN_EPOCH	"begin_epoch"
+#define SCHEMA_C_END_EPOCH	"end_epoch"
 
 /* Values of SCHEMA_C_SRC. */
 #define SCHEMA_SRC_SMI		0	/* stored as NULL */

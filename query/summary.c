@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bestsrc.h"
+#include "dbread.h"
 #include "schema.h"
 #include "pragma.h"
 #include "summary.h"
@@ -65,6 +66,8 @@ struct ctx {
 	struct acc *a;			/* parallel to s->cards */
 	struct { int device; int64_t lo, hi; } *coarse;
 	size_t	 ncoarse;
+	int64_t	 lo, hi;		/* the piece being read (db_window_pieces) */
+	int64_t	 span_ns;		/* the pieces' time together */
 };
 
 static const char *const fixed_keys[K_N] = {
@@ -346,8 +349,10 @@ select_samples(struct ctx *x, bool idle)
 		sqlite3_str_appendall(q, ", ");
 		bestsrc_bad(q, &x->b);
 		bestsrc_from(q, &x->b);
-		/* the samples whose interval overlaps (?1, ?2) */
-		sqlite3_str_appendf(q, " WHERE %s", win_span);
+		/* the samples whose interval overlaps (?1, ?2), of one
+		 * epoch of the host clock (db_bind_epoch) */
+		sqlite3_str_appendf(q, " WHERE %s%s", win_span,
+		    db_epoch_sql(x->db));
 	}
 	if ((sql = sqlite3_str_finish(q)) == NULL)
 		return NULL;
@@ -379,7 +384,7 @@ row_interval(sqlite3_stmt *s, int64_t *ival_ns)
 static int
 add_row(struct ctx *x, sqlite3_stmt *s)
 {
-	int64_t b = x->s->begin_ns, e = x->s->end_ns;
+	int64_t b = x->lo, e = x->hi;
 	int64_t ts = sqlite3_column_int64(s, 0);
 	int64_t ival;
 	struct acc *a;
@@ -555,12 +560,12 @@ note_damage(struct ctx *x)
 static int
 read_past_damage(struct ctx *x, sqlite3_stmt *s, int64_t last_ts)
 {
-	int64_t lo = last_ts != 0 ? last_ts : x->s->begin_ns, first = 0;
+	int64_t lo = last_ts != 0 ? last_ts : x->lo, first = 0;
 	int step;
 
 	note_damage(x);
 	x->s->unread_rows = -1;
-	if (summary_after_damage(x->db, lo, x->s->end_ns + MAX_INTERVAL_NS,
+	if (summary_after_damage(x->db, lo, x->hi + MAX_INTERVAL_NS,
 	    &first) == -1)
 		return -1;
 	if (first != 0 && first > lo) {
@@ -574,12 +579,12 @@ read_past_damage(struct ctx *x, sqlite3_stmt *s, int64_t last_ts)
 	}
 	/* the span no row could be read in, and each card's cadence */
 	if (x->s->ncards > 0) {
-		int64_t hi = first != 0 ? first : x->s->end_ns;
+		int64_t hi = first != 0 ? first : x->hi;
 
-		if (hi > x->s->end_ns)
-			hi = x->s->end_ns;
-		if (lo < x->s->begin_ns)
-			lo = x->s->begin_ns;
+		if (hi > x->hi)
+			hi = x->hi;
+		if (lo < x->lo)
+			lo = x->lo;
 		x->s->unread_rows = 0;
 		for (size_t i = 0; i < x->s->ncards; i++) {
 			int64_t ival = x->s->cards[i].max_interval_ms * 1000000;
@@ -765,10 +770,10 @@ finish(struct ctx *x)
 		struct summary_card *c = a->c;
 
 		if (a->last_ts != 0)
-			gap(c, a->last_ts, x->s->end_ns, a->last_ival);
+			gap(c, a->last_ts, x->hi, a->last_ival);
 		/* intervals that overlap (rows from elsewhere) cover it once */
-		if (c->covered_ns > x->s->end_ns - x->s->begin_ns)
-			c->covered_ns = x->s->end_ns - x->s->begin_ns;
+		if (c->covered_ns > x->span_ns)
+			c->covered_ns = x->span_ns;
 		if (c->has_power) {
 			size_t r;
 
@@ -861,10 +866,12 @@ summary_compute_cached(sqlite3 *db, int64_t id, int64_t begin_ns,
     struct summary_idle_cache *cache, struct summary *out)
 {
 	struct ctx x = { .db = db, .s = out };
+	struct db_piece *p = NULL;
+	size_t np = 0;
 	int64_t last_ts = 0;
 	bool reused;
 	sqlite3_stmt *s = NULL;
-	int rc = -1, step;
+	int rc = -1, step = SQLITE_DONE;
 
 	memset(out, 0, sizeof(*out));
 	out->window_id = id;
@@ -872,16 +879,38 @@ summary_compute_cached(sqlite3 *db, int64_t id, int64_t begin_ns,
 	out->end_ns = end_ns < begin_ns ? begin_ns : end_ns;
 	out->computed_ns = now_ns;
 	out->idle_lookback_ns = idle_lookback_ns < 0 ? 0 : idle_lookback_ns;
+	/* one piece per epoch of the host clock the window spans */
+	if (db_window_pieces_of(db, id, begin_ns, end_ns, &p, &np) == -1)
+		goto done;
+	for (size_t i = 0; i < np; i++)
+		x.span_ns += p[i].hi_ns > p[i].lo_ns ? p[i].hi_ns - p[i].lo_ns :
+		    0;
+	/* a step crossed it: as long as its pieces, from its begin */
+	if (np > 1)
+		out->end_ns = begin_ns + x.span_ns;
 	if (load_catalog(&x) == -1 || load_coarse(&x) == -1 ||
 	    rule_columns(&x) == -1 || (s = select_samples(&x, false)) == NULL)
 		goto done;
-	sqlite3_bind_int64(s, 1, out->begin_ns);
-	sqlite3_bind_int64(s, 2, out->end_ns);
-	sqlite3_bind_int64(s, 3, out->end_ns + MAX_INTERVAL_NS);
-	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-		last_ts = sqlite3_column_int64(s, 0);
-		if (add_row(&x, s) == -1)
-			goto done;
+	for (size_t i = 0; i < np && step == SQLITE_DONE; i++) {
+		x.lo = p[i].lo_ns;
+		x.hi = p[i].hi_ns < p[i].lo_ns ? p[i].lo_ns : p[i].hi_ns;
+		/* each card's gaps from the piece's start */
+		for (size_t c = 0; i > 0 && c < out->ncards; c++) {
+			if (x.a[c].last_ts != 0)
+				gap(x.a[c].c, x.a[c].last_ts, p[i - 1].hi_ns,
+				    x.a[c].last_ival);
+			x.a[c].last_ts = 0;
+		}
+		db_bind_epoch(s, p[i].epoch);
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, p[i].from_ns);
+		sqlite3_bind_int64(s, 2, x.hi);
+		sqlite3_bind_int64(s, 3, x.hi + MAX_INTERVAL_NS);
+		while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+			last_ts = sqlite3_column_int64(s, 0);
+			if (add_row(&x, s) == -1)
+				goto done;
+		}
 	}
 	/* a damaged page: the figures of what can be read, and the damage */
 	if (step != SQLITE_DONE && (!sql_is_damage(sqlite3_errcode(db)) ||
@@ -898,6 +927,7 @@ summary_compute_cached(sqlite3 *db, int64_t id, int64_t begin_ns,
 	rc = 0;
 done:
 	sqlite3_finalize(s);
+	free(p);
 	ctx_free(&x);
 	if (rc == -1)
 		summary_free(out);

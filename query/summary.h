@@ -89,6 +89,8 @@ struct summary_card {
 
 struct summary {
 	int64_t	 window_id;
+	/* its span; for a window a step of the host clock crossed, end_ns
+	 * is begin_ns plus the time of its pieces (db_window_pieces) */
 	int64_t	 begin_ns, end_ns;
 	int64_t	 computed_ns;		/* when it was computed */
 	int64_t	 idle_lookback_ns;
@@ -112,8 +114,9 @@ struct summary {
 
 /*
  * Compute window id's summary over [begin_ns, end_ns] from db's samples
- * into *out (zeroed first; free with summary_free).  now_ns is recorded
- * as computed_ns.
+ * into *out (zeroed first; free with summary_free), piece by piece
+ * across the epochs of the host clock the window spans
+ * (db_window_pieces_of).  now_ns is recorded as computed_ns.
  */
 int summary_compute(sqlite3 *db, int64_t id, int64_t begin_ns,
     int64_t end_ns, int64_t idle_lookback_ns, int64_t now_ns,

@@ -56,6 +56,10 @@ window_from_row(sqlite3_stmt *s, struct db_window *w)
 	w->end_note = text_dup(s, 10);
 	w->run_ns = sqlite3_column_type(s, 11) == SQLITE_NULL ? -1 :
 	    sqlite3_column_int64(s, 11);
+	w->begin_epoch = sqlite3_column_type(s, 12) == SQLITE_NULL ? -1 :
+	    sqlite3_column_int64(s, 12);
+	w->end_epoch = sqlite3_column_type(s, 13) == SQLITE_NULL ? -1 :
+	    sqlite3_column_int64(s, 13);
 	if (w->tag == NULL || w->meta == NULL || w->end_note == NULL) {
 		free(w->tag);
 		free(w->meta);
@@ -71,8 +75,8 @@ db_windows_read(sqlite3 *db, const struct db_window_filter *f,
 {
 	struct db_window *w = NULL, *grown;
 	size_t count = 0, cap = 0;
-	bool ended, note, run;
-	char sql[768];
+	bool ended, note, run, epochs;
+	char sql[896];
 	sqlite3_stmt *s;
 	int rc, err = 0;
 
@@ -80,14 +84,17 @@ db_windows_read(sqlite3 *db, const struct db_window_filter *f,
 	*n = 0;
 	/*
 	 * until_pid and ended_by came with schema version 4, end_note with
-	 * 10, run_ns with 11; asked of the table, as some builds wrote version 5 without
-	 * version 4's columns (spyremon-schema(5), "Versions")
+	 * 10, run_ns with 11, the epochs with 12; asked of the table, as some
+	 * builds wrote version 5 without version 4's columns
+	 * (spyremon-schema(5), "Versions")
 	 */
 	ended = sql_column_exists(db, SCHEMA_T_WINDOWS, "ended_by");
 	note = sql_column_exists(db, SCHEMA_T_WINDOWS, SCHEMA_C_END_NOTE);
 	run = sql_column_exists(db, SCHEMA_T_WINDOWS, SCHEMA_C_RUN);
+	epochs = sql_column_exists(db, SCHEMA_T_WINDOWS, SCHEMA_C_END_EPOCH);
 	snprintf(sql, sizeof(sql), "SELECT id, tag, uid, pid, begin_ns, end_ns, "
-	    "auto_closed, meta, %s, %s, %s, %s FROM " SCHEMA_T_WINDOWS " WHERE "
+	    "auto_closed, meta, %s, %s, %s, %s, %s, %s FROM " SCHEMA_T_WINDOWS
+	    " WHERE "
 	    "(?1 IS NULL OR id = ?1) AND (?2 IS NULL OR tag = ?2) AND "
 	    "(?3 IS NULL OR end_ns IS NULL OR end_ns >= ?3) AND "
 	    "(?4 IS NULL OR end_ns IS NULL) "
@@ -96,6 +103,8 @@ db_windows_read(sqlite3 *db, const struct db_window_filter *f,
 	    ended ? "coalesce(ended_by, '')" : "''",
 	    note ? "coalesce(" SCHEMA_C_END_NOTE ", '')" : "''",
 	    run ? SCHEMA_C_RUN : "NULL",
+	    epochs ? SCHEMA_C_BEGIN_EPOCH : "NULL",
+	    epochs ? SCHEMA_C_END_EPOCH : "NULL",
 	    f->newest_first ? "DESC" : "ASC", f->newest_first ? "DESC" : "ASC");
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
 		return -1;

@@ -341,10 +341,10 @@ store_insert_prepare(struct store *st, const struct store_catalog *cat)
 	sqlite3_str_appendall(q, "INSERT INTO " SCHEMA_T_SAMPLES " ("
 	    SCHEMA_C_TS ", " SCHEMA_C_DEVICE ", " SCHEMA_C_INTERVAL ", "
 	    SCHEMA_C_SKEW ", " SCHEMA_C_SRC ", " SCHEMA_C_SEQ ", "
-	    SCHEMA_C_ARRIVAL);
+	    SCHEMA_C_ARRIVAL ", " SCHEMA_C_EPOCH);
 	for (i = 0; i < cat->n; i++)
 		sqlite3_str_appendf(q, ", \"%w\"", cat->cols[i].col);
-	sqlite3_str_appendall(q, ") VALUES (?, ?, ?, ?, ?, ?, ?");
+	sqlite3_str_appendall(q, ") VALUES (?, ?, ?, ?, ?, ?, ?, ?");
 	for (i = 0; i < cat->n; i++)
 		sqlite3_str_appendall(q, ", ?");
 	sqlite3_str_appendall(q, ")");

@@ -256,6 +256,36 @@ static const char schema_v11[] =
 	" INTEGER;\n";
 
 /*
+ * The steps of the host clock the daemon saw, one row each: id is the
+ * epoch of the clock that starts with it (epoch 0 is everything before
+ * the first step recorded, and every row of an older database), at_ns
+ * the new clock just after it, size_ns its size (+ forward; for a step
+ * back while no daemon ran, at least this), mono_ns the daemon's
+ * CLOCK_MONOTONIC when it saw it.  Each sample carries the epoch it was
+ * stamped in (0 for the rows already there: no step was recorded before
+ * them), and each window the epochs of its begin and end (NULL where not
+ * recorded), so that the samples of a window a step back crossed are
+ * found though their stamps mingle with older ones (spyremon-schema(5));
+ * windows_crossed holds the windows a step crossed, for retention's
+ * probe (retention.c).  ADD COLUMN with a constant default rewrites no
+ * row.
+ */
+static const char schema_v12[] =
+	"CREATE TABLE " SCHEMA_T_CLOCK_STEPS " ("
+	"id INTEGER PRIMARY KEY, "
+	"at_ns INTEGER NOT NULL, "
+	"size_ns INTEGER NOT NULL, "
+	"mono_ns INTEGER NOT NULL);\n"
+	"ALTER TABLE " SCHEMA_T_SAMPLES " ADD COLUMN " SCHEMA_C_EPOCH
+	" INTEGER NOT NULL DEFAULT 0;\n"
+	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN " SCHEMA_C_BEGIN_EPOCH
+	" INTEGER;\n"
+	"ALTER TABLE " SCHEMA_T_WINDOWS " ADD COLUMN " SCHEMA_C_END_EPOCH
+	" INTEGER;\n"
+	"CREATE INDEX windows_crossed ON " SCHEMA_T_WINDOWS " (begin_ns) "
+	"WHERE " SCHEMA_C_END_EPOCH " > " SCHEMA_C_BEGIN_EPOCH ";\n";
+
+/*
  * A migration: its SQL, then its fill (if not NULL), inside the caller's
  * transaction.  mark_table (a table or an index) and, if not NULL, its
  * column mark_col are there once the migration has run, and not before:
@@ -281,6 +311,7 @@ static const struct migration migrations[SCHEMA_VERSION] = {
 	{ schema_v9, NULL, SCHEMA_T_WINDOWS, SCHEMA_C_COMPLETE },
 	{ schema_v10, NULL, SCHEMA_T_DAEMON, NULL },
 	{ schema_v11, NULL, SCHEMA_T_WINDOWS, SCHEMA_C_RUN },
+	{ schema_v12, NULL, SCHEMA_T_CLOCK_STEPS, NULL },
 };
 
 /*

@@ -14,7 +14,8 @@
  * interval D when ts lies in [begin - D, end + D], or is at least begin - D
  * while the window is open: the row just after the end describes
  * [ts - D, ts], which overlaps the window, and one row before the beginning
- * gives the baseline.  Spans covered by protected windows are skipped
+ * gives the baseline.  For a window a step of the host clock crossed, the
+ * span is the hull of its stretches in each epoch (HULL_LO, HULL_HI).  Spans covered by protected windows are skipped
  * without reading them; only rows near their edges are checked one by one.
  */
 #include "store_priv.h"
@@ -37,17 +38,38 @@ const char retention_sql_bound[] =
 	" WHERE " SCHEMA_C_TS " >= ?1 AND " SCHEMA_C_TS " < ?2"
 	" ORDER BY " SCHEMA_C_TS " LIMIT 1 OFFSET ?3";
 
-/* Rows in [?1, ?2) no protected window covers; ?3 is the window cutoff. */
+/*
+ * The stamps window w's rows lie within: its begin and end, and for a
+ * window a step of the host clock crossed (its end_epoch past its
+ * begin_epoch), the steps between too, each new clock's time after it
+ * and the old clock's before it (epochs.c in query/ reads such a window
+ * so).  A hull: rows of other epochs within it are protected with it.
+ */
+#define STEPS_OF(w) " FROM " SCHEMA_T_CLOCK_STEPS " c WHERE c.id > " w 	"." SCHEMA_C_BEGIN_EPOCH " AND c.id <= " w "." SCHEMA_C_END_EPOCH ")"
+#define HULL_LO(w) "min(" w ".begin_ns, coalesce((SELECT min(c.at_ns)" 	STEPS_OF(w) ", " w ".begin_ns))"
+#define HULL_HI(w) "max(" w ".end_ns, coalesce((SELECT " 	"max(c.at_ns - c.size_ns)" STEPS_OF(w) ", " w ".end_ns))"
+/* A row of samples covers up to its interval before its stamp. */
+#define ROW_FROM SCHEMA_T_SAMPLES "." SCHEMA_C_TS " - " SCHEMA_T_SAMPLES 	"." SCHEMA_C_INTERVAL " * 1000000"
+#define ROW_TO SCHEMA_T_SAMPLES "." SCHEMA_C_TS " + " SCHEMA_T_SAMPLES 	"." SCHEMA_C_INTERVAL " * 1000000"
+
+/*
+ * Rows in [?1, ?2) no protected window covers; ?3 is the window cutoff.
+ * The windows a step crossed are few, and found through their own
+ * partial index (windows_crossed), so the common probe stays a search of
+ * windows_begin.
+ */
 const char retention_sql_delete_free[] =
 	"DELETE FROM " SCHEMA_T_SAMPLES
 	" WHERE " SCHEMA_C_TS " >= ?1 AND " SCHEMA_C_TS " < ?2"
 	" AND NOT EXISTS (SELECT 1 FROM " SCHEMA_T_WINDOWS " w"
-	" WHERE w.begin_ns <= " SCHEMA_T_SAMPLES "." SCHEMA_C_TS " + "
-	SCHEMA_T_SAMPLES "." SCHEMA_C_INTERVAL " * 1000000"
+	" WHERE w.begin_ns <= " ROW_TO
 	" AND (w.end_ns IS NULL OR ((w.end_ns > ?3 OR w.summarized_ns IS NULL)"
-	" AND w.end_ns >= "
-	SCHEMA_T_SAMPLES "." SCHEMA_C_TS " - " SCHEMA_T_SAMPLES "."
-	SCHEMA_C_INTERVAL " * 1000000)))";
+	" AND w.end_ns >= " ROW_FROM ")))"
+	" AND NOT EXISTS (SELECT 1 FROM " SCHEMA_T_WINDOWS " w"
+	" WHERE w." SCHEMA_C_END_EPOCH " > w." SCHEMA_C_BEGIN_EPOCH
+	" AND (w.end_ns > ?3 OR w.summarized_ns IS NULL)"
+	" AND " HULL_LO("w") " <= " ROW_TO " AND " HULL_HI("w") " >= "
+	ROW_FROM ")";
 
 /* Every row in [?1, ?2). */
 const char retention_sql_delete_any[] =
@@ -55,10 +77,9 @@ const char retention_sql_delete_any[] =
 	" WHERE " SCHEMA_C_TS " >= ?1 AND " SCHEMA_C_TS " < ?2";
 
 static const char sql_protected[] =
-	"SELECT begin_ns, coalesce(end_ns, 9223372036854775807) FROM "
-	SCHEMA_T_WINDOWS " WHERE end_ns IS NULL OR end_ns > ?1"
-	" OR summarized_ns IS NULL"
-	" ORDER BY begin_ns";
+	"SELECT " HULL_LO("w") " AS lo, coalesce(" HULL_HI("w") ", "
+	"9223372036854775807) FROM " SCHEMA_T_WINDOWS " w WHERE w.end_ns IS "
+	"NULL OR w.end_ns > ?1 OR w.summarized_ns IS NULL ORDER BY lo";
 
 /* Inclusive span of ts_ns that protected windows cover. */
 struct span {

@@ -33,7 +33,8 @@ static const struct writer_ops ops = {
 	.card = storedb_card,
 	.smi_version = storedb_smi_version,
 	.window_insert = store_db_window_insert,
-	.window_end = storedb_window_end_meta,
+	.window_end = store_db_window_end,
+	.clock_step = store_db_clock_step,
 	.window_restarts = storedb_window_set_restarts,
 	.window_run = storedb_window_set_run,
 	.window_note = storedb_window_add_note,
@@ -239,10 +240,16 @@ store_windows_open(struct store *st, struct store_window **out, size_t *n)
 
 /* ---- status ---- */
 
-void
+int64_t
 store_clock_stepped(struct store *st, int64_t size_ns, int64_t at_ns)
 {
+	struct store_epoch_step c = { .at_ns = at_ns, .size_ns = size_ns,
+	    .mono_ns = (int64_t)now_monotonic_ns() };
+	int64_t epoch;
+
 	pthread_mutex_lock(&st->mu);
+	c.id = epoch = ++st->epoch;
+	st->last_step = c;
 	if (st->nclock_steps == STORE_CLOCK_STEPS) {	/* forget the oldest */
 		memmove(st->clock_steps, st->clock_steps + 1,
 		    (STORE_CLOCK_STEPS - 1) * sizeof(st->clock_steps[0]));
@@ -251,6 +258,23 @@ store_clock_stepped(struct store *st, int64_t size_ns, int64_t at_ns)
 	st->clock_steps[st->nclock_steps++] =
 	    (struct store_clock_step){ .size_ns = size_ns, .at_ns = at_ns };
 	pthread_mutex_unlock(&st->mu);
+	/* recorded in order with the rows and windows queued around it */
+	if (st->w != NULL)
+		writer_clock_step(st, &c);
+	else
+		(void)store_db_clock_step(st, &c);
+	return epoch;
+}
+
+int64_t
+store_clock_epoch(struct store *st)
+{
+	int64_t epoch;
+
+	pthread_mutex_lock(&st->mu);
+	epoch = st->epoch;
+	pthread_mutex_unlock(&st->mu);
+	return epoch;
 }
 
 void

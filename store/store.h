@@ -63,6 +63,13 @@ struct store_sample {
 	 * stamps by a change of it (counters.c); 0 outside the daemon.
 	 */
 	int64_t clock_net_ns;
+	/*
+	 * The host clock's epoch ts_ns was read in (store_clock_epoch), if
+	 * have_epoch; else the store's epoch when the row is appended (a
+	 * row the daemon did not stamp: an import, a copy).
+	 */
+	bool have_epoch;
+	int64_t epoch;
 	size_t nvalues;
 	const int *metric;	/* nvalues metric ids from store_metric() */
 	const struct store_value *values;	/* nvalues values */
@@ -124,11 +131,20 @@ void store_set_retention(struct store *st, const struct store_retention *r);
 
 /*
  * The host clock was stepped by size_ns (+ forward) and read at_ns just
- * after: retention by age measures a row stamped before the step by the
- * clock that stamped it (retention.c).  The STORE_CLOCK_STEPS newest
- * steps since open count; an older one is forgotten.
+ * after: a new epoch of the clock starts, recorded in the clock_steps
+ * table (queued for the thread; at once for storedb.h's store), and
+ * returned: the rows stamped from now on carry it.  Retention by age
+ * measures a row stamped before the step by the clock that stamped it
+ * (retention.c); the STORE_CLOCK_STEPS newest steps count there, those
+ * the database recorded before open included, an older one is forgotten.
  */
-void store_clock_stepped(struct store *st, int64_t size_ns, int64_t at_ns);
+int64_t store_clock_stepped(struct store *st, int64_t size_ns, int64_t at_ns);
+
+/*
+ * The host clock's epoch now: the database's last (its newest
+ * clock_steps row, 0 if none) at open, plus the steps since.
+ */
+int64_t store_clock_epoch(struct store *st);
 
 /*
  * Open or create the database at path, creating parent-less files only
@@ -305,6 +321,10 @@ struct store_window {
 	bool auto_closed;
 	char *meta_json;	/* a JSON object of strings, "{}" if none */
 	int32_t until_pid;	/* ends when this process exits; 0 if none */
+	/* the host clock's epochs its begin and end were stamped in; -1:
+	 * not recorded (a window of an older build) */
+	int64_t begin_epoch;
+	int64_t end_epoch;
 };
 
 /*

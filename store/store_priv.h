@@ -84,6 +84,7 @@ struct pending_row {
 	uint32_t seq;
 	int64_t arrival_ns;		/* 0: none */
 	int64_t clock_net_ns;		/* store_sample's */
+	int64_t epoch;			/* the host clock's epoch it was stamped in */
 	uint32_t interval_ms;
 	bool have_skew;
 	int32_t skew_s;
@@ -149,6 +150,11 @@ struct retention_state {
 
 struct writer;
 
+/* A step of the host clock as clock_steps records it: id, the epoch it starts. */
+struct store_epoch_step {
+	int64_t id, at_ns, size_ns, mono_ns;
+};
+
 struct store {
 	sqlite3 *db;
 	char *path;
@@ -156,7 +162,7 @@ struct store {
 	size_t max_pending;
 
 	struct store_catalog cat;
-	sqlite3_stmt *insert;	/* columns: fixed seven, then cat.cols in order */
+	sqlite3_stmt *insert;	/* columns: fixed eight, then cat.cols in order */
 	sqlite3_stmt *begin, *commit, *rollback;
 	bool in_tx;		/* inside storedb_tx_begin .. storedb_tx_commit */
 
@@ -183,6 +189,14 @@ struct store {
 	/* (mu) the newest steps of the host clock, oldest first */
 	struct store_clock_step clock_steps[STORE_CLOCK_STEPS];
 	size_t nclock_steps;
+	/*
+	 * (mu) The host clock's epoch now (store_clock_epoch), the
+	 * database's last at open (epoch_open: the daemon before's last),
+	 * and the newest step recorded since open (its id 0 if none), which
+	 * a recreated database gets again so that its epochs go on.
+	 */
+	int64_t epoch, epoch_open;
+	struct store_epoch_step last_step;
 	struct ratelimit rl_flush, rl_drop, rl_retention;
 	/* sql.c's record of the connection's last failure (dbmu): its code
 	 * and message, kept past the ROLLBACK that clears SQLite's own, and
@@ -335,6 +349,24 @@ int store_db_metric_add(struct store *st, const char *key, const char *unit,
 int store_db_window_insert(struct store *st, const struct store_window *win,
     const struct clocksync *clock, unsigned restarts);
 /*
+ * End open window win->id at win->end_ns, in epoch win->end_epoch (-1:
+ * not recorded), as storedb_window_end_meta does (store_windows.c).
+ */
+int store_db_window_end(struct store *st, const struct store_window *win,
+    enum store_ended_by by, const struct clocksync *clock,
+    const char *meta_json);
+/*
+ * Record step c of the host clock (clock_steps; a row of its id already
+ * there is replaced), in its own transaction (store_windows.c).
+ */
+int store_db_clock_step(struct store *st, const struct store_epoch_step *c);
+/*
+ * The database's newest clock_steps row into st->last_step (all 0 if
+ * none), and its STORE_CLOCK_STEPS newest steps into st->clock_steps,
+ * oldest first, which retention by age then goes on measuring by.
+ */
+int store_db_load_steps(struct store *st);
+/*
  * One bounded step of summarizing the windows due (store_summary.c),
  * marking each complete too if complete: 1 if windows are left for the
  * next step, 0 if none, -1 on error.
@@ -430,8 +462,9 @@ struct writer_ops {
 	int (*smi_version)(struct store *, const char *, int64_t);
 	int (*window_insert)(struct store *, const struct store_window *,
 	    const struct clocksync *, unsigned);
-	int (*window_end)(struct store *, int64_t, int64_t, enum store_ended_by,
-	    const struct clocksync *, const char *);
+	int (*window_end)(struct store *, const struct store_window *,
+	    enum store_ended_by, const struct clocksync *, const char *);
+	int (*clock_step)(struct store *, const struct store_epoch_step *);
 	int (*window_restarts)(struct store *, int64_t, unsigned);
 	int (*window_run)(struct store *, int64_t, int64_t);
 	int (*window_note)(struct store *, int64_t, const char *);
@@ -465,6 +498,8 @@ void writer_lock_db(struct store *st);
  * st->dbmu held (writer_lock_db), so that the thread changes none. */
 int writer_windows_open(struct store *st, struct store_window **out,
     size_t *n);
+/* Queue the record of step c of the host clock (st->mu not held). */
+void writer_clock_step(struct store *st, const struct store_epoch_step *c);
 /* Queue the deletion; st->mu held. */
 int writer_delete_after(struct store *st, int device, int src,
     int64_t after_ns);

@@ -91,8 +91,8 @@ store_db_window_insert(struct store *st, const struct store_window *win,
 
 	s = prepare(st, "INSERT INTO " SCHEMA_T_WINDOWS
 	    " (id, tag, uid, pid, begin_ns, meta, clock_begin_synced, "
-	    "clock_begin_est_us, clock_begin_max_us, until_pid, child_restarts) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+	    "clock_begin_est_us, clock_begin_max_us, until_pid, child_restarts, "
+	    SCHEMA_C_BEGIN_EPOCH ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
 	if (s == NULL)
 		return -1;
 	if (win->id > 0)
@@ -114,6 +114,10 @@ store_db_window_insert(struct store *st, const struct store_window *win,
 		sqlite3_bind_int64(s, 11, restarts);
 	else
 		sqlite3_bind_null(s, 11);
+	if (win->begin_epoch >= 0)
+		sqlite3_bind_int64(s, 12, win->begin_epoch);
+	else
+		sqlite3_bind_null(s, 12);
 	return run_alone(st, s, "begin window", &changes) == SQLITE_OK ? 0 : -1;
 }
 
@@ -166,7 +170,8 @@ storedb_window_begin(struct store *st, const char *tag, uint32_t uid,
     const struct clocksync *clock, int32_t until_pid, int64_t *id)
 {
 	struct store_window win = { .uid = uid, .pid = pid,
-	    .begin_ns = begin_ns, .until_pid = until_pid };
+	    .begin_ns = begin_ns, .until_pid = until_pid,
+	    .begin_epoch = st->epoch, .end_epoch = -1 };
 	int rc = -1;
 
 	/* id 0: the INSERT takes the next one */
@@ -192,6 +197,18 @@ storedb_window_end_meta(struct store *st, int64_t id, int64_t end_ns,
     enum store_ended_by by, const struct clocksync *clock,
     const char *meta_json)
 {
+	struct store_window win = { .id = id, .end_ns = end_ns,
+	    .end_epoch = by == STORE_ENDED_DAEMON_GONE ? st->epoch_open :
+	    st->epoch };
+
+	return store_db_window_end(st, &win, by, clock, meta_json);
+}
+
+int
+store_db_window_end(struct store *st, const struct store_window *win,
+    enum store_ended_by by, const struct clocksync *clock,
+    const char *meta_json)
+{
 	static const char *const names[] = {
 		[STORE_ENDED_MARK] = "mark",
 		[STORE_ENDED_MAX_OPEN] = "max_open",
@@ -205,10 +222,11 @@ storedb_window_end_meta(struct store *st, int64_t id, int64_t end_ns,
 	    "auto_closed = ?, ended_by = ?, clock_end_synced = ?, "
 	    "clock_end_est_us = ?, clock_end_max_us = ?, " SCHEMA_C_END_NOTE
 	    " = ?, meta = CASE WHEN ?9 IS NULL THEN meta ELSE "
-	    "json_patch(meta, ?9) END WHERE id = ?8 AND end_ns IS NULL");
+	    "json_patch(meta, ?9) END, " SCHEMA_C_END_EPOCH " = ?10 "
+	    "WHERE id = ?8 AND end_ns IS NULL");
 	if (s == NULL)
 		return -1;
-	sqlite3_bind_int64(s, 1, end_ns);
+	sqlite3_bind_int64(s, 1, win->end_ns);
 	sqlite3_bind_int(s, 2, by != STORE_ENDED_MARK);
 	sqlite3_bind_text(s, 3, names[by], -1, SQLITE_STATIC);
 	bind_clock(s, 4, clock);
@@ -216,19 +234,72 @@ storedb_window_end_meta(struct store *st, int64_t id, int64_t end_ns,
 		sqlite3_bind_text(s, 7, st->prev.note, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(s, 7);
-	sqlite3_bind_int64(s, 8, id);
+	sqlite3_bind_int64(s, 8, win->id);
 	if (meta_json != NULL)
 		sqlite3_bind_text(s, 9, meta_json, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(s, 9);
+	if (win->end_epoch >= 0)
+		sqlite3_bind_int64(s, 10, win->end_epoch);
+	else
+		sqlite3_bind_null(s, 10);
 	if (run_alone(st, s, "end window", &changes) != SQLITE_OK)
 		return -1;
 	if (changes != 1) {
 		log_warnx("%s: end window: window %lld is not open", st->path,
-		    (long long)id);
+		    (long long)win->id);
 		return -1;
 	}
 	return 0;
+}
+
+int
+store_db_clock_step(struct store *st, const struct store_epoch_step *c)
+{
+	sqlite3_stmt *s;
+	int changes;
+
+	s = prepare(st, "INSERT OR REPLACE INTO " SCHEMA_T_CLOCK_STEPS
+	    " (id, at_ns, size_ns, mono_ns) VALUES (?, ?, ?, ?)");
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, c->id);
+	sqlite3_bind_int64(s, 2, c->at_ns);
+	sqlite3_bind_int64(s, 3, c->size_ns);
+	sqlite3_bind_int64(s, 4, c->mono_ns);
+	return run_alone(st, s, "record a step of the host clock", &changes) ==
+	    SQLITE_OK ? 0 : -1;
+}
+
+int
+store_db_load_steps(struct store *st)
+{
+	sqlite3_stmt *s;
+	size_t n = 0;
+	int rc;
+
+	st->last_step = (struct store_epoch_step){ 0 };
+	if ((s = prepare(st, "SELECT id, at_ns, size_ns, mono_ns FROM "
+	    SCHEMA_T_CLOCK_STEPS " ORDER BY id DESC LIMIT ?")) == NULL)
+		return -1;
+	sqlite3_bind_int(s, 1, STORE_CLOCK_STEPS);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (n == 0)
+			st->last_step = (struct store_epoch_step){
+			    sqlite3_column_int64(s, 0),
+			    sqlite3_column_int64(s, 1),
+			    sqlite3_column_int64(s, 2),
+			    sqlite3_column_int64(s, 3) };
+		/* newest first here: the array is oldest first */
+		st->clock_steps[STORE_CLOCK_STEPS - 1 - n++] =
+		    (struct store_clock_step){ .size_ns =
+		    sqlite3_column_int64(s, 2), .at_ns =
+		    sqlite3_column_int64(s, 1) };
+	}
+	memmove(st->clock_steps, st->clock_steps + STORE_CLOCK_STEPS - n,
+	    n * sizeof(st->clock_steps[0]));
+	st->nclock_steps = n;
+	return sql_finish(st, s, rc, "the host clock's steps");
 }
 
 int
@@ -302,6 +373,8 @@ windows_take(struct store_window *w, struct db_window *r, size_t n)
 			.pid = r[i].pid, .begin_ns = r[i].begin_ns,
 			.end_ns = r[i].end_ns, .auto_closed = r[i].auto_closed,
 			.meta_json = r[i].meta, .until_pid = r[i].until_pid,
+			.begin_epoch = r[i].begin_epoch,
+			.end_epoch = r[i].end_epoch,
 		};
 		r[i].tag = r[i].meta = NULL;
 	}

@@ -172,6 +172,7 @@ store_buf_append(struct store *st, const struct store_sample *s,
 	r->seq = s->seq;
 	r->arrival_ns = s->arrival_ns;
 	r->clock_net_ns = s->clock_net_ns;
+	r->epoch = s->have_epoch ? s->epoch : st->epoch;
 	r->interval_ms = s->interval_ms;
 	r->have_skew = s->have_skew;
 	r->skew_s = s->skew_s;

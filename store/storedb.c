@@ -144,10 +144,13 @@ storedb_open(const char *path, size_t max_pending, struct store **out)
 		return -1;
 	}
 	if (store_db_open(st, SCHEMA_VERSION) == -1 || ingest_prepare(st) == -1 ||
-	    store_counters_load(st) == -1) {
+	    store_counters_load(st) == -1 ||
+	    store_db_load_steps(st) == -1) {
 		store_free(st);
 		return -1;
 	}
+	/* the host clock's epoch goes on from the database's last */
+	st->epoch = st->epoch_open = st->last_step.id;
 	note_file(st);
 	*out = st;
 	return 0;
@@ -191,9 +194,11 @@ store_db_reopen(struct store *st, char *why, size_t len)
 		}
 	}
 	store_catalog_free(&cat);
-	/* a file made anew names no daemon: this one writes it */
+	/* a file made anew names no daemon: this one writes it; and its
+	 * epochs go on from the newest step known */
 	if (ingest_prepare(st) == -1 || (st->daemon_recorded &&
-	    store_db_daemon_record(st) == -1))
+	    store_db_daemon_record(st) == -1) || (st->last_step.id > 0 &&
+	    store_db_clock_step(st, &st->last_step) == -1))
 		goto out;
 	same = st->cat.n == old.n;
 	for (size_t i = 0; same && i < old.n; i++)
@@ -280,8 +285,9 @@ row_bind(struct store *st, const struct rowring *ring, size_t k)
 		sqlite3_bind_int64(s, 7, r->arrival_ns);
 	else
 		sqlite3_bind_null(s, 7);
+	sqlite3_bind_int64(s, 8, r->epoch);
 	for (size_t j = 0; j < st->cat.n; j++) {
-		int at = (int)j + 8;
+		int at = (int)j + 9;
 
 		switch (kinds[j]) {
 		case CELL_INT:

@@ -536,7 +536,7 @@ switch_damaged(struct store *st)
 		open = *pend[i];
 		open.end_ns = 0;
 		if (w->ops.window_insert(st, &open, NULL, 0) == -1 ||
-		    w->ops.window_end(st, open.id, pend[i]->end_ns,
+		    w->ops.window_end(st, pend[i],
 		    pend[i]->auto_closed ? STORE_ENDED_MAX_OPEN :
 		    STORE_ENDED_MARK, NULL, NULL) == -1)
 			log_warnx("%s: window %" PRId64 " could not be carried "

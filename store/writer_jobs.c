@@ -103,13 +103,27 @@ store_window_begin(struct store *st, const char *tag, uint32_t uid,
 	j->win.pid = pid;
 	j->win.begin_ns = begin_ns;
 	j->win.until_pid = until_pid > 0 ? until_pid : 0;
+	j->win.end_epoch = -1;
 	if (clock != NULL)
 		j->clock = *clock;
 	pthread_mutex_lock(&st->mu);
+	/* the loop sees a step before it stamps a begin (windows.c) */
+	j->win.begin_epoch = st->epoch;
 	*id = j->win.id = ++st->w->next_window_id;
 	queue(st, j);
 	pthread_mutex_unlock(&st->mu);
 	return 0;
+}
+
+void
+writer_clock_step(struct store *st, const struct store_epoch_step *c)
+{
+	struct job *j = job_new(st, JOB_CLOCK_STEP);
+
+	if (j == NULL)
+		return;
+	j->step = *c;
+	queue_locked(st, j);
 }
 
 int
@@ -144,11 +158,15 @@ store_window_end_meta(struct store *st, int64_t id, int64_t end_ns,
 	if (clock != NULL)
 		j->clock = *clock;
 	pthread_mutex_lock(&st->mu);
+	/* the daemon before's window ends at its last sample, in its epoch */
+	j->win.end_epoch = by == STORE_ENDED_DAEMON_GONE ? st->epoch_open :
+	    st->epoch;
 	e = &w->ended[w->nended++ % ENDED_KEPT];
 	free(e->tag);
 	e->tag = strdup("");
 	e->id = id;
 	e->end_ns = end_ns;
+	e->end_epoch = j->win.end_epoch;
 	e->auto_closed = j->win.auto_closed;
 	queue(st, j);
 	/* complete once the rows that cover the end are stored */
@@ -174,10 +192,12 @@ store_window_get(struct store *st, int64_t id, struct store_window **out)
 			goto out;
 		}
 		sw->id = id;
+		sw->begin_epoch = sw->end_epoch = -1;
 		for (size_t i = 0; i < ENDED_KEPT && i < w->nended; i++)
 			if (w->ended[i].id == id) {
 				sw->tag = strdup(w->ended[i].tag);
 				sw->end_ns = w->ended[i].end_ns;
+				sw->end_epoch = w->ended[i].end_epoch;
 				sw->auto_closed = w->ended[i].auto_closed;
 			}
 		if (sw->tag == NULL)
@@ -494,8 +514,8 @@ writer_job_run(struct store *st, struct job *j)
 		open_add(w, &j->win, &j->clock);
 		return 0;
 	case JOB_WINDOW_END:
-		if (w->ops.window_end(st, j->win.id, j->win.end_ns, j->by,
-		    &j->clock, j->win.meta_json) == -1)
+		if (w->ops.window_end(st, &j->win, j->by, &j->clock,
+		    j->win.meta_json) == -1)
 			return -1;
 		open_remove(w, j->win.id);
 		return 0;
@@ -518,6 +538,8 @@ writer_job_run(struct store *st, struct job *j)
 		return w->ops.smi_version(st, j->version, j->ns);
 	case JOB_WINDOWS_ABANDONED:
 		return w->ops.windows_abandoned(st);
+	case JOB_CLOCK_STEP:
+		return w->ops.clock_step(st, &j->step);
 	case JOB_CARD:
 	default:
 		return w->ops.card(st, &j->card, j->ns);

@@ -19,7 +19,7 @@
 enum job_kind {
 	JOB_WINDOW_BEGIN, JOB_WINDOW_END, JOB_DELETE_AFTER, JOB_DEVICE_MAP,
 	JOB_CARD, JOB_WINDOW_RESTARTS, JOB_WINDOW_RUN, JOB_WINDOW_NOTE,
-	JOB_SMI_VERSION, JOB_WINDOWS_ABANDONED,
+	JOB_SMI_VERSION, JOB_WINDOWS_ABANDONED, JOB_CLOCK_STEP,
 };
 
 struct job {
@@ -35,6 +35,7 @@ struct job {
 	char *version;			/* SMI_VERSION */
 	char *note;			/* WINDOW_NOTE (win.id too) */
 	struct card card;		/* CARD */
+	struct store_epoch_step step;	/* CLOCK_STEP */
 };
 
 /*

@@ -65,12 +65,15 @@ orphan_check(const struct client *cl, sqlite3 *db, const struct db_window *w,
 }
 
 int
-stepped_check(const struct client *cl, const struct db_window *w)
+stepped_check(const struct client *cl, const struct db_window *w,
+    bool by_epochs)
 {
 	char ran[32], apart[32], *tag;
 	int64_t span = w->end_ns - w->begin_ns, slack;
 
-	if (w->open || w->run_ns < 0)
+	/* with its epochs, a reader by them finds all of it */
+	if (w->open || w->run_ns < 0 || (by_epochs && w->begin_epoch >= 0 &&
+	    w->end_epoch >= 0))
 		return CLIENT_EXIT_OK;
 	/* half the least step, and twice what the kernel may slew */
 	slack = 250000000 + w->run_ns / 1000;

@@ -41,10 +41,14 @@ int orphan_check(const struct client *cl, sqlite3 *db,
  * least step) and a thousandth of the run (twice the most the kernel
  * slews): the host clock was stepped back while it was
  * open, so the samples after the step are stamped before its end, and
- * reading its stamps reads only part of it.  CLIENT_EXIT_INCOMPLETE after
+ * reading its stamps reads only part of it; with by_epochs (the caller
+ * reads the window through db_window_pieces), a window whose epochs of
+ * the host clock are recorded (schema 12) is read whole, and passes.
+ * CLIENT_EXIT_INCOMPLETE after
  * saying so on stderr (cl->partial only changes the words), else
  * CLIENT_EXIT_OK.  Nothing is read: the window is read within its stamps.
  */
-int stepped_check(const struct client *cl, const struct db_window *w);
+int stepped_check(const struct client *cl, const struct db_window *w,
+    bool by_epochs);
 
 #endif

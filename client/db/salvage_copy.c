@@ -250,7 +250,7 @@ catalog_col(struct salvage *s, const char *col)
 /* The fixed columns, in the select list's order (NULL where absent). */
 static const char *const fixed_cols[] = {
 	SCHEMA_C_TS, SCHEMA_C_DEVICE, SCHEMA_C_INTERVAL, SCHEMA_C_SKEW,
-	SCHEMA_C_SRC, SCHEMA_C_SEQ, SCHEMA_C_ARRIVAL,
+	SCHEMA_C_SRC, SCHEMA_C_SEQ, SCHEMA_C_ARRIVAL, SCHEMA_C_EPOCH,
 };
 #define NFIXED	(sizeof(fixed_cols) / sizeof(fixed_cols[0]))
 
@@ -275,6 +275,9 @@ append_values(struct salvage *s, sqlite3_value **v)
 		smp.seq = (uint32_t)sqlite3_value_int64(v[5]);
 	smp.arrival_ns = sqlite3_value_type(v[6]) == SQLITE_NULL ? 0 :
 	    sqlite3_value_int64(v[6]);
+	/* the host clock's epoch it was stamped in (schema 12) */
+	if ((smp.have_epoch = sqlite3_value_type(v[7]) != SQLITE_NULL))
+		smp.epoch = sqlite3_value_int64(v[7]);
 	for (size_t i = 0; i < s->ncols; i++) {
 		sqlite3_value *x = v[NFIXED + i];
 		int dec = s->cols[i]->decimals;

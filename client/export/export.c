@@ -66,6 +66,9 @@ struct span {
 	const struct db_window *win;
 	const struct trace_target *trace;
 	int64_t lo_ns, hi_ns;	/* before the pad */
+	/* a window's piece in one epoch of the host clock (db_window_pieces);
+	 * -1: any epoch */
+	int64_t epoch;
 };
 
 /* The whole export: the databases, the traces and the spans. */
@@ -84,7 +87,7 @@ struct job {
 	struct event_sinks *sinks;	/* both of a trace, when both read */
 	size_t *which;			/* each trace's source */
 	struct span *spans;
-	size_t nspans;
+	size_t nspans, spans_cap;
 	char device_sql[1024];
 };
 
@@ -288,6 +291,7 @@ export_span(struct export_writer *w, const struct span *sp,
 	int64_t nfile;
 	int rc;
 
+	db_bind_epoch(sp->src->s, sp->epoch);
 	rc = export_write_samples(w, sp->src->db, sp->src->s,
 	    sp->lo_ns - o->pad_ns, sp->hi_ns + o->pad_ns, sp->win != NULL ?
 	    sp->win->id : 0, output_name(o->output), rows, &nfile, &dmg);
@@ -319,7 +323,7 @@ static int
 write_spans(struct job *j, struct export_writer *w)
 {
 	const struct options *o = j->o;
-	int64_t rows;
+	int64_t rows, win_rows = 0;
 	int rc = CLIENT_EXIT_OK;
 
 	w->trace.on = o->traces.n > 1 && o->window == NULL;
@@ -327,6 +331,11 @@ write_spans(struct job *j, struct export_writer *w)
 		const struct span *sp = &j->spans[i];
 		struct db_key *cards = NULL;
 		size_t ncards = 0;
+		/* a window's later pieces go on from its first */
+		bool more = i > 0 && sp->win != NULL &&
+		    j->spans[i - 1].win == sp->win;
+		bool last = i + 1 == j->nspans || sp->win == NULL ||
+		    j->spans[i + 1].win != sp->win;
 
 		if (w->format == EXPORT_AIUSMI && (rc = db_first_by_device(
 		    sp->src->db, sp->lo_ns - o->pad_ns, sp->hi_ns + o->pad_ns,
@@ -345,13 +354,16 @@ write_spans(struct job *j, struct export_writer *w)
 		w->map = &sp->src->map;
 		w->coarse = sp->src->coarse;
 		w->host = sp->src->host;
-		export_begin_span(w, sp->win, o->all, i == 0);
+		if (!more)
+			export_begin_span(w, sp->win, o->all, i == 0);
 		free(cards);
 		w->cards = NULL;
 		w->ncards = 0;
 		rc = export_span(w, sp, o, &rows);
+		win_rows = more ? win_rows + rows : rows;
 		/* none stored, unless a damaged page cost them (said) */
-		if (rc == CLIENT_EXIT_OK && rows == 0 && (sp->win == NULL ||
+		if (rc == CLIENT_EXIT_OK && last && win_rows == 0 &&
+		    (sp->win == NULL ||
 		    !summary_damage_find(sp->win->end_note, NULL, 0)))
 			note_empty(sp);
 	}
@@ -386,13 +398,49 @@ warn_apart(const struct trace_target *t, const struct span *win)
 	}
 }
 
+/* A new span of src, any epoch; j->spans grows (pointers into it do not
+ * outlive make_spans). */
 static struct span *
 add_span(struct job *j, struct source *src)
 {
-	struct span *sp = &j->spans[j->nspans++];
+	struct span *sp;
 
-	sp->src = src;
+	if (j->nspans == j->spans_cap) {
+		j->spans_cap = j->spans_cap == 0 ? 8 : 2 * j->spans_cap;
+		if ((sp = reallocarray(j->spans, j->spans_cap,
+		    sizeof(*j->spans))) == NULL)
+			errx(CLIENT_EXIT_FAILED, "out of memory");
+		j->spans = sp;
+	}
+	sp = &j->spans[j->nspans++];
+	*sp = (struct span){ .src = src, .epoch = -1 };
 	return sp;
+}
+
+/* Whether the export derives from traces (--merge, --steps, ...). */
+static bool
+derived(const struct options *o)
+{
+	return o->merge != NULL || o->merge_dir != NULL || o->steps ||
+	    o->ops || o->breakdown;
+}
+
+/*
+ * Window w spans epochs of the host clock: the derived outputs read one
+ * span per trace, its first piece (span_of), and say so.
+ */
+static void
+crossed_derived(struct job *j, const struct db_window *w)
+{
+	fprintf(stderr, "spyremon: window %" PRId64 " (%s) was crossed by a "
+	    "step of the host clock: --merge, --steps, --ops and --breakdown "
+	    "read its samples before the step only", w->id, w->tag);
+	if (j->cl->partial)
+		fprintf(stderr, " (--partial)\n");
+	else
+		fprintf(stderr, " (exit status %d; --partial reads it with "
+		    "exit status 0)\n", CLIENT_EXIT_INCOMPLETE);
+	j->settled = CLIENT_EXIT_INCOMPLETE;
 }
 
 /*
@@ -413,6 +461,7 @@ make_spans(struct job *j)
 		n += o->window != NULL ? j->src[k].nws : 1;
 	if ((j->spans = calloc(n + j->nsrc, sizeof(*j->spans))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
+	j->spans_cap = n + j->nsrc;
 	if (o->window == NULL && o->traces.n > 0) {
 		for (size_t i = 0; i < o->traces.n; i++) {
 			struct source *src = &j->src[j->which[i]];
@@ -449,24 +498,38 @@ make_spans(struct job *j)
 
 		for (size_t i = 0; i < src->nws; i++) {
 			const struct db_window *w = &src->ws[i];
+			struct db_piece *p;
+			size_t np;
+			int64_t end = w->open ? now : w->end_ns;
 
-			sp = add_span(j, src);
-			sp->win = w;
-			sp->lo_ns = w->begin_ns;
-			sp->hi_ns = w->open ? now : w->end_ns;
 			/* its daemon gone: up to its last sample (orphan.h) */
 			if ((rc = orphan_check(j->cl, src->db, w,
-			    &sp->hi_ns)) == CLIENT_EXIT_INCOMPLETE)
+			    &end)) == CLIENT_EXIT_INCOMPLETE)
 				j->settled = rc;
 			else if (rc != CLIENT_EXIT_OK)
 				return rc;
-			else if (stepped_check(j->cl, w) ==
+			else if (stepped_check(j->cl, w, true) ==
 			    CLIENT_EXIT_INCOMPLETE)
 				j->settled = CLIENT_EXIT_INCOMPLETE;
 			else if (w->open)
 				fprintf(stderr, "spyremon: window %" PRId64
 				    " (%s) is still open; exporting up to "
 				    "now\n", w->id, w->tag);
+			/* a piece per epoch of the host clock it spans */
+			if ((rc = db_window_pieces(src->db, w, end, &p,
+			    &np)) != 0)
+				return rc;
+			for (size_t q = 0; q < np; q++) {
+				sp = add_span(j, src);
+				sp->win = w;
+				sp->lo_ns = p[q].from_ns;
+				sp->hi_ns = p[q].hi_ns;
+				sp->epoch = p[q].epoch;
+			}
+			free(p);
+			if (np > 1 && derived(o))
+				crossed_derived(j, w);
+			sp = &j->spans[j->nspans - 1];
 			for (size_t t = 0; t < o->traces.n; t++)
 				if (j->which[t] == k)
 					warn_apart(&j->ts[t], sp);
@@ -522,7 +585,8 @@ note_deleted(const struct job *j, bool *partial)
 		const struct span *sp = &j->spans[i];
 		int64_t gone_to;
 
-		if (sp->win == NULL)
+		if (sp->win == NULL ||
+		    (i > 0 && j->spans[i - 1].win == sp->win))
 			continue;
 		/* rows a damaged page cost (the window's end_note says) */
 		if (summary_damage_find(sp->win->end_note, note,
@@ -932,9 +996,7 @@ run(struct client *cl, const struct options *o)
 		rc = settle_spans(&j);
 		if (rc == CLIENT_EXIT_OK && o->window != NULL)
 			rc = note_deleted(&j, &partial);
-		if (rc == CLIENT_EXIT_OK &&
-		    (o->merge != NULL || o->merge_dir != NULL || o->steps ||
-		    o->ops || o->breakdown))
+		if (rc == CLIENT_EXIT_OK && derived(o))
 			rc = run_derived(&j);
 		else if (rc == CLIENT_EXIT_OK)
 			rc = run_samples(&j, &w);

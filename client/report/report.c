@@ -36,6 +36,7 @@
 #include "db.h"
 #include "export.h"
 #include "format.h"
+#include "orphan.h"
 #include "output.h"
 #include "pragma.h"
 #include "plot.h"
@@ -57,60 +58,6 @@ enum {
 /* The rows of report.md's step table; steps.csv has them all. */
 #define MD_MAX_STEPS	50
 
-/* ---- the samples for the plots ---- */
-
-const char *const report_series_keys[S_N] = {
-	"pwr", "busy", "gtemp", "rdmem", "wrmem", "rxpci", "txpci",
-};
-
-static struct cardseries *
-series_card(struct series *s, int card)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (s->c[i].card == card)
-			return &s->c[i];
-	if ((s->c = realloc(s->c, (s->n + 1) * sizeof(*s->c))) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
-	memset(&s->c[s->n], 0, sizeof(s->c[s->n]));
-	s->c[s->n].card = card;
-	return &s->c[s->n++];
-}
-
-/* Add a sample to c, read from a metric file or not; hint: the samples a
- * card is likely to have. */
-static void
-series_push(struct cardseries *c, double t0, double t1, const double *v,
-    bool file, size_t hint)
-{
-	if (c->n == c->cap) {
-		/* the first guess is right for a card sampled all along */
-		c->cap = c->cap ? c->cap * 2 : hint > 1024 ? hint : 1024;
-		if ((c->t0 = realloc(c->t0, c->cap * sizeof(double))) == NULL ||
-		    (c->t1 = realloc(c->t1, c->cap * sizeof(double))) == NULL ||
-		    (c->file = realloc(c->file, c->cap)) == NULL)
-			errx(CLIENT_EXIT_FAILED, "out of memory");
-		for (int k = 0; k < S_N; k++)
-			if ((c->v[k] = realloc(c->v[k], c->cap *
-			    sizeof(double))) == NULL)
-				errx(CLIENT_EXIT_FAILED, "out of memory");
-	}
-	c->file[c->n] = file;
-	c->nfile += file;
-	c->t0[c->n] = t0;
-	c->t1[c->n] = t1;
-	for (int k = 0; k < S_N; k++)
-		c->v[k][c->n] = v[k];
-	c->n++;
-}
-
-static int
-cardcmp(const void *a, const void *b)
-{
-	const struct cardseries *x = a, *y = b;
-
-	return (x->card > y->card) - (x->card < y->card);
-}
-
 /*
  * A read of the samples for the report stopped at a damaged page: say so
  * unless the window's own note did, and exit with status 6.
@@ -126,79 +73,6 @@ damaged(struct report *r, sqlite3 *db)
 	r->ws.settled = CLIENT_EXIT_PARTIAL;
 }
 
-/* The samples overlapping (lo, hi), times from origin. */
-static int
-series_load(sqlite3 *db, const struct db_catalog *cat, int64_t lo, int64_t hi,
-    int64_t origin, struct series *out)
-{
-	const struct db_metric *m[S_N];
-	double unit[S_N];
-	sqlite3_stmt *s;
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	for (int k = 0; k < S_N; k++) {
-		out->has[k] = (m[k] = db_catalog_find(cat,
-		    report_series_keys[k])) != NULL;
-		unit[k] = m[k] != NULL ? pow(10, m[k]->decimals) : 1;
-	}
-	if ((s = db_select_samples(db, m, S_N, "", true)) == NULL)
-		return db_error(db, "the samples");
-	sqlite3_bind_int64(s, 1, lo);
-	sqlite3_bind_int64(s, 2, hi);
-	sqlite3_bind_int64(s, 3, hi + DB_MAX_INTERVAL_NS);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t ts = sqlite3_column_int64(s, 0);
-		int64_t iv = sqlite3_column_int64(s, 2);
-		int card = sqlite3_column_int(s, 1);
-		double v[S_N];
-
-		/* a stamp or interval that is not an integer in range (a
-		 * database from elsewhere): no time to draw it at */
-		if (sqlite3_column_type(s, 0) != SQLITE_INTEGER ||
-		    sqlite3_column_type(s, 2) != SQLITE_INTEGER || iv < 0 ||
-		    iv > DB_MAX_INTERVAL_NS / 1000000)
-			continue;
-		iv *= 1000000;
-
-		/* one sqlite3_column_value per cell: each call is a lookup */
-		for (int k = 0; k < S_N; k++) {
-			sqlite3_value *sv;
-
-			v[k] = NAN;
-			if (m[k] != NULL && sqlite3_value_type(sv =
-			    sqlite3_column_value(s, 3 + k)) != SQLITE_NULL)
-				v[k] = sqlite3_value_double(sv) / unit[k];
-		}
-		series_push(series_card(out, card), (double)(ts - iv - origin) /
-		    1e9, (double)(ts - origin) / 1e9, v,
-		    sqlite3_column_int(s, 3 + S_N) != 0, iv > 0 ?
-		    (size_t)((hi - lo) / iv) + 16 : 0);
-	}
-	/* a damaged page: what was read before it is drawn (the caller says so) */
-	if (rc != SQLITE_DONE && sql_is_damage(sqlite3_errcode(db))) {
-		out->damaged = true;
-		rc = SQLITE_DONE;
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE)
-		return db_error(db, "the samples");
-	qsort(out->c, out->n, sizeof(*out->c), cardcmp);
-	return CLIENT_EXIT_OK;
-}
-
-static void
-series_free(struct series *s)
-{
-	for (size_t i = 0; i < s->n; i++) {
-		free(s->c[i].t0);
-		free(s->c[i].file);
-		free(s->c[i].t1);
-		for (int k = 0; k < S_N; k++)
-			free(s->c[i].v[k]);
-	}
-	free(s->c);
-}
 
 /*
  * The line of metric k of card c: its points of the stream the metric
@@ -272,6 +146,44 @@ finish(FILE *fp, const struct report *r, const char *name)
 }
 
 /*
+ * The window's pieces across the epochs of the host clock, which the
+ * plots draw (db_window_pieces), and aiusmi.csv's: those, or the trace's
+ * span as one piece; r->lo and r->hi their hull.
+ */
+static int
+report_pieces(struct report *r)
+{
+	const struct db_piece *src;
+	size_t n;
+	int rc;
+
+	if ((rc = db_window_pieces(r->db, &r->ws.w, r->ws.end_ns, &r->wpieces,
+	    &r->nwpieces)) != CLIENT_EXIT_OK)
+		return rc;
+	src = r->wpieces;
+	n = r->nwpieces;
+	if (r->has_trace)
+		n = 1;
+	if ((r->apieces = calloc(n, sizeof(*r->apieces))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	if (r->has_trace)
+		r->apieces[0] = (struct db_piece){ r->rs.first_ns,
+		    r->rs.last_ns, r->rs.first_ns, -1 };
+	else
+		memcpy(r->apieces, src, n * sizeof(*src));
+	r->napieces = n;
+	r->lo = INT64_MAX;
+	r->hi = INT64_MIN;
+	for (size_t i = 0; i < n; i++) {
+		if (r->apieces[i].from_ns < r->lo)
+			r->lo = r->apieces[i].from_ns;
+		if (r->apieces[i].hi_ns > r->hi)
+			r->hi = r->apieces[i].hi_ns;
+	}
+	return CLIENT_EXIT_OK;
+}
+
+/*
  * aiusmi.csv from db, a connection of its own: it runs in a thread of its
  * own while the plots are drawn (see aiusmi_start).  It reads r->cat,
  * r->lo, r->hi and r->tmp, and writes only r->aiusmi_rows and
@@ -317,12 +229,19 @@ write_aiusmi(struct report *r, sqlite3 *db)
 	if (export_writer_init(&w) == -1)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	if ((rc = export_coarse_span(db, &w, r->lo, r->hi, "")) ==
-	    CLIENT_EXIT_OK) {
+	    CLIENT_EXIT_OK)
 		export_begin_span(&w, NULL, false, true);
+	/* piece after piece, each of its epoch of the host clock */
+	for (size_t i = 0; rc == CLIENT_EXIT_OK && i < r->napieces; i++) {
+		const struct db_piece *p = &r->apieces[i];
 		struct export_damage dmg;
+		int64_t rows, file_rows;
 
-		rc = export_write_samples(&w, db, s, r->lo, r->hi, 0,
-		    "aiusmi.csv", &r->aiusmi_rows, &r->aiusmi_file_rows, &dmg);
+		db_bind_epoch(s, p->epoch);
+		rc = export_write_samples(&w, db, s, p->from_ns, p->hi_ns, 0,
+		    "aiusmi.csv", &rows, &file_rows, &dmg);
+		r->aiusmi_rows += rows;
+		r->aiusmi_file_rows += file_rows;
 		/* a damaged page: the rows around it, and exit status 6 */
 		if (rc == CLIENT_EXIT_OK && dmg.damaged)
 			damaged(r, db);
@@ -470,7 +389,7 @@ chart(struct report *r, const char *name, const char *title, const int *keys,
 		free(owned);
 		return CLIENT_EXIT_OK;
 	}
-	span = (double)(r->ws.end_ns - r->ws.w.begin_ns) / 1e9;
+	span = (double)winsum_duration(&r->ws) / 1e9;
 	c.x0 = -0.03 * span;
 	c.x1 = span * 1.03;
 	if (span <= 0) {
@@ -727,6 +646,11 @@ report_run(struct client *cl, void *opts, int argc, char *argv[])
 	if ((rc = winsum_load(r->db, &from, window, lookback, &r->ws)) !=
 	    CLIENT_EXIT_OK)
 		goto done;
+	/* read by the clock's epochs, but a trace's steps are placed by
+	 * their stamps: a step back hides part of them */
+	if (r->traces.n > 0 && stepped_check(cl, &r->ws.w, false) ==
+	    CLIENT_EXIT_INCOMPLETE)
+		r->ws.settled = CLIENT_EXIT_INCOMPLETE;
 	if ((rc = load_run(r, o->expect, &align, alignbuf, sizeof(alignbuf))) !=
 	    CLIENT_EXIT_OK)
 		goto done;
@@ -750,21 +674,16 @@ report_run(struct client *cl, void *opts, int argc, char *argv[])
 	    (rc = report_ops_load(r)) != CLIENT_EXIT_OK ||
 	    (rc = report_why_load(r)) != CLIENT_EXIT_OK)
 		goto done;
-	r->lo = r->has_trace ? r->rs.first_ns : r->ws.w.begin_ns;
-	r->hi = r->has_trace ? r->rs.last_ns : r->ws.end_ns;
+	if ((rc = report_pieces(r)) != CLIENT_EXIT_OK)
+		goto done;
 	if ((rc = output_dir_open(r->dir, r->tmp, sizeof(r->tmp))) !=
 	    CLIENT_EXIT_OK)
 		goto done;
 	aiusmi_start(&job);
-	{
-		int64_t span = r->ws.end_ns - r->ws.w.begin_ns;
-		int64_t pad = span / 33 + 1;
-
-		if ((rc = series_load(r->db, &r->cat, r->ws.w.begin_ns - pad,
-		    r->ws.end_ns + pad, r->ws.w.begin_ns, &r->ser)) !=
-		    CLIENT_EXIT_OK)
-			goto done;
-	}
+	if ((rc = report_series_load(r->db, &r->cat, r->wpieces,
+	    r->nwpieces, winsum_duration(&r->ws) / 33 + 1, &r->ser)) !=
+	    CLIENT_EXIT_OK)
+		goto done;
 	if ((r->has_trace && (rc = write_steps(r)) != CLIENT_EXIT_OK) ||
 	    (rc = write_run_copies(r)) != CLIENT_EXIT_OK ||
 	    (rc = write_plots(r)) != CLIENT_EXIT_OK ||
@@ -789,7 +708,9 @@ done:
 	if (r->nplots > 0 || r->ops_plot || r->why_plot)
 		plot_done();
 	output_dir_remove(r->tmp);
-	series_free(&r->ser);
+	report_series_free(&r->ser);
+	free(r->wpieces);
+	free(r->apieces);
 	db_catalog_free(&r->cat);
 	if (r->has_base)
 		compare_free(&r->cmp);

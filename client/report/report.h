@@ -45,6 +45,18 @@ struct series {
 	bool	 damaged;	/* the read stopped at a damaged page */
 };
 
+/*
+ * The samples of the pieces p[0..np) (db_window_pieces; one piece of any
+ * epoch for a span of stamps), the first reaching pad earlier and the
+ * last pad later, into *out (free with report_series_free): times from
+ * the first piece's begin, each piece drawn on from where the one before
+ * ended, so a window a step of the host clock crossed is drawn as long
+ * as it was open.  A damaged page ends the read (out->damaged).
+ */
+int report_series_load(sqlite3 *db, const struct db_catalog *cat,
+    const struct db_piece *p, size_t np, int64_t pad, struct series *out);
+void report_series_free(struct series *s);
+
 struct report {
 	sqlite3	*db;
 	struct client *cl;
@@ -59,7 +71,12 @@ struct report {
 	struct cmp cmp;
 	struct db_catalog cat;
 	struct series ser;
-	int64_t	 lo, hi;		/* aiusmi.csv's span */
+	/* the window's pieces across epochs of the host clock, which the
+	 * plots draw (db_window_pieces); aiusmi.csv's: those, or the trace's
+	 * span as one piece */
+	struct db_piece *wpieces, *apieces;
+	size_t	 nwpieces, napieces;
+	int64_t	 lo, hi;		/* aiusmi.csv's span: its pieces' hull */
 	int64_t	 aiusmi_rows;		/* one per card per interval */
 	int64_t	 aiusmi_file_rows;	/* metric-file rows paired into them */
 	char	 plots[3][16];

@@ -121,7 +121,7 @@ serving_compute(sqlite3 *db, const struct winsum *ws, struct serving *out)
 	out->requests = e.v[0] - b.v[0];
 	out->prompt_tokens = e.v[1] - b.v[1];
 	out->generation_tokens = e.v[2] - b.v[2];
-	out->seconds = (double)(ws->end_ns - ws->w.begin_ns) / 1e9;
+	out->seconds = (double)winsum_duration(ws) / 1e9;
 	if (out->seconds > 0) {
 		out->tokens_per_s = (out->prompt_tokens +
 		    out->generation_tokens) / out->seconds;

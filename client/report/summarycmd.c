@@ -95,7 +95,7 @@ static void
 human_row(struct table *t, const struct winsum *ws,
     const struct summary_card *c)
 {
-	int64_t dur = ws->end_ns - ws->w.begin_ns;
+	int64_t dur = winsum_duration(ws);
 
 	table_row(t);
 	table_cellf(t, "%d", c->device);
@@ -119,7 +119,7 @@ void
 summary_card_cells(const struct winsum *ws, const struct summary_card *c,
     char cells[][SUMMARY_CELL])
 {
-	int64_t dur = ws->end_ns - ws->w.begin_ns;
+	int64_t dur = winsum_duration(ws);
 
 	snprintf(cells[0], SUMMARY_CELL, "%d", c->device);
 	snprintf(cells[1], SUMMARY_CELL, "%" PRId64, c->samples);
@@ -146,7 +146,7 @@ summary_write_header(FILE *fp, const struct winsum *ws)
 
 	format_time_utc(ws->w.begin_ns, b, sizeof(b));
 	format_time_utc(ws->end_ns, e, sizeof(e));
-	fmt_span(ws->end_ns - ws->w.begin_ns, span, sizeof(span));
+	fmt_span(winsum_duration(ws), span, sizeof(span));
 	fprintf(fp, "window %" PRId64 " '%s': %s to %s%s (%s)", ws->w.id,
 	    ws->w.tag, b, ws->w.open && !ws->orphan ? "now" : e,
 	    ws->orphan ? " (its last sample), never ended: its daemon is gone" :
@@ -272,7 +272,7 @@ write_table(FILE *fp, const struct winsum *ws, const struct serving *sv,
 static void
 gen_card(yajl_gen g, const struct winsum *ws, const struct summary_card *c)
 {
-	int64_t dur = ws->end_ns - ws->w.begin_ns;
+	int64_t dur = winsum_duration(ws);
 
 	yajl_gen_map_open(g);
 	jsonw_put_int(g, "card", c->device);
@@ -424,7 +424,7 @@ write_csv(FILE *fp, const struct winsum *ws, const char *host)
 		csv_quoted(fp, ws->w.tag);
 		fprintf(fp, ",%d,%.9f,%" PRId64 ",%.9f,%" PRId64 ",%.9f,%s,"
 		    "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%" PRId64, c->device,
-		    (double)(ws->end_ns - ws->w.begin_ns) / 1e9, c->samples,
+		    (double)(winsum_duration(ws)) / 1e9, c->samples,
 		    (double)c->covered_ns / 1e9, c->gaps,
 		    (double)c->gap_ns / 1e9, c->has_power ? c->energy_j : "",
 		    v[0], v[1],

@@ -176,9 +176,9 @@ make_notes(struct winsum *ws)
 			    "intervals, %s in all; samples cover %.1f %% of "
 			    "the window.", c->device, c->gaps,
 			    c->gaps == 1 ? "" : "s", span,
-			    ws->end_ns > ws->w.begin_ns ? 100.0 *
-			    (double)c->covered_ns / (double)(ws->end_ns -
-			    ws->w.begin_ns) : 0.0);
+			    winsum_duration(ws) > 0 ? 100.0 *
+			    (double)c->covered_ns /
+			    (double)winsum_duration(ws) : 0.0);
 		}
 	}
 	if (ws->restarts_known && ws->restarts > 0)
@@ -251,7 +251,7 @@ winsum_load(sqlite3 *db, const struct winsum_from *from, const char *name,
 	} else if (rc != CLIENT_EXIT_OK)
 		return rc;
 	/* a step back while it was open: only part of it in its stamps */
-	if (stepped_check(from->cl, &out->w) == CLIENT_EXIT_INCOMPLETE) {
+	if (stepped_check(from->cl, &out->w, true) == CLIENT_EXIT_INCOMPLETE) {
 		out->settled = CLIENT_EXIT_INCOMPLETE;
 		note(out, "The host clock was stepped back while the window was "
 		    "open: the samples after the step are stamped before its "
@@ -294,6 +294,15 @@ winsum_load(sqlite3 *db, const struct winsum_from *from, const char *name,
 		    CLIENT_EXIT_PARTIAL);
 	make_notes(out);
 	return CLIENT_EXIT_OK;
+}
+
+int64_t
+winsum_duration(const struct winsum *ws)
+{
+	/* the summary's: the time of its pieces (summary.h) */
+	if (ws->s.end_ns != 0 || ws->s.begin_ns != 0)
+		return ws->s.end_ns - ws->s.begin_ns;
+	return ws->end_ns > ws->w.begin_ns ? ws->end_ns - ws->w.begin_ns : 0;
 }
 
 void

@@ -62,6 +62,13 @@ int winsum_load(sqlite3 *db, const struct winsum_from *from,
 
 void winsum_free(struct winsum *ws);
 
+/*
+ * How long the window was open, as its summary measures it: its end less
+ * its begin, or, for one a step of the host clock crossed, the time it
+ * spent in each epoch of the clock together (db_window_pieces).
+ */
+int64_t winsum_duration(const struct winsum *ws);
+
 /* The value of key in the window's metadata, or NULL. */
 const char *winsum_meta(const struct winsum *ws, const char *key,
     char *buf, size_t len);

@@ -20,6 +20,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "clockstep.h"
 #include "log.h"
 #include "proto.h"
 #include "store.h"
@@ -243,7 +244,10 @@ conn_read(struct conn *c)
 	int64_t now_ns;
 
 	n = recv(c->fd, c->in + c->inlen, sizeof(c->in) - c->inlen, MSG_DONTWAIT);
-	/* a request arrives when the read that completes it returns */
+	/* a request arrives when the read that completes it returns; a
+	 * step of the clock is seen first, so that a window begun or ended
+	 * now is of the clock's new epoch (store_clock_epoch) */
+	(void)clockstep_check();
 	now_ns = now_realtime_ns();
 	if (n == -1)
 		return errno == EAGAIN || errno == EINTR ? 0 : -1;

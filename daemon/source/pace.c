@@ -23,6 +23,7 @@
 #define ABSENT		INT8_MIN	/* scale of a cell with no value */
 #define ROW_SKEW	0x01
 #define ROW_STORED	0x02
+#define ROW_EPOCH	0x04		/* its sample had an epoch */
 #define NONE		(-2)		/* no boundary; -1 is "before the ring" */
 #define MAX_KIND_IDS	16
 
@@ -36,6 +37,7 @@ struct fine_row {
 	int32_t skew_s;
 	uint8_t flags;
 	int32_t clock_net_ms;	/* store_sample's clock_net_ns, in ms */
+	int64_t epoch;		/* store_sample's */
 };
 
 _Static_assert(sizeof(struct fine_row) == PACE_ROW_FIXED_BYTES,
@@ -375,6 +377,8 @@ emit(struct pace *p, int device, const struct fine_row *r, size_t nvalues)
 		.have_skew = (r->flags & ROW_SKEW) != 0,
 		.skew_s = r->skew_s,
 		.clock_net_ns = (int64_t)r->clock_net_ms * (int64_t)NSEC_PER_MSEC,
+		.have_epoch = (r->flags & ROW_EPOCH) != 0,
+		.epoch = r->epoch,
 		.nvalues = nvalues,
 		.metric = p->slot_id,
 		.values = p->out,
@@ -595,8 +599,9 @@ void
 pace_row(struct pace *p, const struct store_sample *s)
 {
 	struct fine_row r = { s->ts_ns, s->interval_ms, s->skew_s,
-	    s->have_skew ? ROW_SKEW : 0,
-	    (int32_t)(s->clock_net_ns / (int64_t)NSEC_PER_MSEC) };
+	    (uint8_t)((s->have_skew ? ROW_SKEW : 0) |
+	    (s->have_epoch ? ROW_EPOCH : 0)),
+	    (int32_t)(s->clock_net_ns / (int64_t)NSEC_PER_MSEC), s->epoch };
 	struct pace_dev *d;
 
 	if (s->device < 0 || s->device >= PACE_MAX_DEVICES) {

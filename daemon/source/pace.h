@@ -53,7 +53,7 @@
 #define PACE_MAX_METRICS	128	/* distinct metric ids */
 #define PACE_RING_DEVICES	64
 #define PACE_RING_DEVICE_BYTES	(32 * 1024)
-#define PACE_ROW_FIXED_BYTES	24
+#define PACE_ROW_FIXED_BYTES	32
 
 struct pace;
 

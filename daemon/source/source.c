@@ -154,6 +154,7 @@ source_start(sd_event *ev, const struct config *cfg, struct store *st,
 	src->ev = sd_event_ref(ev);
 	src->cfg = cfg;
 	src->st = st;
+	src->clock_epoch = store_clock_epoch(st);
 	src->interval_ns = cfg->source.interval_ns;
 	src->out_fd = src->err_fd = src->ver_fd = -1;
 	src->backoff_ns = SOURCE_BACKOFF_MIN_NS;
@@ -216,8 +217,12 @@ source_set_windows_open(struct source *src, bool open)
 }
 
 void
-source_clock_stepped(struct source *src, int64_t step_ns)
+source_clock_stepped(struct source *src, int64_t step_ns, int64_t at_ns,
+    int64_t epoch)
 {
+	src->clock_epoch = epoch;
+	src->step_size_ns = step_ns;
+	src->step_at_ns = at_ns;
 	/* whole ms, within what pace's 32 bits of ms hold */
 	int64_t net = src->clock_net_ns + step_ns / (int64_t)NSEC_PER_MSEC *
 	    (int64_t)NSEC_PER_MSEC;

@@ -129,8 +129,13 @@ void source_reconfigure(struct source *src, const struct config *cfg);
  */
 void source_set_windows_open(struct source *src, bool open);
 
-/* The host clock was stepped by step_ns (+ forward): tell both paces. */
-void source_clock_stepped(struct source *src, int64_t step_ns);
+/*
+ * The host clock was stepped by step_ns (+ forward), read at_ns just
+ * after, and its epoch is now epoch (store_clock_stepped's): the rows
+ * stamped from now on carry it; tell both paces.
+ */
+void source_clock_stepped(struct source *src, int64_t step_ns, int64_t at_ns,
+    int64_t epoch);
 
 /*
  * Stop the child: SIGTERM to its process group, SIGKILL after grace_ns,

@@ -77,6 +77,14 @@ struct source {
 	 * clock_net_ns, so the store's energy counter follows a step.
 	 */
 	int64_t clock_net_ns;
+	/*
+	 * The host clock's epoch (store_clock_epoch) rows are stamped in
+	 * now, and the last step's size and new time (0 if none since the
+	 * start): a file row stamped by the old clock and read after the
+	 * step is of the epoch before (source_direct.c).
+	 */
+	int64_t clock_epoch;
+	int64_t step_size_ns, step_at_ns;
 	struct csv_result res;		/* scratch: too big for the stack per line */
 	int ids[CSV_COLS_MAX];
 	struct store_value vals[CSV_COLS_MAX];

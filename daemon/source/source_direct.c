@@ -74,6 +74,27 @@ replace_direct_rows(void *arg, int device, int64_t after_ns)
 }
 
 /* A new sample read from a file: remember its stamp, hand it to pace. */
+/*
+ * The epoch of the host clock file row s was stamped in.  The writer
+ * stamped it before the daemon read it (arrival_ns): read within a
+ * minute after the last step, with a stamp nearer the old clock's time of
+ * the read than the new one's, it was stamped before the step, in the
+ * epoch before.
+ */
+static int64_t
+direct_epoch(const struct source *src, const struct store_sample *s)
+{
+	int64_t old;
+
+	if (src->step_at_ns == 0 || s->arrival_ns < src->step_at_ns ||
+	    s->arrival_ns - src->step_at_ns > 60 * (int64_t)NSEC_PER_SEC ||
+	    src->clock_epoch == 0)
+		return src->clock_epoch;
+	old = s->arrival_ns - src->step_size_ns;
+	return llabs(s->ts_ns - old) < llabs(s->ts_ns - s->arrival_ns) ?
+	    src->clock_epoch - 1 : src->clock_epoch;
+}
+
 static void
 direct_row(void *arg, const struct store_sample *s)
 {
@@ -89,6 +110,8 @@ direct_row(void *arg, const struct store_sample *s)
 	if (s->ts_ns > src->stats.newest_ts_ns)
 		src->stats.newest_ts_ns = s->ts_ns;
 	row.clock_net_ns = src->clock_net_ns;
+	row.have_epoch = true;
+	row.epoch = direct_epoch(src, s);
 	pace_row(src->dpace, &row);
 }
 

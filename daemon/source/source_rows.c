@@ -142,6 +142,8 @@ handle_row(struct source *src, const struct csv_row *row)
 		.device = row->device,
 		.interval_ms = (uint32_t)(src->child_interval_ns / NSEC_PER_MSEC),
 		.clock_net_ns = src->clock_net_ns,
+		.have_epoch = true,
+		.epoch = src->clock_epoch,
 		.nvalues = n,
 		.metric = src->ids,
 		.values = src->vals,

@@ -21,7 +21,11 @@
 #  - the energy counter holds the file rows' energy across the steps;
 #  - each window a step crossed has an end_note naming the step, and
 #    mark end prints the time it ran by the monotonic clock, not 0 s nor
-#    an hour, and the note; windows and summary print the note.
+#    an hour, and the note; windows and summary print the note;
+#  - each metric-file row is of the clock epoch its writer stamped it in;
+#  - summary and export of the windows steps back crossed exit 0 (their
+#    epochs are recorded); without their epochs (as in a database before
+#    schema 12) they are read within their stamps, said so, exit 7.
 source "$(dirname "$0")/lib.sh"
 
 SHIM=$BIN/tests/clockshift.so
@@ -105,20 +109,31 @@ grep -q "stepped" "$T/windows.txt" ||
 	miss "windows does not show the step notes: $(cat "$T/windows.txt")"
 "$CLIENT" --db "$DB" summary --window w3 >"$T/summary3.txt" 2>&1 ||
 	miss "summary of w3 failed: $(cat "$T/summary3.txt")"
-# w1 and w2 were crossed by steps back: read within their stamps, which
-# hold only part of them, said so, exit 7 unless --partial
+# w1 and w2 were crossed by steps back: read whole by the clock's epochs
+# (t_clockstep_window checks the rows), exit 0; a window of a database
+# without epochs is read within its stamps, said so, exit 7 unless
+# --partial: the same window with its epochs taken away
 for w in w1 w2; do
 	rc=0
 	"$CLIENT" --db "$DB" summary --window $w >"$T/summary-$w.txt" 2>&1 || rc=$?
-	[ $rc = 7 ] || miss "summary of $w exits $rc, not 7: $(cat "$T/summary-$w.txt")"
-	grep -q "the host clock was stepped back while it was open" "$T/summary-$w.txt" ||
-		miss "summary of $w does not say a step back hid part of it: $(cat "$T/summary-$w.txt")"
-	"$CLIENT" --db "$DB" summary --window $w --partial >/dev/null 2>&1 ||
-		miss "summary --partial of $w does not exit 0"
+	[ $rc = 0 ] || miss "summary of $w exits $rc, not 0: $(cat "$T/summary-$w.txt")"
 	rc=0
 	"$CLIENT" --db "$DB" export --window $w -o "$T/$w.csv" 2>"$T/export-$w.txt" || rc=$?
-	[ $rc = 7 ] || miss "export of $w exits $rc, not 7: $(cat "$T/export-$w.txt")"
+	[ $rc = 0 ] || miss "export of $w exits $rc, not 0: $(cat "$T/export-$w.txt")"
 done
+cp "$DB" "$T/noepochs.db"
+sqlite3 "$T/noepochs.db" "UPDATE windows SET begin_epoch = NULL, end_epoch = NULL" ||
+	miss "cannot take the epochs away"
+rc=0
+"$CLIENT" --db "$T/noepochs.db" summary --window w1 >"$T/summary-old.txt" 2>&1 || rc=$?
+[ $rc = 7 ] || miss "summary of w1 without epochs exits $rc, not 7: $(cat "$T/summary-old.txt")"
+grep -q "the host clock was stepped back while it was open" "$T/summary-old.txt" ||
+	miss "summary of w1 without epochs does not say a step back hid part of it: $(cat "$T/summary-old.txt")"
+"$CLIENT" --db "$T/noepochs.db" summary --window w1 --partial >/dev/null 2>&1 ||
+	miss "summary --partial of w1 without epochs does not exit 0"
+rc=0
+"$CLIENT" --db "$T/noepochs.db" export --window w1 -o "$T/old.csv" 2>"$T/export-old.txt" || rc=$?
+[ $rc = 7 ] || miss "export of w1 without epochs exits $rc, not 7: $(cat "$T/export-old.txt")"
 grep -q "stepped forward by 3600.000s" "$T/summary3.txt" ||
 	miss "summary does not say a step crossed w3: $(cat "$T/summary3.txt")"
 if grep -q "sample not stored\|were dropped" "$DLOG"; then
@@ -186,6 +201,24 @@ if missing > missed:
         % (missing, missed))
 if sum(1 for k in stored) < 100:
     bad("only %d direct rows" % len(stored))
+
+# each direct row is of the clock's epoch its writer stamped it in: the
+# steps before its write in the file log (a write a second or more off
+# the one before), but at the lines next to a step
+epoch_of = dict(((dev, seq), e) for dev, seq, e in db.execute(
+    "SELECT device, seq, epoch FROM samples WHERE src = 1"))
+jumps = [i for i in range(1, len(log)) if abs(log[i][5] - log[i - 1][5]) > 10**9]
+if len(jumps) != 5:
+    bad("the file log shows %d steps, not 5" % len(jumps))
+wrong = 0
+for i, (ms, card, seq, _, _, written) in enumerate(log):
+    e = epoch_of.get((card, seq))
+    if e is None or any(abs(i - j) <= 4 for j in jumps):
+        continue
+    if e != sum(1 for j in jumps if j <= i):
+        wrong += 1
+if wrong:
+    bad("%d direct rows are not of the epoch of their stamp" % wrong)
 
 # aiu-smi rows: each written row stored once, stamped just after its write
 def sig(dev, vals):

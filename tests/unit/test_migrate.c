@@ -360,6 +360,56 @@ test_own_v5(void **state)
 	open_and_check(f);
 }
 
+/*
+ * Version 11 to 12: the rows already there are of epoch 0 (no step was
+ * recorded before them) and the windows' epochs are not recorded; a step
+ * starts epoch 1, recorded in clock_steps, which the rows stamped after
+ * it and a window begun after it carry, and a store opened again goes on
+ * from it.
+ */
+static void
+test_epochs_v11(void **state)
+{
+	struct fx *f = *state;
+	struct store_sample s = { .ts_ns = T0 - 5, .device = 2,
+	    .interval_ms = 1000 };
+	int64_t id;
+	sqlite3 *db;
+
+	make_past(f->db.path, 11, "", 11);
+	open_and_check(f);
+	assert_int_equal(store_clock_epoch(f->st), 0);
+	db = db_open(f->db.path);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM samples WHERE "
+	    "epoch = 0"), 1);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM windows WHERE "
+	    "begin_epoch IS NULL AND end_epoch IS NULL"), 1);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM clock_steps"), 0);
+	sqlite3_close(db);
+	/* a step back of an hour: epoch 1 */
+	assert_int_equal(store_clock_stepped(f->st, -3600 * 1000000000LL,
+	    T0 - 10), 1);
+	storedb_append(f->st, &s);
+	assert_int_equal(storedb_flush(f->st), 0);
+	assert_int_equal(storedb_window_begin(f->st, "after", 0, 1, T0 - 8,
+	    NULL, NULL, 0, &id), 0);
+	assert_int_equal(storedb_window_end(f->st, id, T0 - 2,
+	    STORE_ENDED_MARK, NULL), 0);
+	storedb_close(f->st);
+	f->st = NULL;
+	db = db_open(f->db.path);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM clock_steps WHERE "
+	    "id = 1 AND at_ns = 1749999999999999990 AND "
+	    "size_ns = -3600000000000"), 1);
+	assert_int_equal(q_int(db, "SELECT epoch FROM samples WHERE "
+	    "ts_ns = 1749999999999999995"), 1);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM windows WHERE "
+	    "tag = 'after' AND begin_epoch = 1 AND end_epoch = 1"), 1);
+	sqlite3_close(db);
+	assert_int_equal(storedb_open(f->db.path, 10, &f->st), 0);
+	assert_int_equal(store_clock_epoch(f->st), 1);
+}
+
 /* ---- failures ---- */
 
 /*
@@ -423,6 +473,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_smiversion_v7, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_own_v5, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_epochs_v11, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_failed_leaves_file, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_current_untouched, setup,
