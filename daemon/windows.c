@@ -234,6 +234,37 @@ succeed(struct windows_result *res, const struct window *win, int64_t end_ns)
 
 /* ---- begin ---- */
 
+/*
+ * nmeta pairs of meta: at most PROTO_META_MAX, each valid, keys distinct;
+ * else res says why.
+ */
+static bool
+meta_valid(const char *const *meta, size_t nmeta, struct windows_result *res)
+{
+	const char *why;
+
+	if (nmeta > PROTO_META_MAX) {
+		fail(res, PROTO_E_BAD_META, "at most %d metadata pairs",
+		    PROTO_META_MAX);
+		return false;
+	}
+	for (size_t i = 0; i < nmeta; i++) {
+		const char *key = meta[2 * i];
+
+		if (!proto_meta_valid(key, meta[2 * i + 1], &why)) {
+			fail(res, PROTO_E_BAD_META, "%s (key '%.64s')", why, key);
+			return false;
+		}
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(key, meta[2 * j]) == 0) {
+				fail(res, PROTO_E_BAD_META, "metadata key '%s' "
+				    "is given twice", key);
+				return false;
+			}
+	}
+	return true;
+}
+
 /* Apply begin's rules to req; true if it may go ahead, else res says why. */
 static bool
 begin_allowed(struct windows *w, const struct windows_begin_req *req,
@@ -246,25 +277,8 @@ begin_allowed(struct windows *w, const struct windows_begin_req *req,
 		fail(res, PROTO_E_BAD_TAG, "%s", why);
 		return false;
 	}
-	if (req->nmeta > PROTO_META_MAX) {
-		fail(res, PROTO_E_BAD_META, "at most %d metadata pairs",
-		    PROTO_META_MAX);
+	if (!meta_valid(req->meta, req->nmeta, res))
 		return false;
-	}
-	for (size_t i = 0; i < req->nmeta; i++) {
-		const char *key = req->meta[2 * i];
-
-		if (!proto_meta_valid(key, req->meta[2 * i + 1], &why)) {
-			fail(res, PROTO_E_BAD_META, "%s (key '%.64s')", why, key);
-			return false;
-		}
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(key, req->meta[2 * j]) == 0) {
-				fail(res, PROTO_E_BAD_META, "metadata key '%s' "
-				    "is given twice", key);
-				return false;
-			}
-	}
 	for (size_t i = 0; i < w->n; i++) {
 		if (w->open[i].uid != req->uid)
 			continue;
@@ -590,26 +604,11 @@ static bool
 end_meta_allowed(const struct window *win, const struct windows_end_req *req,
     struct windows_result *res)
 {
-	const char *why;
-
-	if (req->nmeta > PROTO_META_MAX) {
-		fail(res, PROTO_E_BAD_META, "at most %d metadata pairs",
-		    PROTO_META_MAX);
+	if (!meta_valid(req->meta, req->nmeta, res))
 		return false;
-	}
 	for (size_t i = 0; i < req->nmeta; i++) {
 		const char *key = req->meta[2 * i];
 
-		if (!proto_meta_valid(key, req->meta[2 * i + 1], &why)) {
-			fail(res, PROTO_E_BAD_META, "%s (key '%.64s')", why, key);
-			return false;
-		}
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(key, req->meta[2 * j]) == 0) {
-				fail(res, PROTO_E_BAD_META, "metadata key '%s' "
-				    "is given twice", key);
-				return false;
-			}
 		for (size_t j = 0; j < win->nmeta; j++)
 			if (strcmp(key, win->meta[2 * j]) == 0) {
 				fail(res, PROTO_E_BAD_META, "metadata key '%s' "

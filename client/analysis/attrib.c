@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
 #include "attrib.h"
 
 #define NS_PER_S	1e9
@@ -46,24 +47,6 @@ cmp_iv(const void *a, const void *b)
 	if (x->lo_ns != y->lo_ns)
 		return (x->lo_ns > y->lo_ns) - (x->lo_ns < y->lo_ns);
 	return (x->hi_ns > y->hi_ns) - (x->hi_ns < y->hi_ns);
-}
-
-/*
- * Sort base unless it is sorted already: a trace's events mostly come in
- * order, and the host events, shared by every card, are sorted by the
- * first card's call; qsort would spend n log n on each anyway.
- */
-static void
-sort_once(void *base, size_t n, size_t size,
-    int (*cmp)(const void *, const void *))
-{
-	const char *p = base;
-
-	for (size_t i = 1; i < n; i++)
-		if (cmp(p + (i - 1) * size, p + i * size) > 0) {
-			qsort(base, n, size, cmp);
-			return;
-		}
 }
 
 double

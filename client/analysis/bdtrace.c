@@ -9,29 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
 #include "bdnames.h"
 #include "bdtrace.h"
 #include "client.h"
 #include "devevents.h"
 #include "trace.h"
-
-struct vec {
-	void	*p;
-	size_t	 n, cap, size;
-};
-
-static void *
-vec_push(struct vec *v)
-{
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? 2 * v->cap : 64;
-
-		if ((v->p = reallocarray(v->p, cap, v->size)) == NULL)
-			errx(CLIENT_EXIT_FAILED, "out of memory");
-		v->cap = cap;
-	}
-	return (char *)v->p + v->n++ * v->size;
-}
 
 /* A device event of the cards' set. */
 struct aev {
@@ -418,8 +401,8 @@ hta_prepare(struct bd_trace *t, size_t nstep_names, struct bd_result *res)
 		if (r->corr != -1)
 			cpu[ncpu++] = (struct launch){ r->corr, 0, r->idx };
 	}
-	bd_sort(kept, nkept, sizeof(*kept), i64cmp);
-	bd_sort(cpu, ncpu, sizeof(*cpu), launchcmp);
+	sort_once(kept, nkept, sizeof(*kept), i64cmp);
+	sort_once(cpu, ncpu, sizeof(*cpu), launchcmp);
 	for (size_t i = 0; i < n; i++) {
 		struct hrow *r = &rows[i];
 		const struct launch *l;
@@ -524,7 +507,7 @@ hta_compute(struct bd_trace *t, int64_t threshold, const struct bd_iv *sync,
 	}
 	res->has_hta = nt > 0;
 	bd_hta_temporal(te, nt, &res->hta);
-	bd_sort(se, ns, sizeof(*se), sevcmp);
+	sort_once(se, ns, sizeof(*se), sevcmp);
 	res->streams_hta = ns > 0;
 	for (size_t i = 0; i < ns;) {
 		struct bd_stream *s = add_stream(res, &cap);
@@ -593,7 +576,7 @@ card_streams(const struct aev *a, const struct bd_event *ev, size_t n,
 		for (size_t i = 0; i < n; i++)
 			if (a[i].key == keys[k])
 				sv[m++] = ev[i];
-		bd_sort(sv, m, sizeof(*sv), bdevcmp);
+		sort_once(sv, m, sizeof(*sv), bdevcmp);
 		s->has_card = true;
 		s->card = a[0].card;
 		s->stream = a[0].has_stream ? keys[k] : (int64_t)k;
@@ -692,8 +675,8 @@ bd_trace_compute(struct bd_trace *t, int64_t threshold,
 	nsync = bd_merge(sync, t->sync.n);
 	hta_prepare(t, nstep_names, res);
 	hta_compute(t, threshold, sync, nsync, res);
-	bd_sort(l, t->launches.n, sizeof(*l), launchcmp);
-	bd_sort(a, t->aev.n, sizeof(*a), aevcmp);
+	sort_once(l, t->launches.n, sizeof(*l), launchcmp);
+	sort_once(a, t->aev.n, sizeof(*a), aevcmp);
 	if ((ev = calloc(t->aev.n, sizeof(*ev))) == NULL ||
 	    (sorted = calloc(t->aev.n, sizeof(*sorted))) == NULL ||
 	    (res->cards = calloc(t->aev.n, sizeof(*res->cards))) == NULL ||

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "arrays.h"
 #include "breakdown.h"
 #include "client.h"
 
@@ -76,7 +77,7 @@ bd_temporal(const struct bd_event *ev, size_t n, int64_t lo, int64_t hi,
 		p[np++] = (struct point){ s, 1, ev[i].cat };
 		p[np++] = (struct point){ e, -1, ev[i].cat };
 	}
-	bd_sort(p, np, sizeof(*p), pointcmp);
+	sort_once(p, np, sizeof(*p), pointcmp);
 	t = lo;
 	for (size_t i = 0; i <= np; i++) {
 		int64_t next = i < np ? p[i].t : hi;
@@ -101,25 +102,12 @@ ivcmp(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
-void
-bd_sort(void *base, size_t n, size_t size,
-    int (*cmp)(const void *, const void *))
-{
-	const char *p = base;
-
-	for (size_t i = 1; i < n; i++)
-		if (cmp(p + (i - 1) * size, p + i * size) > 0) {
-			qsort(base, n, size, cmp);
-			return;
-		}
-}
-
 size_t
 bd_merge(struct bd_iv *iv, size_t n)
 {
 	size_t k = 0;
 
-	bd_sort(iv, n, sizeof(*iv), ivcmp);
+	sort_once(iv, n, sizeof(*iv), ivcmp);
 	for (size_t i = 0; i < n; i++) {
 		if (iv[i].end <= iv[i].start)
 			continue;
@@ -246,7 +234,7 @@ bd_idle_segments(struct bd_event *ev, size_t n, int64_t threshold,
 	*out = NULL;
 	if (n == 0)
 		return 0;
-	bd_sort(ev, n, sizeof(*ev), eventcmp);
+	sort_once(ev, n, sizeof(*ev), eventcmp);
 	end = ev[0].end;
 	for (size_t i = 1; i < n; i++) {
 		if (ev[i].start > end)
@@ -461,7 +449,7 @@ bd_hta_temporal(struct bd_hta_event *ev, size_t n,
 	memset(out, 0, sizeof(*out));
 	if (n == 0)
 		return;
-	bd_sort(ev, n, sizeof(*ev), htacmp);
+	sort_once(ev, n, sizeof(*ev), htacmp);
 	lo = ev[0].start;
 	hi = ev[0].end;
 	for (size_t i = 1; i < n; i++)

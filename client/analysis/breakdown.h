@@ -77,13 +77,6 @@ void bd_temporal(const struct bd_event *ev, size_t n, int64_t lo, int64_t hi,
     struct bd_temporal *out);
 
 /*
- * qsort(base, n, size, cmp), skipped when base is in order already (one
- * pass): a trace's events mostly come in the order they are sorted to.
- */
-void bd_sort(void *base, size_t n, size_t size,
-    int (*cmp)(const void *, const void *));
-
-/*
  * Sort iv[0..n) by start and merge overlapping or touching intervals in
  * place; returns how many are left.
  */

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
 #include "client.h"
 #include "opsenergy.h"
 #include "summary.h"
@@ -26,24 +27,6 @@
  * neighbours of the first and last ones for the bound, not energy.
  */
 #define NEIGHBOUR_PAD_NS	DB_MAX_INTERVAL_NS
-
-struct vec {
-	void	*p;
-	size_t	 n, cap, size;
-};
-
-static void *
-vec_push(struct vec *v)
-{
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? 2 * v->cap : 64;
-
-		if ((v->p = reallocarray(v->p, cap, v->size)) == NULL)
-			errx(CLIENT_EXIT_FAILED, "out of memory");
-		v->cap = cap;
-	}
-	return (char *)v->p + v->n++ * v->size;
-}
 
 /* A trace card's device events, and a DB card's samples. */
 struct bucket {
