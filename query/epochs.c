@@ -13,6 +13,7 @@
 #include <err.h>
 #include <stdlib.h>
 
+#include "pragma.h"
 #include "schema.h"
 
 /* The newest epoch db records (its newest clock_steps row), 0 if none. */
@@ -160,7 +161,10 @@ db_window_pieces_of(sqlite3 *db, int64_t id, int64_t begin_ns,
 
 	*out = NULL;
 	*n = 0;
-	if (id > 0 && db_windows_read(db, &f, &w, &nw) != 0)
+	/* a database without windows' epochs (older, or no windows) has
+	 * one piece */
+	if (id > 0 && sql_column_exists(db, SCHEMA_T_WINDOWS,
+	    SCHEMA_C_BEGIN_EPOCH) && db_windows_read(db, &f, &w, &nw) != 0)
 		return -1;
 	if (nw == 1 && w[0].begin_ns == begin_ns && w[0].begin_epoch >= 0)
 		rc = pieces(db, &w[0], end_ns, out, n);
