@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "arrays.h"
 #include "breakdown.h"
 
 #define EV(s, e, c)	{ (s), (e), (c), false, 0 }
@@ -276,22 +277,22 @@ intcmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* bd_sort sorts what is out of order and leaves what is in order */
+/* sort_once sorts what is out of order and leaves what is in order */
 static void
 test_sort(void **state)
 {
 	int a[] = { 3, 1, 2, 2 }, b[] = { 1, 2, 2, 5 }, c[] = { 7 };
 
 	(void)state;
-	bd_sort(a, 4, sizeof(int), intcmp);
+	sort_once(a, 4, sizeof(int), intcmp);
 	assert_int_equal(a[0], 1);
 	assert_int_equal(a[1], 2);
 	assert_int_equal(a[2], 2);
 	assert_int_equal(a[3], 3);
-	bd_sort(b, 4, sizeof(int), intcmp);
+	sort_once(b, 4, sizeof(int), intcmp);
 	assert_int_equal(b[3], 5);
-	bd_sort(c, 1, sizeof(int), intcmp);
-	bd_sort(c, 0, sizeof(int), intcmp);
+	sort_once(c, 1, sizeof(int), intcmp);
+	sort_once(c, 0, sizeof(int), intcmp);
 	assert_int_equal(c[0], 7);
 }
 
