@@ -84,6 +84,62 @@ plot_text(cairo_t *cr, double x, double y, double size, double align_x,
 	cairo_show_text(cr, s);
 }
 
+void
+plot_begin(cairo_t *cr, double width, const char *title)
+{
+	cairo_set_source_rgb(cr, 1, 1, 1);
+	cairo_paint(cr);
+	cairo_set_source_rgb(cr, 0, 0, 0);
+	cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL,
+	    CAIRO_FONT_WEIGHT_BOLD);
+	plot_text(cr, width / 2, 18, TITLE_SIZE, 0.5, 0, title);
+	cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL,
+	    CAIRO_FONT_WEIGHT_NORMAL);
+}
+
+void
+plot_y_grid(cairo_t *cr, double px0, double px1, double py0, double py1,
+    double y0, double y1, double step)
+{
+	double ys = (py1 - py0) / (y1 - y0);
+	char buf[64];
+
+	cairo_set_line_width(cr, 1);
+	for (double v = ceil(y0 / step) * step; v <= y1 + step * 1e-9;
+	    v += step) {
+		double y = py1 - (v - y0) * ys;
+
+		cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
+		cairo_move_to(cr, px0, y);
+		cairo_line_to(cr, px1, y);
+		cairo_stroke(cr);
+		cairo_set_source_rgb(cr, 0, 0, 0);
+		snprintf(buf, sizeof(buf), "%g", fabs(v) < step * 1e-6 ? 0 : v);
+		plot_text(cr, px0 - 6, y, LABEL_SIZE, 1, 0.5, buf);
+	}
+}
+
+void
+plot_y_title(cairo_t *cr, double x, double py0, double py1, const char *title)
+{
+	cairo_save(cr);
+	cairo_translate(cr, x, (py0 + py1) / 2);
+	cairo_rotate(cr, -M_PI / 2);
+	plot_text(cr, 0, 0, LABEL_SIZE, 0.5, 0.5, title);
+	cairo_restore(cr);
+}
+
+void
+plot_legend_entry(cairo_t *cr, double x, double y, const double rgb[3],
+    const char *name)
+{
+	cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+	cairo_rectangle(cr, x, y - 6, 22, 12);
+	cairo_fill(cr);
+	cairo_set_source_rgb(cr, 0, 0, 0);
+	plot_text(cr, x + 28, y, LABEL_SIZE, 0, 0.5, name);
+}
+
 /* The value range of a panel, padded; y0 == y1 made a range. */
 static void
 y_range(const struct plot_panel *p, double *y0, double *y1)
@@ -213,19 +269,7 @@ draw_panel(cairo_t *cr, const struct plot_chart *c, const struct plot_panel *p,
 			cairo_fill(cr);
 		}
 	}
-	/* grid and y ticks */
-	step = plot_nice_step(y1 - y0, 6);
-	cairo_set_line_width(cr, 1);
-	for (double v = ceil(y0 / step) * step; v <= y1 + step * 1e-9;
-	    v += step) {
-		cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
-		cairo_move_to(cr, px0, Y(v));
-		cairo_line_to(cr, px1, Y(v));
-		cairo_stroke(cr);
-		cairo_set_source_rgb(cr, 0, 0, 0);
-		snprintf(buf, sizeof(buf), "%g", fabs(v) < step * 1e-6 ? 0 : v);
-		plot_text(cr, px0 - 6, Y(v), LABEL_SIZE, 1, 0.5, buf);
-	}
+	plot_y_grid(cr, px0, px1, py0, py1, y0, y1, plot_nice_step(y1 - y0, 6));
 	/* x ticks */
 	step = plot_nice_step(c->x1 - c->x0, MAX_TICKS);
 	for (double t = ceil(c->x0 / step) * step; t <= c->x1 + step * 1e-9;
@@ -318,12 +362,8 @@ draw_panel(cairo_t *cr, const struct plot_chart *c, const struct plot_panel *p,
 		double rgb[3], ly = py0 + 10 + 20 * (double)l;
 
 		plot_card_rgb(p->lines[l].card, rgb);
-		cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-		cairo_rectangle(cr, px1 + 14, ly - 5, 22, 10);
-		cairo_fill(cr);
-		cairo_set_source_rgb(cr, 0, 0, 0);
 		snprintf(buf, sizeof(buf), "card %d", p->lines[l].card);
-		plot_text(cr, px1 + 42, ly, LABEL_SIZE, 0, 0.5, buf);
+		plot_legend_entry(cr, px1 + 14, ly, rgb, buf);
 	}
 	if (p->nlines == 0)
 		plot_text(cr, (px0 + px1) / 2, (py0 + py1) / 2, LABEL_SIZE, 0.5,
@@ -348,14 +388,7 @@ draw(cairo_t *cr, const void *arg)
 	int h = plot_height(c->npanels);
 	char buf[128];
 
-	cairo_set_source_rgb(cr, 1, 1, 1);
-	cairo_paint(cr);
-	cairo_set_source_rgb(cr, 0, 0, 0);
-	cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL,
-	    CAIRO_FONT_WEIGHT_BOLD);
-	plot_text(cr, PLOT_WIDTH / 2.0, 18, TITLE_SIZE, 0.5, 0, c->title);
-	cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL,
-	    CAIRO_FONT_WEIGHT_NORMAL);
+	plot_begin(cr, PLOT_WIDTH, c->title);
 	for (size_t i = 0; i < c->npanels; i++)
 		draw_panel(cr, c, &c->panels[i], PLOT_TOP + (double)i *
 		    PLOT_PANEL_HEIGHT, i + 1 == c->npanels);

@@ -8,6 +8,7 @@
 
 #include "plot.h"
 #include "plot_bars.h"
+#include "plot_priv.h"
 
 #define TOP		60	/* the title */
 #define BOTTOM		50	/* the bars' labels */
@@ -15,7 +16,7 @@
 #define RIGHT		190	/* the legend */
 #define SLOT		160	/* per bar */
 #define BAR		90	/* a bar's width */
-#define LABEL_SIZE	12.0
+#define LABEL_SIZE	PLOT_LABEL_SIZE
 #define MIN_LABEL_PX	16	/* a segment this tall or more shows its value */
 
 int
@@ -66,31 +67,10 @@ draw(cairo_t *cr, const void *arg)
 	ys = (py1 - py0) / ymax;
 	slot = (px1 - px0) / (double)(b->ngroups > 0 ? b->ngroups : 1);
 #define Y(v)	(py1 - (v) * ys)
-	cairo_set_source_rgb(cr, 1, 1, 1);
-	cairo_paint(cr);
-	cairo_set_source_rgb(cr, 0, 0, 0);
-	cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
-	    CAIRO_FONT_WEIGHT_BOLD);
-	plot_text(cr, w / 2.0, 18, 18.0, 0.5, 0, b->title);
-	cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
-	    CAIRO_FONT_WEIGHT_NORMAL);
-	/* grid and y ticks */
-	cairo_set_line_width(cr, 1);
-	for (double v = 0; v <= ymax + step * 1e-9; v += step) {
-		cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
-		cairo_move_to(cr, px0, Y(v));
-		cairo_line_to(cr, px1, Y(v));
-		cairo_stroke(cr);
-		cairo_set_source_rgb(cr, 0, 0, 0);
-		snprintf(buf, sizeof(buf), "%g", v);
-		plot_text(cr, px0 - 6, Y(v), LABEL_SIZE, 1, 0.5, buf);
-	}
+	plot_begin(cr, w, b->title);
+	plot_y_grid(cr, px0, px1, py0, py1, 0, ymax, step);
 	snprintf(buf, sizeof(buf), "energy (%s)", b->unit);
-	cairo_save(cr);
-	cairo_translate(cr, 22, (py0 + py1) / 2);
-	cairo_rotate(cr, -M_PI / 2);
-	plot_text(cr, 0, 0, LABEL_SIZE, 0.5, 0.5, buf);
-	cairo_restore(cr);
+	plot_y_title(cr, 22, py0, py1, buf);
 	/* the bars, bottom up */
 	for (size_t g = 0; g < b->ngroups; g++) {
 		double x = px0 + slot * ((double)g + 0.5) - BAR / 2.0, at = 0;
@@ -128,14 +108,9 @@ draw(cairo_t *cr, const void *arg)
 	/* legend: top to bottom as the segments stack */
 	for (size_t i = 0; i < b->nseries; i++) {
 		size_t k = b->nseries - 1 - i;
-		double ly = py0 + 10 + 22 * (double)i;
 
-		cairo_set_source_rgb(cr, b->rgb[k][0], b->rgb[k][1],
-		    b->rgb[k][2]);
-		cairo_rectangle(cr, px1 + 20, ly - 6, 22, 12);
-		cairo_fill(cr);
-		cairo_set_source_rgb(cr, 0, 0, 0);
-		plot_text(cr, px1 + 48, ly, LABEL_SIZE, 0, 0.5, b->series[k]);
+		plot_legend_entry(cr, px1 + 20, py0 + 10 + 22 * (double)i,
+		    b->rgb[k], b->series[k]);
 	}
 #undef Y
 }

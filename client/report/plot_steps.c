@@ -46,41 +46,19 @@ draw_bars(cairo_t *cr, const void *arg)
 	const struct plot_steps *c = arg;
 	double px0 = LEFT, px1 = PLOT_WIDTH - RIGHT;
 	double py0 = TOP + 10, py1 = PLOT_STEPS_HEIGHT - BOTTOM;
-	double ymax = 0, step, slot, x, gx0 = 0, label_end = -1e9;
+	double ymax = 0, slot, x, gx0 = 0, label_end = -1e9;
 	size_t ng = ngroups(c);
 	char buf[64];
 
-	cairo_set_source_rgb(cr, 1, 1, 1);
-	cairo_paint(cr);
-	cairo_set_source_rgb(cr, 0, 0, 0);
-	cairo_select_font_face(cr, PLOT_FONT, CAIRO_FONT_SLANT_NORMAL,
-	    CAIRO_FONT_WEIGHT_BOLD);
-	plot_text(cr, PLOT_WIDTH / 2.0, 18, PLOT_TITLE_SIZE, 0.5, 0, c->title);
-	cairo_select_font_face(cr, PLOT_FONT, CAIRO_FONT_SLANT_NORMAL,
-	    CAIRO_FONT_WEIGHT_NORMAL);
+	plot_begin(cr, PLOT_WIDTH, c->title);
 	for (size_t i = 0; i < c->nbars; i++)
 		ymax = fmax(ymax, bar_total(c, &c->bars[i]));
 	if (ymax <= 0)
 		ymax = 1;
 	ymax *= 1.05;
 #define Y(v)	(py1 - (v) / ymax * (py1 - py0))
-	/* grid and y ticks */
-	step = plot_nice_step(ymax, 6);
-	cairo_set_line_width(cr, 1);
-	for (double v = 0; v <= ymax + step * 1e-9; v += step) {
-		cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
-		cairo_move_to(cr, px0, Y(v));
-		cairo_line_to(cr, px1, Y(v));
-		cairo_stroke(cr);
-		cairo_set_source_rgb(cr, 0, 0, 0);
-		snprintf(buf, sizeof(buf), "%g", v);
-		plot_text(cr, px0 - 6, Y(v), PLOT_LABEL_SIZE, 1, 0.5, buf);
-	}
-	cairo_save(cr);
-	cairo_translate(cr, 22, (py0 + py1) / 2);
-	cairo_rotate(cr, -M_PI / 2);
-	plot_text(cr, 0, 0, PLOT_LABEL_SIZE, 0.5, 0.5, c->y_title);
-	cairo_restore(cr);
+	plot_y_grid(cr, px0, px1, py0, py1, 0, ymax, plot_nice_step(ymax, 6));
+	plot_y_title(cr, 22, py0, py1, c->y_title);
 	/* the bars: a slot each, and half a slot between groups */
 	slot = (px1 - px0) / ((double)c->nbars + GROUP_GAP *
 	    (double)(ng > 0 ? ng : 1));
@@ -135,17 +113,9 @@ draw_bars(cairo_t *cr, const void *arg)
 	plot_text(cr, (px0 + px1) / 2, py1 + 48, PLOT_LABEL_SIZE,
 	    0.5, 0, c->x_title);
 	/* legend, the top class first as the stacks show it */
-	for (size_t k = c->nclasses; k-- > 0;) {
-		double ly = py0 + 10 + 22 * (double)(c->nclasses - 1 - k);
-
-		cairo_set_source_rgb(cr, c->rgb[k][0], c->rgb[k][1],
-		    c->rgb[k][2]);
-		cairo_rectangle(cr, px1 + 14, ly - 6, 22, 12);
-		cairo_fill(cr);
-		cairo_set_source_rgb(cr, 0, 0, 0);
-		plot_text(cr, px1 + 42, ly, PLOT_LABEL_SIZE, 0, 0.5,
-		    c->classes[k]);
-	}
+	for (size_t k = c->nclasses; k-- > 0;)
+		plot_legend_entry(cr, px1 + 14, py0 + 10 + 22 *
+		    (double)(c->nclasses - 1 - k), c->rgb[k], c->classes[k]);
 	if (c->nbars == 0)
 		plot_text(cr, (px0 + px1) / 2, (py0 + py1) / 2, PLOT_LABEL_SIZE,
 		    0.5, 0.5, "no steps");
