@@ -15,8 +15,11 @@
  * while the window is open: the row just after the end describes
  * [ts - D, ts], which overlaps the window, and one row before the beginning
  * gives the baseline.  For a window a step of the host clock crossed, the
- * span is the hull of its stretches in each epoch (HULL_LO, HULL_HI).  Spans covered by protected windows are skipped
- * without reading them; only rows near their edges are checked one by one.
+ * span is the hull of its stretches in each epoch (HULL_LO, HULL_HI); an
+ * open window has been crossed by every step since it began, and reaches
+ * to the end of time.  Spans covered by protected windows are skipped
+ * without reading them; only rows near their edges are checked one by one
+ * (and there, an open window protects what its begin stamp precedes).
  */
 #include "store_priv.h"
 
@@ -41,13 +44,21 @@ const char retention_sql_bound[] =
 /*
  * The stamps window w's rows lie within: its begin and end, and for a
  * window a step of the host clock crossed (its end_epoch past its
- * begin_epoch), the steps between too, each new clock's time after it
- * and the old clock's before it (epochs.c in query/ reads such a window
- * so).  A hull: rows of other epochs within it are protected with it.
+ * begin_epoch, or any step since its begin while it is open), the steps
+ * between too, each new clock's time after it and the old clock's before
+ * it (epochs.c in query/ reads such a window so).  A hull: rows of other
+ * epochs within it are protected with it.  An open window's end is the
+ * end of time.
  */
-#define STEPS_OF(w) " FROM " SCHEMA_T_CLOCK_STEPS " c WHERE c.id > " w 	"." SCHEMA_C_BEGIN_EPOCH " AND c.id <= " w "." SCHEMA_C_END_EPOCH ")"
-#define HULL_LO(w) "min(" w ".begin_ns, coalesce((SELECT min(c.at_ns)" 	STEPS_OF(w) ", " w ".begin_ns))"
-#define HULL_HI(w) "max(" w ".end_ns, coalesce((SELECT " 	"max(c.at_ns - c.size_ns)" STEPS_OF(w) ", " w ".end_ns))"
+#define INT64_MAX_SQL "9223372036854775807"
+#define STEPS_OF(w) " FROM " SCHEMA_T_CLOCK_STEPS " c WHERE c.id > " w \
+	"." SCHEMA_C_BEGIN_EPOCH " AND c.id <= coalesce(" w "." \
+	SCHEMA_C_END_EPOCH ", " INT64_MAX_SQL "))"
+#define END_OF(w) "coalesce(" w ".end_ns, " INT64_MAX_SQL ")"
+#define HULL_LO(w) "min(" w ".begin_ns, coalesce((SELECT min(c.at_ns)" \
+	STEPS_OF(w) ", " w ".begin_ns))"
+#define HULL_HI(w) "max(" END_OF(w) ", coalesce((SELECT " \
+	"max(c.at_ns - c.size_ns)" STEPS_OF(w) ", " END_OF(w) "))"
 /* A row of samples covers up to its interval before its stamp. */
 #define ROW_FROM SCHEMA_T_SAMPLES "." SCHEMA_C_TS " - " SCHEMA_T_SAMPLES 	"." SCHEMA_C_INTERVAL " * 1000000"
 #define ROW_TO SCHEMA_T_SAMPLES "." SCHEMA_C_TS " + " SCHEMA_T_SAMPLES 	"." SCHEMA_C_INTERVAL " * 1000000"

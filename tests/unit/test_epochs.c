@@ -6,7 +6,8 @@
  * uses (db_select_samples and db_bind_epoch) and by the summary; a window
  * within one epoch leaves out an older epoch's rows at its stamps; a
  * window without epochs is read within its stamps as before; retention
- * keeps the rows of a window a step crossed, and a store opened again
+ * keeps the rows of a window a step crossed, closed or still open, and a
+ * store opened again
  * goes on measuring ages by the steps recorded.
  */
 #include <stdarg.h>
@@ -304,6 +305,29 @@ test_retention(void **state)
 	assert_int_equal(rows_before(f, T0), 8);
 }
 
+/*
+ * A window still open across the step back protects the rows stamped
+ * after it, though they are stamped an hour before its begin: with w1
+ * open and w2 gone, 30 s after the step and rows kept a second, the ten
+ * rows of epoch 1 stay, and the old clock's rows at their stamps with
+ * them (the hull); before w1's begin stamp, none but these.
+ */
+static void
+test_retention_open(void **state)
+{
+	struct fx *f = *state;
+	struct store_retention r = { .max_age_ns = SEC,
+	    .windows_max_age_ns = 10 * HOUR };
+
+	assert_int_equal(sqlite3_exec(f->st->db, "DELETE FROM windows WHERE "
+	    "tag = 'w2'; UPDATE windows SET end_ns = NULL, end_epoch = NULL "
+	    "WHERE tag = 'w1'", NULL, NULL, NULL),
+	    SQLITE_OK);
+	retain(f, &r, T0 - HOUR + 30 * SEC);
+	assert_int_equal(rows_before(f, T0), 20);
+	assert_int_equal(rows_before(f, INT64_MAX), 30);
+}
+
 int
 main(void)
 {
@@ -314,6 +338,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_summary, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_retention_open, setup,
 		    teardown),
 	};
 
