@@ -77,9 +77,11 @@ d = sys.argv[1]
 want = {"report.md", "aiusmi.csv", "steps.csv"}
 for p in ("power", "temperature", "bandwidth"):
     want |= {p + ".png", p + ".svg"}
-# the chart of why it was slow: a trace with device events (fake_trace.py's)
+# the charts of why it was slow and of the energy by category: a trace
+# with device events (fake_trace.py's)
 if os.environ.get("JOB") == "fake_trace.py":
-    want |= {"breakdown.png", "breakdown.svg"}
+    want |= {"breakdown.png", "breakdown.svg", "energy_categories.png",
+             "energy_categories.svg"}
 assert set(os.listdir(d)) == want, sorted(os.listdir(d))
 md = open(os.path.join(d, "report.md")).read()
 for item in ("Minimal reproducer", "Iteration count", "PyTorch version",
