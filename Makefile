@@ -115,6 +115,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/report/report_why.c client/report/compare_breakdown.c \
 	client/report/runmeta.c client/report/report_ops.c \
 	client/report/compare_ops.c client/report/compare_serving.c \
+	client/report/compare_write.c \
 	client/report/serving.c client/report/report_series.c client/sha256.c \
 	client/capture/capture.c client/capture/caploop.c \
 	client/capture/capserve.c client/capture/capout.c \

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include <sqlite3.h>
+#include <yajl/yajl_gen.h>
 
 #include "proto.h"
 #include "runsteps.h"
@@ -62,5 +63,11 @@ void compare_write_windows(FILE *fp, const struct cmp *c, bool markdown);
 
 /* The figures with their verdicts (a Markdown table). */
 void compare_write_figures(FILE *fp, const struct cmp *c, bool markdown);
+
+/* A figure's change relative to its base, %; NAN from a base of 0. */
+double compare_rel(const struct cmp_fig *f);
+
+/* A figure as a JSON object, its interval and test where it has them. */
+void compare_gen_fig(yajl_gen g, const struct cmp_fig *f);
 
 #endif
