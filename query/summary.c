@@ -67,6 +67,12 @@ struct ctx {
 	struct { int device; int64_t lo, hi; } *coarse;
 	size_t	 ncoarse;
 	int64_t	 lo, hi;		/* the piece being read (db_window_pieces) */
+	int64_t	 clip_lo;		/* where its rows' intervals are cut: lo,
+					   or for a piece a step began its
+					   from_ns (every row of its epoch is
+					   the window's, the first one's
+					   interval reaching back over the
+					   step included) */
 	int64_t	 span_ns;		/* the pieces' time together */
 };
 
@@ -384,7 +390,7 @@ row_interval(sqlite3_stmt *s, int64_t *ival_ns)
 static int
 add_row(struct ctx *x, sqlite3_stmt *s)
 {
-	int64_t b = x->lo, e = x->hi;
+	int64_t b = x->clip_lo, e = x->hi;
 	int64_t ts = sqlite3_column_int64(s, 0);
 	int64_t ival;
 	struct acc *a;
@@ -409,7 +415,7 @@ add_row(struct ctx *x, sqlite3_stmt *s)
 			c->max_interval_ms = ival / 1000000;
 		c->covered_ns += energy_overlap(ts - ival, ts, b, e);
 		/* the stretch before this sample's interval that none covers */
-		gap(c, a->last_ts != 0 ? a->last_ts : b, ts - ival, ival);
+		gap(c, a->last_ts != 0 ? a->last_ts : x->lo, ts - ival, ival);
 		a->last_ts = ts;
 		a->last_ival = ival;
 		if (x->ncoarse > 0 && is_coarse(x, c->device, ts))
@@ -893,6 +899,7 @@ summary_compute_cached(sqlite3 *db, int64_t id, int64_t begin_ns,
 		goto done;
 	for (size_t i = 0; i < np && step == SQLITE_DONE; i++) {
 		x.lo = p[i].lo_ns;
+		x.clip_lo = i > 0 ? p[i].from_ns : p[i].lo_ns;
 		x.hi = p[i].hi_ns < p[i].lo_ns ? p[i].lo_ns : p[i].hi_ns;
 		/* each card's gaps from the piece's start */
 		for (size_t c = 0; i > 0 && c < out->ncards; c++) {
