@@ -97,13 +97,14 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/analysis/devevents.c client/analysis/opsenergy.c \
 	client/analysis/breakdown.c client/analysis/bdtrace.c \
 	client/analysis/bdrun.c client/analysis/bdnames.c \
+	client/analysis/bdcards.c \
 	client/export/export.c client/export/export_opts.c \
 	client/export/export_fmt.c \
 	client/export/target.c client/export/merge.c \
 	client/export/merge_events.c client/export/merge_ops.c \
 	client/export/combine.c \
 	client/export/steps.c client/export/steporder.c client/export/ops.c \
-	client/export/breakdown_out.c \
+	client/export/breakdown_out.c client/export/breakdown_cards.c \
 	client/import/import.c client/import/import_run.c \
 	client/import/import_check.c client/import/import_parse.c \
 	client/metrics/metrics.c client/metrics/collect.c \
@@ -140,7 +141,8 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_hosts test_bestsrc test_sync test_writer test_capture \
 	test_daemonid test_walcheck test_runmeta test_migrate test_pair \
 	test_attrib test_devcounter test_devevents test_salvage test_clockstep \
-	test_promtext test_loadgen test_breakdown test_epochs
+	test_promtext test_loadgen test_breakdown test_epochs \
+	test_bdcards
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 

@@ -102,6 +102,53 @@ bd_classified_pct(const int64_t idle[BD_NIDLE])
 	    (double)sum : 100;
 }
 
+bool
+bd_run_across(const struct bd_run *r, struct bd_across *out)
+{
+	size_t nc = r->res.ncards;
+	struct bd_xcard *c;
+	int64_t *cards;
+
+	memset(out, 0, sizeof(*out));
+	if (nc < 2)
+		return false;
+	if ((c = calloc(nc, sizeof(*c))) == NULL ||
+	    (cards = calloc(nc, sizeof(*cards))) == NULL ||
+	    (out->steps = calloc(r->nsteps + 1, sizeof(*out->steps))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	out->nsteps = r->nsteps;
+	for (size_t i = 0; i < nc; i++)
+		cards[i] = r->res.cards[i].card;
+	for (size_t s = 0; s < r->nsteps; s++) {
+		for (size_t i = 0; i < nc; i++) {
+			const struct steps_mean *m = bd_run_counters(r, s,
+			    cards[i]);
+
+			c[i] = (struct bd_xcard){ .card = cards[i],
+			    .w = &r->res.cards[i].steps[s] };
+			if (m != NULL) {
+				c[i].has_busy = m->has_busy;
+				c[i].busy_pct = m->busy_pct;
+				c[i].has_energy = m->has_energy;
+				c[i].energy_j = m->energy_j;
+			}
+		}
+		bd_xstep(c, nc, &out->steps[s]);
+	}
+	bd_xrun(out->steps, out->nsteps, cards, nc, &out->run);
+	free(c);
+	free(cards);
+	return true;
+}
+
+void
+bd_across_free(struct bd_across *a)
+{
+	free(a->steps);
+	bd_xrun_free(&a->run);
+	memset(a, 0, sizeof(*a));
+}
+
 void
 bd_run_free(struct bd_run *r)
 {

@@ -4,7 +4,8 @@
  * compare with traces): the trace's steps in --steps' order
  * (steps_order), bdtrace.h's classes per card over each step and over
  * each card's span, and, given a database, each card's counters over the
- * same windows as --steps sums them (steps_means).
+ * same windows as --steps sums them (steps_means); with several cards,
+ * bdcards.h's figures of them side by side.
  */
 #ifndef SPYREMON_BDRUN_H
 #define SPYREMON_BDRUN_H
@@ -15,6 +16,7 @@
 
 #include <sqlite3.h>
 
+#include "bdcards.h"
 #include "bdtrace.h"
 #include "steps.h"
 
@@ -57,6 +59,21 @@ void bd_window_add(struct bd_window *sum, const struct bd_window *w,
 
 /* The share of idle time that has a cause (host wait, launch gap, sync), %. */
 double bd_classified_pct(const int64_t idle[BD_NIDLE]);
+
+/* The cards of a run side by side (bdcards.h), step by step and summed. */
+struct bd_across {
+	struct bd_xstep *steps;		/* one per step of the run */
+	size_t	 nsteps;
+	struct bd_xrun run;
+};
+
+/*
+ * The across-cards figures of r into *out, each card's counters its
+ * steps_means row: false, with nothing to free, when r has fewer than two
+ * cards; else free *out with bd_across_free.
+ */
+bool bd_run_across(const struct bd_run *r, struct bd_across *out);
+void bd_across_free(struct bd_across *a);
 
 void bd_run_free(struct bd_run *r);
 

@@ -63,6 +63,7 @@ bd_temporal(const struct bd_event *ev, size_t n, int64_t lo, int64_t hi,
 	size_t np = 0;
 
 	memset(out, 0, sizeof(*out));
+	out->work_end = lo;
 	if (hi <= lo)
 		return;
 	out->span = hi - lo;
@@ -74,6 +75,8 @@ bd_temporal(const struct bd_event *ev, size_t n, int64_t lo, int64_t hi,
 
 		if (s >= e || ev[i].cat >= OPS_IDLE)
 			continue;
+		if (e > out->work_end)
+			out->work_end = e;
 		p[np++] = (struct point){ s, 1, ev[i].cat };
 		p[np++] = (struct point){ e, -1, ev[i].cat };
 	}

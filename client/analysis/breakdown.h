@@ -61,6 +61,11 @@ struct bd_temporal {
 	int64_t	 span;
 	int64_t	 t[OPS_NCAT];		/* OPS_IDLE is the idle time */
 	int64_t	 comm_compute;		/* communication and compute at once */
+	/*
+	 * The end of the last device work inside the window (clipped to
+	 * it), or its start when there is none: of one window, not a sum.
+	 */
+	int64_t	 work_end;
 };
 
 /* A classified piece of a card's idle time. */

@@ -15,6 +15,7 @@
 
 #include <yajl/yajl_gen.h>
 
+#include "breakdown_cards.h"
 #include "breakdown_out.h"
 #include "client.h"
 #include "format.h"
@@ -44,9 +45,8 @@ counters_of(const struct bd_run *r, size_t w, int64_t card)
 	return bd_run_counters(r, w, card);
 }
 
-/* ns as µs, exactly: "12.5", "-3", "0.001". */
-static const char *
-us(int64_t ns, char *buf, size_t len)
+const char *
+breakdown_us(int64_t ns, char *buf, size_t len)
 {
 	uint64_t a = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
 	char *p;
@@ -73,7 +73,7 @@ put_us(yajl_gen g, const char *key, int64_t ns)
 	char buf[32];
 
 	jsonw_str(g, key);
-	jsonw_number(g, us(ns, buf, sizeof(buf)));
+	jsonw_number(g, breakdown_us(ns, buf, sizeof(buf)));
 }
 
 static void
@@ -198,7 +198,7 @@ stream_idle(const struct bd_stream *s)
 
 static void
 write_json(const struct breakdown_request *rq, const struct bd_result *res,
-    size_t nsteps, const struct bd_run *cn)
+    size_t nsteps, const struct bd_run *cn, const struct bd_across *xc)
 {
 	yajl_gen g = json_gen_new(true);
 	char buf[32];
@@ -206,7 +206,7 @@ write_json(const struct breakdown_request *rq, const struct bd_result *res,
 	yajl_gen_map_open(g);
 	steps_json_trace(g, rq->t, rq->tagged, rq->host);
 	jsonw_str(g, "launch_gap_us");
-	jsonw_number(g, us(rq->launch_gap_ns, buf, sizeof(buf)));
+	jsonw_number(g, breakdown_us(rq->launch_gap_ns, buf, sizeof(buf)));
 	jsonw_str(g, "cards");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < res->ncards; i++) {
@@ -253,6 +253,7 @@ write_json(const struct breakdown_request *rq, const struct bd_result *res,
 	yajl_gen_array_close(g);
 	jsonw_put_uint(g, "sync_calls", res->sync_calls);
 	json_hta(g, rq, res);
+	bd_cards_json(g, xc);
 	yajl_gen_map_close(g);
 	json_gen_flush(g, rq->out);
 	yajl_gen_free(g);
@@ -271,7 +272,9 @@ csv_head(const struct breakdown_request *rq)
 	for (int c = 0; c < BD_NIDLE; c++)
 		fprintf(rq->out, ",%s_us", idle_keys[c]);
 	fputs(",classified_pct,samples,busy_pct,power_W,covered_pct,verdict,"
-	    "verdict_rule\n", rq->out);
+	    "verdict_rule", rq->out);
+	bd_cards_csv_head(rq->out);
+	fputc('\n', rq->out);
 }
 
 /* The counters' cells, each empty when unknown, and the row's end. */
@@ -313,25 +316,46 @@ csv_window(const struct breakdown_request *rq, int64_t card,
 	fprintf(rq->out, "%s,%" PRId64 ",", step ? "step" : "card", card);
 	if (step)
 		fmt_csv_cell(rq->out, w->name);
-	fprintf(rq->out, ",,%s", us(w->lo, buf, sizeof(buf)));
-	fprintf(rq->out, ",%s", us(w->tm.span, buf, sizeof(buf)));
+	fprintf(rq->out, ",,%s", breakdown_us(w->lo, buf, sizeof(buf)));
+	fprintf(rq->out, ",%s", breakdown_us(w->tm.span, buf, sizeof(buf)));
 	for (size_t i = 0; i < NCLASSES; i++)
-		fprintf(rq->out, ",%s", us(w->tm.t[classes[i].cat], buf,
+		fprintf(rq->out, ",%s", breakdown_us(w->tm.t[classes[i].cat], buf,
 		    sizeof(buf)));
-	fprintf(rq->out, ",%s", us(w->tm.comm_compute, buf, sizeof(buf)));
+	fprintf(rq->out, ",%s", breakdown_us(w->tm.comm_compute, buf, sizeof(buf)));
 	for (int c = 0; c < BD_NIDLE; c++)
-		fprintf(rq->out, ",%s", us(w->idle[c], buf, sizeof(buf)));
+		fprintf(rq->out, ",%s", breakdown_us(w->idle[c], buf, sizeof(buf)));
 	fprintf(rq->out, ",%.4f", bd_classified_pct(w->idle));
 	csv_counters(rq->out, m, w->tm.span);
 	fprintf(rq->out, ",%s,", bd_verdict_name(bd_verdict(&w->tm, w->idle,
 	    why, sizeof(why))));
 	fmt_csv_cell(rq->out, why);
+	bd_cards_csv_none(rq->out);
+	fputc('\n', rq->out);
+}
+
+/* A step's across-cards row: its name, start and span, then bdcards'. */
+static void
+csv_across(const struct breakdown_request *rq, const struct bd_step *st,
+    const struct bd_xstep *x)
+{
+	char buf[32];
+
+	csv_lead(rq);
+	fprintf(rq->out, "across,%" PRId64 ",", x->straggler);
+	fmt_csv_cell(rq->out, st->name);
+	fprintf(rq->out, ",,%s", breakdown_us(st->lo, buf, sizeof(buf)));
+	fprintf(rq->out, ",%s", breakdown_us(st->hi - st->lo, buf,
+	    sizeof(buf)));
+	/* the classes, overlap, causes, counters and verdict: not a card's */
+	for (size_t i = 0; i < NCLASSES + 1 + BD_NIDLE + 7; i++)
+		fputc(',', rq->out);
+	bd_cards_csv_cells(rq->out, x);
 	fputc('\n', rq->out);
 }
 
 static void
 write_csv(const struct breakdown_request *rq, const struct bd_result *res,
-    size_t nsteps, const struct bd_run *cn)
+    size_t nsteps, const struct bd_run *cn, const struct bd_across *xc)
 {
 	char buf[32];
 
@@ -355,12 +379,16 @@ write_csv(const struct breakdown_request *rq, const struct bd_result *res,
 			fprintf(rq->out, "%" PRId64, s->card);
 		fprintf(rq->out, ",,%" PRId64 ",,", s->stream);
 		fputs(",,,,,", rq->out);
-		fprintf(rq->out, "%s,", us(stream_idle(s), buf, sizeof(buf)));
+		fprintf(rq->out, "%s,", breakdown_us(stream_idle(s), buf, sizeof(buf)));
 		for (int c = 0; c < BD_NIDLE; c++)
-			fprintf(rq->out, ",%s", us(s->idle[c], buf,
+			fprintf(rq->out, ",%s", breakdown_us(s->idle[c], buf,
 			    sizeof(buf)));
-		fprintf(rq->out, ",%.4f,,,,,,\n", bd_classified_pct(s->idle));
+		fprintf(rq->out, ",%.4f,,,,,,", bd_classified_pct(s->idle));
+		bd_cards_csv_none(rq->out);
+		fputc('\n', rq->out);
 	}
+	for (size_t s = 0; xc != NULL && s < xc->nsteps; s++)
+		csv_across(rq, &cn->steps[s], &xc->steps[s]);
 }
 
 static const struct table_col window_cols[] = {
@@ -448,7 +476,7 @@ table_counters(struct table *tb, int64_t card, const struct bd_window *w,
 
 static void
 write_table(const struct breakdown_request *rq, const struct bd_result *res,
-    size_t nsteps, const struct bd_run *cn)
+    size_t nsteps, const struct bd_run *cn, const struct bd_across *xc)
 {
 	struct table *tb = table_new(window_cols, NELEM(window_cols));
 	FILE *out = rq->out;
@@ -478,6 +506,7 @@ write_table(const struct breakdown_request *rq, const struct bd_result *res,
 	    "reads them), and what bound it:\n");
 	table_write(tb, out, table_width());
 	table_free(tb);
+	bd_cards_table(out, xc);
 	tb = table_new(stream_cols, NELEM(stream_cols));
 	for (size_t i = 0; i < res->nstreams; i++) {
 		const struct bd_stream *s = &res->streams[i];
@@ -497,7 +526,7 @@ write_table(const struct breakdown_request *rq, const struct bd_result *res,
 	}
 	fprintf(out, "\nIdle time by stream (%s; launch gap under %s µs):\n",
 	    res->streams_hta ? "args.stream, by HTA's rules" :
-	    "one per track", us(rq->launch_gap_ns, buf, sizeof(buf)));
+	    "one per track", breakdown_us(rq->launch_gap_ns, buf, sizeof(buf)));
 	table_write(tb, out, 0);
 	table_free(tb);
 	if (res->has_hta)
@@ -546,17 +575,22 @@ int
 breakdown_report(const struct breakdown_request *rq)
 {
 	struct bd_run run;
+	struct bd_across across;
+	const struct bd_across *xc = NULL;
 	int rc;
 
+	memset(&across, 0, sizeof(across));
 	if ((rc = bd_run_load(rq->db, rq->sr, rq->bt, rq->nstep_names,
 	    rq->launch_gap_ns, rq->innermost, &run)) != CLIENT_EXIT_OK)
 		goto out;
+	if (bd_run_across(&run, &across))
+		xc = &across;
 	if (rq->format == STEPS_JSON)
-		write_json(rq, &run.res, run.nsteps, &run);
+		write_json(rq, &run.res, run.nsteps, &run, xc);
 	else if (rq->format == STEPS_CSV)
-		write_csv(rq, &run.res, run.nsteps, &run);
+		write_csv(rq, &run.res, run.nsteps, &run, xc);
 	else
-		write_table(rq, &run.res, run.nsteps, &run);
+		write_table(rq, &run.res, run.nsteps, &run, xc);
 	if (run.res.unpaired > 0)
 		fprintf(stderr, "spyremon: %s: %" PRIu64 " begin or end events "
 		    "of the device without their other half, left out\n",
@@ -566,6 +600,7 @@ breakdown_report(const struct breakdown_request *rq)
 		    "without a card (no args.device nor pid), left out\n",
 		    rq->t->path, run.res.no_card);
 out:
+	bd_across_free(&across);
 	bd_run_free(&run);
 	return rc;
 }

@@ -6,7 +6,8 @@
  * wait, launch gap, sync, unexplained); per stream its idle time by
  * cause; and Holistic Trace Analysis's temporal breakdown of the rank.
  * Beside each span, the card's counters over it as --steps reads them
- * (mean busy % and power, and the time its samples cover).
+ * (mean busy % and power, and the time its samples cover).  With several
+ * cards, the cards side by side (breakdown_cards.h).
  * The figures are ../analysis/bdtrace.h's; spyremon(1), "Breakdown",
  * gives the rules.
  */
@@ -52,6 +53,9 @@ struct bd_trace **breakdown_new(size_t n);
 int breakdown_finish(const struct trace_target *ts, size_t n,
     struct bd_trace **bt);
 void breakdown_free(struct bd_trace **bt, size_t n);
+
+/* ns as µs, exactly ("12.5", "-3", "0.001"), into buf. */
+const char *breakdown_us(int64_t ns, char *buf, size_t len);
 
 /*
  * Write the tables to rq->out.  Returns CLIENT_EXIT_OK, or another

@@ -705,6 +705,18 @@ mean_of(const struct energy_acc *a, double *out)
 	return true;
 }
 
+/* The integral of a (joules of power) as a double, if it has one. */
+static bool
+integral_of(const struct energy_acc *a, double *out)
+{
+	char buf[ENERGY_BUFLEN];
+
+	if (a->nvalues == 0 || !energy_integral(a, buf, sizeof(buf)))
+		return false;
+	*out = strtod(buf, NULL);
+	return true;
+}
+
 int
 steps_means(sqlite3 *db, const struct steps_request *rq, const int64_t *lo,
     const int64_t *hi, size_t n, struct steps_mean **out, size_t *nout)
@@ -749,6 +761,8 @@ steps_means(sqlite3 *db, const struct steps_request *rq, const int64_t *lo,
 			    mean_of(&c->m[M_PWR], &e->pwr_w);
 			e->has_busy = r.met[M_BUSY] != NULL &&
 			    mean_of(&c->m[M_BUSY], &e->busy_pct);
+			e->has_energy = e->has_pwr &&
+			    integral_of(&c->m[M_PWR], &e->energy_j);
 		}
 	}
 	sqlite3_finalize(r.s);

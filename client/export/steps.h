@@ -70,6 +70,8 @@ struct steps_mean {
 	int64_t	 covered_ns;		/* the window's time power samples cover */
 	bool	 has_pwr, has_busy;
 	double	 pwr_w, busy_pct;	/* time-weighted means */
+	bool	 has_energy;
+	double	 energy_j;		/* power's integral: --steps' energy_J */
 };
 
 /*

@@ -2,8 +2,9 @@
  * report_why: "Why it was slow" in report.md (report_why.h).
  *
  * The figures are export --breakdown's, from the same analysis calls
- * (bd_trace_read, bd_run_load) with its defaults: the innermost steps,
- * the launch gap of BREAKDOWN_LAUNCH_GAP_NS.  Shares are of each span.
+ * (bd_trace_read, bd_run_load, bd_run_across) with its defaults: the
+ * innermost steps, the launch gap of BREAKDOWN_LAUNCH_GAP_NS.  Shares
+ * are of each span.
  */
 #include <err.h>
 #include <inttypes.h>
@@ -258,6 +259,75 @@ md_evidence(FILE *fp, const struct report *r, size_t ns)
 	}
 }
 
+/* A counter's ends and spread as one cell: "10.0 (c0) to 70.0 (c3): 60.0". */
+static void
+range_cell(FILE *fp, const struct bd_xrange *x, int decimals)
+{
+	if (!x->has) {
+		fprintf(fp, " |");
+		return;
+	}
+	fprintf(fp, " %.*f (c%" PRId64 ") to %.*f (c%" PRId64 "): %.*f |",
+	    decimals, x->min, x->min_card, decimals, x->max, x->max_card,
+	    decimals, x->max - x->min);
+}
+
+/* "Across cards": with two cards or more, each step's straggler and spreads. */
+static void
+md_across(FILE *fp, const struct report *r, size_t ns)
+{
+	struct bd_across a;
+	const struct bd_xrun *x = &a.run;
+
+	if (!bd_run_across(&r->why, &a))
+		return;
+	fprintf(fp, "### Across cards\n\n");
+	fprintf(fp, "A card's step time runs from the step's start to the end "
+	    "of its last device work in it; the straggler is the card that "
+	    "ends last (on a tie the busier, then the lower card), the "
+	    "fastest the one that ends first.  The spreads are the largest "
+	    "less the smallest across the cards, with the card at each end; "
+	    "the class that makes the difference is the one the straggler "
+	    "spent the most time more in than the fastest card.\n\n");
+	fprintf(fp, "The straggler in %zu step%s:", x->nsteps, x->nsteps == 1 ?
+	    "" : "s");
+	for (size_t i = 0; i < x->ncards; i++)
+		fprintf(fp, "%s card %" PRId64 " %zu", i ? "," : "", x->cards[i],
+		    x->straggler[i]);
+	fprintf(fp, ".");
+	if (x->ntime > 0)
+		fprintf(fp, "  Mean spread: step time %.3f ms", x->time_ns / 1e6);
+	if (x->nbusy > 0)
+		fprintf(fp, ", busy %.1f %%", x->busy_pct);
+	if (x->nenergy > 0)
+		fprintf(fp, ", energy %.3f J", x->energy_j);
+	fprintf(fp, "%s\n\n", x->ntime > 0 ? "." : "");
+	if (a.nsteps > 0)
+		fprintf(fp, "| step | straggler | fastest | step time ms, "
+		    "straggler | fastest | spread ms | busy %% | energy J | "
+		    "differs in | straggler ms | fastest ms |\n"
+		    "|---|---:|---:|---:|---:|---:|---|---|---|---:|---:|\n");
+	for (size_t s = 0; s < ns && s < a.nsteps; s++) {
+		const struct bd_xstep *t = &a.steps[s];
+
+		fprintf(fp, "| %s | %" PRId64 " | %" PRId64 " | %.3f | %.3f | "
+		    "%.3f |", t->name, t->straggler, t->fastest,
+		    t->time_ns.max / 1e6, t->time_ns.min / 1e6,
+		    (t->time_ns.max - t->time_ns.min) / 1e6);
+		range_cell(fp, &t->busy_pct, 1);
+		range_cell(fp, &t->energy_j, 3);
+		if (t->diff < 0)
+			fprintf(fp, " none | | |\n");
+		else
+			fprintf(fp, " %s | %.3f | %.3f |\n",
+			    bd_xclass_name(t->diff),
+			    (double)t->diff_straggler_ns / 1e6,
+			    (double)t->diff_fastest_ns / 1e6);
+	}
+	fprintf(fp, "\n");
+	bd_across_free(&a);
+}
+
 void
 report_why_md(FILE *fp, const struct report *r)
 {
@@ -289,5 +359,6 @@ report_why_md(FILE *fp, const struct report *r)
 	if (r->why_plot)
 		fprintf(fp, "![Time by class per step and card](breakdown.png)"
 		    "\n\n");
+	md_across(fp, r, ns);
 	md_evidence(fp, r, ns);
 }

@@ -3,7 +3,9 @@
  * (analysis/bdrun.h, the figures of export --breakdown) as the run's
  * verdict and each step's per card with its rule and numbers, a stacked
  * bar chart of the classes per step and card (breakdown.png and .svg),
- * the counters as evidence (mean busy %, power against the card's
+ * with several cards the cards side by side (bdcards.h: each step's
+ * straggler, spreads and the class that makes the difference), the
+ * counters as evidence (mean busy %, power against the card's
  * BD_CARD_POWER_W, the samples' coverage), and where they contradict the
  * trace (breakdown.h, bd_contradicts).
  */

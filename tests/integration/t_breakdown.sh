@@ -14,8 +14,14 @@
 # begin and end pairs, no stream) over samples of mksamples: its classes,
 # recomputed here from the trace by the rules of spyremon(1)'s
 # "Breakdown", add up to each card's span exactly, its streams are its
-# tracks.  The job's trace through a pipe gives the same (it is read once).  Last, the errors: no device events, --launch-gap without
-# --breakdown, a bad --launch-gap, --breakdown with --ops.
+# tracks.  The job's trace through a pipe gives the same (it is read once).
+# Across cards (across_check.py): each step's straggler, fastest and
+# spread of step time recomputed from the trace, the busy % and energy
+# spreads from --steps, on the job's trace (card 0 straggles in every
+# step, by its schedule) and on the Spyre trace with two steps laid on
+# it; a trace of one card has none.  Last, the errors: no device events,
+# --launch-gap without --breakdown, a bad --launch-gap, --breakdown with
+# --ops.
 source "$(dirname "$0")/lib.sh"
 
 need python3 sqlite3
@@ -143,6 +149,7 @@ PY
 
 # the counters of each step: --steps' figures, digit for digit
 expect_rc 0 $SPY export "${TR[@]}" --steps --json
+cp "$T/out" "$T/steps.json"
 python3 - "$T/bd.json" "$T/out" "$T/bd.csv" <<'PY' || fail "the counters are not --steps'"
 import csv, json, sys
 bd, st = (json.load(open(p)) for p in sys.argv[1:3])
@@ -163,6 +170,27 @@ for r in steps:
              if s["step"] == r["step"])
     assert abs(float(r["power_W"]) - w["counters"]["power_W"]) < 1e-6, (r, w)
 print("counters: %d steps' busy, power and coverage as --steps has them" % n)
+PY
+
+# across cards: card 0's work ends at 495 ms of each step (its last copy),
+# card 1's at 445 ms (its fifth collective), at 455 ms in the last step
+# (its long kernel): card 0 straggles in every step, by 50, 50, 50, 40 ms
+python3 "$ROOT/tests/integration/across_check.py" "$T/corr.json" "$T/bd.json" \
+	"$T/steps.json" "$T/bd.csv" >"$T/across.out" || fail "the job's cards side by side"
+cat "$T/across.out"
+python3 - "$T/bd.json" "$T/bd.table" <<'PY' || fail "the job's straggler by its schedule"
+import json, sys
+x = json.load(open(sys.argv[1]))["across_cards"]
+MS = 1000
+assert [s["straggler"] for s in x["steps"]] == [0] * 4, x["steps"]
+assert [s["step_time"]["spread_us"] for s in x["steps"]] == [50 * MS] * 3 + [40 * MS]
+assert [s["step_time"]["max_us"] for s in x["steps"]] == [495 * MS] * 4
+assert x["run"]["mean_spread"]["step_time_us"] == 47.5 * MS, x["run"]
+assert {r["card"]: r["steps"] for r in x["run"]["straggler_steps"]} == {0: 4, 1: 0}
+assert all(s["busy_pct"] and s["energy_J"] for s in x["steps"]), x["steps"]
+table = open(sys.argv[2]).read()
+assert "Across cards, per step" in table, table
+assert "Straggler in 4 steps: card 0 4, card 1 0; mean spread: step time 47.500 ms" in table
 PY
 
 # ---- the Spyre device trace, placed with --trace-start ----
@@ -229,8 +257,62 @@ for card, evs in cards.items():
     tracks = len({e[3] for e in evs})
     assert sum(s["card"] == card for s in d["streams"]) == tracks, (card, tracks)
 assert d["streams_from"] == "tid" and d["hta"] is None, d["streams_from"]
+# no step: across cards has the cards, no step, and no mean spread
+x = d["across_cards"]
+assert x["steps"] == [] and x["run"]["mean_spread"]["step_time_us"] is None, x
 print("flex: %d cards, each class as recomputed, adding up to the span" % len(cards))
 PY
+# its cards side by side over two steps laid on it (the second starting
+# inside card 0's last add), over samples of a busy and power of their
+# own per card
+python3 - "$FLEX" "$BASE" "$T/flexsteps.json" "$T/flexsteps.samples" <<'PY'
+import json, sys
+from decimal import Decimal
+ev = json.load(open(sys.argv[1]), parse_float=Decimal)
+lo, hi = min(e["ts"] for e in ev), max(e["ts"] for e in ev)
+mid = lo + Decimal("1000.5")
+ev.append({"name": "ProfilerStep#0", "ph": "X", "cat": "user_annotation",
+           "pid": 100, "tid": 1, "ts": lo, "dur": mid - lo})
+ev.append({"name": "ProfilerStep#1", "ph": "X", "cat": "user_annotation",
+           "pid": 100, "tid": 1, "ts": mid, "dur": hi - mid + 1})
+class Exact(json.JSONEncoder):
+    def default(self, o):
+        return float(o) if isinstance(o, Decimal) else super().default(o)
+json.dump(ev, open(sys.argv[3], "w"), cls=Exact)
+with open(sys.argv[4], "w") as f:
+    for dev in range(4):
+        for k in range(-20, 25):
+            f.write("%d %d 1 pwr=%d.0 busy=%d\n" % (int(sys.argv[2]) + k * 10**6,
+                    dev, 50 + 5 * dev + k % 3, 10 + 20 * dev + k % 5))
+PY
+"$MKSAMPLES" "$T/flexsteps.db" <"$T/flexsteps.samples" || fail "mksamples failed"
+FS=("$CLIENT" --db "$T/flexsteps.db" export --trace "$T/flexsteps.json"
+	--trace-start $((BASE - FIRST_NS)))
+expect_rc 0 "${FS[@]}" --breakdown --json
+cp "$T/out" "$T/flexsteps.bd.json"
+expect_rc 0 "${FS[@]}" --breakdown --csv
+cp "$T/out" "$T/flexsteps.bd.csv"
+expect_rc 0 "${FS[@]}" --steps --json
+cp "$T/out" "$T/flexsteps.steps.json"
+python3 "$ROOT/tests/integration/across_check.py" "$T/flexsteps.json" \
+	"$T/flexsteps.bd.json" "$T/flexsteps.steps.json" "$T/flexsteps.bd.csv" ||
+	fail "the Spyre trace's cards side by side"
+
+# one card: no across-cards rows, and null in the json
+python3 - "$T/corr.json" >"$T/onecard.json" <<'PY' || fail "no one-card trace"
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["traceEvents"] = [e for e in d["traceEvents"]
+                    if e.get("args", {}).get("device", 0) == 0]
+json.dump(d, sys.stdout)
+PY
+expect_rc 0 $SPY export --trace "$T/onecard.json" --breakdown --json
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["across_cards"] is None and len(d["cards"]) == 1' \
+	"$T/out" || fail "one card has across cards: $(head -c 300 "$T/out")"
+expect_rc 0 $SPY export --trace "$T/onecard.json" --breakdown --csv
+! grep -q "^across," "$T/out" || fail "one card has across rows"
+expect_rc 0 $SPY export --trace "$T/onecard.json" --breakdown --table
+! grep -q "Across cards" "$T/out" || fail "one card has an across block"
 
 # ---- errors ----
 grep -v '"cat": "kernel"\|"cat": "gpu_memcpy"' "$T/trace.json" >"$T/host.json"

@@ -7,7 +7,8 @@
 # computes 70 % of ProfilerStep#3 and nowhere else.  report.md has the
 # section with the run's verdict and every step's per card, each share,
 # verdict and rule as export --breakdown --json gives them, the counters
-# as it gives them with power against 75 W, the one contradiction named;
+# as it gives them with power against 75 W, the one contradiction named,
+# "Across cards" with each step's straggler and spreads as it gives them;
 # breakdown.png is a PNG of the stated size with bars drawn, breakdown.svg
 # well-formed SVG.  A trace without device events says so, with no chart.
 source "$(dirname "$0")/lib.sh"
@@ -132,6 +133,26 @@ for y in range(h):
 assert coloured > 20000, coloured
 root = ET.parse(sys.argv[2]).getroot()
 assert root.tag.endswith("svg"), root.tag
+PY
+
+# across cards: each step's straggler, fastest card, step times and
+# class as export --breakdown --json has them
+python3 - "$T/rep/report.md" "$T/bd.json" <<'PY' || fail "the across-cards table against export --breakdown"
+import json, sys
+md = open(sys.argv[1]).read()
+x = json.load(open(sys.argv[2]))["across_cards"]
+sec = md.split("### Across cards\n", 1)[1].split("\n### ", 1)[0]
+n = {r["card"]: r["steps"] for r in x["run"]["straggler_steps"]}
+assert "The straggler in 4 steps: card 0 %d, card 1 %d." % (n[0], n[1]) in sec, sec
+rows = [[c.strip() for c in l.strip("|").split("|")] for l in sec.splitlines()
+        if l.startswith("| ProfilerStep#")]
+assert len(rows) == len(x["steps"]) == 4, rows
+for r, s in zip(rows, x["steps"]):
+    t = s["step_time"]
+    assert r[0] == s["step"] and int(r[1]) == s["straggler"] and int(r[2]) == s["fastest"], (r, s)
+    assert r[3] == "%.3f" % (t["max_us"] / 1000) and r[5] == "%.3f" % (t["spread_us"] / 1000), (r, t)
+    assert r[8] == "idle: " + s["differs_in"]["class"].replace("_", " "), (r, s)
+print("across cards: %d steps as export --breakdown has them" % len(rows))
 PY
 
 # a trace with no device event: the section says so, no chart
