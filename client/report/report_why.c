@@ -303,9 +303,11 @@ md_across(FILE *fp, const struct report *r, size_t ns)
 		fprintf(fp, ", energy %.3f J", x->energy_j);
 	fprintf(fp, "%s\n\n", x->ntime > 0 ? "." : "");
 	if (a.nsteps > 0)
-		fprintf(fp, "| step | straggler | fastest | step time ms, "
-		    "straggler | fastest | spread ms | busy %% | energy J | "
-		    "differs in | straggler ms | fastest ms |\n"
+		fprintf(fp, "| step | straggler | fastest | straggler's "
+		    "step ms | fastest's step ms | spread ms | busy %% "
+		    "(low to high: spread) | energy J (low to high: spread) | "
+		    "differs most in | straggler's ms in it | fastest's ms "
+		    "in it |\n"
 		    "|---|---:|---:|---:|---:|---:|---|---|---|---:|---:|\n");
 	for (size_t s = 0; s < ns && s < a.nsteps; s++) {
 		const struct bd_xstep *t = &a.steps[s];
