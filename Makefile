@@ -97,7 +97,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/analysis/devevents.c client/analysis/opsenergy.c \
 	client/analysis/breakdown.c client/analysis/bdtrace.c \
 	client/analysis/bdrun.c client/analysis/bdnames.c \
-	client/analysis/bdcards.c \
+	client/analysis/bdcards.c client/analysis/bdranks.c \
 	client/export/export.c client/export/export_opts.c \
 	client/export/export_fmt.c \
 	client/export/target.c client/export/merge.c \
@@ -105,6 +105,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/export/combine.c \
 	client/export/steps.c client/export/steporder.c client/export/ops.c \
 	client/export/breakdown_out.c client/export/breakdown_cards.c \
+	client/export/breakdown_ranks.c \
 	client/import/import.c client/import/import_run.c \
 	client/import/import_check.c client/import/import_parse.c \
 	client/metrics/metrics.c client/metrics/collect.c \

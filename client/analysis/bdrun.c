@@ -102,6 +102,22 @@ bd_classified_pct(const int64_t idle[BD_NIDLE])
 	    (double)sum : 100;
 }
 
+void
+bd_run_xcard(const struct bd_run *r, size_t s, size_t i, int64_t key,
+    struct bd_xcard *out)
+{
+	const struct steps_mean *m = bd_run_counters(r, s,
+	    r->res.cards[i].card);
+
+	*out = (struct bd_xcard){ .card = key, .w = &r->res.cards[i].steps[s] };
+	if (m != NULL) {
+		out->has_busy = m->has_busy;
+		out->busy_pct = m->busy_pct;
+		out->has_energy = m->has_energy;
+		out->energy_j = m->energy_j;
+	}
+}
+
 bool
 bd_run_across(const struct bd_run *r, struct bd_across *out)
 {
@@ -120,19 +136,8 @@ bd_run_across(const struct bd_run *r, struct bd_across *out)
 	for (size_t i = 0; i < nc; i++)
 		cards[i] = r->res.cards[i].card;
 	for (size_t s = 0; s < r->nsteps; s++) {
-		for (size_t i = 0; i < nc; i++) {
-			const struct steps_mean *m = bd_run_counters(r, s,
-			    cards[i]);
-
-			c[i] = (struct bd_xcard){ .card = cards[i],
-			    .w = &r->res.cards[i].steps[s] };
-			if (m != NULL) {
-				c[i].has_busy = m->has_busy;
-				c[i].busy_pct = m->busy_pct;
-				c[i].has_energy = m->has_energy;
-				c[i].energy_j = m->energy_j;
-			}
-		}
+		for (size_t i = 0; i < nc; i++)
+			bd_run_xcard(r, s, i, cards[i], &c[i]);
 		bd_xstep(c, nc, &out->steps[s]);
 	}
 	bd_xrun(out->steps, out->nsteps, cards, nc, &out->run);

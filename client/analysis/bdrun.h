@@ -68,6 +68,13 @@ struct bd_across {
 };
 
 /*
+ * Card i of r (res.cards' index) in step s as bdcards.h takes it, its
+ * key in the figures key, with its counters' mean busy % and energy.
+ */
+void bd_run_xcard(const struct bd_run *r, size_t s, size_t i, int64_t key,
+    struct bd_xcard *out);
+
+/*
  * The across-cards figures of r into *out, each card's counters its
  * steps_means row: false, with nothing to free, when r has fewer than two
  * cards; else free *out with bd_across_free.

@@ -7,8 +7,10 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "bdranks.h"
 #include "breakdown_cards.h"
 #include "breakdown_out.h"
+#include "format.h"
 #include "json.h"
 #include "jsonw.h"
 #include "table.h"
@@ -29,16 +31,28 @@ put_us(yajl_gen g, const char *key, int64_t ns)
 	jsonw_number(g, breakdown_us(ns, buf, sizeof(buf)));
 }
 
+/* A card: its number, or with rk its label (bdranks.h). */
+static void
+put_card(yajl_gen g, const char *key, int64_t card, const struct bd_ranks *rk)
+{
+	const struct bd_rcard *c = rk != NULL ? bd_ranks_card(rk, card) : NULL;
+
+	if (rk == NULL)
+		jsonw_put_int(g, key, card);
+	else
+		jsonw_put_str(g, key, c != NULL ? c->label : "");
+}
+
 /* A range of times: min_us, min_card, max_us, max_card, spread_us. */
 static void
-json_time(yajl_gen g, const struct bd_xrange *r)
+json_time(yajl_gen g, const struct bd_xrange *r, const struct bd_ranks *rk)
 {
 	jsonw_str(g, "step_time");
 	yajl_gen_map_open(g);
 	put_us(g, "min_us", whole_ns(r->min));
-	jsonw_put_int(g, "min_card", r->min_card);
+	put_card(g, "min_card", r->min_card, rk);
 	put_us(g, "max_us", whole_ns(r->max));
-	jsonw_put_int(g, "max_card", r->max_card);
+	put_card(g, "max_card", r->max_card, rk);
 	put_us(g, "spread_us", whole_ns(r->max) - whole_ns(r->min));
 	yajl_gen_map_close(g);
 }
@@ -57,7 +71,8 @@ put_g(yajl_gen g, const char *key, double v)
 
 /* A range of a counter: null unless two cards have it. */
 static void
-json_range(yajl_gen g, const char *key, const struct bd_xrange *r)
+json_range(yajl_gen g, const char *key, const struct bd_xrange *r,
+    const struct bd_ranks *rk)
 {
 	jsonw_str(g, key);
 	if (!r->has) {
@@ -67,23 +82,23 @@ json_range(yajl_gen g, const char *key, const struct bd_xrange *r)
 	yajl_gen_map_open(g);
 	jsonw_put_uint(g, "cards", r->n);
 	put_g(g, "min", r->min);
-	jsonw_put_int(g, "min_card", r->min_card);
+	put_card(g, "min_card", r->min_card, rk);
 	put_g(g, "max", r->max);
-	jsonw_put_int(g, "max_card", r->max_card);
+	put_card(g, "max_card", r->max_card, rk);
 	put_g(g, "spread", r->max - r->min);
 	yajl_gen_map_close(g);
 }
 
 static void
-json_step(yajl_gen g, const struct bd_xstep *x)
+json_step(yajl_gen g, const struct bd_xstep *x, const struct bd_ranks *rk)
 {
 	yajl_gen_map_open(g);
 	jsonw_put_str(g, "step", x->name);
-	jsonw_put_int(g, "straggler", x->straggler);
-	jsonw_put_int(g, "fastest", x->fastest);
-	json_time(g, &x->time_ns);
-	json_range(g, "busy_pct", &x->busy_pct);
-	json_range(g, "energy_J", &x->energy_j);
+	put_card(g, "straggler", x->straggler, rk);
+	put_card(g, "fastest", x->fastest, rk);
+	json_time(g, &x->time_ns, rk);
+	json_range(g, "busy_pct", &x->busy_pct, rk);
+	json_range(g, "energy_J", &x->energy_j, rk);
 	jsonw_str(g, "differs_in");
 	if (x->diff < 0)
 		yajl_gen_null(g);
@@ -98,23 +113,21 @@ json_step(yajl_gen g, const struct bd_xstep *x)
 }
 
 void
-bd_cards_json(yajl_gen g, const struct bd_across *a)
+bd_cards_json_members(yajl_gen g, const struct bd_across *a,
+    const struct bd_ranks *rk)
 {
-	const struct bd_xrun *r = a != NULL ? &a->run : NULL;
+	const struct bd_xrun *r = &a->run;
 	char buf[48];
 
-	jsonw_str(g, "across_cards");
-	if (a == NULL) {
-		yajl_gen_null(g);
-		return;
-	}
-	yajl_gen_map_open(g);
-	jsonw_put_str(g, "straggler_rule", "the card whose device work in "
-	    "the step ends last; on a tie more busy time, then the lower card");
+	jsonw_put_str(g, "straggler_rule", rk != NULL ? "the card whose "
+	    "device work in the step ends last, from its own rank's step "
+	    "start; on a tie more busy time, then the earlier trace, then "
+	    "the lower card" : "the card whose device work in the step ends "
+	    "last; on a tie more busy time, then the lower card");
 	jsonw_str(g, "steps");
 	yajl_gen_array_open(g);
 	for (size_t s = 0; s < a->nsteps; s++)
-		json_step(g, &a->steps[s]);
+		json_step(g, &a->steps[s], rk);
 	yajl_gen_array_close(g);
 	jsonw_str(g, "run");
 	yajl_gen_map_open(g);
@@ -123,7 +136,7 @@ bd_cards_json(yajl_gen g, const struct bd_across *a)
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < r->ncards; i++) {
 		yajl_gen_map_open(g);
-		jsonw_put_int(g, "card", r->cards[i]);
+		put_card(g, "card", r->cards[i], rk);
 		jsonw_put_uint(g, "steps", r->straggler[i]);
 		yajl_gen_map_close(g);
 	}
@@ -146,7 +159,21 @@ bd_cards_json(yajl_gen g, const struct bd_across *a)
 	else
 		jsonw_put_null(g, "energy_J");
 	yajl_gen_map_close(g);
+	if (rk != NULL)
+		jsonw_put_uint(g, "partial_steps", rk->npartial);
 	yajl_gen_map_close(g);
+}
+
+void
+bd_cards_json(yajl_gen g, const struct bd_across *a)
+{
+	jsonw_str(g, "across_cards");
+	if (a == NULL) {
+		yajl_gen_null(g);
+		return;
+	}
+	yajl_gen_map_open(g);
+	bd_cards_json_members(g, a, NULL);
 	yajl_gen_map_close(g);
 }
 
@@ -174,32 +201,51 @@ bd_cards_csv_none(FILE *fp)
 		fputc(',', fp);
 }
 
+/* A card's cell after a comma: its number, or with rk its label. */
+static void
+csv_card(FILE *fp, int64_t card, const struct bd_ranks *rk)
+{
+	const struct bd_rcard *c = rk != NULL ? bd_ranks_card(rk, card) : NULL;
+
+	fputc(',', fp);
+	if (rk == NULL)
+		fprintf(fp, "%" PRId64, card);
+	else if (c != NULL)
+		fmt_csv_cell(fp, c->label);
+}
+
 /* A counter's five cells, empty unless two cards have it. */
 static void
-csv_range(FILE *fp, const struct bd_xrange *r)
+csv_range(FILE *fp, const struct bd_xrange *r, const struct bd_ranks *rk)
 {
 	if (!r->has) {
 		fputs(",,,,,", fp);
 		return;
 	}
-	fprintf(fp, ",%.9g,%" PRId64 ",%.9g,%" PRId64 ",%.9g", r->min,
-	    r->min_card, r->max, r->max_card, r->max - r->min);
+	fprintf(fp, ",%.9g", r->min);
+	csv_card(fp, r->min_card, rk);
+	fprintf(fp, ",%.9g", r->max);
+	csv_card(fp, r->max_card, rk);
+	fprintf(fp, ",%.9g", r->max - r->min);
 }
 
 void
-bd_cards_csv_cells(FILE *fp, const struct bd_xstep *x)
+bd_cards_csv_cells(FILE *fp, const struct bd_xstep *x,
+    const struct bd_ranks *rk)
 {
 	const struct bd_xrange *t = &x->time_ns;
 	char a[32], b[32], c[32];
 
-	fprintf(fp, ",%" PRId64 ",%" PRId64, x->straggler, x->fastest);
-	fprintf(fp, ",%s,%" PRId64 ",%s,%" PRId64,
-	    breakdown_us(whole_ns(t->min), a, sizeof(a)), t->min_card,
-	    breakdown_us(whole_ns(t->max), b, sizeof(b)), t->max_card);
+	csv_card(fp, x->straggler, rk);
+	csv_card(fp, x->fastest, rk);
+	fprintf(fp, ",%s", breakdown_us(whole_ns(t->min), a, sizeof(a)));
+	csv_card(fp, t->min_card, rk);
+	fprintf(fp, ",%s", breakdown_us(whole_ns(t->max), b, sizeof(b)));
+	csv_card(fp, t->max_card, rk);
 	fprintf(fp, ",%s", breakdown_us(whole_ns(t->max) - whole_ns(t->min),
 	    c, sizeof(c)));
-	csv_range(fp, &x->busy_pct);
-	csv_range(fp, &x->energy_j);
+	csv_range(fp, &x->busy_pct, rk);
+	csv_range(fp, &x->energy_j, rk);
 	if (x->diff < 0)
 		fputs(",,,", fp);
 	else
@@ -231,10 +277,26 @@ cell_ms(struct table *tb, double ns)
 	table_cell(tb, buf);
 }
 
+/* A card in a cell of its own ("3"), or after a figure ("c3"): or its label. */
+static const char *
+card_name(int64_t card, const struct bd_ranks *rk, bool alone, char *buf,
+    size_t len)
+{
+	const struct bd_rcard *c = rk != NULL ? bd_ranks_card(rk, card) : NULL;
+
+	if (rk != NULL)
+		return c != NULL ? c->label : "";
+	snprintf(buf, len, "%s%" PRId64, alone ? "" : "c", card);
+	return buf;
+}
+
 /* A counter's min, max (each with its card) and spread, or three blanks. */
 static void
-cells_range(struct table *tb, const struct bd_xrange *r, int decimals)
+cells_range(struct table *tb, const struct bd_xrange *r, int decimals,
+    const struct bd_ranks *rk)
 {
+	char who[32];
+
 	char buf[32];
 
 	if (!r->has) {
@@ -244,46 +306,43 @@ cells_range(struct table *tb, const struct bd_xrange *r, int decimals)
 		return;
 	}
 	table_fixed(buf, sizeof(buf), r->min, decimals);
-	table_cellf(tb, "%s c%" PRId64, buf, r->min_card);
+	table_cellf(tb, "%s %s", buf, card_name(r->min_card, rk, false, who,
+	    sizeof(who)));
 	table_fixed(buf, sizeof(buf), r->max, decimals);
-	table_cellf(tb, "%s c%" PRId64, buf, r->max_card);
+	table_cellf(tb, "%s %s", buf, card_name(r->max_card, rk, false, who,
+	    sizeof(who)));
 	table_fixed(buf, sizeof(buf), r->max - r->min, decimals);
 	table_cell(tb, buf);
 }
 
 void
-bd_cards_table(FILE *fp, const struct bd_across *a)
+bd_cards_table_block(FILE *fp, const struct bd_across *a,
+    const struct bd_ranks *rk)
 {
-	const struct bd_xrun *r;
-	struct table *tb;
+	const struct bd_xrun *r = &a->run;
+	struct table *tb = table_new(cols, NCOLS);
+	char who[32];
 
-	if (a == NULL)
-		return;
-	r = &a->run;
-	tb = table_new(cols, NCOLS);
 	for (size_t s = 0; s < a->nsteps; s++) {
 		const struct bd_xstep *x = &a->steps[s];
 
 		table_row(tb);
 		table_cell(tb, x->name);
-		table_cellf(tb, "%" PRId64, x->straggler);
-		table_cellf(tb, "%" PRId64, x->fastest);
+		table_cell(tb, card_name(x->straggler, rk, true, who,
+		    sizeof(who)));
+		table_cell(tb, card_name(x->fastest, rk, true, who,
+		    sizeof(who)));
 		cell_ms(tb, x->time_ns.max);
 		cell_ms(tb, x->time_ns.min);
 		cell_ms(tb, x->time_ns.max - x->time_ns.min);
-		cells_range(tb, &x->busy_pct, 1);
-		cells_range(tb, &x->energy_j, 3);
+		cells_range(tb, &x->busy_pct, 1, rk);
+		cells_range(tb, &x->energy_j, 3, rk);
 		table_cell(tb, bd_xclass_name(x->diff));
 		if (x->diff >= 0) {
 			cell_ms(tb, (double)x->diff_straggler_ns);
 			cell_ms(tb, (double)x->diff_fastest_ns);
 		}
 	}
-	fprintf(fp, "\nAcross cards, per step (step time: from the step's "
-	    "start to the end of a card's last\ndevice work; the straggler "
-	    "ends last; DIFFERS-IN: the class the straggler spent the\nmost "
-	    "time more in than the fastest card, with both cards' time in "
-	    "it):\n");
 	if (a->nsteps > 0)
 		table_write(tb, fp, 0);
 	else
@@ -292,8 +351,9 @@ bd_cards_table(FILE *fp, const struct bd_across *a)
 	fprintf(fp, "Straggler in %zu step%s:", r->nsteps, r->nsteps == 1 ?
 	    "" : "s");
 	for (size_t i = 0; i < r->ncards; i++)
-		fprintf(fp, "%s card %" PRId64 " %zu", i ? "," : "",
-		    r->cards[i], r->straggler[i]);
+		fprintf(fp, "%s %s%s %zu", i ? "," : "", rk != NULL ? "" :
+		    "card ", card_name(r->cards[i], rk, true, who,
+		    sizeof(who)), r->straggler[i]);
 	if (r->ntime > 0)
 		fprintf(fp, "; mean spread: step time %.3f ms", r->time_ns / 1e6);
 	if (r->nbusy > 0)
@@ -301,4 +361,17 @@ bd_cards_table(FILE *fp, const struct bd_across *a)
 	if (r->nenergy > 0)
 		fprintf(fp, ", energy %.3f J", r->energy_j);
 	fputc('\n', fp);
+}
+
+void
+bd_cards_table(FILE *fp, const struct bd_across *a)
+{
+	if (a == NULL)
+		return;
+	fprintf(fp, "\nAcross cards, per step (step time: from the step's "
+	    "start to the end of a card's last\ndevice work; the straggler "
+	    "ends last; DIFFERS-IN: the class the straggler spent the\nmost "
+	    "time more in than the fastest card, with both cards' time in "
+	    "it):\n");
+	bd_cards_table_block(fp, a, NULL);
 }

@@ -349,7 +349,7 @@ csv_across(const struct breakdown_request *rq, const struct bd_step *st,
 	/* the classes, overlap, causes, counters and verdict: not a card's */
 	for (size_t i = 0; i < NCLASSES + 1 + BD_NIDLE + 7; i++)
 		fputc(',', rq->out);
-	bd_cards_csv_cells(rq->out, x);
+	bd_cards_csv_cells(rq->out, x, NULL);
 	fputc('\n', rq->out);
 }
 
@@ -601,6 +601,9 @@ breakdown_report(const struct breakdown_request *rq)
 		    rq->t->path, run.res.no_card);
 out:
 	bd_across_free(&across);
-	bd_run_free(&run);
+	if (rq->keep != NULL && rc == CLIENT_EXIT_OK)
+		*rq->keep = run;
+	else
+		bd_run_free(&run);
 	return rc;
 }

@@ -39,6 +39,8 @@ struct breakdown_request {
 	bool	 tagged;
 	const char *host;
 	bool	 first;
+	/* not NULL: the breakdown is left here for the caller (bd_run_free) */
+	struct bd_run *keep;
 };
 
 /*

@@ -33,6 +33,7 @@
 #include "schema.h"
 #include "settle.h"
 #include "breakdown_out.h"
+#include "breakdown_ranks.h"
 #include "ops.h"
 #include "opsenergy.h"
 #include "steps.h"
@@ -753,7 +754,7 @@ ops_one(const struct job *j, size_t i, const struct steps_request *sr)
 /* --breakdown of trace i (breakdown_out.h), as steps_request's sr says. */
 static int
 breakdown_one(const struct job *j, struct bd_trace *const *bt, size_t i,
-    const struct steps_request *sr)
+    const struct steps_request *sr, struct bd_run *keep)
 {
 	struct breakdown_request rq = {
 		.db = j->src[j->which[i]].db, .sr = sr,
@@ -763,10 +764,28 @@ breakdown_one(const struct job *j, struct bd_trace *const *bt, size_t i,
 		    BREAKDOWN_LAUNCH_GAP_NS : j->o->launch_gap_ns,
 		.innermost = sr->innermost, .format = sr->format,
 		.out = sr->out, .tagged = sr->tagged, .host = sr->host,
-		.first = sr->first,
+		.first = sr->first, .keep = keep,
 	};
 
 	return breakdown_report(&rq);
+}
+
+/*
+ * --breakdown of several traces, after each one's: every rank's cards
+ * side by side (breakdown_ranks.h), from the breakdowns r[0..n) kept.
+ */
+static void
+breakdown_across_ranks(const struct job *j, struct breakdown_rank *r,
+    size_t n, enum steps_format format, FILE *out)
+{
+	struct breakdown_ranks_request rq = {
+		.r = r, .n = n, .host_labels = j->multi, .format = format,
+		.out = out,
+	};
+
+	if (format == STEPS_JSON)
+		fputs(",\n", out);
+	breakdown_ranks_report(&rq);
 }
 
 /*
@@ -779,6 +798,8 @@ run_steps(const struct job *j)
 	const struct options *o = j->o;
 	bool tagged = o->traces.n > 1 || j->multi;
 	struct bd_trace **bt = j->bt;
+	struct breakdown_rank *ranks = NULL;
+	enum steps_format format = (enum steps_format)o->steps_format;
 	FILE *out;
 	int rc = CLIENT_EXIT_OK;
 
@@ -787,6 +808,12 @@ run_steps(const struct job *j)
 		return rc;
 	if ((out = output_open(o->output)) == NULL)
 		return CLIENT_EXIT_FAILED;
+	if (o->steps_format == -1)
+		format = table_for_terminal(out) ? STEPS_TABLE : STEPS_CSV;
+	/* the ranks' breakdowns are kept for the figures across them */
+	if (o->breakdown && o->traces.n > 1 &&
+	    (ranks = calloc(o->traces.n, sizeof(*ranks))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
 	for (size_t i = 0; i < o->traces.n && rc == CLIENT_EXIT_OK; i++) {
 		const struct source *src = &j->src[j->which[i]];
 		const struct trace_target *t = &j->ts[i];
@@ -794,7 +821,7 @@ run_steps(const struct job *j)
 			.t = t,
 			.cat = &src->cat,
 			.device_sql = j->device_sql,
-			.format = (enum steps_format)o->steps_format,
+			.format = format,
 			.out = out,
 			.innermost = o->clock.step_pattern == NULL,
 			.tagged = tagged,
@@ -802,9 +829,6 @@ run_steps(const struct job *j)
 			.first = i == 0,
 		};
 
-		if (o->steps_format == -1)
-			sr.format = table_for_terminal(out) ? STEPS_TABLE :
-			    STEPS_CSV;
 		if (tagged && sr.format == STEPS_JSON)
 			fputs(i == 0 ? "[\n" : ",\n", out);
 		if (tagged && sr.format == STEPS_TABLE) {
@@ -815,11 +839,21 @@ run_steps(const struct job *j)
 			else
 				fprintf(out, "-\n");
 		}
+		if (ranks != NULL) {
+			ranks[i].t = t;
+			ranks[i].host = sr.host;
+		}
 		rc = o->ops ? ops_one(j, i, &sr) : o->breakdown ?
-		    breakdown_one(j, bt, i, &sr) : steps_report(src->db, &sr);
-		if (tagged && sr.format == STEPS_JSON && i + 1 == o->traces.n)
-			fputs("]\n", out);
+		    breakdown_one(j, bt, i, &sr, ranks != NULL ?
+		    &ranks[i].run : NULL) : steps_report(src->db, &sr);
 	}
+	if (ranks != NULL && rc == CLIENT_EXIT_OK)
+		breakdown_across_ranks(j, ranks, o->traces.n, format, out);
+	if (tagged && format == STEPS_JSON && rc == CLIENT_EXIT_OK)
+		fputs("]\n", out);
+	for (size_t i = 0; ranks != NULL && i < o->traces.n; i++)
+		bd_run_free(&ranks[i].run);
+	free(ranks);
 	return output_close(out, o->output, rc);
 }
 

@@ -5,7 +5,10 @@
  * the window), the straggler and fastest and their ties, the class in
  * which the straggler spent the most time more (a busy class, an idle
  * cause, none), the counters' spreads only where two cards have them,
- * and the run's counts and mean spreads.
+ * and the run's counts and mean spreads.  Then the cards of several ranks
+ * (bdranks.h): steps matched by name and occurrence whatever each rank's
+ * order, the steps some ranks lack left out and named, the straggler a
+ * card of another rank than the first, and the labels.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +20,7 @@
 #include <cmocka.h>
 
 #include "bdcards.h"
+#include "bdranks.h"
 
 #define EV(s, e, c)	{ (s), (e), (c), false, 0 }
 
@@ -231,6 +235,156 @@ test_run(void **state)
 	bd_xrun_free(&r);
 }
 
+/* A rank of one run with the cards card[0..nc), the steps name[0..ns). */
+struct fake_rank {
+	struct bd_run run;
+	struct bd_card cards[2];
+	struct bd_step steps[4];
+	struct bd_window w[2][4];
+};
+
+static void
+fake_rank(struct fake_rank *f, const int64_t *card, size_t nc,
+    const char *const *name, size_t ns)
+{
+	memset(f, 0, sizeof(*f));
+	for (size_t s = 0; s < ns; s++)
+		f->steps[s] = (struct bd_step){ name[s], 0, 1000 };
+	for (size_t c = 0; c < nc; c++) {
+		f->cards[c].card = card[c];
+		f->cards[c].steps = f->w[c];
+		for (size_t s = 0; s < ns; s++) {
+			card_window(NULL, 0, BD_UNEXPLAINED, &f->w[c][s]);
+			f->w[c][s].name = name[s];
+		}
+	}
+	f->run.steps = f->steps;
+	f->run.nsteps = ns;
+	f->run.res.cards = f->cards;
+	f->run.res.ncards = nc;
+}
+
+/* Card c of f works [0, end) in step s. */
+static void
+fake_work(struct fake_rank *f, size_t c, size_t s, int64_t end)
+{
+	const struct bd_event ev[] = { EV(0, end, OPS_COMPUTE) };
+	const char *name = f->w[c][s].name;
+
+	card_window(ev, 1, BD_UNEXPLAINED, &f->w[c][s]);
+	f->w[c][s].name = name;
+}
+
+/*
+ * Rank 0 (cards 0, 1; steps S#0 S#1 S#2) and rank 1 (card 0; steps S#1
+ * S#0 S#9): S#0 and S#1 are compared, in rank 0's order; S#2 and S#9 are
+ * left out.  In S#0 rank 0's card 1 ends last (500 ns); in S#1 rank 1's
+ * card 0 (900 ns against 300 and 400), and rank 0's card 0 is the fastest.
+ */
+static void
+test_ranks(void **state)
+{
+	static const int64_t c01[] = { 0, 1 }, c0[] = { 0 };
+	static const char *const n0[] = { "S#0", "S#1", "S#2" };
+	static const char *const n1[] = { "S#1", "S#0", "S#9" };
+	struct fake_rank f[2];
+	struct bd_rank r[2];
+	struct bd_ranks x;
+
+	(void)state;
+	fake_rank(&f[0], c01, 2, n0, 3);
+	fake_rank(&f[1], c0, 1, n1, 3);
+	fake_work(&f[0], 0, 0, 100);
+	fake_work(&f[0], 1, 0, 500);
+	fake_work(&f[1], 0, 1, 200);		/* rank 1's S#0 */
+	fake_work(&f[0], 0, 1, 300);
+	fake_work(&f[0], 1, 1, 400);
+	fake_work(&f[1], 0, 0, 900);		/* rank 1's S#1 */
+	r[0] = (struct bd_rank){ &f[0].run, NULL, true, 0 };
+	r[1] = (struct bd_rank){ &f[1].run, NULL, true, 1 };
+	assert_true(bd_ranks_across(r, 2, &x));
+	assert_int_equal(x.ncards, 3);
+	assert_string_equal(x.cards[0].label, "r0c0");
+	assert_string_equal(x.cards[1].label, "r0c1");
+	assert_string_equal(x.cards[2].label, "r1c0");
+	assert_int_equal(x.cards[2].rank, 1);
+	assert_int_equal(x.across.nsteps, 2);
+	assert_string_equal(x.across.steps[0].name, "S#0");
+	assert_int_equal(x.across.steps[0].straggler, 1);
+	assert_int_equal(x.across.steps[0].fastest, 0);
+	assert_true(x.across.steps[0].time_ns.max == 500);
+	assert_true(x.across.steps[0].time_ns.min == 100);
+	assert_string_equal(x.across.steps[1].name, "S#1");
+	assert_int_equal(x.across.steps[1].straggler, 2);
+	assert_string_equal(bd_ranks_card(&x, 2)->label, "r1c0");
+	assert_int_equal(x.across.steps[1].fastest, 0);
+	assert_true(x.across.steps[1].time_ns.max == 900);
+	assert_true(x.across.steps[1].time_ns.min == 300);
+	assert_int_equal(x.across.run.straggler[1], 1);
+	assert_int_equal(x.across.run.straggler[2], 1);
+	assert_true(x.across.run.time_ns == 500);	/* (400 + 600) / 2 */
+	assert_int_equal(x.npartial, 2);
+	assert_string_equal(x.partial[0].name, "S#2");
+	assert_true(x.partial[0].in[0] && !x.partial[0].in[1]);
+	assert_int_equal(x.partial[0].nin, 1);
+	assert_string_equal(x.partial[1].name, "S#9");
+	assert_true(!x.partial[1].in[0] && x.partial[1].in[1]);
+	assert_null(bd_ranks_card(&x, 3));
+	bd_ranks_free(&x);
+}
+
+/*
+ * A name twice in one rank, once in the other: the first of each is
+ * matched, the second left out.  The ranks' labels: by their place when
+ * two of one host share a rank, or one has none; by rank, host first,
+ * when the same rank is of two hosts.  One card in all: nothing.
+ */
+static void
+test_ranks_names(void **state)
+{
+	static const int64_t c0[] = { 0 }, c2[] = { 2 };
+	static const char *const twice[] = { "S#0", "S#0" };
+	static const char *const once[] = { "S#0" };
+	struct fake_rank f[2];
+	struct bd_rank r[2];
+	struct bd_ranks x;
+
+	(void)state;
+	fake_rank(&f[0], c0, 1, twice, 2);
+	fake_rank(&f[1], c2, 1, once, 1);
+	fake_work(&f[0], 0, 1, 700);
+	r[0] = (struct bd_rank){ &f[0].run, NULL, true, 0 };
+	r[1] = (struct bd_rank){ &f[1].run, NULL, true, 0 };
+	assert_true(bd_ranks_across(r, 2, &x));
+	assert_string_equal(x.cards[0].label, "t0c0");
+	assert_string_equal(x.cards[1].label, "t1c2");
+	assert_int_equal(x.across.nsteps, 1);
+	/* the first S#0 of rank 0, where neither card works: a tie */
+	assert_true(x.across.steps[0].time_ns.max == 0);
+	assert_int_equal(x.across.steps[0].straggler, 0);
+	assert_int_equal(x.across.steps[0].fastest, 1);
+	assert_int_equal(x.npartial, 1);
+	assert_string_equal(x.partial[0].name, "S#0");
+	assert_true(x.partial[0].in[0] && !x.partial[0].in[1]);
+	bd_ranks_free(&x);
+
+	r[0].host = "hostA";
+	r[1].host = "hostB";
+	assert_true(bd_ranks_across(r, 2, &x));
+	assert_string_equal(x.cards[0].label, "hostA:r0c0");
+	assert_string_equal(x.cards[1].label, "hostB:r0c2");
+	assert_string_equal(x.rank_label[1], "hostB:r0");
+	bd_ranks_free(&x);
+
+	r[0].host = r[1].host = NULL;
+	r[1].has_rank = false;
+	assert_true(bd_ranks_across(r, 2, &x));
+	assert_string_equal(x.cards[1].label, "t1c2");
+	bd_ranks_free(&x);
+
+	assert_false(bd_ranks_across(r, 1, &x));
+}
+
 int
 main(void)
 {
@@ -240,6 +394,8 @@ main(void)
 		cmocka_unit_test(test_idle_cause),
 		cmocka_unit_test(test_ties),
 		cmocka_unit_test(test_run),
+		cmocka_unit_test(test_ranks),
+		cmocka_unit_test(test_ranks_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,85 @@
+/*
+ * bdranks: the cards of every rank of one run side by side, step by step
+ * (bdcards.h's figures over all the cards of all the traces): export
+ * --breakdown with several traces, report's "Across cards".  Pure
+ * arithmetic on the ranks' bdrun.h breakdowns, unit-tested in
+ * tests/unit/test_bdcards.c; spyremon(1), "Breakdown", gives the rules.
+ *
+ * Steps are matched across the ranks by name: the k-th step named N of
+ * one trace (in --steps' order) is the k-th step named N of each other.
+ * A step that every rank has is compared over every card of every rank,
+ * in the first trace's order; a step that some ranks lack is counted and
+ * named with the ranks that have it, and left out of every figure.  Each
+ * card's step time runs from its own rank's step start (bdcards.h), so
+ * the ranks' clocks need not agree; each card's counters are its rank's
+ * (its own database's).
+ *
+ * The cards are in the traces' order, then in card order within a trace.
+ * A card's key in the figures (bd_xcard's card, bd_xstep's straggler ...)
+ * is its place in that order, so a tie that bdcards.h settles by "the
+ * lower card" goes to the earlier trace, then the lower card number.
+ *
+ * Labels: a rank is "rR", R its trace's distributedInfo rank, when every
+ * trace has a rank and no two traces of one host share one; else every
+ * rank is "tI", I its trace's place among those given (from 0).  With
+ * several databases the host comes first: "HOST:rR", HOST as the rows
+ * name it (hosts.h).  A card is its rank's label and "cC", C its number
+ * in the trace: "r1c0", "HOST:t2c3".
+ */
+#ifndef SPYREMON_BDRANKS_H
+#define SPYREMON_BDRANKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bdrun.h"
+
+/* The longest label kept (a host name and more); longer ones are cut. */
+#define BD_LABEL_MAX	320
+
+/* A rank of the run: a trace's breakdown and what names it. */
+struct bd_rank {
+	const struct bd_run *run;
+	const char *host;		/* its database's name; NULL with one */
+	bool	 has_rank;		/* distributedInfo's rank */
+	int64_t	 rank;
+};
+
+/* A card of the run. */
+struct bd_rcard {
+	size_t	 rank;			/* its rank's place among those given */
+	int64_t	 card;			/* its number in that trace */
+	char	 label[BD_LABEL_MAX];
+};
+
+/* A step that some ranks lack. */
+struct bd_rstep {
+	const char *name;
+	bool	*in;			/* per rank: whether it has the step */
+	size_t	 nin;			/* how many have it */
+};
+
+struct bd_ranks {
+	size_t	 nranks;
+	char	(*rank_label)[BD_LABEL_MAX];	/* per rank */
+	struct bd_rcard *cards;		/* the keys' cards */
+	size_t	 ncards;
+	struct bd_across across;	/* the steps every rank has */
+	struct bd_rstep *partial;	/* the others */
+	size_t	 npartial;
+};
+
+/*
+ * The across-cards figures of the ranks r[0..n) into *out: false, with
+ * nothing to free, when they have fewer than two cards in all; else free
+ * *out with bd_ranks_free.  Dies when out of memory.
+ */
+bool bd_ranks_across(const struct bd_rank *r, size_t n, struct bd_ranks *out);
+
+/* The card of key (a figure's card), or NULL for none. */
+const struct bd_rcard *bd_ranks_card(const struct bd_ranks *x, int64_t key);
+
+void bd_ranks_free(struct bd_ranks *x);
+
+#endif
