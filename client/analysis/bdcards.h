@@ -1,7 +1,8 @@
 /*
  * bdcards: the cards of one trace side by side, step by step (the
  * "across cards" figures of export --breakdown and of report's "Why it
- * was slow"); pure arithmetic on bdtrace.h's windows and the counters'
+ * was slow"; bdranks.h feeds it the cards of several traces, a card's
+ * number then its place among them); pure arithmetic on bdtrace.h's windows and the counters'
  * means, unit-tested on cards of its own (tests/unit/test_bdcards.c).
  * spyremon(1), "Breakdown", gives the rules to users.
  *

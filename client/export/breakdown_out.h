@@ -7,7 +7,8 @@
  * cause; and Holistic Trace Analysis's temporal breakdown of the rank.
  * Beside each span, the card's counters over it as --steps reads them
  * (mean busy % and power, and the time its samples cover).  With several
- * cards, the cards side by side (breakdown_cards.h).
+ * cards, the cards side by side (breakdown_cards.h); with several traces,
+ * after them all, every rank's cards (breakdown_ranks.h).
  * The figures are ../analysis/bdtrace.h's; spyremon(1), "Breakdown",
  * gives the rules.
  */

@@ -88,6 +88,10 @@ struct report {
 	bool	 has_why;
 	struct bd_trace *why_bt;	/* the first trace's events */
 	struct bd_run why;		/* its breakdown and counters */
+	/* with several traces, the other ranks' (for "Across cards") */
+	struct bd_trace **why_other_bt;
+	struct bd_run *why_other;
+	size_t	 why_nother;
 	bool	 why_plot;		/* breakdown.png and .svg written */
 	char	 trace_why[PATH_MAX + 128];	/* why the recorded trace is not used */
 };

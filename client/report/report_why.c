@@ -2,9 +2,9 @@
  * report_why: "Why it was slow" in report.md (report_why.h).
  *
  * The figures are export --breakdown's, from the same analysis calls
- * (bd_trace_read, bd_run_load, bd_run_across) with its defaults: the
- * innermost steps, the launch gap of BREAKDOWN_LAUNCH_GAP_NS.  Shares
- * are of each span.
+ * (bd_trace_read, bd_run_load, bd_run_across, bd_ranks_across) with its
+ * defaults: the innermost steps, the launch gap of
+ * BREAKDOWN_LAUNCH_GAP_NS.  Shares are of each span.
  */
 #include <err.h>
 #include <inttypes.h>
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bdranks.h"
 #include "client.h"
 #include "plot_steps.h"
 #include "report_why.h"
@@ -44,24 +45,43 @@ pct(int64_t part, int64_t whole)
 	return whole > 0 ? 100.0 * (double)part / (double)whole : 0;
 }
 
+/* The breakdown of trace t with its counters, as export --breakdown's. */
+static int
+load_one(struct report *r, const struct trace_target *t, struct bd_trace **bt,
+    struct bd_run *run)
+{
+	struct steps_request sr;
+	int rc;
+
+	if ((rc = bd_trace_read(t->path, t->info.has_base, NULL, true, bt)) !=
+	    CLIENT_EXIT_OK)
+		return rc;
+	sr = (struct steps_request){ .t = t, .cat = &r->cat, .device_sql = "",
+	    .innermost = true };
+	return bd_run_load(r->db, &sr, *bt, bd_step_names(bt, 1),
+	    BREAKDOWN_LAUNCH_GAP_NS, true, run);
+}
+
 int
 report_why_load(struct report *r)
 {
-	const struct trace_target *t;
-	struct steps_request sr;
+	size_t n = r->rs.nt > 0 ? r->rs.nt - 1 : 0;
 	int rc;
 
 	if (!r->has_trace)
 		return CLIENT_EXIT_OK;
-	t = &r->rs.t[0];
 	r->has_why = true;	/* freed also after a failure */
-	if ((rc = bd_trace_read(t->path, t->info.has_base, NULL, true,
-	    &r->why_bt)) != CLIENT_EXIT_OK)
-		return rc;
-	sr = (struct steps_request){ .t = t, .cat = &r->cat, .device_sql = "",
-	    .innermost = true };
-	return bd_run_load(r->db, &sr, r->why_bt, bd_step_names(&r->why_bt, 1),
-	    BREAKDOWN_LAUNCH_GAP_NS, true, &r->why);
+	if ((r->why_other_bt = calloc(n + 1, sizeof(*r->why_other_bt))) ==
+	    NULL || (r->why_other = calloc(n + 1, sizeof(*r->why_other))) ==
+	    NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	r->why_nother = n;
+	rc = load_one(r, &r->rs.t[0], &r->why_bt, &r->why);
+	/* the other ranks', for their cards beside the first's */
+	for (size_t i = 0; i < n && rc == CLIENT_EXIT_OK; i++)
+		rc = load_one(r, &r->rs.t[i + 1], &r->why_other_bt[i],
+		    &r->why_other[i]);
+	return rc;
 }
 
 void
@@ -71,6 +91,15 @@ report_why_free(struct report *r)
 		return;
 	bd_run_free(&r->why);
 	bd_trace_free(r->why_bt);
+	for (size_t i = 0; i < r->why_nother; i++) {
+		bd_run_free(&r->why_other[i]);
+		bd_trace_free(r->why_other_bt[i]);
+	}
+	free(r->why_other);
+	free(r->why_other_bt);
+	r->why_other = NULL;
+	r->why_other_bt = NULL;
+	r->why_nother = 0;
 	r->has_why = false;
 }
 
@@ -259,28 +288,101 @@ md_evidence(FILE *fp, const struct report *r, size_t ns)
 	}
 }
 
+/* A card: "3" alone, "c3" after a figure; with rk its label (bdranks.h). */
+static const char *
+card_name(int64_t card, const struct bd_ranks *rk, bool alone, char *buf,
+    size_t len)
+{
+	const struct bd_rcard *c = rk != NULL ? bd_ranks_card(rk, card) : NULL;
+
+	if (rk != NULL)
+		return c != NULL ? c->label : "";
+	snprintf(buf, len, "%s%" PRId64, alone ? "" : "c", card);
+	return buf;
+}
+
 /* A counter's ends and spread as one cell: "10.0 (c0) to 70.0 (c3): 60.0". */
 static void
-range_cell(FILE *fp, const struct bd_xrange *x, int decimals)
+range_cell(FILE *fp, const struct bd_xrange *x, int decimals,
+    const struct bd_ranks *rk)
 {
+	char a[32], b[32];
+
 	if (!x->has) {
 		fprintf(fp, " |");
 		return;
 	}
-	fprintf(fp, " %.*f (c%" PRId64 ") to %.*f (c%" PRId64 "): %.*f |",
-	    decimals, x->min, x->min_card, decimals, x->max, x->max_card,
-	    decimals, x->max - x->min);
+	fprintf(fp, " %.*f (%s) to %.*f (%s): %.*f |", decimals, x->min,
+	    card_name(x->min_card, rk, false, a, sizeof(a)), decimals, x->max,
+	    card_name(x->max_card, rk, false, b, sizeof(b)), decimals,
+	    x->max - x->min);
 }
 
-/* "Across cards": with two cards or more, each step's straggler and spreads. */
+/* The ranks' cards side by side into *x, or false (one trace, one card). */
+static bool
+across_ranks(const struct report *r, struct bd_ranks *x)
+{
+	struct bd_rank *rk;
+	bool ok;
+
+	if (r->why_nother == 0)
+		return false;
+	if ((rk = calloc(r->why_nother + 1, sizeof(*rk))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i <= r->why_nother; i++)
+		rk[i] = (struct bd_rank){ .run = i == 0 ? &r->why :
+		    &r->why_other[i - 1], .has_rank = r->rs.t[i].info.has_rank,
+		    .rank = r->rs.t[i].info.rank };
+	ok = bd_ranks_across(rk, r->why_nother + 1, x);
+	free(rk);
+	return ok;
+}
+
+/* The ranks' paragraph: how the cards are named, the steps left out. */
+static void
+md_ranks(FILE *fp, const struct report *r, const struct bd_ranks *x)
+{
+	fprintf(fp, "The cards of all %zu traces (the ranks of the run), each "
+	    "named by its trace's rank and its card (r1c0: rank 1's card 0; "
+	    "tI, the I-th trace from 0, where the traces have no ranks of "
+	    "their own or share one), steps matched by name; each card's "
+	    "step time runs from its own trace's step start, and on a tie "
+	    "the earlier trace comes before the later.", x->nranks);
+	for (size_t k = 0; k < x->ncards; k++)
+		fprintf(fp, "%s %s `%s`", k ? "," : "  Cards:", x->cards[k].label,
+		    r->rs.t[x->cards[k].rank].path);
+	fprintf(fp, ".");
+	if (x->npartial > 0) {
+		fprintf(fp, "  Left out, in some traces only: %zu step%s (",
+		    x->npartial, x->npartial == 1 ? "" : "s");
+		for (size_t i = 0; i < x->npartial && i < 8; i++)
+			fprintf(fp, "%s%s", i ? ", " : "", x->partial[i].name);
+		fprintf(fp, "%s).", x->npartial > 8 ? ", ..." : "");
+	}
+	fprintf(fp, "\n\n");
+}
+
+/*
+ * "Across cards": with two cards or more, each step's straggler and
+ * spreads; with several traces, over every rank's cards.
+ */
 static void
 md_across(FILE *fp, const struct report *r, size_t ns)
 {
-	struct bd_across a;
-	const struct bd_xrun *x = &a.run;
+	struct bd_ranks rx;
+	struct bd_across own, *ap;
+	const struct bd_ranks *rk = NULL;
+	const struct bd_xrun *x;
+	char buf[32];
 
-	if (!bd_run_across(&r->why, &a))
+	if (across_ranks(r, &rx)) {
+		rk = &rx;
+		ap = &rx.across;
+	} else if (bd_run_across(&r->why, &own))
+		ap = &own;
+	else
 		return;
+	x = &ap->run;
 	fprintf(fp, "### Across cards\n\n");
 	fprintf(fp, "A card's step time runs from the step's start to the end "
 	    "of its last device work in it; the straggler is the card that "
@@ -289,10 +391,13 @@ md_across(FILE *fp, const struct report *r, size_t ns)
 	    "less the smallest across the cards, with the card at each end; "
 	    "the class that makes the difference is the one the straggler "
 	    "spent the most time more in than the fastest card.\n\n");
+	if (rk != NULL)
+		md_ranks(fp, r, rk);
 	fprintf(fp, "The straggler in %zu step%s:", x->nsteps, x->nsteps == 1 ?
 	    "" : "s");
 	for (size_t i = 0; i < x->ncards; i++)
-		fprintf(fp, "%s card %" PRId64 " %zu", i ? "," : "", x->cards[i],
+		fprintf(fp, "%s %s%s %zu", i ? "," : "", rk != NULL ? "" :
+		    "card ", card_name(x->cards[i], rk, true, buf, sizeof(buf)),
 		    x->straggler[i]);
 	fprintf(fp, ".");
 	if (x->ntime > 0)
@@ -302,22 +407,24 @@ md_across(FILE *fp, const struct report *r, size_t ns)
 	if (x->nenergy > 0)
 		fprintf(fp, ", energy %.3f J", x->energy_j);
 	fprintf(fp, "%s\n\n", x->ntime > 0 ? "." : "");
-	if (a.nsteps > 0)
+	if (ap->nsteps > 0)
 		fprintf(fp, "| step | straggler | fastest | straggler's "
 		    "step ms | fastest's step ms | spread ms | busy %% "
 		    "(low to high: spread) | energy J (low to high: spread) | "
 		    "differs most in | straggler's ms in it | fastest's ms "
 		    "in it |\n"
 		    "|---|---:|---:|---:|---:|---:|---|---|---|---:|---:|\n");
-	for (size_t s = 0; s < ns && s < a.nsteps; s++) {
-		const struct bd_xstep *t = &a.steps[s];
+	for (size_t s = 0; s < ns && s < ap->nsteps; s++) {
+		const struct bd_xstep *t = &ap->steps[s];
+		char b2[32];
 
-		fprintf(fp, "| %s | %" PRId64 " | %" PRId64 " | %.3f | %.3f | "
-		    "%.3f |", t->name, t->straggler, t->fastest,
+		fprintf(fp, "| %s | %s | %s | %.3f | %.3f | %.3f |", t->name,
+		    card_name(t->straggler, rk, true, buf, sizeof(buf)),
+		    card_name(t->fastest, rk, true, b2, sizeof(b2)),
 		    t->time_ns.max / 1e6, t->time_ns.min / 1e6,
 		    (t->time_ns.max - t->time_ns.min) / 1e6);
-		range_cell(fp, &t->busy_pct, 1);
-		range_cell(fp, &t->energy_j, 3);
+		range_cell(fp, &t->busy_pct, 1, rk);
+		range_cell(fp, &t->energy_j, 3, rk);
 		if (t->diff < 0)
 			fprintf(fp, " none | | |\n");
 		else
@@ -327,7 +434,10 @@ md_across(FILE *fp, const struct report *r, size_t ns)
 			    (double)t->diff_fastest_ns / 1e6);
 	}
 	fprintf(fp, "\n");
-	bd_across_free(&a);
+	if (rk != NULL)
+		bd_ranks_free(&rx);
+	else
+		bd_across_free(&own);
 }
 
 void

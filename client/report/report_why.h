@@ -4,7 +4,8 @@
  * verdict and each step's per card with its rule and numbers, a stacked
  * bar chart of the classes per step and card (breakdown.png and .svg),
  * with several cards the cards side by side (bdcards.h: each step's
- * straggler, spreads and the class that makes the difference), the
+ * straggler, spreads and the class that makes the difference; with
+ * several traces over every rank's cards, bdranks.h), the
  * counters as evidence (mean busy %, power against the card's
  * BD_CARD_POWER_W, the samples' coverage), and where they contradict the
  * trace (breakdown.h, bd_contradicts).
@@ -19,7 +20,8 @@
 #define REPORT_WHY_STEPS	24	/* steps shown; export --breakdown has all */
 
 /*
- * With a trace: its breakdown and counters into r->why.  CLIENT_EXIT_OK,
+ * With a trace: its breakdown and counters into r->why, and the other
+ * traces' into r->why_other (for "Across cards").  CLIENT_EXIT_OK,
  * or another CLIENT_EXIT_* after saying why (the trace or the samples
  * could not be read).
  */
