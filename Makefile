@@ -102,6 +102,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/export/export_fmt.c \
 	client/export/target.c client/export/merge.c \
 	client/export/merge_events.c client/export/merge_ops.c \
+	client/export/merge_buf.c client/export/merge_bd.c \
 	client/export/combine.c \
 	client/export/steps.c client/export/steporder.c client/export/ops.c \
 	client/export/breakdown_out.c client/export/breakdown_cards.c \
