@@ -269,7 +269,9 @@ check-loaded:
 	@sh mk/loaded.sh B=$(B) $(if $(SAN),SAN=$(SAN))
 
 # make check-hta HTA_SRC=DIR: Holistic Trace Analysis (its source in DIR,
-# outside the tree) reads merged traces as the originals (tests/tools/hta_check.py)
+# outside the tree) reads merged traces as the originals, and its
+# breakdowns of tests/data/hta, one rank or several, are expected.json's
+# and --breakdown's (tests/tools/hta_check.py)
 check-hta: all $(B)/tests/mksamples
 	@test -n "$(HTA_SRC)" -a -d "$(HTA_SRC)/hta" || \
 	    { echo "make check-hta HTA_SRC=DIR: DIR/hta is HTA's package" >&2; exit 2; }
