@@ -102,6 +102,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/export/export_fmt.c \
 	client/export/target.c client/export/merge.c \
 	client/export/merge_events.c client/export/merge_ops.c \
+	client/export/merge_buf.c client/export/merge_bd.c \
 	client/export/combine.c \
 	client/export/steps.c client/export/steporder.c client/export/ops.c \
 	client/export/breakdown_out.c client/export/breakdown_cards.c \
@@ -269,7 +270,9 @@ check-loaded:
 	@sh mk/loaded.sh B=$(B) $(if $(SAN),SAN=$(SAN))
 
 # make check-hta HTA_SRC=DIR: Holistic Trace Analysis (its source in DIR,
-# outside the tree) reads merged traces as the originals (tests/tools/hta_check.py)
+# outside the tree) reads merged traces as the originals, and its
+# breakdowns of tests/data/hta, one rank or several, are expected.json's
+# and --breakdown's (tests/tools/hta_check.py)
 check-hta: all $(B)/tests/mksamples
 	@test -n "$(HTA_SRC)" -a -d "$(HTA_SRC)/hta" || \
 	    { echo "make check-hta HTA_SRC=DIR: DIR/hta is HTA's package" >&2; exit 2; }

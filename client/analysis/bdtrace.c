@@ -55,6 +55,7 @@ struct hrow {
  */
 struct bd_trace {
 	bool	 has_base;
+	bool	 keep_pieces;	/* bd_trace_keep_pieces */
 	struct vec aev, launches, sync, rows;
 	struct vec aev0, launches0, sync0;
 	uint64_t no_card0;
@@ -642,11 +643,11 @@ near_segs(const struct bd_seg *seg, size_t n, int64_t lo, int64_t hi,
 	return a;
 }
 
-/* One window of a card's events. */
+/* One window of a card's events; with pieces, its pieces too. */
 static void
 window(const struct bd_event *ev, size_t n, const struct bd_seg *seg,
     size_t nseg, int64_t first, int64_t last, const char *name, int64_t lo,
-    int64_t hi, struct bd_window *w)
+    int64_t hi, bool pieces, struct bd_window *w)
 {
 	memset(w, 0, sizeof(*w));
 	w->name = name;
@@ -654,6 +655,15 @@ window(const struct bd_event *ev, size_t n, const struct bd_seg *seg,
 	w->hi = hi;
 	bd_temporal(ev, n, lo, hi, &w->tm);
 	bd_idle_window(seg, nseg, first, last, lo, hi, w->idle);
+	if (pieces)
+		w->npieces = bd_pieces(ev, n, seg, nseg, first, last, lo, hi,
+		    &w->pieces);
+}
+
+void
+bd_trace_keep_pieces(struct bd_trace *t)
+{
+	t->keep_pieces = true;
 }
 
 void
@@ -669,6 +679,7 @@ bd_trace_compute(struct bd_trace *t, int64_t threshold,
 	int64_t *maxend;
 
 	memset(res, 0, sizeof(*res));
+	res->nsteps = nsteps;
 	res->sync_calls = t->sync.n;
 	res->unpaired = t->pairs.unpaired + devevent_pairs_open(&t->pairs);
 	res->no_card = t->no_card;
@@ -711,7 +722,7 @@ bd_trace_compute(struct bd_trace *t, int64_t threshold,
 		nseg = bd_idle_segments(sorted, j - i, threshold, sync, nsync,
 		    &seg);
 		window(ev + i, j - i, seg, nseg, first, last, "total", first,
-		    last, &c->total);
+		    last, t->keep_pieces, &c->total);
 		if (nsteps > 0 && (c->steps = calloc(nsteps,
 		    sizeof(*c->steps))) == NULL)
 			errx(CLIENT_EXIT_FAILED, "out of memory");
@@ -727,7 +738,7 @@ bd_trace_compute(struct bd_trace *t, int64_t threshold,
 			s1 = near_segs(seg, nseg, steps[s].lo, steps[s].hi, &s0);
 			window(sorted + e0, e1 - e0, seg + s0, s1 - s0, first,
 			    last, steps[s].name, steps[s].lo, steps[s].hi,
-			    &c->steps[s]);
+			    t->keep_pieces, &c->steps[s]);
 		}
 		if (!res->streams_hta)
 			card_streams(a + i, ev + i, j - i, threshold, sync,
@@ -743,8 +754,13 @@ bd_trace_compute(struct bd_trace *t, int64_t threshold,
 void
 bd_result_free(struct bd_result *res)
 {
-	for (size_t i = 0; i < res->ncards; i++)
+	for (size_t i = 0; i < res->ncards; i++) {
+		free(res->cards[i].total.pieces);
+		for (size_t s = 0; res->cards[i].steps != NULL &&
+		    s < res->nsteps; s++)
+			free(res->cards[i].steps[s].pieces);
 		free(res->cards[i].steps);
+	}
 	free(res->cards);
 	free(res->streams);
 	memset(res, 0, sizeof(*res));

@@ -37,6 +37,9 @@ struct bd_window {
 	int64_t	 lo, hi;		/* own ns */
 	struct bd_temporal tm;
 	int64_t	 idle[BD_NIDLE];	/* add up to tm.t[OPS_IDLE] */
+	/* bd_trace_keep_pieces: the window's classes in time (bd_pieces) */
+	struct bd_piece *pieces;
+	size_t	 npieces;
 };
 
 struct bd_card {
@@ -57,6 +60,7 @@ struct bd_stream {
 struct bd_result {
 	struct bd_card *cards;		/* by card number */
 	size_t	 ncards;
+	size_t	 nsteps;		/* each card's steps */
 	struct bd_stream *streams;	/* by card, then stream */
 	size_t	 nstreams;
 	bool	 streams_hta;		/* the streams are HTA's (args.stream) */
@@ -115,6 +119,12 @@ size_t bd_step_names(struct bd_trace *const *t, size_t n);
 void bd_trace_compute(struct bd_trace *t, int64_t threshold,
     const struct bd_step *steps, size_t nsteps, size_t nstep_names,
     struct bd_result *res);
+
+/*
+ * Have bd_trace_compute give each card's windows (its span and each
+ * step) their pieces too, what a timeline draws (bd_pieces).
+ */
+void bd_trace_keep_pieces(struct bd_trace *t);
 
 void bd_result_free(struct bd_result *res);
 void bd_trace_free(struct bd_trace *t);

@@ -25,6 +25,20 @@ bd_idle_name(enum bd_idle c)
 	return c < BD_NIDLE ? idle_names[c] : "?";
 }
 
+static const char *const class_names[OPS_NCAT] = {
+	[OPS_COMPUTE] = "compute",
+	[OPS_MEMORY] = "data movement",
+	[OPS_COMM] = "communication",
+	[OPS_OTHER] = "other",
+	[OPS_IDLE] = "idle",
+};
+
+const char *
+bd_class_name(enum ops_category c)
+{
+	return c < OPS_NCAT ? class_names[c] : "?";
+}
+
 /* One end of an event in the sweep: +1 at its start, -1 at its end. */
 struct point {
 	int64_t	 t;
@@ -54,19 +68,24 @@ winner(const int64_t count[OPS_NCAT])
 	return OPS_IDLE;
 }
 
-void
-bd_temporal(const struct bd_event *ev, size_t n, int64_t lo, int64_t hi,
-    struct bd_temporal *out)
+/*
+ * The sweep under bd_temporal and bd_pieces: each stretch [a, b) of
+ * [lo, hi) in which the same events run, in time order, given to take
+ * with count[c], how many of category c run.
+ */
+typedef void (*stretch_fn)(void *arg, int64_t a, int64_t b,
+    const int64_t count[OPS_NCAT]);
+
+static void
+sweep(const struct bd_event *ev, size_t n, int64_t lo, int64_t hi,
+    stretch_fn take, void *arg)
 {
 	struct point *p;
 	int64_t count[OPS_NCAT] = { 0 }, t;
 	size_t np = 0;
 
-	memset(out, 0, sizeof(*out));
-	out->work_end = lo;
 	if (hi <= lo)
 		return;
-	out->span = hi - lo;
 	if ((p = calloc(2 * n + 1, sizeof(*p))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	for (size_t i = 0; i < n; i++) {
@@ -75,8 +94,6 @@ bd_temporal(const struct bd_event *ev, size_t n, int64_t lo, int64_t hi,
 
 		if (s >= e || ev[i].cat >= OPS_IDLE)
 			continue;
-		if (e > out->work_end)
-			out->work_end = e;
 		p[np++] = (struct point){ s, 1, ev[i].cat };
 		p[np++] = (struct point){ e, -1, ev[i].cat };
 	}
@@ -86,15 +103,132 @@ bd_temporal(const struct bd_event *ev, size_t n, int64_t lo, int64_t hi,
 		int64_t next = i < np ? p[i].t : hi;
 
 		if (next > t) {
-			out->t[winner(count)] += next - t;
-			if (count[OPS_COMM] > 0 && count[OPS_COMPUTE] > 0)
-				out->comm_compute += next - t;
+			take(arg, t, next, count);
 			t = next;
 		}
 		if (i < np)
 			count[p[i].cat] += p[i].delta;
 	}
 	free(p);
+}
+
+static void
+add_stretch(void *arg, int64_t a, int64_t b, const int64_t count[OPS_NCAT])
+{
+	struct bd_temporal *out = arg;
+
+	out->t[winner(count)] += b - a;
+	if (count[OPS_COMM] > 0 && count[OPS_COMPUTE] > 0)
+		out->comm_compute += b - a;
+}
+
+void
+bd_temporal(const struct bd_event *ev, size_t n, int64_t lo, int64_t hi,
+    struct bd_temporal *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->work_end = lo;
+	if (hi <= lo)
+		return;
+	out->span = hi - lo;
+	for (size_t i = 0; i < n; i++) {
+		int64_t e = ev[i].end < hi ? ev[i].end : hi;
+
+		if (ev[i].cat < OPS_IDLE && ev[i].start < e && lo < e &&
+		    e > out->work_end)
+			out->work_end = e;
+	}
+	sweep(ev, n, lo, hi, add_stretch, out);
+}
+
+/* bd_pieces' pieces as they grow, and where its idle pieces are. */
+struct pieces {
+	struct bd_piece *v;
+	size_t	 n, cap;
+	const struct bd_seg *seg;
+	size_t	 nseg, next;		/* seg[next] the first not behind */
+	int64_t	 first, last;
+};
+
+static void
+piece_add(struct pieces *p, int64_t start, int64_t end, enum ops_category cat,
+    enum bd_idle idle)
+{
+	struct bd_piece *last = p->n > 0 ? &p->v[p->n - 1] : NULL;
+
+	if (end <= start)
+		return;
+	if (cat != OPS_IDLE)
+		idle = BD_UNEXPLAINED;	/* not one: the same for every class */
+	if (last != NULL && last->end == start && last->cat == cat &&
+	    last->idle == idle) {
+		last->end = end;
+		return;
+	}
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 64;
+		struct bd_piece *v = reallocarray(p->v, cap, sizeof(*v));
+
+		if (v == NULL)
+			errx(CLIENT_EXIT_FAILED, "out of memory");
+		p->v = v;
+		p->cap = cap;
+	}
+	p->v[p->n++] = (struct bd_piece){ start, end, cat, idle };
+}
+
+/* Idle time [a, b) inside [first, last), cut by the idle pieces. */
+static void
+idle_inside(struct pieces *p, int64_t a, int64_t b)
+{
+	int64_t t = a;
+
+	while (p->next < p->nseg && p->seg[p->next].end <= a)
+		p->next++;
+	for (size_t i = p->next; i < p->nseg && p->seg[i].start < b; i++) {
+		int64_t s = p->seg[i].start > t ? p->seg[i].start : t;
+		int64_t e = p->seg[i].end < b ? p->seg[i].end : b;
+
+		if (e <= s)
+			continue;
+		piece_add(p, t, s, OPS_IDLE, BD_UNEXPLAINED);
+		piece_add(p, s, e, OPS_IDLE, p->seg[i].cls);
+		t = e;
+	}
+	piece_add(p, t, b, OPS_IDLE, BD_UNEXPLAINED);
+}
+
+static void
+piece_stretch(void *arg, int64_t a, int64_t b, const int64_t count[OPS_NCAT])
+{
+	struct pieces *p = arg;
+	enum ops_category cat = winner(count);
+	int64_t in_lo, in_hi;
+
+	if (cat != OPS_IDLE) {
+		piece_add(p, a, b, cat, BD_UNEXPLAINED);
+		return;
+	}
+	/* outside the card's events, unexplained, as bd_idle_window has it */
+	in_lo = a > p->first ? a : p->first;
+	in_hi = b < p->last ? b : p->last;
+	piece_add(p, a, in_lo < b ? in_lo : b, OPS_IDLE, BD_UNEXPLAINED);
+	if (in_lo < in_hi)
+		idle_inside(p, in_lo, in_hi);
+	piece_add(p, in_hi > a ? in_hi : a, b, OPS_IDLE, BD_UNEXPLAINED);
+}
+
+size_t
+bd_pieces(const struct bd_event *ev, size_t n, const struct bd_seg *seg,
+    size_t nseg, int64_t first, int64_t last, int64_t lo, int64_t hi,
+    struct bd_piece **out)
+{
+	struct pieces p = { .seg = seg, .nseg = nseg, .first = first,
+	    .last = last };
+
+	sweep(ev, n, lo, hi, piece_stretch, &p);
+	*out = p.v;
+	return p.n;
 }
 
 static int

@@ -43,6 +43,12 @@ enum bd_idle {
 /* An idle class's name: "host wait", "launch gap", "sync", "unexplained". */
 const char *bd_idle_name(enum bd_idle c);
 
+/*
+ * A temporal class's name as the breakdown says it: "compute", "data
+ * movement", "communication", "other", "idle".
+ */
+const char *bd_class_name(enum ops_category c);
+
 /* A device event, in ns; launch is its host launch's start, if known. */
 struct bd_event {
 	int64_t	 start, end;
@@ -80,6 +86,31 @@ struct bd_seg {
  */
 void bd_temporal(const struct bd_event *ev, size_t n, int64_t lo, int64_t hi,
     struct bd_temporal *out);
+
+/*
+ * A piece of a window in one class: its temporal class (bd_temporal's),
+ * and for idle time its idle class (bd_idle_window's).
+ */
+struct bd_piece {
+	int64_t	 start, end;
+	enum ops_category cat;		/* OPS_COMPUTE ... OPS_IDLE */
+	enum bd_idle idle;		/* cat OPS_IDLE: why */
+};
+
+/*
+ * The pieces of [lo, hi), in time order, each a maximal run of one class
+ * (a temporal class, or idle of one idle class): the events ev[0..n) as
+ * bd_temporal takes them, the idle time cut by the idle pieces seg[0..n)
+ * and the card's first and last (bd_idle_window's arguments).  They tile
+ * [lo, hi) with no gap and no overlap, each temporal class's add up to
+ * bd_temporal's, and the idle classes' to bd_idle_window's (idle time
+ * inside [first, last) that no piece of seg covers, which events of
+ * negative length alone can leave, is unexplained).  *out (to free) gets
+ * them; returns their count.  Dies when out of memory.
+ */
+size_t bd_pieces(const struct bd_event *ev, size_t n, const struct bd_seg *seg,
+    size_t nseg, int64_t first, int64_t last, int64_t lo, int64_t hi,
+    struct bd_piece **out);
 
 /*
  * Sort iv[0..n) by start and merge overlapping or touching intervals in

@@ -169,6 +169,7 @@ json_hta(yajl_gen g, const struct breakdown_request *rq,
 	put_hta_pct(g, "non_compute_pct", res->hta.non_compute, res->hta.span);
 	jsonw_put_bool(g, "rounded_to_us", res->hta_rounded);
 	jsonw_put_bool(g, "last_step_dropped", res->hta_last_step_dropped);
+	jsonw_put_uint(g, "step_names", rq->nstep_names);
 	jsonw_str(g, "streams");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; res->streams_hta && i < res->nstreams; i++) {

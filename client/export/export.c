@@ -722,17 +722,29 @@ merge_one(const struct job *j, size_t i, const char *out, const char *host)
 	};
 	struct db_coarse coarse = { 0 };
 	struct merge_stats st;
+	struct bd_run run = { 0 };
 	int rc;
 
+	/* --breakdown-track: the classes as --breakdown has them */
+	if (o->breakdown_track) {
+		struct steps_request sr = { .t = &j->ts[i] };
+
+		bd_run_load(NULL, &sr, j->bt[i], bd_step_names(j->bt,
+		    o->traces.n), o->launch_gap_ns < 0 ?
+		    BREAKDOWN_LAUNCH_GAP_NS : o->launch_gap_ns,
+		    o->clock.step_pattern == NULL, &run);
+		mr.breakdown = &run.res;
+	}
 	/* imported coarse samples are said in the summary */
 	if ((rc = db_coarse_load(src->db, mr.lo_ns, mr.hi_ns +
-	    DB_MAX_INTERVAL_NS, &coarse)) != CLIENT_EXIT_OK)
-		return rc;
-	mr.coarse = &coarse;
-	rc = merge_write(src->db, &mr, &st);
-	if (rc == CLIENT_EXIT_OK && !o->quiet)
-		merge_stats_print(stderr, out, &st);
+	    DB_MAX_INTERVAL_NS, &coarse)) == CLIENT_EXIT_OK) {
+		mr.coarse = &coarse;
+		rc = merge_write(src->db, &mr, &st);
+		if (rc == CLIENT_EXIT_OK && !o->quiet)
+			merge_stats_print(stderr, out, &st);
+	}
 	db_coarse_free(&coarse);
+	bd_run_free(&run);
 	return rc;
 }
 
@@ -900,6 +912,10 @@ run_derived(struct job *j)
 	char **outs = NULL;
 	int rc = CLIENT_EXIT_OK;
 
+	/* the track's events, complete once the headers are known */
+	if (o->breakdown_track && (rc = breakdown_finish(j->ts, o->traces.n,
+	    j->bt)) != CLIENT_EXIT_OK)
+		return rc;
 	if (o->merge_dir != NULL) {
 		rc = export_merge_dir_names(o->merge_dir, o, &outs);
 		for (size_t i = 0; i < o->traces.n && rc == CLIENT_EXIT_OK; i++)
@@ -959,9 +975,11 @@ load_traces(struct job *j)
 	    (j->evs = calloc(o->traces.n, sizeof(*j->evs))) == NULL ||
 	    (ht = calloc(o->traces.n, sizeof(*ht))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
-	/* --breakdown takes the events in the same pass */
-	if (o->breakdown) {
+	/* --breakdown and its track take the events in the same pass */
+	if (o->breakdown || o->breakdown_track) {
 		j->bt = breakdown_new(o->traces.n);
+		for (size_t i = 0; o->breakdown_track && i < o->traces.n; i++)
+			bd_trace_keep_pieces(j->bt[i]);
 		if ((j->sinks = calloc(o->traces.n, sizeof(*j->sinks))) == NULL)
 			errx(CLIENT_EXIT_FAILED, "out of memory");
 	}

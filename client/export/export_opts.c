@@ -58,6 +58,9 @@ const char export_usage[] =
 	    "                              for viewers) or as X slices that\n"
 	    "                              Holistic Trace Analysis keeps\n"
 	    "      --include-unreliable    merge the unreliable metrics too\n"
+	    "      --breakdown-track       merge each card's time by class, as\n"
+	    "                              --breakdown has it, as a track of slices\n"
+	    "                              per step (not with --merge-as hta)\n"
 	    "  -q, --quiet                 no line on stderr of what a merge added\n"
 	    "      --steps                 power and energy per step, not samples\n"
 	    "      --ops                   energy per operator, category and card,\n"
@@ -72,7 +75,8 @@ const char export_usage[] =
 	    "                              spreads across cards (with several\n"
 	    "                              traces, across every rank's cards, steps\n"
 	    "                              matched by name); not samples\n"
-	    "      --launch-gap D          --breakdown: a gap shorter is a launch gap\n"
+	    "      --launch-gap D          --breakdown, --breakdown-track: a gap\n"
+	    "                              shorter is a launch gap\n"
 	    "                              (default 30, in the trace's µs; or 10us)\n"
 	    "      --json, --csv           --steps, --ops or --breakdown as JSON or CSV\n"
 	    "                              (default: an aligned table on a terminal,\n"
@@ -178,8 +182,21 @@ export_check_options(const struct options *o)
 		warnx("--breakdown excludes --steps and --ops");
 		return CLIENT_EXIT_USAGE;
 	}
-	if (o->launch_gap_ns != -1 && !o->breakdown)
-		return goes_with("--launch-gap", "--breakdown");
+	if (o->breakdown_track && !merged)
+		return goes_with("--breakdown-track", "--merge or --merge-dir");
+	if (o->breakdown_track && o->merge_as == MERGE_AS_HTA) {
+		warnx("--breakdown-track is for trace viewers; --merge-as hta "
+		    "keeps the merged trace as HTA reads it, without it");
+		return CLIENT_EXIT_USAGE;
+	}
+	if (o->breakdown_track && o->merge != NULL && o->traces.n > 1) {
+		warnx("--breakdown-track: one merged trace per trace "
+		    "(--merge-dir DIR, or --merge of one trace)");
+		return CLIENT_EXIT_USAGE;
+	}
+	if (o->launch_gap_ns != -1 && !o->breakdown && !o->breakdown_track)
+		return goes_with("--launch-gap", "--breakdown or "
+		    "--breakdown-track");
 	if (o->steps_format != -1 && !o->steps && !o->ops && !o->breakdown)
 		return goes_with(o->steps_format == STEPS_JSON ? "--json" :
 		    o->steps_format == STEPS_CSV ? "--csv" : "--table",
@@ -219,6 +236,7 @@ const struct option export_longopts[] = {
 	{ "steps", no_argument, NULL, OPT_STEPS },
 	{ "ops", no_argument, NULL, OPT_OPS },
 	{ "breakdown", no_argument, NULL, OPT_BREAKDOWN },
+	{ "breakdown-track", no_argument, NULL, OPT_BREAKDOWN_TRACK },
 	{ "launch-gap", required_argument, NULL, OPT_LAUNCH_GAP },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "csv", no_argument, NULL, OPT_CSV },
@@ -306,6 +324,9 @@ export_option(void *opts, int ch, char *arg)
 		break;
 	case OPT_BREAKDOWN:
 		o->breakdown = true;
+		break;
+	case OPT_BREAKDOWN_TRACK:
+		o->breakdown_track = true;
 		break;
 	case OPT_LAUNCH_GAP:
 		return launch_gap(o, arg);

@@ -42,6 +42,7 @@ enum {
 	OPT_OPS,
 	OPT_BREAKDOWN,
 	OPT_LAUNCH_GAP,
+	OPT_BREAKDOWN_TRACK,
 };
 
 struct options {
@@ -65,6 +66,7 @@ struct options {
 	bool steps;
 	bool ops;		/* --ops: energy per operator */
 	bool breakdown;		/* --breakdown: where the time went */
+	bool breakdown_track;	/* --breakdown-track: that as a merged trace's track */
 	int64_t launch_gap_ns;	/* --launch-gap; -1: not given (30 µs) */
 	int steps_format;	/* of --steps, --ops or --breakdown; -1: table on a terminal, else csv */
 	bool partial;		/* --partial: as far as it goes is the answer */

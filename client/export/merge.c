@@ -31,6 +31,7 @@
 
 #include "client.h"
 #include "format.h"
+#include "merge_bd.h"
 #include "merge_ops.h"
 #include "merge_priv.h"
 #include "output.h"
@@ -269,6 +270,25 @@ put_appended(void *arg, const char *p, size_t n)
 }
 
 /*
+ * The new events: the cards' samples, then but for HTA the energy slices
+ * and the breakdown's track, if asked for.
+ */
+static int
+append(sqlite3 *db, const struct merge_request *rq, struct appended *app,
+    struct merge_stats *st)
+{
+	int rc;
+
+	if ((rc = merge_events_write(db, rq, put_appended, app, st)) !=
+	    CLIENT_EXIT_OK || rq->as == MERGE_AS_HTA)
+		return rc;
+	if ((rc = merge_ops_write(db, rq, put_appended, app, st)) !=
+	    CLIENT_EXIT_OK || rq->breakdown == NULL)
+		return rc;
+	return merge_bd_write(rq, put_appended, app, st);
+}
+
+/*
  * Copy the trace through s, the new events appended before the ']' at
  * events_close.  The stream must give exactly the bytes the first pass
  * read.
@@ -321,11 +341,8 @@ copy(sqlite3 *db, const struct merge_request *rq, struct trace_stream *ts,
 			head = in->events_close - pos;
 			if (sink_put(s, buf, head) == -1)
 				rc = CLIENT_EXIT_FAILED;
-			else if ((rc = merge_events_write(db, rq, put_appended,
-			    &app, st)) == CLIENT_EXIT_OK &&
-			    (rq->as == MERGE_AS_HTA ||
-			    (rc = merge_ops_write(db, rq, put_appended, &app,
-			    st)) == CLIENT_EXIT_OK) &&
+			else if ((rc = append(db, rq, &app, st)) ==
+			    CLIENT_EXIT_OK &&
 			    sink_put(s, buf + head, (size_t)n - head) == -1)
 				rc = CLIENT_EXIT_FAILED;
 		}
@@ -394,6 +411,9 @@ merge_stats_print(FILE *fp, const char *out, const struct merge_stats *st)
 	if (st->energy_slices > 0)
 		fprintf(fp, "%" PRIu64 " slices of device events' energy, ",
 		    st->energy_slices);
+	if (st->breakdown_slices > 0)
+		fprintf(fp, "%" PRIu64 " slices of the breakdown's classes, ",
+		    st->breakdown_slices);
 	fprintf(fp, "%" PRIu64 " samples from %s to %s (%.3f s), ",
 	    st->samples, lo, hi, (double)(st->hi_ns - st->lo_ns) / 1e9);
 	if (st->min_iv_ms == st->max_iv_ms)

@@ -21,7 +21,8 @@
  * events carry a ts, the trace's first, where the original's M events
  * have one, so that a reader that puts every event's ts in one column
  * finds no event without it.  After the cards' events, each device
- * event's energy on slices of their own (merge_ops.h).
+ * event's energy on slices of their own (merge_ops.h), and, when asked,
+ * each card's time by class (--breakdown's) as a track (merge_bd.h).
  *
  * With MERGE_AS_HTA (--merge-as hta) the samples are X slices instead, on
  * the same processes: one per sample interval of a card, from t - d (or
@@ -31,7 +32,10 @@
  * of time moves; cat MERGE_HTA_CAT, name "Spyre N sample", and in args the
  * card's latest value of each metric, under its track's name ("pwr (W)").
  * A dur is written as the ts are: whole microseconds (the rounded end
- * less the rounded start) or with their decimals.
+ * less the rounded start) or with their decimals.  Neither the energy
+ * slices nor the breakdown's track are written then: the file is for
+ * HTA's analyses, to which they would only be more slices to skip
+ * (export refuses --breakdown-track with --merge-as hta).
  */
 #ifndef SPYREMON_MERGE_H
 #define SPYREMON_MERGE_H
@@ -62,6 +66,7 @@ enum merge_as {
 #define MERGE_HTA_CAT		"spyre_sample_runtime"
 
 struct ops_events;
+struct bd_result;
 
 struct merge_request {
 	const struct trace_target *t;		/* the trace; read, placed */
@@ -81,6 +86,7 @@ struct merge_request {
 	const struct db_coarse *coarse;		/* NULL, or the imported coarse runs */
 	int64_t	 idle_lookback_ns;		/* the energy slices' idle power (merge_ops.h); 0: the default */
 	struct ops_events *events;		/* NULL, or the trace's device events, gathered */
+	const struct bd_result *breakdown;	/* NULL, or its classes as a track (merge_bd.h) */
 };
 
 /* What a merge added, for the summary a person reads. */
@@ -94,6 +100,8 @@ struct merge_stats {
 	int64_t	 lo_ns, hi_ns;		/* absolute span the tracks cover */
 	int64_t	 min_iv_ms, max_iv_ms;	/* the rows' intervals */
 	uint64_t energy_slices;		/* X events of merge_ops.h, in events */
+	size_t	 energy_cards;		/* their processes */
+	uint64_t breakdown_slices;	/* X events of merge_bd.h, in events */
 };
 
 /*

@@ -9,7 +9,6 @@
  */
 #include <err.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,95 +20,18 @@
 #include "summary.h"
 #include "target.h"
 
-/* The text of one event, grown as needed. */
-struct buf {
-	char	*p;
-	size_t	 len, cap;
-};
-
-static void
-buf_add(struct buf *b, const char *p, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 256;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		if ((b->p = realloc(b->p, cap)) == NULL)
-			errx(CLIENT_EXIT_FAILED, "out of memory");
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void
-buf_fmt(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-buf_fmt(struct buf *b, const char *fmt, ...)
-{
-	char tmp[128];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	buf_add(b, tmp, n < 0 ? 0 : (size_t)n >= sizeof(tmp) ?
-	    sizeof(tmp) - 1 : (size_t)n);
-}
-
-/* s as a JSON string, quoted and escaped. */
-static void
-buf_json(struct buf *b, const char *s)
-{
-	buf_add(b, "\"", 1);
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\') {
-			buf_add(b, "\\", 1);
-			buf_add(b, s, 1);
-		} else if (c < 0x20)
-			buf_fmt(b, "\\u%04x", c);
-		else
-			buf_add(b, s, 1);
-	}
-	buf_add(b, "\"", 1);
-}
-
-/*
- * own_ns in µs as the merged trace writes times (merge.h): whole µs, the
- * nearest, where the original's are integers, else with its decimals.
- */
-static void
-buf_us(struct buf *b, const struct merge_request *rq, int64_t own_ns)
-{
-	char t[MERGE_US_PREC_BUFLEN];
-
-	buf_add(b, t, merge_fmt_us_prec(own_ns, merge_decimals(rq), t));
-}
-
 struct writer {
 	const struct merge_request *rq;
 	merge_put_fn put;
 	void	*arg;
 	struct merge_stats *st;
-	struct buf b;
+	struct merge_buf b;
 };
 
 static int
 put_event(struct writer *w)
 {
-	bool first = w->st->events == 0;
-
-	if (w->put(w->arg, first ? "\n" : ",\n", first ? 1 : 2) == -1 ||
-	    w->put(w->arg, w->b.p, w->b.len) == -1)
-		return -1;
-	w->st->events++;
-	return 0;
+	return merge_buf_put(&w->b, w->put, w->arg, w->st);
 }
 
 /* The M events naming and sorting the energy process of card c at pid. */
@@ -124,20 +46,14 @@ put_process(struct writer *w, int device, int64_t pid, int64_t sort)
 	    "event%s%s", device, rq->host != NULL ? " \xc2\xb7 " : "",
 	    rq->host != NULL ? rq->host : "");
 	for (int k = 0; k < 2; k++) {
-		w->b.len = 0;
-		buf_fmt(&w->b, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%" PRId64
-		    ",\"tid\":0", meta[k], pid);
-		if (rq->metadata_ts && rq->t->info.has_span) {
-			buf_fmt(&w->b, ",\"ts\":");
-			buf_us(&w->b, rq, rq->t->info.first_own_ns);
-		}
+		merge_buf_meta(&w->b, rq, meta[k], pid, 0);
 		if (k == 0) {
-			buf_fmt(&w->b, ",\"args\":{\"name\":");
-			buf_json(&w->b, name);
-			buf_add(&w->b, "}}", 2);
+			merge_buf_fmt(&w->b, ",\"args\":{\"name\":");
+			merge_buf_json(&w->b, name);
+			merge_buf_add(&w->b, "}}", 2);
 		} else
-			buf_fmt(&w->b, ",\"args\":{\"sort_index\":%" PRId64 "}}",
-			    sort);
+			merge_buf_fmt(&w->b, ",\"args\":{\"sort_index\":%"
+			    PRId64 "}}", sort);
 		if (put_event(w) == -1)
 			return -1;
 	}
@@ -173,22 +89,22 @@ put_slices(struct writer *w, const struct ops_result *res,
 		 * that know device events by their name (aiu-trace-analyzer's
 		 * "Cmpt Exec", "DmaI") would take a slice of that name for one.
 		 */
-		buf_fmt(&w->b, "{\"ph\":\"X\",\"cat\":\"spyremon_energy\","
+		merge_buf_fmt(&w->b, "{\"ph\":\"X\",\"cat\":\"spyremon_energy\","
 		    "\"name\":\"energy\",\"pid\":%" PRId64 ",\"tid\":%zu,"
 		    "\"ts\":", pid, lane + 1);
-		buf_us(&w->b, w->rq, lo);
+		merge_buf_us(&w->b, w->rq, lo);
 		/* the rounded end less the rounded start, as the slices' */
-		buf_fmt(&w->b, ",\"dur\":");
-		buf_us(&w->b, w->rq,
+		merge_buf_fmt(&w->b, ",\"dur\":");
+		merge_buf_us(&w->b, w->rq,
 		    merge_round_ns(hi, merge_decimals(w->rq)) -
 		    merge_round_ns(lo, merge_decimals(w->rq)));
-		buf_fmt(&w->b, ",\"args\":{\"event\":");
-		buf_json(&w->b, res->names[e->op].name);
-		buf_fmt(&w->b, ",\"energy_J\":%.9g", c->event_j[i]);
+		merge_buf_fmt(&w->b, ",\"args\":{\"event\":");
+		merge_buf_json(&w->b, res->names[e->op].name);
+		merge_buf_fmt(&w->b, ",\"energy_J\":%.9g", c->event_j[i]);
 		if (e->hi_ns > e->lo_ns)
-			buf_fmt(&w->b, ",\"mean_W\":%.9g", c->event_j[i] /
+			merge_buf_fmt(&w->b, ",\"mean_W\":%.9g", c->event_j[i] /
 			    ((double)(e->hi_ns - e->lo_ns) / 1e9));
-		buf_add(&w->b, "}}", 2);
+		merge_buf_add(&w->b, "}}", 2);
 		if (put_event(w) == -1)
 			rc = -1;
 		else
@@ -244,6 +160,7 @@ merge_ops_write(sqlite3 *db, const struct merge_request *rq,
 		    put_slices(&w, &res, c, pid) == -1)
 			rc = CLIENT_EXIT_FAILED;
 	}
+	st->energy_cards = k;
 	free(w.b.p);
 	ops_result_free(&res);
 	db_catalog_free(&cat);

@@ -77,6 +77,42 @@ int merge_sink_close(struct merge_sink *s, int rc);
 int merge_events_write(sqlite3 *db, const struct merge_request *rq,
     merge_put_fn put, void *arg, struct merge_stats *st);
 
+/* The text of one new event, grown as needed (merge_buf.c). */
+struct merge_buf {
+	char	*p;
+	size_t	 len, cap;
+};
+
+/* Append p[0..n), or printf's text, or s as a JSON string; dies when out of memory. */
+void merge_buf_add(struct merge_buf *b, const char *p, size_t n);
+void merge_buf_fmt(struct merge_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void merge_buf_json(struct merge_buf *b, const char *s);
+
+/*
+ * Append own_ns in µs as the merged trace writes times (merge.h): whole
+ * µs, the nearest, where the original's are integers, else with its
+ * decimals.
+ */
+void merge_buf_us(struct merge_buf *b, const struct merge_request *rq,
+    int64_t own_ns);
+
+/*
+ * Start b anew with an M event named name (a plain word) on pid and tid,
+ * with the trace's first ts where rq->metadata_ts says so; its args and
+ * closing '}' are the caller's.
+ */
+void merge_buf_meta(struct merge_buf *b, const struct merge_request *rq,
+    const char *name, int64_t pid, int64_t tid);
+
+/*
+ * Write b's event through put as merge_events_write writes its own ("\n"
+ * before the merge's first, ",\n" before each other) and count it in
+ * st->events: 0, or -1 after put printed why.
+ */
+int merge_buf_put(struct merge_buf *b, merge_put_fn put, void *arg,
+    struct merge_stats *st);
+
 /*
  * ns as decimal µs with exactly three fraction digits, by integer
  * arithmetic: 1500 gives "1.500", -1 gives "-0.001".  buf holds at least

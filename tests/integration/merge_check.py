@@ -23,7 +23,10 @@ their bytes) and fails with a message on the first difference:
   one pid per card, named "Spyre N" (with the bus ID when mapped), and
   sorted after every sort_index of IN; and X events of cat
   spyremon_energy on a process "Spyre N · energy per device event" of
-  their own, when IN has device events (checked by t_ops);
+  their own, when IN has device events (checked by t_ops); and with
+  --breakdown-track, X events of cat spyremon_breakdown on a process
+  "spyremon breakdown" with a named thread per card (checked by
+  t_merge_breakdown);
 - each C event's track, as Perfetto names it ("<name> <args key>"), is
   one of --metrics with its unit ("pwr (W)"; an --unreliable one marked
   "(MiB, unreliable)"), its ts is an integer where every ts of IN is
@@ -250,9 +253,12 @@ def cmd_check(args):
     old_sort = [e["args"]["sort_index"] for e in ev_in
                 if isinstance(e, dict) and e.get("ph") == "M" and
                 e.get("name") == "process_sort_index"]
-    names, sorts = {}, {}
+    names, sorts, threads = {}, {}, set()
     for e in new:
         if e.get("ph") != "M":
+            continue
+        if e["name"] in ("thread_name", "thread_sort_index"):
+            threads.add(e.get("pid"))   # the breakdown's, checked below
             continue
         pid = e.get("pid")
         if not isinstance(pid, int) or isinstance(pid, bool):
@@ -273,10 +279,13 @@ def cmd_check(args):
         if old_sort and idx <= max(old_sort):
             fail("pid %d sorts at %d, not after the trace's %d"
                  % (pid, idx, max(old_sort)))
-    cards, energy = {}, set()
+    cards, energy, breakdown = {}, set(), set()
     for pid, name in names.items():
         if " \u00b7 energy per device event" in name:
             energy.add(pid)     # merge_ops.h: checked in t_ops
+            continue
+        if name.split(" \u00b7 ")[0] == "spyremon breakdown":
+            breakdown.add(pid)  # merge_bd.h: checked in t_merge_breakdown
             continue
         f = name.split(" ")
         if len(f) < 2 or f[0] != "Spyre" or not f[1].isdigit():
@@ -287,6 +296,9 @@ def cmd_check(args):
             fail("process name %r, want %r" % (name, want))
         cards[pid] = dev
 
+    if threads - breakdown:
+        fail("thread names on pids %s, not the breakdown's"
+             % sorted(threads - breakdown))
     labels = {}
     for m in metrics:
         unit = METRICS[m]
@@ -304,6 +316,9 @@ def cmd_check(args):
             continue
         if e.get("ph") == "X" and e.get("pid") in energy and \
                 e.get("cat") == "spyremon_energy":
+            continue
+        if e.get("ph") == "X" and e.get("pid") in breakdown and \
+                e.get("cat") == "spyremon_breakdown":
             continue
         if e.get("ph") != "C":
             fail("new event of phase %r" % e.get("ph"))

@@ -2,12 +2,15 @@
 # spyremon export --trace DIR --breakdown --json against Holistic Trace
 # Analysis 0.6.1's own figures (tests/data/hta/expected.json) on four of
 # its test traces: integer and float µs, a base or none, an accelerator
-# that is not a GPU (MTIA), the last step dropped or not.  Per rank,
-# HTA's idle, compute and non-compute shares within 0.1 percentage
-# point; per stream, host wait, launch gap and sync + unexplained within
-# 0.1 percentage point of the stream's idle time of HTA's host wait,
-# kernel wait and other (tests/tools/hta_compare.py).  No daemon: export
-# reads a database of samples made by mksamples around each trace's span.
+# that is not a GPU (MTIA), the last step dropped or not; and on a folder
+# of two ranks (two_ranks: one of those traces and another made rank 1
+# by tests/tools/derive_rank.py), each rank reported on its own with the
+# step names of both files counted together, as HTA counts them.  Per
+# rank, HTA's idle, compute and non-compute shares within 0.1 percentage
+# point and its times exact; per stream, host wait, launch gap and sync +
+# unexplained HTA's host wait, kernel wait and other exactly
+# (tests/tools/hta_compare.py).  No daemon: export reads a database of
+# samples made by mksamples around each trace's span.
 # Then --launch-gap: a larger gap moves other into launch gap and leaves
 # host wait and the rank's temporal breakdown as they were.
 source "$(dirname "$0")/lib.sh"
@@ -29,11 +32,41 @@ PY
 "$MKSAMPLES" "$T/hta.db" <"$T/hta.samples" || fail "mksamples failed"
 SPY="$CLIENT --db $T/hta.db"
 
-for d in trace_filter_rank0 mtia ns_resolution_trace amd_trace; do
+# the rank 1 file is still its source, rank and time moved, and no more
+python3 "$ROOT/tests/tools/derive_rank.py" --check \
+	"$ROOT/tests/data/traces/kineto-absolute-int.json.gz" 1 29469598180006 \
+	"$DATA/two_ranks/rank-1.sampled_rank-0.moved.pt.trace.json.gz" ||
+	fail "two_ranks: the rank 1 file is not its derivation"
+
+for d in trace_filter_rank0 mtia ns_resolution_trace amd_trace two_ranks; do
 	$SPY export --trace "$DATA/$d" --breakdown --json >"$T/$d.json" 2>"$T/err" ||
 		{ cat "$T/err" >&2; fail "export --breakdown of $d failed"; }
 	$COMPARE "$d" "$T/$d.json" || fail "$d: not HTA's figures"
 done
+
+# the comparison fails when a rank's figures are another's, or a rank is
+# missing: ranks 0 and 1 of two_ranks swapped, then rank 1 alone
+python3 - "$T/two_ranks.json" "$T/swapped.json" "$T/alone.json" <<'PY' ||
+import json, sys
+a = json.load(open(sys.argv[1]))
+# two traces, then the ranks' cards side by side (across_ranks)
+assert isinstance(a, list) and len(a) == 3, "two_ranks: not two traces"
+assert "across_ranks" in a.pop(), "two_ranks: no across_ranks last"
+assert [t["hta"]["rank"] for t in a] == [0, 1], [t["hta"]["rank"] for t in a]
+assert all(t["hta"]["step_names"] == 7 for t in a), "step names not shared"
+a[0]["hta"]["rank"], a[1]["hta"]["rank"] = 1, 0
+json.dump(a, open(sys.argv[2], "w"))
+json.dump(a[0], open(sys.argv[3], "w"))
+PY
+	fail "two_ranks: not two ranks with 7 step names"
+$COMPARE two_ranks "$T/swapped.json" >"$T/cmp" 2>&1 &&
+	fail "two_ranks: swapped ranks pass as HTA's"
+grep -q "rank 0 idle_us: HTA 10113, spyremon 321378" "$T/cmp" ||
+	{ cat "$T/cmp" >&2; fail "two_ranks: swapped ranks not said"; }
+$COMPARE two_ranks "$T/alone.json" >"$T/cmp" 2>&1 &&
+	fail "two_ranks: one rank passes as both"
+grep -q "ranks \\['1'\\], HTA's \\['0', '1'\\]" "$T/cmp" ||
+	{ cat "$T/cmp" >&2; fail "two_ranks: the missing rank not said"; }
 
 # the threshold: 1000 µs takes stream 25's 47865 µs of other in part
 $SPY export --trace "$DATA/trace_filter_rank0" --breakdown --json \

@@ -22,6 +22,15 @@ original folder and each merged one and, for every rank:
 
 and a folder of two copies of one trace, ranks 0 and 1, merged with
 --merge-dir, loads as the same two ranks, each identical to its original.
+
+Then the breakdowns against HTA itself: for each folder of
+tests/data/hta/expected.json (two_ranks, of two rank files, included),
+HTA's temporal breakdown per rank, idle-time breakdown per rank and
+stream and count of step names, computed now (hta_reference.py's
+hta_figures), are expected.json's exactly; and `spyremon export --trace
+DIR --breakdown --json` gives them (hta_compare.py: each rank once, its
+shares within 0.1 percentage point, its times and each stream's exact).
+
 Prints a table (analysis, trace, mode, result) and exits 1 on any
 difference.
 """
@@ -40,6 +49,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 import merge_check  # noqa: E402
+sys.path.insert(0, HERE)
+import hta_reference  # noqa: E402
 
 try:
     import pandas as pd
@@ -93,10 +104,12 @@ def record(analysis, trace, mode, ok, why=""):
 
 
 def compare_raw(a, b, n_orig, trace, mode):
+    """n_orig: how many events the original file of each rank has."""
     for rank in a.t.get_ranks():
+        n = n_orig[rank] if isinstance(n_orig, dict) else n_orig
         da, db = decoded(a, rank), decoded(b, rank)
-        mine = db[db["index"] >= n_orig]
-        kept = db[db["index"] < n_orig]
+        mine = db[db["index"] >= n]
+        kept = db[db["index"] < n]
         try:
             pd.testing.assert_frame_equal(da, kept, check_exact=True)
             ok, why = True, ""
@@ -194,12 +207,26 @@ def merge(client, db, folder, out, mode):
     return r.stderr
 
 
+def longest(client, folder):
+    """The folder's trace of the longest span (the ranks of two_ranks
+    start together), whose samples cover every rank."""
+    best = None
+    for f in sorted(os.listdir(folder)):
+        path = os.path.join(folder, f)
+        info = json.loads(run([client, "trace", "info", "--json",
+                               path]).stdout)
+        if best is None or info["duration_ns"] > best[0]:
+            best = (info["duration_ns"], path)
+    return best[1]
+
+
 def check_folder(args, name, work):
     folder = os.path.join(DATA, name)
-    traces = sorted(os.listdir(folder))
-    first = os.path.join(folder, traces[0])
-    db = samples_db(args.client, args.mksamples, first, work)
-    n_orig = nevents(first)
+    db = samples_db(args.client, args.mksamples,
+                    longest(args.client, folder), work)
+    n_orig = {hta_reference.file_rank(os.path.join(folder, f)):
+              nevents(os.path.join(folder, f))
+              for f in sorted(os.listdir(folder))}
     orig = load(folder)
     for mode in ("counters", "hta"):
         out = os.path.join(work, "out-" + mode)
@@ -240,6 +267,45 @@ def check_two_ranks(args, work):
         compare_analyses(orig, merged, "two ranks", mode)
 
 
+def check_figures(args, work):
+    """HTA's breakdowns now, expected.json's, and spyremon's."""
+    exp_path = os.path.join(DATA, "expected.json")
+    with open(exp_path) as f:
+        doc = json.load(f)
+    fresh = dict(doc, traces=[])
+    for tr in doc["traces"]:
+        name = tr["dir"]
+        folder = os.path.join(DATA, name)
+        ranks, streams, nnames = hta_reference.hta_figures(folder)
+        now = {"dir": name, "step_names": nnames, "ranks": ranks,
+               "streams": streams}
+        fresh["traces"].append(now)
+        record("HTA's breakdowns, %d rank(s), %d stream(s)"
+               % (len(ranks), len(streams)), name, "expected.json",
+               now == tr, "HTA now %s" % json.dumps(now)[:200])
+    fresh_path = os.path.join(work, "hta-now.json")
+    with open(fresh_path, "w") as f:
+        json.dump(fresh, f)
+    for tr in fresh["traces"]:
+        name = tr["dir"]
+        folder = os.path.join(DATA, name)
+        sub = os.path.join(work, "bd-" + name)
+        os.mkdir(sub)
+        db = samples_db(args.client, args.mksamples,
+                        longest(args.client, folder), sub)
+        out = os.path.join(sub, "breakdown.json")
+        with open(out, "w") as f:
+            f.write(run([args.client, "export", "--db", db, "--trace",
+                         folder, "--breakdown", "--json"]).stdout)
+        r = subprocess.run([sys.executable, os.path.join(
+            HERE, "hta_compare.py"), fresh_path, name, out],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            universal_newlines=True)
+        lines = r.stdout.strip().splitlines()
+        record("export --breakdown per rank and stream", name, "HTA now",
+               r.returncode == 0, "; ".join(lines[-3:]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--client", required=True)
@@ -256,6 +322,7 @@ def main():
                 os.mkdir(sub)
                 check_folder(args, name, sub)
         check_two_ranks(args, work)
+        check_figures(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     w = [max(len(r[i]) for r in ROWS + [("analysis", "trace", "mode",

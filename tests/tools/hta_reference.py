@@ -57,6 +57,7 @@ TRACES = [
     ("mtia", "mtia"),
     ("ns_resolution_trace", "ns_resolution_trace"),
     ("amd_trace", "amd_trace"),
+    ("two_ranks", "two_ranks"),
 ]
 
 
@@ -222,7 +223,8 @@ def idle_streams(rank, rows, threshold):
 
 
 def check_folder(folder, threshold=THRESHOLD):
-    """Figures for one trace folder by the rules above: (ranks, streams)."""
+    """Figures for one trace folder by the rules above: (ranks, streams,
+    how many step names its files hold together)."""
     files = sorted(f for f in os.listdir(folder)
                    if f.endswith(".gz") or f.endswith(".json"))
     per_rank = {}
@@ -240,7 +242,7 @@ def check_folder(folder, threshold=THRESHOLD):
         rows = step_filter(loaded[rank], len(names), names)
         ranks[str(rank)] = temporal(rows)
         streams += idle_streams(rank, rows, threshold)
-    return ranks, streams
+    return ranks, streams, len(names)
 
 
 def compare(expected, got, where):
@@ -259,7 +261,12 @@ def check(doc, data_dir):
         if not os.path.isdir(folder):
             print(f"{tr['dir']}: no folder {folder}, not checked")
             continue
-        ranks, streams = check_folder(folder, doc["threshold"])
+        ranks, streams, nnames = check_folder(folder, doc["threshold"])
+        if tr.get("step_names") != nnames:
+            bad.append(f"{tr['dir']} step_names: HTA {tr.get('step_names')},"
+                       f" rules {nnames}")
+        if sorted(ranks) != sorted(tr["ranks"]):
+            bad.append(f"{tr['dir']}: ranks differ: rules {sorted(ranks)}")
         for rank, exp in tr["ranks"].items():
             bad += compare(exp, ranks.get(rank, {}), f"{tr['dir']} rank {rank}")
         got = {(s["rank"], s["stream"]): s for s in streams}
@@ -302,6 +309,9 @@ def hta_figures(folder):
     BreakdownAnalysis._analyze_idle_time_for_stream = classmethod(keep)
     try:
         ta = TraceAnalysis(trace_dir=folder)
+        # the step names of every rank's file together (HTA's symbol table
+        # is the folder's): two or more, and each rank's last step goes
+        nnames = len(ta.t.symbol_table.get_profiler_step_ids())
         tb = ta.get_temporal_breakdown(visualize=False)
         ranks = {}
         for _, row in tb.iterrows():
@@ -335,7 +345,7 @@ def hta_figures(folder):
                     assert shown == round(s[key], 2), (folder, s, cat, shown)
                 streams.append(s)
         streams.sort(key=lambda s: (s["rank"], s["stream"]))
-        return ranks, streams
+        return ranks, streams, nnames
     finally:
         BreakdownAnalysis._analyze_idle_time_for_stream = inner
 
@@ -362,8 +372,9 @@ def main():
     doc = {"hta_version": HTA_VERSION, "commit": HTA_COMMIT,
            "threshold": THRESHOLD, "threshold_unit": "us", "traces": []}
     for name, sub in TRACES:
-        ranks, streams = hta_figures(os.path.join(a.data, sub))
-        doc["traces"].append({"dir": name, "ranks": ranks, "streams": streams})
+        ranks, streams, nnames = hta_figures(os.path.join(a.data, sub))
+        doc["traces"].append({"dir": name, "step_names": nnames,
+                              "ranks": ranks, "streams": streams})
         print(f"{name}: {len(ranks)} rank(s), {len(streams)} stream(s)")
     with open(a.out, "w") as f:
         json.dump(doc, f, indent=1)

@@ -5,8 +5,8 @@
  * compute, a window that cuts events, host wait by the launch, the launch
  * gap's threshold (strictly under it), sync cut out of a gap by the host's
  * synchronisation calls, the signed gaps of a stream, and Holistic Trace
- * Analysis's compute rule and temporal breakdown, and the verdicts at
- * and under their thresholds.
+ * Analysis's compute rule and temporal breakdown, the verdicts at
+ * and under their thresholds, and the pieces of a window in time.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -277,6 +277,115 @@ intcmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/*
+ * The pieces of a window tile it, each class's add up to bd_temporal's
+ * and bd_idle_window's figures, and neighbours differ in class: on
+ * test_idle_segments' events over windows that cut them, and on events
+ * drawn at random (a fixed seed) over windows before, across and after
+ * them.
+ */
+static void
+check_pieces(const struct bd_event *ev, size_t n, const struct bd_seg *seg,
+    size_t nseg, int64_t first, int64_t last, int64_t lo, int64_t hi)
+{
+	int64_t idle[BD_NIDLE] = { 0 }, got[OPS_NCAT] = { 0 },
+	    got_idle[BD_NIDLE] = { 0 };
+	struct bd_temporal t;
+	struct bd_piece *p;
+	size_t np;
+
+	np = bd_pieces(ev, n, seg, nseg, first, last, lo, hi, &p);
+	bd_temporal(ev, n, lo, hi, &t);
+	bd_idle_window(seg, nseg, first, last, lo, hi, idle);
+	if (hi <= lo)
+		assert_int_equal(np, 0);
+	for (size_t i = 0; i < np; i++) {
+		assert_true(p[i].end > p[i].start);
+		assert_int_equal(p[i].start, i == 0 ? lo : p[i - 1].end);
+		if (i > 0)
+			assert_true(p[i].cat != p[i - 1].cat ||
+			    (p[i].cat == OPS_IDLE && p[i].idle != p[i - 1].idle));
+		got[p[i].cat] += p[i].end - p[i].start;
+		if (p[i].cat == OPS_IDLE)
+			got_idle[p[i].idle] += p[i].end - p[i].start;
+	}
+	if (np > 0)
+		assert_int_equal(p[np - 1].end, hi);
+	for (int c = 0; c < OPS_NCAT; c++)
+		assert_int_equal(got[c], t.t[c]);
+	for (int c = 0; c < BD_NIDLE; c++)
+		assert_int_equal(got_idle[c], idle[c]);
+	free(p);
+}
+
+static void
+test_pieces(void **state)
+{
+	struct bd_event ev[] = {
+		LAUNCHED(400, 500, 10), EV(0, 100, OPS_COMPUTE),
+		LAUNCHED(150, 200, 120), LAUNCHED(210, 300, 50),
+		EV(530, 600, OPS_MEMORY), EV(20, 40, OPS_OTHER),
+	};
+	struct bd_iv sync[] = { { 380, 450 }, { 320, 350 } };
+	struct bd_event r[40];
+	struct bd_piece *p;
+	struct bd_seg *seg;
+	size_t nseg, np, nsync = bd_merge(sync, 2);
+	unsigned seed = 12345;
+
+	(void)state;
+	nseg = bd_idle_segments(ev, 6, 30, sync, nsync, &seg);
+	/*
+	 * before 0 unexplained, 0-100 compute, 100-150 host wait, 150-200
+	 * compute, 200-210 launch gap, 210-300 compute, 300-320
+	 * unexplained, 320-330 sync
+	 */
+	np = bd_pieces(ev, 6, seg, nseg, 0, 600, -20, 330, &p);
+	assert_int_equal(np, 8);
+	assert_int_equal(p[0].cat, OPS_IDLE);
+	assert_int_equal(p[0].idle, BD_UNEXPLAINED);
+	assert_int_equal(p[0].end, 0);
+	assert_int_equal(p[1].cat, OPS_COMPUTE);
+	assert_int_equal(p[1].end, 100);
+	assert_int_equal(p[2].idle, BD_HOST_WAIT);
+	assert_int_equal(p[4].idle, BD_LAUNCH_GAP);
+	assert_int_equal(p[6].start, 300);
+	assert_int_equal(p[6].idle, BD_UNEXPLAINED);
+	assert_int_equal(p[7].start, 320);
+	assert_int_equal(p[7].idle, BD_SYNC);
+	free(p);
+	check_pieces(ev, 6, seg, nseg, 0, 600, 0, 600);
+	check_pieces(ev, 6, seg, nseg, 0, 600, 330, 700);
+	check_pieces(ev, 6, seg, nseg, 0, 600, 650, 700);
+	check_pieces(ev, 6, seg, nseg, 0, 600, 100, 100);
+	free(seg);
+	for (int round = 0; round < 200; round++) {
+		size_t n = 1 + (size_t)(rand_r(&seed) % 40);
+		int64_t first, last, lo, hi;
+
+		for (size_t i = 0; i < n; i++) {
+			int64_t s = rand_r(&seed) % 1000;
+
+			r[i] = (struct bd_event){ s, s + rand_r(&seed) % 80,
+			    (enum ops_category)(rand_r(&seed) % OPS_IDLE),
+			    rand_r(&seed) % 2 == 0, s - 50 +
+			    rand_r(&seed) % 100 };
+		}
+		first = r[0].start;
+		last = r[0].end;
+		for (size_t i = 1; i < n; i++) {
+			first = r[i].start < first ? r[i].start : first;
+			last = r[i].end > last ? r[i].end : last;
+		}
+		nseg = bd_idle_segments(r, n, 30, sync, nsync, &seg);
+		lo = rand_r(&seed) % 1200 - 100;
+		hi = lo + rand_r(&seed) % 600;
+		check_pieces(r, n, seg, nseg, first, last, first, last);
+		check_pieces(r, n, seg, nseg, first, last, lo, hi);
+		free(seg);
+	}
+}
+
 /* sort_once sorts what is out of order and leaves what is in order */
 static void
 test_sort(void **state)
@@ -303,6 +412,7 @@ main(void)
 		cmocka_unit_test(test_precedence),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_idle_segments),
+		cmocka_unit_test(test_pieces),
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_hta_temporal),
