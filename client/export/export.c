@@ -663,9 +663,8 @@ run_samples(struct job *j, struct export_writer *w)
 /*
  * The span whose samples trace i's --merge takes, in the trace's time
  * (target.h), pad included: the trace's own, or its database's first
- * window, each of its pieces across steps of the host clock brought into
- * the trace's time (the window's begin and end as stamped in their
- * epochs).
+ * window from its begin to its end, each as stamped in its epoch of the
+ * host clock, brought into the trace's time.
  */
 static void
 trace_span(const struct job *j, size_t i, int64_t *lo, int64_t *hi)
@@ -690,9 +689,12 @@ trace_span(const struct job *j, size_t i, int64_t *lo, int64_t *hi)
 		if (*lo != INT64_MAX && (sp->win == NULL ||
 		    sp->win != j->spans[k - 1].win))
 			break;
+		/* from its begin (a later piece reaches back before its
+		 * step) to its end */
 		a = db_trace_time(&t->epochs, sp->lo_ns, sp->epoch);
 		b = db_trace_time(&t->epochs, sp->hi_ns, sp->epoch);
-		*lo = a < *lo ? a : *lo;
+		if (*lo == INT64_MAX)
+			*lo = a;
 		*hi = b > *hi ? b : *hi;
 	}
 	if (*lo == INT64_MAX) {
