@@ -328,6 +328,106 @@ int db_window_pieces_of(sqlite3 *db, int64_t id, int64_t begin_ns,
     int64_t end_ns, struct db_piece **out, size_t *n);
 
 /*
+ * ---- a profiler trace's time across steps of the host clock (epochs.c)
+ * ----
+ *
+ * A trace's stamps follow the host clock as it was when the profiler
+ * started (torch.profiler converts its own clock to Unix time by a
+ * conversion measured once, at the start) and go on at the rate of
+ * time across any step after it.  A sample of epoch k is in the trace's
+ * time at stamp + shift_ns, shift_ns being minus the sizes of the steps
+ * after the epoch in force at the trace's start up to and including k
+ * (plus those after k up to that epoch, for an earlier k): the epochs
+ * then follow each other without overlap.
+ */
+struct db_trace_epoch {
+	int64_t epoch;
+	int64_t begin_ns;	/* where it begins in the trace's time
+				   (INT64_MIN for epoch 0) */
+	int64_t shift_ns;	/* stamp + shift_ns: the trace's time */
+};
+
+struct db_trace_clock {
+	int64_t start_epoch;	/* in force at the trace's start; -1: no
+				   step recorded, stamps are the trace's
+				   times (e NULL) */
+	struct db_trace_epoch *e;	/* epochs 0..n-1, by epoch */
+	size_t	 n;
+};
+
+/*
+ * The clock of a trace starting at start_ns (on the host clock of the
+ * epoch it started in) in *c (free with db_trace_clock_free): the epoch
+ * that showed start_ns, the newest one's stamps ending at its newest
+ * sample; if none did, the first beginning after it (a step forward
+ * skipped it), else the newest.  0, DB_READ_FAILED, or 1 after saying
+ * why when it cannot be told (a step back showed start_ns in two epochs,
+ * or a step is not recorded).  A database without steps gives
+ * start_epoch -1.
+ */
+int db_trace_clock_load(sqlite3 *db, int64_t start_ns,
+    struct db_trace_clock *c);
+void db_trace_clock_free(struct db_trace_clock *c);
+
+/* A stamp of epoch (-1: any, no shift) in the trace's time of c (NULL:
+ * none recorded). */
+int64_t db_trace_time(const struct db_trace_clock *c, int64_t stamp_ns,
+    int64_t epoch);
+
+/* The stamp of trace time trace_ns, in the epoch in force then (*epoch,
+ * -1 without steps). */
+int64_t db_trace_stamp(const struct db_trace_clock *c, int64_t trace_ns,
+    int64_t *epoch);
+
+/*
+ * A span of a trace's time, as the stamps of one epoch: the samples of
+ * epoch (-1: any) that overlap (lo_ns, hi_ns) by DB_OVERLAPS_SQL, each
+ * stamp + shift_ns in the trace's time.
+ */
+struct db_trace_piece {
+	int64_t lo_ns, hi_ns;
+	int64_t epoch;
+	int64_t shift_ns;
+};
+
+/*
+ * The pieces of (lo_ns, hi_ns) in the time of c (NULL: no steps) into
+ * out, room for db_trace_npieces(c): one per epoch whose samples may
+ * overlap it, by epoch, the span at that epoch's stamps; how many.
+ * Each sample is then read once, at its place in the trace's time.
+ * Without steps, one piece of any epoch and no shift.
+ */
+size_t db_trace_pieces(const struct db_trace_clock *c, int64_t lo_ns,
+    int64_t hi_ns, struct db_trace_piece *out);
+size_t db_trace_npieces(const struct db_trace_clock *c);
+
+/*
+ * The rows of statement s (db_select_samples, or any taking ?1 ?2 ?3
+ * and the epoch as it does) over a span of a trace's time, piece after
+ * piece: open binds nothing yet (reach_ns: how far past the span a row
+ * stamp may lie, DB_MAX_INTERVAL_NS or less); step gives SQLITE_ROW,
+ * SQLITE_DONE or SQLite's error; ts is the row's stamp in the trace's
+ * time (column 0 + the piece's shift).
+ */
+struct db_trace_cursor {
+	sqlite3_stmt *s;
+	struct db_trace_piece *p;
+	size_t	 np, i;
+	int64_t	 reach_ns, shift_ns;
+	bool	 bound;
+};
+void db_trace_cursor_open(struct db_trace_cursor *k, sqlite3_stmt *s,
+    const struct db_trace_clock *c, int64_t lo_ns, int64_t hi_ns,
+    int64_t reach_ns);
+int db_trace_cursor_step(struct db_trace_cursor *k);
+static inline int64_t
+db_trace_cursor_ts(const struct db_trace_cursor *k)
+{
+	return sqlite3_column_int64(k->s, 0) + k->shift_ns;
+}
+void db_trace_cursor_close(struct db_trace_cursor *k);
+
+/*
  * The condition db_select_samples appends so that db_bind_epoch can
  * confine a span to one epoch: "" where samples have no epoch (before
  * schema 12).

@@ -378,6 +378,7 @@ gather_samples(sqlite3 *db, struct gather *g, struct bucket **cards,
 	struct vec v = { .size = sizeof(struct bucket) };
 	int64_t lo = rq->span_lo - NEIGHBOUR_PAD_NS;
 	int64_t hi = rq->span_hi + NEIGHBOUR_PAD_NS;
+	struct db_trace_cursor k;
 	sqlite3_stmt *s;
 	int rc;
 
@@ -391,11 +392,10 @@ gather_samples(sqlite3 *db, struct gather *g, struct bucket **cards,
 	if ((s = db_select_samples(db, &pwr, 1, rq->device_sql, false)) ==
 	    NULL)
 		return db_error(db, "the samples");
-	sqlite3_bind_int64(s, 1, lo);
-	sqlite3_bind_int64(s, 2, hi);
-	sqlite3_bind_int64(s, 3, hi + DB_MAX_INTERVAL_NS);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t ts = sqlite3_column_int64(s, 0);
+	/* each epoch of the host clock's, in the trace's time */
+	db_trace_cursor_open(&k, s, rq->clock, lo, hi, DB_MAX_INTERVAL_NS);
+	while ((rc = db_trace_cursor_step(&k)) == SQLITE_ROW) {
+		int64_t ts = db_trace_cursor_ts(&k);
 		int64_t ival = sqlite3_column_int64(s, 2), mant;
 		int dev = sqlite3_column_int(s, 1), scale;
 		struct bucket *b = NULL;
@@ -422,6 +422,7 @@ gather_samples(sqlite3 *db, struct gather *g, struct bucket **cards,
 		energy_add(&b->acc, mant, scale, ts - ival, ts, rq->span_lo,
 		    rq->span_hi);
 	}
+	db_trace_cursor_close(&k);
 	sqlite3_finalize(s);
 	*cards = v.p;
 	*ncards = v.n;
@@ -450,8 +451,10 @@ static int
 learn_idle(sqlite3 *db, const struct ops_request *rq, struct summary *sum)
 {
 	int64_t lookback = rq->idle_lookback_ns < 0 ? 0 : rq->idle_lookback_ns;
+	int64_t epoch, end = db_trace_stamp(rq->clock, rq->span_hi, &epoch);
 
-	if (summary_compute(db, 0, rq->span_hi, rq->span_hi, lookback +
+	/* at the span's end as its epoch of the host clock stamped it */
+	if (summary_compute(db, 0, end, end, lookback +
 	    (rq->span_hi - rq->span_lo), now_realtime_ns(), sum) != 0)
 		return db_error(db, "the idle power");
 	return CLIENT_EXIT_OK;

@@ -106,6 +106,9 @@ struct ops_request {
 	const struct trace_info *info;	/* its first reading */
 	int64_t	 shift_ns;		/* absolute ns = own ns + shift_ns */
 	int64_t	 span_lo, span_hi;	/* absolute */
+	/* the trace's time across steps of the host clock (dbread.h): each
+	 * epoch's samples shifted into it; NULL: the stamps are its times */
+	const struct db_trace_clock *clock;
 	const char *step_pattern;	/* NULL: the default */
 	const struct db_catalog *cat;
 	const char *device_sql;		/* "" or " AND device IN (...)" */

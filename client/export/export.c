@@ -427,24 +427,6 @@ derived(const struct options *o)
 }
 
 /*
- * Window w spans epochs of the host clock: the derived outputs read one
- * span per trace, its first piece (span_of), and say so.
- */
-static void
-crossed_derived(struct job *j, const struct db_window *w)
-{
-	fprintf(stderr, "spyremon: window %" PRId64 " (%s) was crossed by a "
-	    "step of the host clock: --merge, --steps, --ops and --breakdown "
-	    "read its samples before the step only", w->id, w->tag);
-	if (j->cl->partial)
-		fprintf(stderr, " (--partial)\n");
-	else
-		fprintf(stderr, " (exit status %d; --partial reads it with "
-		    "exit status 0)\n", CLIENT_EXIT_INCOMPLETE);
-	j->settled = CLIENT_EXIT_INCOMPLETE;
-}
-
-/*
  * The spans: one per trace, else per database one per window or
  * --from/--to's.  A trace that no sample of its database overlaps is an
  * error, unless a window chooses the samples.
@@ -528,8 +510,6 @@ make_spans(struct job *j)
 				sp->epoch = p[q].epoch;
 			}
 			free(p);
-			if (np > 1 && derived(o))
-				crossed_derived(j, w);
 			sp = &j->spans[j->nspans - 1];
 			for (size_t t = 0; t < o->traces.n; t++)
 				if (j->which[t] == k)
@@ -681,16 +661,49 @@ run_samples(struct job *j, struct export_writer *w)
 	return output_close(w->out, o->output, rc);
 }
 
-/* The span whose samples trace i's --merge and --steps take. */
-static const struct span *
-span_of(const struct job *j, size_t i)
+/*
+ * The span whose samples trace i's --merge takes, in the trace's time
+ * (target.h), pad included: the trace's own, or its database's first
+ * window from its begin to its end, each as stamped in its epoch of the
+ * host clock, brought into the trace's time.
+ */
+static void
+trace_span(const struct job *j, size_t i, int64_t *lo, int64_t *hi)
 {
-	for (size_t k = 0; k < j->nspans; k++)
-		if (j->spans[k].trace == &j->ts[i] ||
-		    (j->spans[k].trace == NULL &&
-		    j->spans[k].src == &j->src[j->which[i]]))
-			return &j->spans[k];
-	return &j->spans[0];
+	const struct trace_target *t = &j->ts[i];
+	const struct span *sp = NULL;
+	int64_t pad = j->o->pad_ns;
+
+	*lo = INT64_MAX;
+	*hi = INT64_MIN;
+	for (size_t k = 0; k < j->nspans; k++) {
+		int64_t a, b;
+
+		sp = &j->spans[k];
+		if (sp->trace == t) {
+			*lo = sp->lo_ns;
+			*hi = sp->hi_ns;
+			break;
+		}
+		if (sp->trace != NULL || sp->src != &j->src[j->which[i]])
+			continue;
+		if (*lo != INT64_MAX && (sp->win == NULL ||
+		    sp->win != j->spans[k - 1].win))
+			break;
+		/* from its begin (a later piece reaches back before its
+		 * step) to its end */
+		a = db_trace_time(&t->epochs, sp->lo_ns, sp->epoch);
+		b = db_trace_time(&t->epochs, sp->hi_ns, sp->epoch);
+		if (*lo == INT64_MAX)
+			*lo = a;
+		*hi = b > *hi ? b : *hi;
+	}
+	if (*lo == INT64_MAX) {
+		*lo = j->spans[0].lo_ns;
+		*hi = j->spans[0].hi_ns;
+	}
+	*lo -= pad;
+	*hi += pad;
 }
 
 /* --merge of one trace, into out; host (or NULL) names its cards' host. */
@@ -699,7 +712,6 @@ merge_one(const struct job *j, size_t i, const char *out, const char *host)
 {
 	const struct options *o = j->o;
 	const struct source *src = &j->src[j->which[i]];
-	const struct span *sp = span_of(j, i);
 	struct merge_request mr = {
 		.t = &j->ts[i],
 		.cols = src->cols,
@@ -707,8 +719,6 @@ merge_one(const struct job *j, size_t i, const char *out, const char *host)
 		.map = &src->map,
 		.host = host,
 		.device_sql = j->device_sql,
-		.lo_ns = sp->lo_ns - o->pad_ns,
-		.hi_ns = sp->hi_ns + o->pad_ns,
 		.out_path = out,
 		.progress = isatty(STDERR_FILENO) == 1,
 		.as = o->merge_as == -1 ? MERGE_AS_COUNTERS :
@@ -723,8 +733,10 @@ merge_one(const struct job *j, size_t i, const char *out, const char *host)
 	struct db_coarse coarse = { 0 };
 	struct merge_stats st;
 	struct bd_run run = { 0 };
+	int64_t lo, hi;
 	int rc;
 
+	trace_span(j, i, &mr.lo_ns, &mr.hi_ns);
 	/* --breakdown-track: the classes as --breakdown has them */
 	if (o->breakdown_track) {
 		struct steps_request sr = { .t = &j->ts[i] };
@@ -735,9 +747,12 @@ merge_one(const struct job *j, size_t i, const char *out, const char *host)
 		    o->clock.step_pattern == NULL, &run);
 		mr.breakdown = &run.res;
 	}
-	/* imported coarse samples are said in the summary */
-	if ((rc = db_coarse_load(src->db, mr.lo_ns, mr.hi_ns +
-	    DB_MAX_INTERVAL_NS, &coarse)) == CLIENT_EXIT_OK) {
+	/* imported coarse samples are said in the summary: at their stamps,
+	 * over every epoch's */
+	lo = db_trace_stamp(&j->ts[i].epochs, mr.lo_ns, &(int64_t){ 0 });
+	hi = db_trace_stamp(&j->ts[i].epochs, mr.hi_ns, &(int64_t){ 0 });
+	if ((rc = db_coarse_load(src->db, lo < hi ? lo : hi, (hi > lo ? hi :
+	    lo) + DB_MAX_INTERVAL_NS, &coarse)) == CLIENT_EXIT_OK) {
 		mr.coarse = &coarse;
 		rc = merge_write(src->db, &mr, &st);
 		if (rc == CLIENT_EXIT_OK && !o->quiet)
@@ -881,15 +896,13 @@ run_combined(const struct job *j)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	for (size_t i = 0; i < o->traces.n; i++) {
 		const struct source *src = &j->src[j->which[i]];
-		const struct span *sp = span_of(j, i);
 
 		r[i].t = &j->ts[i];
 		r[i].db = src->db;
 		r[i].cols = src->cols;
 		r[i].map = &src->map;
 		r[i].host = hosts_name(j->hs.dbs, j->nsrc, j->which[i]);
-		r[i].lo_ns = sp->lo_ns - o->pad_ns;
-		r[i].hi_ns = sp->hi_ns + o->pad_ns;
+		trace_span(j, i, &r[i].lo_ns, &r[i].hi_ns);
 	}
 	rc = merge_combined_write(r, o->traces.n, j->ncols, j->device_sql,
 	    o->merge);

@@ -232,29 +232,49 @@ merge_card_name(int device, const char *bus_id, char *buf, size_t len)
 		snprintf(buf, len, "Spyre %d", device);
 }
 
-/* Bind the overlap rule (DB_OVERLAPS_SQL) for the span of ev. */
-static void
-bind_span(sqlite3_stmt *s, const struct events *ev)
-{
-	int64_t hi3 = ev->hi_ns > INT64_MAX - DB_MAX_INTERVAL_NS ? INT64_MAX :
-	    ev->hi_ns + DB_MAX_INTERVAL_NS;
-
-	sqlite3_bind_int64(s, 1, ev->lo_ns);
-	sqlite3_bind_int64(s, 2, ev->hi_ns);
-	sqlite3_bind_int64(s, 3, hi3);
-}
-
-/* The cards with samples in the span, by device, in ev->cards. */
+/*
+ * The cards with samples in the span, by device, in ev->cards: of each
+ * epoch of the host clock the span reaches (target.h), each card's first
+ * stamp in the earliest.
+ */
 static int
 find_cards(sqlite3 *db, struct events *ev)
 {
-	struct db_key *first;
-	size_t n;
-	int rc;
+	const struct db_trace_clock *clk = &ev->rq->t->epochs;
+	struct db_trace_piece *p;
+	struct db_key *first = NULL, *more;
+	size_t n = 0, nmore, np;
+	int rc = CLIENT_EXIT_OK;
 
-	if ((rc = db_first_by_device(db, ev->lo_ns, ev->hi_ns,
-	    ev->rq->device_sql, &first, &n)) != CLIENT_EXIT_OK || n == 0)
+	if ((p = calloc(db_trace_npieces(clk), sizeof(*p))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	np = db_trace_pieces(clk, ev->lo_ns, ev->hi_ns, p);
+	for (size_t i = 0; i < np && rc == CLIENT_EXIT_OK; i++) {
+		if ((rc = db_first_by_device(db, p[i].lo_ns, p[i].hi_ns,
+		    ev->rq->device_sql, &more, &nmore)) != CLIENT_EXIT_OK)
+			break;
+		for (size_t k = 0; k < nmore; k++) {
+			size_t at = 0;
+
+			while (at < n && first[at].device < more[k].device)
+				at++;
+			if (at < n && first[at].device == more[k].device)
+				continue;
+			if ((first = reallocarray(first, n + 1,
+			    sizeof(*first))) == NULL)
+				errx(CLIENT_EXIT_FAILED, "out of memory");
+			memmove(&first[at + 1], &first[at],
+			    (n - at) * sizeof(*first));
+			first[at] = more[k];
+			n++;
+		}
+		free(more);
+	}
+	free(p);
+	if (rc != CLIENT_EXIT_OK || n == 0) {
+		free(first);
 		return rc;
+	}
 	if ((ev->cards = calloc(n, sizeof(*ev->cards))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	for (size_t i = 0; i < n; i++) {
@@ -484,12 +504,15 @@ cmp_card(const void *key, const void *elem)
 	return (d > e) - (d < e);
 }
 
-/* One sample row: its values become pending on its card's tracks. */
+/*
+ * One sample row, stamped t in the trace's time: its values become
+ * pending on its card's tracks.
+ */
 static int
-take_row(struct events *ev, sqlite3_stmt *s)
+take_row(struct events *ev, sqlite3_stmt *s, int64_t t)
 {
 	const struct merge_request *rq = ev->rq;
-	int64_t t = sqlite3_column_int64(s, 0);
+	int64_t stamp = sqlite3_column_int64(s, 0);
 	int device = sqlite3_column_int(s, 1);
 	int64_t d = sqlite3_column_int64(s, 2) * (int64_t)NSEC_PER_MSEC;
 	int64_t at, end;
@@ -507,7 +530,7 @@ take_row(struct events *ev, sqlite3_stmt *s)
 	c = bsearch(&device, ev->cards, ev->ncards, sizeof(*c), cmp_card);
 	if (c == NULL)	/* not in the snapshot's first query: cannot be */
 		return 0;
-	count_row(ev->st, rq, device, t, d / (int64_t)NSEC_PER_MSEC);
+	count_row(ev->st, rq, device, stamp, d / (int64_t)NSEC_PER_MSEC);
 	/* clipped into the span; never before the card's previous event */
 	at = t - d < rq->t->start_ns ? rq->t->start_ns : t - d;
 	if (at > rq->t->end_ns)
@@ -574,14 +597,14 @@ round_time(const struct events *ev, int64_t t)
 /*
  * MERGE_AS_HTA: a row's values become its card's latest, and a row of
  * the card's row source a slice over its interval (merge.h), with every
- * latest value in its args.
+ * latest value in its args; t is its stamp in the trace's time.
  */
 static int
-take_row_hta(struct events *ev, sqlite3_stmt *s)
+take_row_hta(struct events *ev, sqlite3_stmt *s, int64_t t)
 {
 	const struct merge_request *rq = ev->rq;
 	const struct trace_info *in = &rq->t->info;
-	int64_t t = sqlite3_column_int64(s, 0);
+	int64_t stamp = sqlite3_column_int64(s, 0);
 	int device = sqlite3_column_int(s, 1);
 	int64_t d = sqlite3_column_int64(s, 2) * (int64_t)NSEC_PER_MSEC;
 	bool rowsrc = sqlite3_column_int(s, 3 + (int)rq->ncols + 1) != 0;
@@ -595,7 +618,7 @@ take_row_hta(struct events *ev, sqlite3_stmt *s)
 	c = bsearch(&device, ev->cards, ev->ncards, sizeof(*c), cmp_card);
 	if (c == NULL)
 		return 0;
-	count_row(ev->st, rq, device, t, d / (int64_t)NSEC_PER_MSEC);
+	count_row(ev->st, rq, device, stamp, d / (int64_t)NSEC_PER_MSEC);
 	for (size_t m = 0; m < rq->ncols; m++) {
 		sqlite3_value *v = sqlite3_column_value(s, 3 + (int)m);
 
@@ -682,23 +705,31 @@ finish_cards(struct events *ev)
 	return 0;
 }
 
-/* Every sample's events, then the final ones. */
+/*
+ * Every sample's events, then the final ones: each epoch of the host
+ * clock's samples in turn, in the trace's time (target.h).
+ */
 static int
 put_counters(sqlite3 *db, struct events *ev)
 {
+	struct db_trace_cursor k;
 	sqlite3_stmt *s;
 	int rc;
 
 	if ((s = db_select_samples(db, ev->rq->cols, ev->rq->ncols,
 	    ev->rq->device_sql, true)) == NULL)
 		return db_error(db, "the samples");
-	bind_span(s, ev);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		if ((ev->rq->as == MERGE_AS_HTA ? take_row_hta(ev, s) :
-		    take_row(ev, s)) == -1) {
+	db_trace_cursor_open(&k, s, &ev->rq->t->epochs, ev->lo_ns, ev->hi_ns,
+	    DB_MAX_INTERVAL_NS);
+	while ((rc = db_trace_cursor_step(&k)) == SQLITE_ROW)
+		if ((ev->rq->as == MERGE_AS_HTA ? take_row_hta(ev, s,
+		    db_trace_cursor_ts(&k)) : take_row(ev, s,
+		    db_trace_cursor_ts(&k))) == -1) {
+			db_trace_cursor_close(&k);
 			sqlite3_finalize(s);
 			return CLIENT_EXIT_FAILED;
 		}
+	db_trace_cursor_close(&k);
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
 		return db_error(db, "the samples");

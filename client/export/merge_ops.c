@@ -132,7 +132,7 @@ merge_ops_write(sqlite3 *db, const struct merge_request *rq,
 	orq = (struct ops_request){
 		.path = rq->t->path, .info = in, .shift_ns = rq->t->shift_ns,
 		.span_lo = rq->t->start_ns, .span_hi = rq->t->end_ns,
-		.cat = &cat, .device_sql = rq->device_sql, .none_ok = true,
+		.clock = &rq->t->epochs, .cat = &cat, .device_sql = rq->device_sql, .none_ok = true,
 		.keep_events = true, .events = rq->events, .idle_lookback_ns =
 		    rq->idle_lookback_ns > 0 ? rq->idle_lookback_ns :
 		    SUMMARY_IDLE_LOOKBACK_NS,

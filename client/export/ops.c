@@ -784,6 +784,7 @@ ops_report(sqlite3 *db, const struct ops_request_out *rq)
 	struct ops_request in = {
 		.path = t->path, .info = &t->info, .shift_ns = t->shift_ns,
 		.span_lo = t->start_ns, .span_hi = t->end_ns,
+		.clock = &t->epochs,
 		.step_pattern = rq->step_pattern, .cat = rq->cat,
 		.device_sql = rq->device_sql,
 		.idle_lookback_ns = rq->idle_lookback_ns,

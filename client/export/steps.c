@@ -510,27 +510,25 @@ dev_index(struct report *r, int device, bool add)
 }
 
 /*
- * Sum the samples that overlap [lo, hi] into cells, one per card; with
- * add (the totals), cards are added as they are met.  A sample that
- * overlaps the span is stamped before hi + r->reach_ns, the longest
- * interval there may be, which bounds the range of keys read.
+ * Sum the samples that overlap [lo, hi] (the trace's time) into cells,
+ * one per card; with add (the totals), cards are added as they are met.
+ * A sample that overlaps the span is stamped before hi + r->reach_ns,
+ * the longest interval there may be, which bounds the range of keys
+ * read.  Across steps of the host clock, each epoch's samples are read
+ * at their stamps and shifted into the trace's time (target.h).
  */
 static int
 sum_span(struct report *r, int64_t lo, int64_t hi, bool add)
 {
-	int64_t top;
+	struct db_trace_cursor k;
 	int rc;
 
-	if (__builtin_add_overflow(hi, r->reach_ns, &top))
-		top = INT64_MAX;
 	if (!add)
 		cells_reset(r->cells, r->ndevs);
-	sqlite3_reset(r->s);
-	sqlite3_bind_int64(r->s, 1, lo);
-	sqlite3_bind_int64(r->s, 2, hi);
-	sqlite3_bind_int64(r->s, 3, top);
-	while ((rc = sqlite3_step(r->s)) == SQLITE_ROW) {
-		int64_t ts = sqlite3_column_int64(r->s, 0);
+	/* each epoch of the host clock's samples, in the trace's time */
+	db_trace_cursor_open(&k, r->s, &r->rq->t->epochs, lo, hi, r->reach_ns);
+	while ((rc = db_trace_cursor_step(&k)) == SQLITE_ROW) {
+		int64_t ts = db_trace_cursor_ts(&k);
 		int64_t ival = sqlite3_column_int64(r->s, 2);
 		ssize_t d = dev_index(r, sqlite3_column_int(r->s, 1), add);
 		struct cell *c;
@@ -557,6 +555,7 @@ sum_span(struct report *r, int64_t lo, int64_t hi, bool add)
 				    lo, hi);
 		}
 	}
+	db_trace_cursor_close(&k);
 	return rc == SQLITE_DONE ? CLIENT_EXIT_OK : db_error(r->db,
 	    "the samples");
 }

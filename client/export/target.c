@@ -109,6 +109,13 @@ place(sqlite3 *db, const struct trace_clock_options *o, struct trace_target *t)
 	}
 	t->start_ns = in->first_own_ns + t->shift_ns;
 	t->end_ns = in->last_own_ns + t->shift_ns;
+	/* the epoch of the host clock it started in, and those after */
+	db_trace_clock_free(&t->epochs);
+	if ((rc = db_trace_clock_load(db, t->start_ns, &t->epochs)) != 0) {
+		if (rc != DB_READ_FAILED)
+			warnx("%s: its samples cannot be lined up", t->path);
+		return rc == DB_READ_FAILED ? rc : CLIENT_EXIT_FAILED;
+	}
 	return CLIENT_EXIT_OK;
 }
 
@@ -123,6 +130,7 @@ trace_target_read(const char *path, const struct trace_clock_options *o,
 
 	memset(t, 0, sizeof(*t));
 	t->path = path;
+	t->epochs.start_epoch = -1;
 	switch (trace_read(path, &topts, &t->info, &terr)) {
 	case TRACE_OK:
 		break;
@@ -168,6 +176,7 @@ void
 trace_target_free(struct trace_target *t)
 {
 	trace_info_free(&t->info);
+	db_trace_clock_free(&t->epochs);
 }
 
 int

@@ -5,7 +5,10 @@
  * A trace's own times (trace_info) become absolute CLOCK_REALTIME ns by
  * adding shift_ns, which comes from the trace itself when it has absolute
  * time, else from --trace-start (the absolute time of ts = 0) or
- * --align-window (its first event at the window's begin).  A trace without
+ * --align-window (its first event at the window's begin).  Its times
+ * follow the host clock as it was at its start: a sample stamped after a
+ * step of that clock is brought into them by the steps between (epochs).
+ * A trace without
  * absolute time and neither option is an error that names both: the
  * clock is never guessed.
  *
@@ -21,6 +24,7 @@
 
 #include <sqlite3.h>
 
+#include "dbread.h"
 #include "trace.h"
 
 /* Where a trace's absolute time came from. */
@@ -37,6 +41,12 @@ struct trace_target {
 	int64_t	 shift_ns;		/* absolute ns = own ns + shift_ns */
 	int64_t	 start_ns, end_ns;	/* the absolute span */
 	char	 host[256];		/* the trace's host_name, or from its file name; "" */
+	/*
+	 * Its time across steps of the host clock (dbread.h): the samples
+	 * of each epoch shifted into it, as every reader of the trace's
+	 * samples takes them (db_trace_cursor)
+	 */
+	struct db_trace_clock epochs;
 };
 
 /* How to place traces without absolute time, and which events are steps. */

@@ -41,7 +41,8 @@ load_side(sqlite3 *db, const struct db_catalog *cat,
 		struct ops_request rq = {
 			.path = tt->path, .info = &tt->info,
 			.shift_ns = tt->shift_ns, .span_lo = tt->start_ns,
-			.span_hi = tt->end_ns, .cat = cat, .device_sql = "",
+			.span_hi = tt->end_ns, .clock = &tt->epochs, .cat = cat,
+			.device_sql = "",
 			.idle_lookback_ns = lookback_ns, .none_ok = true,
 		};
 		struct ops_result res;

@@ -147,8 +147,9 @@ finish(FILE *fp, const struct report *r, const char *name)
 
 /*
  * The window's pieces across the epochs of the host clock, which the
- * plots draw (db_window_pieces), and aiusmi.csv's: those, or the trace's
- * span as one piece; r->lo and r->hi their hull.
+ * plots draw (db_window_pieces), and aiusmi.csv's: those, or the steps'
+ * span in the trace's time as a piece per epoch (db_trace_pieces); r->lo
+ * and r->hi their hull.
  */
 static int
 report_pieces(struct report *r)
@@ -163,13 +164,23 @@ report_pieces(struct report *r)
 	src = r->wpieces;
 	n = r->nwpieces;
 	if (r->has_trace)
-		n = 1;
+		n = db_trace_npieces(&r->rs.t[0].epochs);
 	if ((r->apieces = calloc(n, sizeof(*r->apieces))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
-	if (r->has_trace)
-		r->apieces[0] = (struct db_piece){ r->rs.first_ns,
-		    r->rs.last_ns, r->rs.first_ns, -1 };
-	else
+	if (r->has_trace) {
+		/* the steps' span in the first trace's time: per epoch of
+		 * the host clock, at its stamps */
+		struct db_trace_piece *tp;
+
+		if ((tp = calloc(n, sizeof(*tp))) == NULL)
+			errx(CLIENT_EXIT_FAILED, "out of memory");
+		n = db_trace_pieces(&r->rs.t[0].epochs, r->rs.first_ns,
+		    r->rs.last_ns, tp);
+		for (size_t i = 0; i < n; i++)
+			r->apieces[i] = (struct db_piece){ tp[i].lo_ns,
+			    tp[i].hi_ns, tp[i].lo_ns, tp[i].epoch };
+		free(tp);
+	} else
 		memcpy(r->apieces, src, n * sizeof(*src));
 	r->napieces = n;
 	r->lo = INT64_MAX;
@@ -646,9 +657,9 @@ report_run(struct client *cl, void *opts, int argc, char *argv[])
 	if ((rc = winsum_load(r->db, &from, window, lookback, &r->ws)) !=
 	    CLIENT_EXIT_OK)
 		goto done;
-	/* read by the clock's epochs, but a trace's steps are placed by
-	 * their stamps: a step back hides part of them */
-	if (r->traces.n > 0 && stepped_check(cl, &r->ws.w, false) ==
+	/* read by the clock's epochs, and a trace's samples too (target.h)
+	 * where they are recorded */
+	if (r->traces.n > 0 && stepped_check(cl, &r->ws.w, true) ==
 	    CLIENT_EXIT_INCOMPLETE)
 		r->ws.settled = CLIENT_EXIT_INCOMPLETE;
 	if ((rc = load_run(r, o->expect, &align, alignbuf, sizeof(alignbuf))) !=

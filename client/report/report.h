@@ -72,8 +72,8 @@ struct report {
 	struct db_catalog cat;
 	struct series ser;
 	/* the window's pieces across epochs of the host clock, which the
-	 * plots draw (db_window_pieces); aiusmi.csv's: those, or the trace's
-	 * span as one piece */
+	 * plots draw (db_window_pieces); aiusmi.csv's: those, or the steps'
+	 * span in the trace's time, a piece per epoch (db_trace_pieces) */
 	struct db_piece *wpieces, *apieces;
 	size_t	 nwpieces, napieces;
 	int64_t	 lo, hi;		/* aiusmi.csv's span: its pieces' hull */

@@ -28,6 +28,7 @@ report_ops_load(struct report *r)
 	rq = (struct ops_request){
 		.path = t->path, .info = &t->info, .shift_ns = t->shift_ns,
 		.span_lo = t->start_ns, .span_hi = t->end_ns, .cat = &r->cat,
+		.clock = &t->epochs,
 		.device_sql = "", .none_ok = true,
 		.idle_lookback_ns = summary_idle_lookback(r->cl),
 	};

@@ -11,7 +11,7 @@
 #include "client.h"
 #include "db.h"
 #include "runsteps.h"
-#include "summary.h"
+#include "steps.h"
 
 static int
 bystart(const void *a, const void *b)
@@ -78,28 +78,51 @@ add_steps(struct runsteps *out, size_t i)
 	return CLIENT_EXIT_OK;
 }
 
-/* The energy of all cards over step s. */
+/*
+ * The energy of all cards over each step of trace i, s[0..n): the sums
+ * of --steps (steps_means), each card's power integrated over the step
+ * from its samples in the trace's time, across any step of the host
+ * clock (target.h).
+ */
 static int
-measure(sqlite3 *db, struct runstep *s)
+measure(sqlite3 *db, const struct db_catalog *cat,
+    const struct trace_target *t, struct runstep *s, size_t n)
 {
-	struct summary sm;
-	int64_t covered = 0;
+	struct steps_request rq = { .t = t, .cat = cat, .device_sql = "" };
+	struct steps_mean *m;
+	int64_t *lo, *hi, *covered;
+	size_t nm;
+	int rc;
 
-	if (summary_compute(db, 0, s->start_ns, s->start_ns + s->dur_ns, 0, 0,
-	    &sm) == -1)
-		return db_error(db, "the samples of a step");
-	for (size_t c = 0; c < sm.ncards; c++) {
-		if (!sm.cards[c].has_power)
-			continue;
-		s->has_energy = true;
-		s->energy_j += summary_energy(&sm.cards[c]);
-		if (sm.cards[c].covered_ns > covered)
-			covered = sm.cards[c].covered_ns;
+	if ((lo = calloc(n + 1, sizeof(*lo))) == NULL ||
+	    (hi = calloc(n + 1, sizeof(*hi))) == NULL ||
+	    (covered = calloc(n + 1, sizeof(*covered))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t k = 0; k < n; k++) {
+		lo[k] = s[k].start_ns;
+		hi[k] = s[k].start_ns + s[k].dur_ns;
 	}
-	if (covered > 0)
-		s->power_w = s->energy_j / ((double)covered / 1e9);
-	summary_free(&sm);
-	return CLIENT_EXIT_OK;
+	if ((rc = steps_means(db, &rq, lo, hi, n, &m, &nm)) == CLIENT_EXIT_OK) {
+		for (size_t k = 0; k < nm; k++) {
+			struct runstep *x = &s[m[k].window];
+
+			if (!m[k].has_energy)
+				continue;
+			x->has_energy = true;
+			x->energy_j += m[k].energy_j;
+			if (m[k].covered_ns > covered[m[k].window])
+				covered[m[k].window] = m[k].covered_ns;
+		}
+		for (size_t k = 0; k < n; k++)
+			if (covered[k] > 0)
+				s[k].power_w = s[k].energy_j /
+				    ((double)covered[k] / 1e9);
+		free(m);
+	}
+	free(lo);
+	free(hi);
+	free(covered);
+	return rc;
 }
 
 int
@@ -107,6 +130,7 @@ runsteps_load(sqlite3 *db, const struct trace_list *l,
     const char *align_window, struct runsteps *out)
 {
 	struct trace_clock_options o = { .align_window = align_window };
+	struct db_catalog cat;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -129,10 +153,17 @@ runsteps_load(sqlite3 *db, const struct trace_list *l,
 			out->first_ns = s->start_ns;
 		if (s->start_ns + s->dur_ns > out->last_ns)
 			out->last_ns = s->start_ns + s->dur_ns;
-		if ((rc = measure(db, s)) != CLIENT_EXIT_OK)
-			return rc;
 	}
-	return CLIENT_EXIT_OK;
+	if ((rc = db_catalog_load(db, &cat)) != CLIENT_EXIT_OK)
+		return rc;
+	for (size_t i = 0; i < out->nt && rc == CLIENT_EXIT_OK; i++) {
+		size_t first, n = runsteps_of(out, i, &first);
+
+		if (n > 0)
+			rc = measure(db, &cat, &out->t[i], &out->s[first], n);
+	}
+	db_catalog_free(&cat);
+	return rc;
 }
 
 size_t

@@ -10,8 +10,9 @@
  * the same trace, as ProfilerStep#N encloses iteration_N; torch.profiler
  * writes only the active steps of its schedule, so these are the active
  * iterations.  A step's energy is the exact integral of each card's power
- * over it (summary.h), summed over the cards; a step that no sample
- * covers has none.
+ * over it, as export --steps sums it (steps_means, in the trace's time
+ * across steps of the host clock), summed over the cards; a step that no
+ * sample covers has none.
  */
 #ifndef SPYREMON_RUNSTEPS_H
 #define SPYREMON_RUNSTEPS_H

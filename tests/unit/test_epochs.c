@@ -8,7 +8,8 @@
  * window without epochs is read within its stamps as before; retention
  * keeps the rows of a window a step crossed, closed or still open, and a
  * store opened again
- * goes on measuring ages by the steps recorded.
+ * goes on measuring ages by the steps recorded; a trace's time across the
+ * step (db_trace_clock_load) reads each epoch's rows once, shifted.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -332,6 +333,95 @@ test_retention_open(void **state)
 	assert_int_equal(rows_before(f, INT64_MAX), 30);
 }
 
+/*
+ * A trace started at T0 + 2 s (epoch 0) and running on across the step
+ * back: its time from T0 + 5.5 s to + 15.5 s is epoch 0's rows at their
+ * stamps and epoch 1's an hour on, each read once, in increasing time,
+ * and none of epoch 0's old rows at epoch 1's stamps.
+ */
+static void
+test_trace_clock(void **state)
+{
+	struct fx *f = *state;
+	const struct db_metric *cols[1];
+	struct db_trace_clock c;
+	struct db_trace_piece p[2];
+	struct db_trace_cursor k;
+	struct db_catalog cat;
+	sqlite3_stmt *s;
+	int64_t last = 0, e;
+	double sum = 0;
+	int n = 0, rc;
+
+	assert_int_equal(db_trace_clock_load(f->st->db, T0 + 2 * SEC, &c), 0);
+	assert_int_equal(c.start_epoch, 0);
+	assert_int_equal(c.n, 2);
+	assert_int_equal(c.e[0].shift_ns, 0);
+	assert_int_equal(c.e[1].shift_ns, HOUR);
+	assert_int_equal(c.e[1].begin_ns, T0 + 10500 * 1000000LL);
+	assert_int_equal(db_trace_time(&c, T0 - HOUR + 12 * SEC, 1),
+	    T0 + 12 * SEC);
+	assert_int_equal(db_trace_stamp(&c, T0 + 12 * SEC, &e),
+	    T0 - HOUR + 12 * SEC);
+	assert_int_equal(e, 1);
+	assert_int_equal(db_trace_npieces(&c), 2);
+	assert_int_equal(db_trace_pieces(&c, T0 + 5500 * 1000000LL,
+	    T0 + 15500 * 1000000LL, p), 2);
+	assert_int_equal(p[0].epoch, 0);
+	assert_int_equal(p[0].lo_ns, T0 + 5500 * 1000000LL);
+	assert_int_equal(p[1].epoch, 1);
+	assert_int_equal(p[1].lo_ns, T0 - HOUR + 5500 * 1000000LL);
+	assert_int_equal(p[1].shift_ns, HOUR);
+	/* a span within epoch 0, far from the step: one piece */
+	assert_int_equal(db_trace_pieces(&c, T0 - 3 * HOUR, T0 - 2 * HOUR,
+	    p), 1);
+	assert_int_equal(p[0].epoch, 0);
+
+	assert_int_equal(db_catalog_read(f->st->db, &cat), 0);
+	cols[0] = db_catalog_find(&cat, "pwr");
+	assert_non_null(cols[0]);
+	assert_non_null(s = db_select_samples(f->st->db, cols, 1, "", true));
+	db_trace_cursor_open(&k, s, &c, T0 + 5500 * 1000000LL,
+	    T0 + 15500 * 1000000LL, DB_MAX_INTERVAL_NS);
+	while ((rc = db_trace_cursor_step(&k)) == SQLITE_ROW) {
+		double v = sqlite3_column_double(s, 3);
+
+		for (int d = 0; d < cols[0]->decimals; d++)
+			v /= 10;
+		assert_true(db_trace_cursor_ts(&k) > last);
+		last = db_trace_cursor_ts(&k);
+		sum += v;
+		n++;
+	}
+	assert_int_equal(rc, SQLITE_DONE);
+	db_trace_cursor_close(&k);
+	sqlite3_finalize(s);
+	db_catalog_free(&cat);
+	/* T0 + 6 .. 10 s of epoch 0, T0 + 11 .. 16 s of epoch 1 */
+	assert_int_equal(n, 11);
+	assert_float_equal(sum, 5 * 100 + 6 * 200, 1e-9);
+	assert_int_equal(last, T0 + 16 * SEC + 1000);
+	db_trace_clock_free(&c);
+
+	/* started after the step, at a time only epoch 1 ran on to: that
+	 * epoch, and epoch 0's stamps an hour back */
+	assert_int_equal(db_trace_clock_load(f->st->db, T0 + 12 * SEC, &c),
+	    0);
+	assert_int_equal(c.start_epoch, 1);
+	assert_int_equal(c.e[0].shift_ns, -HOUR);
+	assert_int_equal(c.e[1].shift_ns, 0);
+	db_trace_clock_free(&c);
+	/* a time both epochs showed: which one cannot be told */
+	assert_int_equal(db_trace_clock_load(f->st->db, T0 - HOUR + 15 * SEC,
+	    &c), 1);
+	assert_int_equal(c.start_epoch, -1);
+	/* no clock: one piece of any epoch, no shift */
+	assert_int_equal(db_trace_pieces(NULL, 5, 9, p), 1);
+	assert_int_equal(p[0].epoch, -1);
+	assert_int_equal(p[0].shift_ns, 0);
+	assert_int_equal(p[0].lo_ns, 5);
+}
+
 int
 main(void)
 {
@@ -344,6 +434,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_retention, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_retention_open, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_trace_clock, setup,
 		    teardown),
 	};
 

@@ -1,0 +1,134 @@
+#!/bin/bash
+# Trace-based outputs across a step of the host clock: a torch.profiler
+# trace's stamps follow the clock as it was at its start, so export
+# places each stored sample at its stamp less the steps recorded after
+# the trace's epoch up to the sample's.  The daemon and simulator run
+# under tests/clockshift.so (see t_clockstep); a trace's clock starts
+# with the host clock and runs on by this test's monotonic readings.
+# Twice, the clock stepped back 1 h, then forward 1 h, while window w1
+# was open, the trace spanning the whole run.  Checks
+# (trace_epochs_check.py, from the outputs and the samples table):
+#  - export --trace --merge exits 0; each card's pwr track holds each
+#    stored sample overlapping the trace once, at its place in the
+#    trace's time, the tracks' times increasing; so does --merge with
+#    --window w1, over w1's span brought into the trace's time;
+#  - export --trace --steps exits 0 (with and without --window w1, which
+#    a crossed window used to refuse with exit 7): each step's energy per
+#    card is the integral of the shifted samples' power over it, and
+#    every step, before the clock's step and after it, has samples.
+source "$(dirname "$0")/lib.sh"
+
+need python3
+SHIM=$BIN/tests/clockshift.so
+[ -f "$SHIM" ] || fail "$SHIM: build it first (make check does)"
+CHECK="python3 $ROOT/tests/integration/trace_epochs_check.py"
+SHIFT=$T/shift
+
+under_shift() {
+	CLOCKSHIFT_FILE=$SHIFT LD_PRELOAD=$SHIM \
+		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+		exec "$@"
+}
+ctl() { (under_shift "$CLIENT" -c "$T/spyremond.yaml" "$@"); }
+steps_at_least() {
+	ctl status --json 2>/dev/null | python3 -c '
+import json, sys
+sys.exit(0 if json.load(sys.stdin)["clock"]["steps"] >= int(sys.argv[1]) else 1)' "$1"
+}
+more_rows() {
+	local n
+	n=$(rows_in_db)
+	wait_for 30 rows_at_least $((n + $1)) || fail "no rows after $2"
+}
+# the host clock (unshifted: the trace's clock at its start) and the
+# monotonic clock, in ns
+clocks() {
+	python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_REALTIME), time.clock_gettime_ns(time.CLOCK_MONOTONIC))'
+}
+
+# run_case NAME SHIFT_NS
+run_case() {
+	local name=$1 shift_ns=$2 r0 m0 r m1 rc
+	DB=$T/$name.db
+	STAMPS=$T/$name.stamps
+	echo 0 >"$SHIFT"
+	FLUSH=100ms write_config 2 50ms
+	(under_shift "$DAEMON" -v -c "$T/spyremond.yaml" >>"$DLOG" 2>&1) &
+	DPID=$!
+	wait_for 30 test -S "$T/control.sock" || fail "$name: no control socket"
+	wait_for 30 rows_at_least 20 || fail "$name: no rows"
+	read -r r0 m0 < <(clocks)
+	sleep 0.3
+	ctl mark begin -t w1 >/dev/null || fail "$name: mark begin w1"
+	more_rows 40 "the begin"
+	echo "$shift_ns" >"$SHIFT.new"
+	mv "$SHIFT.new" "$SHIFT"
+	wait_for 30 steps_at_least 1 || fail "$name: the daemon did not see the step"
+	more_rows 40 "the step"
+	ctl mark end -t w1 --wait 30s >"$T/end.txt" ||
+		fail "$name: mark end w1: $(cat "$T/end.txt")"
+	sleep 0.3
+	read -r r m1 < <(clocks)
+	more_rows 20 "the end"
+	stop_daemon
+	rm -f "$T/control.sock"
+
+	# the trace: 250 ms steps from 1 ms after r0 on (a ts of 0 is no
+	# time), by the monotonic clock
+	python3 - "$r0" "$m0" "$m1" >"$T/$name.trace.json" <<'PY'
+import json, sys
+r0, m0, m1 = (int(x) for x in sys.argv[1:4])
+span_us = (m1 - m0) // 1000
+ev = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "python"}},
+      {"ph": "X", "name": "train", "cat": "user_annotation", "ts": 1000,
+       "dur": span_us - 1000, "pid": 1, "tid": 1}]
+k, t = 0, 1000
+while t + 250000 <= span_us:
+    ev.append({"ph": "X", "name": "ProfilerStep#%d" % k,
+               "cat": "user_annotation", "ts": t, "dur": 250000,
+               "pid": 1, "tid": 2})
+    k, t = k + 1, t + 250000
+json.dump({"schemaVersion": 1, "baseTimeNanoseconds": r0,
+           "traceEvents": ev}, sys.stdout)
+PY
+	local tr=$T/$name.trace.json
+	for args in "" "--window w1"; do
+		rc=0
+		# shellcheck disable=SC2086
+		"$CLIENT" --db "$DB" export $args --trace "$tr" \
+			--merge "$T/$name.merged.json" >"$T/out" 2>"$T/err" || rc=$?
+		[ $rc = 0 ] || fail "$name: export $args --merge exits $rc: $(cat "$T/err")"
+		span=()
+		if [ -n "$args" ]; then
+			# w1's begin and end in the trace's time: its end less the step
+			read -r -a span < <(python3 - "$DB" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+b, e, be, ee = db.execute("SELECT begin_ns, end_ns, begin_epoch, end_epoch "
+                          "FROM windows WHERE tag = 'w1'").fetchone()
+cum = {0: 0}
+c = 0
+for i, s in db.execute("SELECT id, size_ns FROM clock_steps ORDER BY id"):
+    c += s
+    cum[i] = c
+print(b - cum[be], e - cum[ee])
+PY
+)
+		fi
+		$CHECK "$DB" "$tr" merge "$T/$name.merged.json" "${span[@]}" ||
+			fail "$name: export $args --merge"
+		rc=0
+		# shellcheck disable=SC2086
+		"$CLIENT" --db "$DB" export $args --trace "$tr" --steps --csv \
+			>"$T/$name.steps.csv" 2>"$T/err" || rc=$?
+		[ $rc = 0 ] || fail "$name: export $args --steps exits $rc: $(cat "$T/err")"
+		grep -q "crossed by a step" "$T/err" &&
+			fail "$name: export $args --steps says it read part of w1: $(cat "$T/err")"
+		$CHECK "$DB" "$tr" steps "$T/$name.steps.csv" ||
+			fail "$name: export $args --steps"
+	done
+}
+
+run_case back "$((-3600 * 1000000000))"
+run_case forward "$((3600 * 1000000000))"
+echo "PASS: t_clockstep_trace"
