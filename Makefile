@@ -97,7 +97,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/analysis/devevents.c client/analysis/opsenergy.c \
 	client/analysis/breakdown.c client/analysis/bdtrace.c \
 	client/analysis/bdrun.c client/analysis/bdnames.c \
-	client/analysis/bdcards.c \
+	client/analysis/bdcards.c client/analysis/pcielink.c \
 	client/export/export.c client/export/export_opts.c \
 	client/export/export_fmt.c \
 	client/export/target.c client/export/merge.c \
@@ -143,7 +143,7 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_daemonid test_walcheck test_runmeta test_migrate test_pair \
 	test_attrib test_devcounter test_devevents test_salvage test_clockstep \
 	test_promtext test_loadgen test_breakdown test_epochs \
-	test_bdcards
+	test_bdcards test_pcielink
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 
