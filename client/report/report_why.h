@@ -6,7 +6,8 @@
  * with several cards the cards side by side (bdcards.h: each step's
  * straggler, spreads and the class that makes the difference), the
  * counters as evidence (mean busy %, power against the card's
- * BD_CARD_POWER_W, the samples' coverage), and where they contradict the
+ * BD_CARD_POWER_W, temperature, memory and PCIe bandwidths, PCIe against
+ * the card's link, the samples' coverage), and where they contradict the
  * trace (breakdown.h, bd_contradicts).
  */
 #ifndef SPYREMON_REPORT_WHY_H
