@@ -10,6 +10,12 @@
 # 0's gaps before a kernel are host wait once the kernels carry their
 # launch's correlation, unexplained without it; the gaps before a copy,
 # with no launch and over 30 µs, unexplained).  The table and csv say the same.
+# The counters as evidence: bandwidths as --steps has them, the
+# temperature recomputed from the samples, PCIe against the link that
+# the test's sysfs declares (card 0 8.0 GT/s x4, card 1 unknown), power
+# against 75 W, each contradiction by the rules; and two cards moving
+# data 80 % of two steps while memory and PCIe are quiet, contradicted
+# against a known link and an unknown one.
 # Then the Spyre device trace of four cards (flex-allreduce-tp4.json,
 # begin and end pairs, no stream) over samples of mksamples: its classes,
 # recomputed here from the trace by the rules of spyremon(1)'s
