@@ -106,6 +106,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/export/combine.c \
 	client/export/steps.c client/export/steporder.c client/export/ops.c \
 	client/export/breakdown_out.c client/export/breakdown_cards.c \
+	client/export/breakdown_evidence.c \
 	client/import/import.c client/import/import_run.c \
 	client/import/import_check.c client/import/import_parse.c \
 	client/metrics/metrics.c client/metrics/collect.c \
