@@ -98,6 +98,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/analysis/breakdown.c client/analysis/bdtrace.c \
 	client/analysis/bdrun.c client/analysis/bdnames.c \
 	client/analysis/bdcards.c client/analysis/bdranks.c \
+	client/analysis/pcielink.c \
 	client/export/export.c client/export/export_opts.c \
 	client/export/export_fmt.c \
 	client/export/target.c client/export/merge.c \
@@ -107,6 +108,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/export/steps.c client/export/steporder.c client/export/ops.c \
 	client/export/breakdown_out.c client/export/breakdown_cards.c \
 	client/export/breakdown_ranks.c \
+	client/export/breakdown_evidence.c \
 	client/import/import.c client/import/import_run.c \
 	client/import/import_check.c client/import/import_parse.c \
 	client/metrics/metrics.c client/metrics/collect.c \
@@ -144,7 +146,7 @@ UNIT_TESTS = test_timeparse test_csvparse test_config test_inventory \
 	test_daemonid test_walcheck test_runmeta test_migrate test_pair \
 	test_attrib test_devcounter test_devevents test_salvage test_clockstep \
 	test_promtext test_loadgen test_breakdown test_epochs \
-	test_bdcards
+	test_bdcards test_pcielink
 
 # ---- include paths, per folder: the client never sees daemon/ ----
 

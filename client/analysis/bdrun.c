@@ -2,11 +2,14 @@
  * bdrun: a trace's breakdown with its counters (bdrun.h).
  */
 #include <err.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bdrun.h"
 #include "client.h"
+#include "dbread.h"
+#include "pcielink.h"
 
 /* The counters of every step and every card's span (bd_run's numbering). */
 static int
@@ -32,6 +35,49 @@ read_counters(sqlite3 *db, const struct steps_request *sr, struct bd_run *r)
 	return rc;
 }
 
+/* Each card's PCIe link: its bus ID by the device map, its row of cards. */
+static int
+read_links(sqlite3 *db, const struct steps_request *sr, struct bd_run *r)
+{
+	struct db_devmap map;
+	struct db_card *inv = NULL;
+	size_t ninv = 0;
+	int rc;
+
+	if ((rc = db_devmap_load(db, &map)) != CLIENT_EXIT_OK)
+		return rc;
+	/* an inventory that cannot be read leaves every link unknown */
+	if (db_cards(db, &inv, &ninv) != 0)
+		ninv = 0;
+	if ((r->links = calloc(r->res.ncards + 1, sizeof(*r->links))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	r->nlinks = r->res.ncards;
+	for (size_t i = 0; i < r->nlinks; i++) {
+		struct bd_link *l = &r->links[i];
+		const char *bus;
+
+		l->card = r->res.cards[i].card;
+		bus = db_devmap_bus_id(&map, (int)l->card, sr->t->start_ns);
+		if (bus[0] == '\0')
+			bus = db_devmap_bus_id(&map, (int)l->card,
+			    sr->t->end_ns);
+		for (size_t k = 0; bus[0] != '\0' && k < ninv; k++) {
+			if (inv[k].bus_id == NULL ||
+			    strcmp(inv[k].bus_id, bus) != 0)
+				continue;
+			snprintf(l->speed, sizeof(l->speed), "%s",
+			    inv[k].link_speed != NULL ? inv[k].link_speed : "");
+			l->width = inv[k].link_width > 0 ? inv[k].link_width :
+			    0;
+			l->has_gbps = pcie_link_gbps(l->speed, l->width,
+			    &l->gbps);
+		}
+	}
+	db_cards_free(inv, ninv);
+	db_devmap_free(&map);
+	return CLIENT_EXIT_OK;
+}
+
 int
 bd_run_load(sqlite3 *db, const struct steps_request *sr,
     struct bd_trace *bt, size_t nstep_names, int64_t threshold,
@@ -39,6 +85,7 @@ bd_run_load(sqlite3 *db, const struct steps_request *sr,
 {
 	const struct trace_step **order;
 	size_t dropped;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	out->nsteps = steps_order(&sr->t->info, innermost, &order, &dropped);
@@ -52,7 +99,41 @@ bd_run_load(sqlite3 *db, const struct steps_request *sr,
 	free(order);
 	bd_trace_compute(bt, threshold, out->steps, out->nsteps, nstep_names,
 	    &out->res);
-	return db != NULL ? read_counters(db, sr, out) : CLIENT_EXIT_OK;
+	if (db == NULL)
+		return CLIENT_EXIT_OK;
+	rc = read_counters(db, sr, out);
+	return rc == CLIENT_EXIT_OK ? read_links(db, sr, out) : rc;
+}
+
+const struct bd_link *
+bd_run_link(const struct bd_run *r, int64_t card)
+{
+	for (size_t i = 0; i < r->nlinks; i++)
+		if (r->links[i].card == card)
+			return &r->links[i];
+	return NULL;
+}
+
+void
+bd_run_evidence(const struct bd_run *r, const struct steps_mean *m,
+    int64_t card, struct bd_evidence *ev)
+{
+	const struct bd_link *l = bd_run_link(r, card);
+
+	memset(ev, 0, sizeof(*ev));
+	if (l != NULL && l->has_gbps) {
+		ev->has_link = true;
+		ev->link_gbps = l->gbps;
+	}
+	if (m == NULL)
+		return;
+	ev->has_busy = m->has_busy;
+	ev->busy_pct = m->busy_pct;
+	ev->has_mem = m->has_bw[STEPS_RDMEM] && m->has_bw[STEPS_WRMEM];
+	ev->mem_gibps = m->bw_gibps[STEPS_RDMEM] + m->bw_gibps[STEPS_WRMEM];
+	ev->has_pcie = m->has_bw[STEPS_RXPCI] && m->has_bw[STEPS_TXPCI];
+	ev->rx_gibps = m->bw_gibps[STEPS_RXPCI];
+	ev->tx_gibps = m->bw_gibps[STEPS_TXPCI];
 }
 
 const struct steps_mean *
@@ -159,6 +240,7 @@ bd_run_free(struct bd_run *r)
 {
 	free(r->steps);
 	free(r->m);
+	free(r->links);
 	bd_result_free(&r->res);
 	memset(r, 0, sizeof(*r));
 }

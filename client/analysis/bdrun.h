@@ -4,8 +4,8 @@
  * compare with traces): the trace's steps in --steps' order
  * (steps_order), bdtrace.h's classes per card over each step and over
  * each card's span, and, given a database, each card's counters over the
- * same windows as --steps sums them (steps_means); with several cards,
- * bdcards.h's figures of them side by side.
+ * same windows as --steps sums them (steps_means) with its PCIe link;
+ * with several cards, bdcards.h's figures of them side by side.
  */
 #ifndef SPYREMON_BDRUN_H
 #define SPYREMON_BDRUN_H
@@ -23,6 +23,18 @@
 /* --launch-gap's default: HTA's 30 trace units, 30 µs on Kineto traces. */
 #define BREAKDOWN_LAUNCH_GAP_NS	30000
 
+/*
+ * A card's PCIe link, as the daemon's inventory has it (the cards table,
+ * the card's bus ID by device_map at the trace's start, else its end).
+ */
+struct bd_link {
+	int64_t	 card;
+	char	 speed[32];		/* sysfs' text; "" when unknown */
+	int	 width;			/* lanes; 0 when unknown */
+	bool	 has_gbps;
+	double	 gbps;			/* per direction (pcielink.h) */
+};
+
 struct bd_run {
 	struct bd_step *steps;		/* the windows, in --steps' order */
 	size_t	 nsteps;
@@ -33,6 +45,9 @@ struct bd_run {
 	 */
 	struct steps_mean *m;
 	size_t	 nm;
+	/* each card's link, in res.cards' order; none without a database */
+	struct bd_link *links;
+	size_t	 nlinks;
 };
 
 /*
@@ -49,6 +64,16 @@ int bd_run_load(sqlite3 *db, const struct steps_request *sr,
 /* The counters of window w (bd_run's numbering) and card, or NULL. */
 const struct steps_mean *bd_run_counters(const struct bd_run *r, size_t w,
     int64_t card);
+
+/* The PCIe link of card, or NULL (no database). */
+const struct bd_link *bd_run_link(const struct bd_run *r, int64_t card);
+
+/*
+ * The evidence of card's counters m (NULL: none) over a span, with its
+ * link, as bd_contradicts weighs it.
+ */
+void bd_run_evidence(const struct bd_run *r, const struct steps_mean *m,
+    int64_t card, struct bd_evidence *ev);
 
 /*
  * The classes of several windows added up (card-ns): into *sum, zeroed

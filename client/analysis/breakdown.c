@@ -11,6 +11,7 @@
 #include "arrays.h"
 #include "breakdown.h"
 #include "client.h"
+#include "pcielink.h"
 
 static const char *const idle_names[BD_NIDLE] = {
 	[BD_HOST_WAIT] = "host wait",
@@ -496,25 +497,62 @@ bd_verdict(const struct bd_temporal *tm, const int64_t idle[BD_NIDLE],
 	return BD_MIXED;
 }
 
+/* Whether a PCIe bandwidth is quiet: under 1 % of the link, or near 0. */
+static bool
+pcie_quiet(const struct bd_evidence *ev, double gibps)
+{
+	return ev->has_link ? pcie_link_pct(gibps, ev->link_gbps) <
+	    BD_PCIE_LOW_PCT : gibps < BD_QUIET_GIBPS;
+}
+
+/* The PCIe figures of the third rule, for its line. */
+static void
+pcie_words(const struct bd_evidence *ev, char *buf, size_t len)
+{
+	if (ev->has_link)
+		snprintf(buf, len, "PCIe rx %.2f %%, tx %.2f %% < %d %% of "
+		    "the link", pcie_link_pct(ev->rx_gibps, ev->link_gbps),
+		    pcie_link_pct(ev->tx_gibps, ev->link_gbps),
+		    BD_PCIE_LOW_PCT);
+	else
+		snprintf(buf, len, "PCIe rx %.3f, tx %.3f GiB/s < %g GiB/s "
+		    "(link unknown)", ev->rx_gibps, ev->tx_gibps,
+		    BD_QUIET_GIBPS);
+}
+
 bool
-bd_contradicts(const struct bd_temporal *tm, double busy_pct, char *why,
-    size_t len)
+bd_contradicts(const struct bd_temporal *tm, const struct bd_evidence *ev,
+    char *why, size_t len)
 {
 	double compute = share(tm->t[OPS_COMPUTE], tm->span);
 	double idle = share(tm->t[OPS_IDLE], tm->span);
+	double data = share(tm->t[OPS_MEMORY], tm->span);
+	char pcie[128];
 
 	if (tm->span <= 0)
 		return false;
-	if (busy_pct < BD_BUSY_LOW_PCT && compute >= BD_COMPUTE_HIGH_PCT) {
+	if (ev->has_busy && ev->busy_pct < BD_BUSY_LOW_PCT &&
+	    compute >= BD_COMPUTE_HIGH_PCT) {
 		snprintf(why, len, "mean busy %.1f %% < %d %% while the trace "
-		    "has compute %.1f %% >= %d %% of the span", busy_pct,
+		    "has compute %.1f %% >= %d %% of the span", ev->busy_pct,
 		    BD_BUSY_LOW_PCT, compute, BD_COMPUTE_HIGH_PCT);
 		return true;
 	}
-	if (busy_pct >= BD_BUSY_HIGH_PCT && idle >= BD_IDLE_HIGH_PCT) {
+	if (ev->has_busy && ev->busy_pct >= BD_BUSY_HIGH_PCT &&
+	    idle >= BD_IDLE_HIGH_PCT) {
 		snprintf(why, len, "mean busy %.1f %% >= %d %% while the trace "
-		    "has the card idle %.1f %% >= %d %% of the span", busy_pct,
-		    BD_BUSY_HIGH_PCT, idle, BD_IDLE_HIGH_PCT);
+		    "has the card idle %.1f %% >= %d %% of the span",
+		    ev->busy_pct, BD_BUSY_HIGH_PCT, idle, BD_IDLE_HIGH_PCT);
+		return true;
+	}
+	if (ev->has_mem && ev->has_pcie && data >= BD_DATA_HIGH_PCT &&
+	    ev->mem_gibps < BD_QUIET_GIBPS && pcie_quiet(ev, ev->rx_gibps) &&
+	    pcie_quiet(ev, ev->tx_gibps)) {
+		pcie_words(ev, pcie, sizeof(pcie));
+		snprintf(why, len, "the trace has data movement %.1f %% >= %d "
+		    "%% of the span while memory moves %.3f GiB/s < %g GiB/s "
+		    "and %s", data, BD_DATA_HIGH_PCT, ev->mem_gibps,
+		    BD_QUIET_GIBPS, pcie);
 		return true;
 	}
 	return false;

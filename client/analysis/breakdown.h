@@ -190,27 +190,53 @@ enum bd_verdict bd_verdict(const struct bd_temporal *tm,
     const int64_t idle[BD_NIDLE], char *why, size_t len);
 
 /*
- * Where a card's counters contradict the trace (spyremon(1), "Why it was
- * slow"): mean busy under BD_BUSY_LOW_PCT % while the trace has the card
- * computing at least BD_COMPUTE_HIGH_PCT % of the span (the events may not
- * be this card's, or the samples not of this run); or mean busy at least
- * BD_BUSY_HIGH_PCT % while the trace has the card idle at least
- * BD_IDLE_HIGH_PCT % of the span (work the trace does not show).
+ * A card's counters over a span, as bd_contradicts weighs them; each
+ * figure only where its has_ is true.  Bandwidths in GiB/s, as aiu-smi
+ * gives them; the link's capacity per direction in GB/s (pcielink.h).
+ */
+struct bd_evidence {
+	bool	 has_busy;
+	double	 busy_pct;
+	bool	 has_mem;		/* rdmem and wrmem both */
+	double	 mem_gibps;		/* rdmem + wrmem */
+	bool	 has_pcie;		/* rxpci and txpci both */
+	double	 rx_gibps, tx_gibps;
+	bool	 has_link;
+	double	 link_gbps;
+};
+
+/*
+ * Where a card's counters contradict the trace (spyremon(1),
+ * "Breakdown"), by the first rule that holds:
+ * - mean busy under BD_BUSY_LOW_PCT % while the trace has the card
+ *   computing at least BD_COMPUTE_HIGH_PCT % of the span (the events may
+ *   not be this card's, or the samples not of this run);
+ * - mean busy at least BD_BUSY_HIGH_PCT % while the trace has the card
+ *   idle at least BD_IDLE_HIGH_PCT % of the span (work the trace does
+ *   not show);
+ * - the trace has data movement at least BD_DATA_HIGH_PCT % of the span
+ *   while memory moves under BD_QUIET_GIBPS (rdmem + wrmem) and PCIe
+ *   each way under BD_PCIE_LOW_PCT % of the link, or, the link unknown,
+ *   under BD_QUIET_GIBPS (data the counters do not see move).
+ * A rule whose counters are unknown does not apply.
  */
 #define BD_BUSY_LOW_PCT		10
 #define BD_COMPUTE_HIGH_PCT	50
 #define BD_BUSY_HIGH_PCT	50
 #define BD_IDLE_HIGH_PCT	90
+#define BD_DATA_HIGH_PCT	50
+#define BD_PCIE_LOW_PCT		1
+#define BD_QUIET_GIBPS		0.1
 
 /* The card's power budget, W: a Spyre card's 75 W. */
 #define BD_CARD_POWER_W		75
 
 /*
- * Whether the mean busy % busy_pct of a span contradicts its classes tm by
- * the rules above; if so, the rule with its numbers as one line in why.
+ * Whether the counters ev of a span contradict its classes tm by the
+ * rules above; if so, the rule with its numbers as one line in why.
  */
-bool bd_contradicts(const struct bd_temporal *tm, double busy_pct, char *why,
-    size_t len);
+bool bd_contradicts(const struct bd_temporal *tm, const struct bd_evidence *ev,
+    char *why, size_t len);
 
 /*
  * Holistic Trace Analysis's rule for compute: a name is not compute when

@@ -16,6 +16,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "breakdown_cards.h"
+#include "breakdown_evidence.h"
 #include "breakdown_out.h"
 #include "client.h"
 #include "format.h"
@@ -86,25 +87,10 @@ put_pct(yajl_gen g, const char *key, double v)
 	jsonw_number(g, buf);
 }
 
-/* The counters' members: null where the card has no sample. */
-static void
-json_counters(yajl_gen g, const struct steps_mean *m, int64_t span)
-{
-	jsonw_str(g, "counters");
-	yajl_gen_map_open(g);
-	jsonw_put_uint(g, "samples", m != NULL ? m->samples : 0);
-	jsonw_put_double_or_null(g, "busy_pct", m != NULL && m->has_busy,
-	    m != NULL ? m->busy_pct : 0);
-	jsonw_put_double_or_null(g, "power_W", m != NULL && m->has_pwr,
-	    m != NULL ? m->pwr_w : 0);
-	jsonw_put_double_or_null(g, "covered_pct", m != NULL && span > 0,
-	    m != NULL ? pct(m->covered_ns, span) : 0);
-	yajl_gen_map_close(g);
-}
-
 /* A window's members: span, classes, overlap, idle causes, counters. */
 static void
-json_window(yajl_gen g, const struct bd_window *w, const struct steps_mean *m)
+json_window(yajl_gen g, const struct bd_run *r, int64_t card,
+    const struct bd_window *w, const struct steps_mean *m)
 {
 	char key[48], why[256];
 
@@ -129,7 +115,7 @@ json_window(yajl_gen g, const struct bd_window *w, const struct steps_mean *m)
 	}
 	put_pct(g, "classified_pct", bd_classified_pct(w->idle));
 	yajl_gen_map_close(g);
-	json_counters(g, m, w->tm.span);
+	bd_evidence_json(g, r, card, w, m);
 	jsonw_put_str(g, "verdict", bd_verdict_name(bd_verdict(&w->tm,
 	    w->idle, why, sizeof(why))));
 	jsonw_put_str(g, "verdict_rule", why);
@@ -216,15 +202,15 @@ write_json(const struct breakdown_request *rq, const struct bd_result *res,
 		yajl_gen_map_open(g);
 		jsonw_put_int(g, "card", c->card);
 		jsonw_put_uint(g, "events", c->events);
-		json_window(g, &c->total, counters_of(cn, nsteps + i,
-		    c->card));
+		json_window(g, cn, c->card, &c->total, counters_of(cn,
+		    nsteps + i, c->card));
 		jsonw_str(g, "steps");
 		yajl_gen_array_open(g);
 		for (size_t s = 0; s < nsteps; s++) {
 			yajl_gen_map_open(g);
 			jsonw_put_str(g, "step", c->steps[s].name);
-			json_window(g, &c->steps[s], counters_of(cn, s,
-			    c->card));
+			json_window(g, cn, c->card, &c->steps[s],
+			    counters_of(cn, s, c->card));
 			yajl_gen_map_close(g);
 		}
 		yajl_gen_array_close(g);
@@ -275,6 +261,7 @@ csv_head(const struct breakdown_request *rq)
 	fputs(",classified_pct,samples,busy_pct,power_W,covered_pct,verdict,"
 	    "verdict_rule", rq->out);
 	bd_cards_csv_head(rq->out);
+	bd_evidence_csv_head(rq->out);
 	fputc('\n', rq->out);
 }
 
@@ -308,8 +295,9 @@ csv_lead(const struct breakdown_request *rq)
 }
 
 static void
-csv_window(const struct breakdown_request *rq, int64_t card,
-    const struct bd_window *w, bool step, const struct steps_mean *m)
+csv_window(const struct breakdown_request *rq, const struct bd_run *r,
+    int64_t card, const struct bd_window *w, bool step,
+    const struct steps_mean *m)
 {
 	char buf[32], why[256];
 
@@ -331,6 +319,7 @@ csv_window(const struct breakdown_request *rq, int64_t card,
 	    why, sizeof(why))));
 	fmt_csv_cell(rq->out, why);
 	bd_cards_csv_none(rq->out);
+	bd_evidence_csv_cells(rq->out, r, card, w, m);
 	fputc('\n', rq->out);
 }
 
@@ -351,6 +340,7 @@ csv_across(const struct breakdown_request *rq, const struct bd_step *st,
 	for (size_t i = 0; i < NCLASSES + 1 + BD_NIDLE + 7; i++)
 		fputc(',', rq->out);
 	bd_cards_csv_cells(rq->out, x, NULL);
+	bd_evidence_csv_none(rq->out);
 	fputc('\n', rq->out);
 }
 
@@ -365,10 +355,10 @@ write_csv(const struct breakdown_request *rq, const struct bd_result *res,
 	for (size_t i = 0; i < res->ncards; i++) {
 		int64_t card = res->cards[i].card;
 
-		csv_window(rq, card, &res->cards[i].total, false,
+		csv_window(rq, cn, card, &res->cards[i].total, false,
 		    counters_of(cn, nsteps + i, card));
 		for (size_t s = 0; s < nsteps; s++)
-			csv_window(rq, card, &res->cards[i].steps[s], true,
+			csv_window(rq, cn, card, &res->cards[i].steps[s], true,
 			    counters_of(cn, s, card));
 	}
 	for (size_t i = 0; i < res->nstreams; i++) {
@@ -386,6 +376,7 @@ write_csv(const struct breakdown_request *rq, const struct bd_result *res,
 			    sizeof(buf)));
 		fprintf(rq->out, ",%.4f,,,,,,", bd_classified_pct(s->idle));
 		bd_cards_csv_none(rq->out);
+		bd_evidence_csv_none(rq->out);
 		fputc('\n', rq->out);
 	}
 	for (size_t s = 0; xc != NULL && s < xc->nsteps; s++)
@@ -507,6 +498,8 @@ write_table(const struct breakdown_request *rq, const struct bd_result *res,
 	    "reads them), and what bound it:\n");
 	table_write(tb, out, table_width());
 	table_free(tb);
+	if (cn->links != NULL)
+		bd_evidence_table(out, cn, nsteps);
 	bd_cards_table(out, xc);
 	tb = table_new(stream_cols, NELEM(stream_cols));
 	for (size_t i = 0; i < res->nstreams; i++) {

@@ -11,6 +11,7 @@
 
 #include "bdranks.h"
 #include "breakdown_cards.h"
+#include "breakdown_evidence.h"
 #include "breakdown_out.h"
 #include "breakdown_ranks.h"
 #include "client.h"
@@ -110,6 +111,7 @@ write_csv(const struct breakdown_ranks_request *rq, const struct bd_ranks *x)
 		for (int i = 0; i < CSV_GAP; i++)
 			fputc(',', fp);
 		bd_cards_csv_cells(fp, st, x);
+		bd_evidence_csv_none(fp);
 		fputc('\n', fp);
 	}
 	for (size_t i = 0; i < x->npartial; i++) {
@@ -119,6 +121,7 @@ write_csv(const struct breakdown_ranks_request *rq, const struct bd_ranks *x)
 		for (int k = 0; k < CSV_GAP; k++)
 			fputc(',', fp);
 		bd_cards_csv_none(fp);
+		bd_evidence_csv_none(fp);
 		fputc('\n', fp);
 	}
 }

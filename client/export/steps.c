@@ -42,8 +42,14 @@
 #define MEAN_DIGITS	9	/* after the point, of a mean in csv and json */
 #define NAME_WIDTH	40	/* longest step name the table shows whole */
 
-/* The metrics of the table, by aiu-smi key; absent ones give empty cells. */
-enum metric { M_PWR, M_BUSY, M_RDMEM, M_WRMEM, M_RXPCI, M_TXPCI, M_N };
+/*
+ * The metrics summed, by aiu-smi key; absent ones give empty cells.  Those
+ * before M_GTEMP are the table's; gtemp is for steps_means alone.
+ */
+enum metric {
+	M_PWR, M_BUSY, M_RDMEM, M_WRMEM, M_RXPCI, M_TXPCI, M_GTEMP, M_N
+};
+#define M_TABLE	M_GTEMP
 
 
 /* The columns, in output order (columns[] names them). */
@@ -95,7 +101,7 @@ struct report {
 };
 
 static const char *const steps_metric_keys[M_N] = {
-	"pwr", "busy", "rdmem", "wrmem", "rxpci", "txpci",
+	"pwr", "busy", "rdmem", "wrmem", "rxpci", "txpci", "gtemp",
 };
 
 /* ---- writing the rows ---- */
@@ -149,7 +155,7 @@ static const struct table_col table_cols[] = {
 /* Digits after the point of a mean in the table, by metric. */
 static const int table_digits[M_N] = {
 	[M_PWR] = 1, [M_BUSY] = 1, [M_RDMEM] = 2, [M_WRMEM] = 2,
-	[M_RXPCI] = 2, [M_TXPCI] = 2,
+	[M_RXPCI] = 2, [M_TXPCI] = 2, [M_GTEMP] = 1,
 };
 
 /* ---- one row as text ---- */
@@ -392,7 +398,7 @@ steps_notes(struct report *r)
 		    r->rq->format == STEPS_TABLE && !any ? "\n" : "", lead,
 		    r->nempty, r->nempty == 1 ? "" : "s", r->first_empty);
 	any = any || r->nempty > 0;
-	for (int m = 0; m < M_N && r->ndevs > 0; m++) {
+	for (int m = 0; m < M_TABLE && r->ndevs > 0; m++) {
 		bool seen = false;
 
 		for (size_t d = 0; d < r->ndevs && r->met[m] != NULL; d++)
@@ -762,6 +768,11 @@ steps_means(sqlite3 *db, const struct steps_request *rq, const int64_t *lo,
 			    mean_of(&c->m[M_BUSY], &e->busy_pct);
 			e->has_energy = e->has_pwr &&
 			    integral_of(&c->m[M_PWR], &e->energy_j);
+			for (int m = M_RDMEM; m <= M_TXPCI; m++)
+				e->has_bw[m - M_RDMEM] = r.met[m] != NULL &&
+				    mean_of(&c->m[m], &e->bw_gibps[m - M_RDMEM]);
+			e->has_gtemp = r.met[M_GTEMP] != NULL &&
+			    mean_of(&c->m[M_GTEMP], &e->gtemp_c);
 		}
 	}
 	sqlite3_finalize(r.s);

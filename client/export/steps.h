@@ -62,6 +62,9 @@ struct steps_request {
  */
 int steps_report(sqlite3 *db, const struct steps_request *rq);
 
+/* The bandwidths of a steps_mean, in the table's order. */
+enum steps_bw { STEPS_RDMEM, STEPS_WRMEM, STEPS_RXPCI, STEPS_TXPCI, STEPS_NBW };
+
 /* One card's samples over one window, as a row of the table has them. */
 struct steps_mean {
 	size_t	 window;		/* its index in steps_means' lo, hi */
@@ -72,11 +75,17 @@ struct steps_mean {
 	double	 pwr_w, busy_pct;	/* time-weighted means */
 	bool	 has_energy;
 	double	 energy_j;		/* power's integral: --steps' energy_J */
+	/* rdmem, wrmem, rxpci, txpci: time-weighted means, GiB/s */
+	bool	 has_bw[STEPS_NBW];
+	double	 bw_gibps[STEPS_NBW];
+	bool	 has_gtemp;
+	double	 gtemp_c;		/* the card's temperature, time-weighted */
 };
 
 /*
  * For each window [lo[i], hi[i]] (absolute ns) and each card with samples
- * in rq->t's span, the mean power and busy % and the time covered, by the
+ * in rq->t's span, the mean power, busy %, bandwidths and temperature and
+ * the time covered, by the
  * same sums as the table's rows: *out (to free) gets *nout of them, by
  * window then card.  Returns CLIENT_EXIT_OK, or another CLIENT_EXIT_*
  * after printing why.

@@ -14,6 +14,7 @@
 
 #include "bdranks.h"
 #include "client.h"
+#include "pcielink.h"
 #include "plot_steps.h"
 #include "report_why.h"
 
@@ -173,34 +174,50 @@ class_row(FILE *fp, int64_t card, const struct bd_window *w)
 	fprintf(fp, " **%s** | %s |\n", bd_verdict_name(v), why);
 }
 
+/* A cell of a mean with decimals digits, empty when unknown. */
+static void
+num_cell(FILE *fp, bool has, double v, int decimals)
+{
+	if (has)
+		fprintf(fp, " %.*f |", decimals, v);
+	else
+		fprintf(fp, " |");
+}
+
 /*
  * A row of the evidence table; a contradiction is added to list (n of
  * them so far, at most max kept).
  */
 static void
-evidence_row(FILE *fp, int64_t card, const struct bd_window *w,
-    const struct steps_mean *m, char (*list)[320], size_t *n, size_t max)
+evidence_row(FILE *fp, const struct bd_run *run, int64_t card,
+    const struct bd_window *w, const struct steps_mean *m,
+    char (*list)[320], size_t *n, size_t max)
 {
+	struct bd_evidence ev;
 	char why[256];
 
 	fprintf(fp, "| %s | %" PRId64 " | %" PRIu64 " |", w->name, card,
 	    m != NULL ? m->samples : 0);
 	if (m == NULL) {
-		fprintf(fp, " | | | | no samples |\n");
+		fprintf(fp, " | | | | | | | | | | | no samples |\n");
 		return;
 	}
+	bd_run_evidence(run, m, card, &ev);
 	fprintf(fp, " %.1f |", pct(m->covered_ns, w->tm.span));
-	if (m->has_busy)
-		fprintf(fp, " %.1f |", m->busy_pct);
-	else
-		fprintf(fp, " |");
-	if (m->has_pwr)
-		fprintf(fp, " %.1f | %.0f |", m->pwr_w, 100 * m->pwr_w /
-		    BD_CARD_POWER_W);
-	else
-		fprintf(fp, " | |");
-	if (m->has_busy && bd_contradicts(&w->tm, m->busy_pct, why,
-	    sizeof(why))) {
+	num_cell(fp, m->has_busy, m->busy_pct, 1);
+	num_cell(fp, m->has_pwr, m->pwr_w, 1);
+	num_cell(fp, m->has_pwr, 100 * m->pwr_w / BD_CARD_POWER_W, 0);
+	num_cell(fp, m->has_gtemp, m->gtemp_c, 1);
+	for (int b = 0; b < STEPS_NBW; b++)
+		num_cell(fp, m->has_bw[b], m->bw_gibps[b], 3);
+	for (int b = STEPS_RXPCI; b <= STEPS_TXPCI; b++) {
+		if (!ev.has_link && m->has_bw[b])
+			fprintf(fp, " link unknown |");
+		else
+			num_cell(fp, m->has_bw[b], pcie_link_pct(m->bw_gibps[b],
+			    ev.link_gbps), 2);
+	}
+	if (bd_contradicts(&w->tm, &ev, why, sizeof(why))) {
 		fprintf(fp, " **contradicts** |\n");
 		if (*n < max)
 			snprintf(list[*n], sizeof(list[0]), "%s, card %" PRId64
@@ -244,6 +261,25 @@ md_verdicts(FILE *fp, const struct report *r, size_t ns)
 	fprintf(fp, "\n");
 }
 
+/* Each card's PCIe link, as the daemon's inventory has it. */
+static void
+md_links(FILE *fp, const struct bd_run *run)
+{
+	fprintf(fp, "PCIe links, per direction (GT/s x lanes x encoding / 8, "
+	    "from the daemon's inventory):");
+	for (size_t i = 0; i < run->nlinks; i++) {
+		const struct bd_link *l = &run->links[i];
+
+		fprintf(fp, "%s card %" PRId64 " ", i ? ";" : "", l->card);
+		if (l->has_gbps)
+			fprintf(fp, "%s x%d, %.3f GB/s", l->speed, l->width,
+			    l->gbps);
+		else
+			fprintf(fp, "link unknown");
+	}
+	fprintf(fp, ".\n\n");
+}
+
 static void
 md_evidence(FILE *fp, const struct report *r, size_t ns)
 {
@@ -253,28 +289,40 @@ md_evidence(FILE *fp, const struct report *r, size_t ns)
 
 	fprintf(fp, "### Evidence from the counters\n\n");
 	fprintf(fp, "Each card's stored samples over the same spans, as "
-	    "`export --steps` sums them: the mean busy %%, the mean power and "
-	    "its share of the card's %d W, and the share of the span the "
-	    "samples cover.\n\n", BD_CARD_POWER_W);
+	    "`export --steps` sums them: the share of the span the samples "
+	    "cover, the mean busy %%, the mean power and its share of the "
+	    "card's %d W, the mean temperature, the memory and PCIe "
+	    "bandwidths (time-weighted means, GiB/s as aiu-smi gives them) "
+	    "and PCIe each way as a share of what the card's link carries "
+	    "(GiB/s against GB/s).\n\n", BD_CARD_POWER_W);
+	md_links(fp, run);
 	fprintf(fp, "| step | card | samples | covered %% | busy %% | power W "
-	    "| of %d W %% | against the trace |\n"
-	    "|---|---:|---:|---:|---:|---:|---:|---|\n", BD_CARD_POWER_W);
+	    "| of %d W %% | temp °C | rdmem GiB/s | wrmem GiB/s | rxpci GiB/s "
+	    "| txpci GiB/s | rx %% of link | tx %% of link | against the "
+	    "trace |\n"
+	    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	    "---:|---|\n", BD_CARD_POWER_W);
 	for (size_t i = 0; i < run->res.ncards; i++) {
 		int64_t card = run->res.cards[i].card;
 
 		for (size_t s = 0; s < ns; s++)
-			evidence_row(fp, card, &run->res.cards[i].steps[s],
+			evidence_row(fp, run, card, &run->res.cards[i].steps[s],
 			    bd_run_counters(run, s, card), list, &n, 8);
-		evidence_row(fp, card, &run->res.cards[i].total,
+		evidence_row(fp, run, card, &run->res.cards[i].total,
 		    bd_run_counters(run, run->nsteps + i, card), list, &n, 8);
 	}
 	fprintf(fp, "\nThe counters contradict the trace where the mean busy "
 	    "is under %d %% while the trace has the card computing %d %% or "
 	    "more of the span (its events may not be this card's, or the "
-	    "samples not of this run), or where the mean busy is %d %% or "
+	    "samples not of this run); where the mean busy is %d %% or "
 	    "more while the trace has the card idle %d %% or more (work the "
-	    "trace does not show).  ", BD_BUSY_LOW_PCT, BD_COMPUTE_HIGH_PCT,
-	    BD_BUSY_HIGH_PCT, BD_IDLE_HIGH_PCT);
+	    "trace does not show); or where the trace has data movement %d %% "
+	    "or more of the span while memory moves under %g GiB/s (rdmem + "
+	    "wrmem) and PCIe each way under %d %% of the link (the link "
+	    "unknown: under %g GiB/s), data the counters do not see move.  ",
+	    BD_BUSY_LOW_PCT, BD_COMPUTE_HIGH_PCT, BD_BUSY_HIGH_PCT,
+	    BD_IDLE_HIGH_PCT, BD_DATA_HIGH_PCT, BD_QUIET_GIBPS,
+	    BD_PCIE_LOW_PCT, BD_QUIET_GIBPS);
 	if (n == 0)
 		fprintf(fp, "No span here does.\n\n");
 	else {

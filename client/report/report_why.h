@@ -7,7 +7,8 @@
  * straggler, spreads and the class that makes the difference; with
  * several traces over every rank's cards, bdranks.h), the
  * counters as evidence (mean busy %, power against the card's
- * BD_CARD_POWER_W, the samples' coverage), and where they contradict the
+ * BD_CARD_POWER_W, temperature, memory and PCIe bandwidths, PCIe against
+ * the card's link, the samples' coverage), and where they contradict the
  * trace (breakdown.h, bd_contradicts).
  */
 #ifndef SPYREMON_REPORT_WHY_H

@@ -46,8 +46,12 @@ need() {
 }
 
 # make_sysfs N: a fake sysfs with N Spyre PFs and one unrelated device.
+# Each PF's PCIe link is 16.0 GT/s x16, or, with SYSFS_LINKS set to
+# "SPEED|WIDTH,..." (such as "8.0 GT/s PCIe|4,Unknown|0"), the i-th item's
+# for PF i (those past the list keep the default).
 make_sysfs() {
-	local n=$1 i dev
+	local n=$1 i dev links=() link
+	IFS=, read -r -a links <<<"${SYSFS_LINKS:-}"
 	mkdir -p "$T/sys/bus/pci/devices" "$T/sys/bus/pci/drivers/aiu"
 	for ((i = 0; i < n; i++)); do
 		dev=$T/sys/bus/pci/devices/$(printf '0000:%02x:00.0' $((0x13 + i)))
@@ -55,8 +59,9 @@ make_sysfs() {
 		echo 0x1014 >"$dev/vendor"
 		echo 0x06a7 >"$dev/device"
 		echo $((i % 2)) >"$dev/numa_node"
-		echo "16.0 GT/s PCIe" >"$dev/current_link_speed"
-		echo 16 >"$dev/current_link_width"
+		link=${links[i]:-16.0 GT/s PCIe|16}
+		echo "${link%|*}" >"$dev/current_link_speed"
+		echo "${link##*|}" >"$dev/current_link_width"
 		ln -sfn ../../drivers/aiu "$dev/driver"
 	done
 	dev=$T/sys/bus/pci/devices/0000:00:1f.0

@@ -10,6 +10,12 @@
 # 0's gaps before a kernel are host wait once the kernels carry their
 # launch's correlation, unexplained without it; the gaps before a copy,
 # with no launch and over 30 µs, unexplained).  The table and csv say the same.
+# The counters as evidence: bandwidths as --steps has them, the
+# temperature recomputed from the samples, PCIe against the link that
+# the test's sysfs declares (card 0 8.0 GT/s x4, card 1 unknown), power
+# against 75 W, each contradiction by the rules; and two cards moving
+# data 80 % of two steps while memory and PCIe are quiet, contradicted
+# against a known link and an unknown one.
 # Then the Spyre device trace of four cards (flex-allreduce-tp4.json,
 # begin and end pairs, no stream) over samples of mksamples: its classes,
 # recomputed here from the trace by the rules of spyremon(1)'s
@@ -33,7 +39,8 @@ expect_rc() {
 	[ "$rc" -eq "$want" ] || { cat "$T/err" >&2; fail "$* exited $rc, not $want"; }
 }
 
-FLUSH=200ms write_config 2 100ms
+# card 0's link 8.0 GT/s x4 (3.938 GB/s each way), card 1's unknown
+SYSFS_LINKS="8.0 GT/s PCIe|4,Unknown|16" FLUSH=200ms write_config 2 100ms
 start_daemon
 wait_for 20 test -S "$T/control.sock" || fail "no control socket within 20s"
 wait_for 20 rows_at_least 1 || fail "no row stored within 20s"
@@ -172,6 +179,88 @@ for r in steps:
 print("counters: %d steps' busy, power and coverage as --steps has them" % n)
 PY
 
+# the counters as evidence: bandwidths as --steps has them, the
+# temperature recomputed from the stored samples, PCIe against the link
+# the sysfs above declares (card 0: 8 GT/s x 4 lanes x 128/130 / 8 GB/s;
+# card 1: unknown, so null), power against 75 W, and each span's
+# contradiction by the rules of spyremon(1)
+expect_rc 0 $SPY export "${TR[@]}" --breakdown --table
+python3 - "$T/bd.json" "$T/steps.json" "$T/bd.csv" "$DB" "$T/out" <<'PY' || fail "the counters as evidence"
+import csv, json, sqlite3, sys
+bd, st = (json.load(open(p)) for p in sys.argv[1:3])
+db = sqlite3.connect(sys.argv[4])
+table = open(sys.argv[5]).read()
+rows = {(r["step"], r["device"]): r for r in st["steps"]}
+BW = ("mem_bw_rd_GiBps", "mem_bw_wr_GiBps", "pci_bw_rx_GiBps", "pci_bw_tx_GiBps")
+LINK0 = 8.0 * 4 * 128 / 130 / 8
+def tw_mean(dev, col, lo, hi):
+    """a metric's mean over [lo, hi], each sample held over (ts - interval, ts]"""
+    scale = {"gtemp": 10, "rdmem": 1000}[col]
+    num = den = 0
+    for ts, iv, v in db.execute('SELECT ts_ns, interval_ms, "%s" FROM samples '
+                                'WHERE device = ? AND "%s" IS NOT NULL' % (col, col), (dev,)):
+        a, b = max(ts - iv * 10**6, lo), min(ts, hi)
+        if b > a:
+            num += v / scale * (b - a)
+            den += b - a
+    return num / den
+def rule(w, k):
+    pct = lambda c: w[c + "_pct"]
+    if k["busy_pct"] < 10 and pct("compute") >= 50:
+        return True
+    if k["busy_pct"] >= 50 and pct("idle") >= 90:
+        return True
+    mem = k["mem_bw_rd_GiBps"] + k["mem_bw_wr_GiBps"]
+    if k["pci_link_GBps"] is None:
+        quiet = k["pci_bw_rx_GiBps"] < 0.1 and k["pci_bw_tx_GiBps"] < 0.1
+    else:
+        quiet = k["pci_rx_pct_of_link"] < 1 and k["pci_tx_pct_of_link"] < 1
+    return pct("data_movement") >= 50 and mem < 0.1 and quiet
+csvrows = {(int(r["card"]), r["step"]): r for r in csv.DictReader(open(sys.argv[3]))
+           if r["section"] in ("card", "step")}
+n = 0
+for c in bd["cards"]:
+    link = LINK0 if c["card"] == 0 else None
+    for s in c["steps"] + [dict(c, step="")]:
+        k = s["counters"]
+        if s["step"]:
+            r = rows[(s["step"], c["card"])]
+            for f in BW:
+                assert abs(k[f] - r[f]) < 1e-9, (s["step"], f, k[f], r[f])
+            lo = r["start_ns"]
+            hi = lo + round(r["dur_ms"] * 10**6)
+            assert abs(tw_mean(c["card"], "rdmem", lo, hi) - r["mem_bw_rd_GiBps"]) < 1e-6, r
+            assert abs(tw_mean(c["card"], "gtemp", lo, hi) - k["gtemp_mean_C"]) < 1e-6, (s["step"], k)
+        assert 20 < k["gtemp_mean_C"] < 100, k
+        assert abs(k["power_pct_of_75W"] - 100 * k["power_W"] / 75) < 1e-9, k
+        if link is None:
+            assert k["pci_link_speed"] == "Unknown" and k["pci_link_width"] == 16, k
+            assert k["pci_link_GBps"] is None and k["pci_rx_pct_of_link"] is None, k
+            assert k["pci_tx_pct_of_link"] is None, k
+        else:
+            assert k["pci_link_speed"] == "8.0 GT/s PCIe" and k["pci_link_width"] == 4, k
+            assert abs(k["pci_link_GBps"] - link) < 1e-12, k
+            for d in ("rx", "tx"):
+                want = k["pci_bw_%s_GiBps" % d] * 2**30 / (link * 1e9) * 100
+                assert abs(k["pci_%s_pct_of_link" % d] - want) < 1e-9, (d, k, want)
+        assert k["contradicts"] == rule(s, k), (c["card"], s["step"], k)
+        assert (k["contradiction"] is None) == (not k["contradicts"]), k
+        row = csvrows[(c["card"], s["step"])]
+        for f in BW + ("power_pct_of_75W", "gtemp_mean_C", "pci_rx_pct_of_link"):
+            if k[f] is None:
+                assert row[f] == "", (f, row)
+            else:
+                assert abs(float(row[f]) - k[f]) <= 1e-6 * max(1, abs(k[f])), (f, row[f], k[f])
+        assert row["pci_link_speed"] == k["pci_link_speed"], row
+        assert row["contradicts"] == str(int(k["contradicts"])), row
+        n += 1
+assert n == 10, n
+assert "PCIe links, per direction: card 0 8.0 GT/s PCIe x4, 3.938 GB/s; card 1 link unknown" in table, table
+ev = [l.split() for l in table.split("The counters as evidence", 1)[1].splitlines()]
+assert any(l[:2] == ["1", "total"] and l[6:8] == ["unknown", "unknown"] for l in ev), ev
+print("evidence: %d spans' bandwidths, temperature, link and power as recomputed" % n)
+PY
+
 # across cards: card 0's work ends at 495 ms of each step (its last copy),
 # card 1's at 445 ms (its fifth collective), at 455 ms in the last step
 # (its long kernel): card 0 straggles in every step, by 50, 50, 50, 40 ms
@@ -297,6 +386,65 @@ cp "$T/out" "$T/flexsteps.steps.json"
 python3 "$ROOT/tests/integration/across_check.py" "$T/flexsteps.json" \
 	"$T/flexsteps.bd.json" "$T/flexsteps.steps.json" "$T/flexsteps.bd.csv" ||
 	fail "the Spyre trace's cards side by side"
+
+# data movement the counters do not see: two cards copy 80 ms of each of
+# two 100 ms steps; card 0's link is 16.0 GT/s x16 (in the inventory by
+# its bus ID), card 1's unknown (mapped, no inventory row).  Step 0: no
+# memory or PCIe traffic on either (both contradict); step 1: no memory
+# traffic, PCIe rx 0.2 GiB/s, which is 0.68 % of card 0's link (it
+# contradicts) but not under the 0.1 GiB/s that stands for an unknown
+# link (card 1 agrees)
+B2=1770000000000000000
+python3 - "$B2" "$T/dm.json" "$T/dm.samples" <<'PY'
+import json, sys
+base = int(sys.argv[1])
+# the steps from 10 ms (a ts of 0 is Kineto's clamped negative)
+ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % i,
+       "pid": 4242, "tid": 1, "ts": 10000.0 + 100000 * i, "dur": 100000.0}
+      for i in range(2)]
+for dev in range(2):
+    for i in range(2):
+        ev.append({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD",
+                   "pid": dev, "tid": 7, "ts": 11000.0 + 100000 * i, "dur": 80000.0,
+                   "args": {"device": dev, "stream": 7}})
+json.dump({"traceEvents": ev, "baseTimeNanoseconds": base}, open(sys.argv[2], "w"))
+with open(sys.argv[3], "w") as f:
+    f.write("map 0 0000:13:00.0\nmap 1 0000:14:00.0\n")
+    for dev in range(2):
+        for k in range(-2, 23):
+            rx = "0.2" if k > 11 else "0"
+            f.write("%d %d 10 pwr=40.0 busy=30 gtemp=45.5 rdmem=0 wrmem=0 rxpci=%s txpci=0\n"
+                    % (base + k * 10**7, dev, rx))
+PY
+"$MKSAMPLES" "$T/dm.db" <"$T/dm.samples" || fail "mksamples failed"
+sqlite3 "$T/dm.db" "INSERT INTO cards (bus_id, function, link_speed, link_width, first_seen_ns, last_seen_ns) VALUES ('0000:13:00.0', 'pf', '16.0 GT/s PCIe', 16, 0, 0)" ||
+	fail "no inventory row"
+expect_rc 0 "$CLIENT" --db "$T/dm.db" export --trace "$T/dm.json" --breakdown --json
+cp "$T/out" "$T/dm.bd.json"
+expect_rc 0 "$CLIENT" --db "$T/dm.db" export --trace "$T/dm.json" --breakdown --table
+python3 - "$T/dm.bd.json" "$T/out" <<'PY' || fail "data movement against quiet counters"
+import json, sys
+d = json.load(open(sys.argv[1]))
+table = open(sys.argv[2]).read()
+got = {}
+for c in d["cards"]:
+    for s in c["steps"]:
+        k = s["counters"]
+        assert s["data_movement_pct"] == 80, s
+        got[(s["step"], c["card"])] = k["contradiction"]
+        assert k["gtemp_mean_C"] == 45.5 and k["power_pct_of_75W"] == 40 / 75 * 100, k
+want = {("ProfilerStep#0", 0), ("ProfilerStep#0", 1), ("ProfilerStep#1", 0)}
+assert {w for w, v in got.items() if v} == want, got
+assert got[("ProfilerStep#0", 0)] == ("the trace has data movement 80.0 % >= 50 % of "
+    "the span while memory moves 0.000 GiB/s < 0.1 GiB/s and PCIe rx 0.00 %, tx "
+    "0.00 % < 1 % of the link"), got
+assert got[("ProfilerStep#1", 0)].endswith("PCIe rx 0.68 %, tx 0.00 % < 1 % of the link"), got
+assert got[("ProfilerStep#0", 1)].endswith("PCIe rx 0.000, tx 0.000 GiB/s < 0.1 GiB/s "
+    "(link unknown)"), got
+assert "The counters contradict the trace in" in table, table
+assert "  ProfilerStep#1, card 0: the trace has data movement 80.0 %" in table, table
+print("data movement: contradicted where memory and PCIe are quiet, by the link")
+PY
 
 # one card: no across-cards rows, and null in the json
 python3 - "$T/corr.json" >"$T/onecard.json" <<'PY' || fail "no one-card trace"

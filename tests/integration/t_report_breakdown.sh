@@ -7,7 +7,8 @@
 # computes 70 % of ProfilerStep#3 and nowhere else.  report.md has the
 # section with the run's verdict and every step's per card, each share,
 # verdict and rule as export --breakdown --json gives them, the counters
-# as it gives them with power against 75 W, the one contradiction named,
+# as it gives them with power against 75 W, temperature, bandwidths and
+# PCIe against the link of the test's sysfs, the one contradiction named,
 # "Across cards" with each step's straggler and spreads as it gives them;
 # breakdown.png is a PNG of the stated size with bars drawn, breakdown.svg
 # well-formed SVG.  A trace without device events says so, with no chart.
@@ -55,13 +56,14 @@ sec = md.split("## Why it was slow\n", 1)[1].split("\n## ", 1)[0]
 assert "\n## Why it was slow\n" in md
 CL = ("compute", "data_movement", "communication", "other", "idle")
 IC = ("host_wait", "launch_gap", "sync", "unexplained")
+BW = ("mem_bw_rd_GiBps", "mem_bw_wr_GiBps", "pci_bw_rx_GiBps", "pci_bw_tx_GiBps")
 rows = {}
 evid = {}
 for line in sec.splitlines():
     cells = [c.strip() for c in line.strip("|").split("|")]
     if len(cells) == 14 and cells[1].isdigit():
         rows[(cells[0], int(cells[1]))] = cells
-    if len(cells) == 8 and cells[1].isdigit():
+    if len(cells) == 15 and cells[1].isdigit():
         evid[(cells[0], int(cells[1]))] = cells
 f1 = lambda v: "%.1f" % v
 flagged = []
@@ -80,14 +82,22 @@ for c in d["cards"]:
         assert int(e[2]) == k["samples"] and e[3] == f1(k["covered_pct"]), (key, e, k)
         assert e[4] == f1(k["busy_pct"]) and e[5] == f1(k["power_W"]), (key, e, k)
         assert e[6] == "%.0f" % (100 * k["power_W"] / 75), (key, e)
+        assert e[6] == "%.0f" % k["power_pct_of_75W"], (key, e, k)
+        assert e[7] == f1(k["gtemp_mean_C"]), (key, e, k)
+        assert e[8:12] == ["%.3f" % k[f] for f in BW], (key, e, k)
+        # the sysfs of write_config: every link 16.0 GT/s x16
+        assert k["pci_link_GBps"] == 16.0 * 16 * 128 / 130 / 8, k
+        assert e[12:14] == ["%.2f" % k["pci_%s_pct_of_link" % d] for d in ("rx", "tx")], (key, e, k)
         bad = (k["busy_pct"] < 10 and w["compute_pct"] >= 50) or \
               (k["busy_pct"] >= 50 and w["idle_pct"] >= 90)
-        assert (e[7] == "**contradicts**") == bad, (key, e)
+        assert (e[14] == "**contradicts**") == bad == k["contradicts"], (key, e)
         if bad:
             flagged.append(key)
         n += 1
 assert len(rows) == n == 10 and len(evid) == n, (len(rows), len(evid), n)
 assert flagged == [("ProfilerStep#3", 1)], flagged
+assert "card 0 16.0 GT/s PCIe x16, 31.508 GB/s; card 1 16.0 GT/s PCIe x16, " \
+    "31.508 GB/s.\n" in sec, sec
 assert re.search(r"^- ProfilerStep#3, card 1: mean busy [0-9.]+ % < 10 % while "
                  r"the trace has compute 70\.0 % >= 50 % of the span$", sec, re.M), sec
 # the run: every card's span added up

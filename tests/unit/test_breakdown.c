@@ -239,34 +239,109 @@ test_verdict(void **state)
 	    "data-movement-bound");
 }
 
+/* The busy % alone as evidence. */
+static struct bd_evidence
+busy(double pct)
+{
+	return (struct bd_evidence){ .has_busy = true, .busy_pct = pct };
+}
+
+static bool
+contradicts_busy(const struct bd_temporal *t, double pct, char *why,
+    size_t len)
+{
+	struct bd_evidence ev = busy(pct);
+
+	return bd_contradicts(t, &ev, why, len);
+}
+
 /* the counters against the trace, each rule at and past its threshold */
 static void
 test_contradicts(void **state)
 {
 	struct bd_temporal t = { .span = 1000 };
+	struct bd_evidence none = { .has_busy = false };
 	char why[256] = "";
 
 	(void)state;
 	t.t[OPS_COMPUTE] = 500;
 	t.t[OPS_IDLE] = 500;
-	assert_true(bd_contradicts(&t, 9.9, why, sizeof(why)));
+	assert_true(contradicts_busy(&t, 9.9, why, sizeof(why)));
 	assert_string_equal(why, "mean busy 9.9 % < 10 % while the trace has "
 	    "compute 50.0 % >= 50 % of the span");
-	assert_false(bd_contradicts(&t, 10, why, sizeof(why)));
+	assert_false(contradicts_busy(&t, 10, why, sizeof(why)));
+	/* no busy %: no rule of it applies */
+	assert_false(bd_contradicts(&t, &none, why, sizeof(why)));
 	t.t[OPS_COMPUTE] = 499;
 	t.t[OPS_IDLE] = 501;
-	assert_false(bd_contradicts(&t, 0, why, sizeof(why)));
+	assert_false(contradicts_busy(&t, 0, why, sizeof(why)));
 	t.t[OPS_COMPUTE] = 100;
 	t.t[OPS_IDLE] = 900;
-	assert_true(bd_contradicts(&t, 50, why, sizeof(why)));
+	assert_true(contradicts_busy(&t, 50, why, sizeof(why)));
 	assert_string_equal(why, "mean busy 50.0 % >= 50 % while the trace has "
 	    "the card idle 90.0 % >= 90 % of the span");
-	assert_false(bd_contradicts(&t, 49.9, why, sizeof(why)));
+	assert_false(contradicts_busy(&t, 49.9, why, sizeof(why)));
 	t.t[OPS_COMPUTE] = 101;
 	t.t[OPS_IDLE] = 899;
-	assert_false(bd_contradicts(&t, 100, why, sizeof(why)));
+	assert_false(contradicts_busy(&t, 100, why, sizeof(why)));
 	t.span = 0;
-	assert_false(bd_contradicts(&t, 0, why, sizeof(why)));
+	assert_false(contradicts_busy(&t, 0, why, sizeof(why)));
+}
+
+/*
+ * Data movement the counters do not see: memory and PCIe both quiet, PCIe
+ * against the link (a 16 GT/s x16 link, 31.5 GB/s: 1 % is 0.293 GiB/s)
+ * or, the link unknown, under 0.1 GiB/s; each at and past its threshold.
+ */
+static void
+test_contradicts_data(void **state)
+{
+	struct bd_temporal t = { .span = 1000 };
+	struct bd_evidence ev = {
+		.has_busy = true, .busy_pct = 30, .has_mem = true,
+		.mem_gibps = 0.05, .has_pcie = true, .rx_gibps = 0.2,
+		.tx_gibps = 0, .has_link = true,
+		.link_gbps = 16.0 * 16 * 128 / 130 / 8,
+	};
+	char why[256] = "";
+
+	(void)state;
+	t.t[OPS_MEMORY] = 500;
+	t.t[OPS_IDLE] = 500;
+	assert_true(bd_contradicts(&t, &ev, why, sizeof(why)));
+	assert_string_equal(why, "the trace has data movement 50.0 % >= 50 % "
+	    "of the span while memory moves 0.050 GiB/s < 0.1 GiB/s and PCIe "
+	    "rx 0.68 %, tx 0.00 % < 1 % of the link");
+	t.t[OPS_MEMORY] = 499;
+	t.t[OPS_IDLE] = 501;
+	assert_false(bd_contradicts(&t, &ev, why, sizeof(why)));
+	t.t[OPS_MEMORY] = 900;
+	t.t[OPS_IDLE] = 100;
+	ev.mem_gibps = 0.1;
+	assert_false(bd_contradicts(&t, &ev, why, sizeof(why)));
+	ev.mem_gibps = 0.099;
+	/* just over and just under 1 % of the link, 0.01 * 31.5e9 / 2^30 */
+	ev.tx_gibps = 1.001 * 0.01 * ev.link_gbps * 1e9 / 1073741824.0;
+	assert_false(bd_contradicts(&t, &ev, why, sizeof(why)));
+	ev.tx_gibps = 0.999 * 0.01 * ev.link_gbps * 1e9 / 1073741824.0;
+	assert_true(bd_contradicts(&t, &ev, why, sizeof(why)));
+	/* the link unknown: 0.1 GiB/s each way */
+	ev.has_link = false;
+	ev.rx_gibps = 0.099;
+	ev.tx_gibps = 0;
+	assert_true(bd_contradicts(&t, &ev, why, sizeof(why)));
+	assert_string_equal(why, "the trace has data movement 90.0 % >= 50 % "
+	    "of the span while memory moves 0.099 GiB/s < 0.1 GiB/s and PCIe "
+	    "rx 0.099, tx 0.000 GiB/s < 0.1 GiB/s (link unknown)");
+	ev.rx_gibps = 0.1;
+	assert_false(bd_contradicts(&t, &ev, why, sizeof(why)));
+	/* without memory or PCIe counters the rule does not apply */
+	ev.rx_gibps = 0;
+	ev.has_mem = false;
+	assert_false(bd_contradicts(&t, &ev, why, sizeof(why)));
+	ev.has_mem = true;
+	ev.has_pcie = false;
+	assert_false(bd_contradicts(&t, &ev, why, sizeof(why)));
 }
 
 static int
@@ -418,6 +493,7 @@ main(void)
 		cmocka_unit_test(test_hta_temporal),
 		cmocka_unit_test(test_verdict),
 		cmocka_unit_test(test_contradicts),
+		cmocka_unit_test(test_contradicts_data),
 		cmocka_unit_test(test_sort),
 	};
 
