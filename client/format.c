@@ -315,3 +315,19 @@ fmt_csv_cell(FILE *fp, const char *s)
 	}
 	putc('"', fp);
 }
+
+const char *
+fmt_us(int64_t ns, char *buf, size_t len)
+{
+	uint64_t a = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+	char *p;
+
+	snprintf(buf, len, "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "",
+	    a / 1000, a % 1000);
+	p = buf + strlen(buf);
+	while (p[-1] == '0')
+		*--p = '\0';
+	if (p[-1] == '.')
+		p[-1] = '\0';
+	return buf;
+}

@@ -32,6 +32,9 @@ bool fmt_same_utc_day(int64_t a, int64_t b);
  */
 void fmt_span(int64_t ns, char *buf, size_t len);
 
+/* ns as µs, exactly ("12.5", "-3", "0.001"), into buf; returns buf. */
+const char *fmt_us(int64_t ns, char *buf, size_t len);
+
 /*
  * An age for a person, short: "0.3s" to "59.9s" to a tenth (truncated),
  * then "2m05s", "1h02m", "3d04h".  A negative age is written as 0.

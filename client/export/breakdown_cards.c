@@ -28,7 +28,7 @@ put_us(yajl_gen g, const char *key, int64_t ns)
 	char buf[32];
 
 	jsonw_str(g, key);
-	jsonw_number(g, breakdown_us(ns, buf, sizeof(buf)));
+	jsonw_number(g, fmt_us(ns, buf, sizeof(buf)));
 }
 
 /* A card: its number, or with rk its label (bdranks.h). */
@@ -238,11 +238,11 @@ bd_cards_csv_cells(FILE *fp, const struct bd_xstep *x,
 
 	csv_card(fp, x->straggler, rk);
 	csv_card(fp, x->fastest, rk);
-	fprintf(fp, ",%s", breakdown_us(whole_ns(t->min), a, sizeof(a)));
+	fprintf(fp, ",%s", fmt_us(whole_ns(t->min), a, sizeof(a)));
 	csv_card(fp, t->min_card, rk);
-	fprintf(fp, ",%s", breakdown_us(whole_ns(t->max), b, sizeof(b)));
+	fprintf(fp, ",%s", fmt_us(whole_ns(t->max), b, sizeof(b)));
 	csv_card(fp, t->max_card, rk);
-	fprintf(fp, ",%s", breakdown_us(whole_ns(t->max) - whole_ns(t->min),
+	fprintf(fp, ",%s", fmt_us(whole_ns(t->max) - whole_ns(t->min),
 	    c, sizeof(c)));
 	csv_range(fp, &x->busy_pct, rk);
 	csv_range(fp, &x->energy_j, rk);
@@ -250,8 +250,8 @@ bd_cards_csv_cells(FILE *fp, const struct bd_xstep *x,
 		fputs(",,,", fp);
 	else
 		fprintf(fp, ",%s,%s,%s", bd_xclass_key(x->diff),
-		    breakdown_us(x->diff_straggler_ns, a, sizeof(a)),
-		    breakdown_us(x->diff_fastest_ns, b, sizeof(b)));
+		    fmt_us(x->diff_straggler_ns, a, sizeof(a)),
+		    fmt_us(x->diff_fastest_ns, b, sizeof(b)));
 }
 
 static const struct table_col cols[] = {

@@ -46,22 +46,6 @@ counters_of(const struct bd_run *r, size_t w, int64_t card)
 	return bd_run_counters(r, w, card);
 }
 
-const char *
-breakdown_us(int64_t ns, char *buf, size_t len)
-{
-	uint64_t a = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
-	char *p;
-
-	snprintf(buf, len, "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "",
-	    a / 1000, a % 1000);
-	p = buf + strlen(buf);
-	while (p[-1] == '0')
-		*--p = '\0';
-	if (p[-1] == '.')
-		p[-1] = '\0';
-	return buf;
-}
-
 static double
 pct(int64_t part, int64_t whole)
 {
@@ -74,7 +58,7 @@ put_us(yajl_gen g, const char *key, int64_t ns)
 	char buf[32];
 
 	jsonw_str(g, key);
-	jsonw_number(g, breakdown_us(ns, buf, sizeof(buf)));
+	jsonw_number(g, fmt_us(ns, buf, sizeof(buf)));
 }
 
 static void
@@ -193,7 +177,7 @@ write_json(const struct breakdown_request *rq, const struct bd_result *res,
 	yajl_gen_map_open(g);
 	steps_json_trace(g, rq->t, rq->tagged, rq->host);
 	jsonw_str(g, "launch_gap_us");
-	jsonw_number(g, breakdown_us(rq->launch_gap_ns, buf, sizeof(buf)));
+	jsonw_number(g, fmt_us(rq->launch_gap_ns, buf, sizeof(buf)));
 	jsonw_str(g, "cards");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < res->ncards; i++) {
@@ -305,14 +289,14 @@ csv_window(const struct breakdown_request *rq, const struct bd_run *r,
 	fprintf(rq->out, "%s,%" PRId64 ",", step ? "step" : "card", card);
 	if (step)
 		fmt_csv_cell(rq->out, w->name);
-	fprintf(rq->out, ",,%s", breakdown_us(w->lo, buf, sizeof(buf)));
-	fprintf(rq->out, ",%s", breakdown_us(w->tm.span, buf, sizeof(buf)));
+	fprintf(rq->out, ",,%s", fmt_us(w->lo, buf, sizeof(buf)));
+	fprintf(rq->out, ",%s", fmt_us(w->tm.span, buf, sizeof(buf)));
 	for (size_t i = 0; i < NCLASSES; i++)
-		fprintf(rq->out, ",%s", breakdown_us(w->tm.t[classes[i].cat], buf,
+		fprintf(rq->out, ",%s", fmt_us(w->tm.t[classes[i].cat], buf,
 		    sizeof(buf)));
-	fprintf(rq->out, ",%s", breakdown_us(w->tm.comm_compute, buf, sizeof(buf)));
+	fprintf(rq->out, ",%s", fmt_us(w->tm.comm_compute, buf, sizeof(buf)));
 	for (int c = 0; c < BD_NIDLE; c++)
-		fprintf(rq->out, ",%s", breakdown_us(w->idle[c], buf, sizeof(buf)));
+		fprintf(rq->out, ",%s", fmt_us(w->idle[c], buf, sizeof(buf)));
 	fprintf(rq->out, ",%.4f", bd_classified_pct(w->idle));
 	csv_counters(rq->out, m, w->tm.span);
 	fprintf(rq->out, ",%s,", bd_verdict_name(bd_verdict(&w->tm, w->idle,
@@ -333,8 +317,8 @@ csv_across(const struct breakdown_request *rq, const struct bd_step *st,
 	csv_lead(rq);
 	fprintf(rq->out, "across,%" PRId64 ",", x->straggler);
 	fmt_csv_cell(rq->out, st->name);
-	fprintf(rq->out, ",,%s", breakdown_us(st->lo, buf, sizeof(buf)));
-	fprintf(rq->out, ",%s", breakdown_us(st->hi - st->lo, buf,
+	fprintf(rq->out, ",,%s", fmt_us(st->lo, buf, sizeof(buf)));
+	fprintf(rq->out, ",%s", fmt_us(st->hi - st->lo, buf,
 	    sizeof(buf)));
 	/* the classes, overlap, causes, counters and verdict: not a card's */
 	for (size_t i = 0; i < NCLASSES + 1 + BD_NIDLE + 7; i++)
@@ -370,9 +354,9 @@ write_csv(const struct breakdown_request *rq, const struct bd_result *res,
 			fprintf(rq->out, "%" PRId64, s->card);
 		fprintf(rq->out, ",,%" PRId64 ",,", s->stream);
 		fputs(",,,,,", rq->out);
-		fprintf(rq->out, "%s,", breakdown_us(stream_idle(s), buf, sizeof(buf)));
+		fprintf(rq->out, "%s,", fmt_us(stream_idle(s), buf, sizeof(buf)));
 		for (int c = 0; c < BD_NIDLE; c++)
-			fprintf(rq->out, ",%s", breakdown_us(s->idle[c], buf,
+			fprintf(rq->out, ",%s", fmt_us(s->idle[c], buf,
 			    sizeof(buf)));
 		fprintf(rq->out, ",%.4f,,,,,,", bd_classified_pct(s->idle));
 		bd_cards_csv_none(rq->out);
@@ -520,7 +504,7 @@ write_table(const struct breakdown_request *rq, const struct bd_result *res,
 	}
 	fprintf(out, "\nIdle time by stream (%s; launch gap under %s µs):\n",
 	    res->streams_hta ? "args.stream, by HTA's rules" :
-	    "one per track", breakdown_us(rq->launch_gap_ns, buf, sizeof(buf)));
+	    "one per track", fmt_us(rq->launch_gap_ns, buf, sizeof(buf)));
 	table_write(tb, out, 0);
 	table_free(tb);
 	if (res->has_hta)

@@ -57,9 +57,6 @@ int breakdown_finish(const struct trace_target *ts, size_t n,
     struct bd_trace **bt);
 void breakdown_free(struct bd_trace **bt, size_t n);
 
-/* ns as µs, exactly ("12.5", "-3", "0.001"), into buf. */
-const char *breakdown_us(int64_t ns, char *buf, size_t len);
-
 /*
  * Write the tables to rq->out.  Returns CLIENT_EXIT_OK, or another
  * CLIENT_EXIT_* after printing why (the samples could not be read).

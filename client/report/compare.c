@@ -82,13 +82,6 @@ add_fig(struct cmp *c, const char *name, const char *unit, int card,
 	f->verdict = "-";
 }
 
-double
-compare_rel(const struct cmp_fig *f)
-{
-	return f->base != 0 ? 100.0 * (f->new - f->base) / fabs(f->base) :
-	    f->new == 0 ? 0 : NAN;
-}
-
 /* The verdict of the last figure, from its two samples. */
 static void
 judge(struct cmp *c, const struct stats_sample *b, const struct stats_sample *n,

@@ -1,7 +1,9 @@
 /*
  * compare_write: the comparison written out (compare.h): the two windows
  * side by side, the figures with their verdicts as a table (plain or
- * Markdown, for report.md), and a figure as JSON.
+ * Markdown, for report.md), and a figure as JSON, with a figure's
+ * relative change, which compare.c's verdicts use too (so this file
+ * calls nothing of compare.c).
  */
 #include <err.h>
 #include <inttypes.h>
@@ -20,6 +22,13 @@
 #include "stats.h"
 #include "timeparse.h"
 #include "winsum.h"
+
+double
+compare_rel(const struct cmp_fig *f)
+{
+	return f->base != 0 ? 100.0 * (f->new - f->base) / fabs(f->base) :
+	    f->new == 0 ? 0 : NAN;
+}
 
 static const char *
 metastr(const struct winsum *w, const char *key, char *buf, size_t len)
