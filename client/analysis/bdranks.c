@@ -142,6 +142,7 @@ list_cards(const struct bd_rank *r, size_t n, struct bd_ranks *out)
 			struct bd_rcard *rc = &out->cards[k];
 
 			rc->rank = i;
+			rc->index = c;
 			rc->card = r[i].run->res.cards[c].card;
 			snprintf(rc->label, sizeof(rc->label), "%sc%" PRId64,
 			    out->rank_label[i], rc->card);
@@ -203,26 +204,50 @@ match_steps(const struct bd_rank *r, size_t n, const struct step_index *ix,
 	return nm;
 }
 
-bool
-bd_ranks_across(const struct bd_rank *r, size_t n, struct bd_ranks *out)
+void
+bd_ranks_match(const struct bd_rank *r, size_t n, struct bd_ranks *out)
 {
 	struct step_index *ix;
-	struct bd_xcard *xc;
-	int64_t *keys;
-	size_t *at, nm;
 
 	memset(out, 0, sizeof(*out));
 	out->nranks = n;
 	label_ranks(r, n, out);
 	list_cards(r, n, out);
-	if (n == 0 || out->ncards < 2) {
-		bd_ranks_free(out);
-		return false;
+	if (n == 0) {
+		out->at = zalloc(0, sizeof(*out->at));
+		out->partial = zalloc(0, sizeof(*out->partial));
+		return;
 	}
 	ix = zalloc(n, sizeof(*ix));
 	for (size_t j = 0; j < n; j++)
 		index_steps(r[j].run, &ix[j]);
-	nm = match_steps(r, n, ix, &at, out);
+	out->nmatched = match_steps(r, n, ix, &out->at, out);
+	for (size_t j = 0; j < n; j++) {
+		free(ix[j].by_name);
+		free(ix[j].occ);
+	}
+	free(ix);
+}
+
+size_t
+bd_ranks_step(const struct bd_ranks *x, size_t m, size_t j)
+{
+	return x->at[m * x->nranks + j];
+}
+
+bool
+bd_ranks_across(const struct bd_rank *r, size_t n, struct bd_ranks *out)
+{
+	struct bd_xcard *xc;
+	int64_t *keys;
+	size_t nm;
+
+	bd_ranks_match(r, n, out);
+	if (n == 0 || out->ncards < 2) {
+		bd_ranks_free(out);
+		return false;
+	}
+	nm = out->nmatched;
 	xc = zalloc(out->ncards, sizeof(*xc));
 	keys = zalloc(out->ncards, sizeof(*keys));
 	for (size_t k = 0; k < out->ncards; k++)
@@ -234,17 +259,11 @@ bd_ranks_across(const struct bd_rank *r, size_t n, struct bd_ranks *out)
 
 		for (size_t j = 0; j < n; j++)
 			for (size_t c = 0; c < r[j].run->res.ncards; c++, k++)
-				bd_run_xcard(r[j].run, at[m * n + j], c,
+				bd_run_xcard(r[j].run, bd_ranks_step(out, m, j), c,
 				    keys[k], &xc[k]);
 		bd_xstep(xc, out->ncards, &out->across.steps[m]);
 	}
 	bd_xrun(out->across.steps, nm, keys, out->ncards, &out->across.run);
-	for (size_t j = 0; j < n; j++) {
-		free(ix[j].by_name);
-		free(ix[j].occ);
-	}
-	free(ix);
-	free(at);
 	free(xc);
 	free(keys);
 	return true;
@@ -262,6 +281,7 @@ bd_ranks_free(struct bd_ranks *x)
 	for (size_t i = 0; i < x->npartial; i++)
 		free(x->partial[i].in);
 	free(x->partial);
+	free(x->at);
 	free(x->cards);
 	free(x->rank_label);
 	bd_across_free(&x->across);

@@ -49,6 +49,7 @@ struct bd_rank {
 /* A card of the run. */
 struct bd_rcard {
 	size_t	 rank;			/* its rank's place among those given */
+	size_t	 index;			/* its place in that trace's res.cards */
 	int64_t	 card;			/* its number in that trace */
 	char	 label[BD_LABEL_MAX];
 };
@@ -65,15 +66,28 @@ struct bd_ranks {
 	char	(*rank_label)[BD_LABEL_MAX];	/* per rank */
 	struct bd_rcard *cards;		/* the keys' cards */
 	size_t	 ncards;
-	struct bd_across across;	/* the steps every rank has */
+	/* the steps all ranks have, in the first trace's order (bd_ranks_step) */
+	size_t	*at;
+	size_t	 nmatched;
+	struct bd_across across;	/* their figures */
 	struct bd_rstep *partial;	/* the others */
 	size_t	 npartial;
 };
 
 /*
- * The across-cards figures of the ranks r[0..n) into *out: false, with
- * nothing to free, when they have fewer than two cards in all; else free
- * *out with bd_ranks_free.  Dies when out of memory.
+ * The ranks r[0..n) labelled, their cards listed and their steps matched
+ * into *out, without the figures (out->across empty); free *out with
+ * bd_ranks_free.  Dies when out of memory.
+ */
+void bd_ranks_match(const struct bd_rank *r, size_t n, struct bd_ranks *out);
+
+/* Rank j's step (its place in --steps' order) in the m-th step all have. */
+size_t bd_ranks_step(const struct bd_ranks *x, size_t m, size_t j);
+
+/*
+ * bd_ranks_match and the across-cards figures of the ranks r[0..n) into
+ * *out: false, with nothing to free, when they have fewer than two cards
+ * in all; else free *out with bd_ranks_free.  Dies when out of memory.
  */
 bool bd_ranks_across(const struct bd_rank *r, size_t n, struct bd_ranks *out);
 

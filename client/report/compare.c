@@ -23,7 +23,8 @@
  * Windows begun with --vllm: energy per request and per generated token,
  * the change and its interval (compare_serving.h).  With traces, last,
  * the operators whose energy changed most (compare_ops.h), and the
- * breakdown of where the time went per step (compare_breakdown.h).
+ * breakdown of where the time went per step and, for runs of two cards
+ * or more, the cards' step-time spread (compare_breakdown.h).
  */
 #include <err.h>
 #include <errno.h>
@@ -466,6 +467,17 @@ compare_run(struct client *cl, const char *base, const char *new,
 			    "(all cards summed; the change's 95 %% interval by "
 			    "Welch, the steps as samples):\n");
 			compare_breakdown_write(stdout, &bd);
+			if (bd.across.side[0].has || bd.across.side[1].has) {
+				printf("\nAcross cards, each run's cards side "
+				    "by side (every trace's, steps matched by "
+				    "name): the step-time spread, the "
+				    "straggler's step time less the fastest "
+				    "card's, its mean per step and the change's "
+				    "95 %% interval by Welch; the card that "
+				    "was the straggler in the most steps:\n");
+				compare_breakdown_across_write(stdout, &bd,
+				    false);
+			}
 		}
 		for (int k = 0; k < 2; k++) {
 			const struct winsum *w = k ? &c.new : &c.base;
@@ -569,7 +581,9 @@ const struct cmd_spec compare_cmd = {
 	    "power and, with traces, step time and energy per step, then the ten\n"
 	    "operators whose energy changed most, each change with its interval,\n"
 	    "and each class of the breakdown's mean time per step, its change and\n"
-	    "interval, and the class that grew most.\n"
+	    "interval, and the class that grew most; for runs of two cards or\n"
+	    "more, each run's mean step-time spread across its cards, its change\n"
+	    "and interval, and the card that was the straggler most often.\n"
 	    "\n"
 	    "      --trace-base FILE|DIR     the base run's trace; again, or a\n"
 	    "                                TensorBoard log DIR: its ranks\n"

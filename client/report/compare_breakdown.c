@@ -3,6 +3,7 @@
  * (compare_breakdown.h).
  */
 #include <err.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,15 +49,75 @@ side_push(struct side *sd, const struct bd_window *all)
 	sd->n++;
 }
 
-/* Every step of every trace of rs, all cards of its trace summed. */
+/*
+ * The cards of the runs r[0..nt) of rs side by side into *x (its has
+ * false with fewer than two cards).
+ */
+static void
+across_side(const struct runsteps *rs, const struct bd_run *r,
+    struct cmp_bd_xside *x)
+{
+	struct bd_rank *rk;
+	struct bd_ranks xr;
+	double *v;
+	size_t n = 0, most = 0;
+
+	memset(x, 0, sizeof(*x));
+	if ((rk = calloc(rs->nt + 1, sizeof(*rk))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t t = 0; t < rs->nt; t++)
+		rk[t] = (struct bd_rank){ .run = &r[t],
+		    .has_rank = rs->t[t].info.has_rank,
+		    .rank = rs->t[t].info.rank };
+	x->has = bd_ranks_across(rk, rs->nt, &xr);
+	free(rk);
+	if (!x->has)
+		return;
+	x->ncards = xr.ncards;
+	x->nsteps = xr.across.nsteps;
+	if ((v = calloc(x->nsteps + 1, sizeof(*v))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t m = 0; m < xr.across.nsteps; m++) {
+		const struct bd_xrange *t = &xr.across.steps[m].time_ns;
+
+		if (t->has)
+			v[n++] = (t->max - t->min) / 1e6;
+	}
+	x->spread = stats_of(v, n);
+	free(v);
+	for (size_t k = 0; k < xr.across.run.ncards; k++)
+		if (xr.across.run.straggler[k] > x->straggler_steps) {
+			x->straggler_steps = xr.across.run.straggler[k];
+			most = k;
+		}
+	if (x->straggler_steps > 0) {
+		const struct bd_rcard *c = bd_ranks_card(&xr,
+		    xr.across.run.cards[most]);
+
+		if (rs->nt == 1)
+			snprintf(x->straggler, sizeof(x->straggler), "c%" PRId64,
+			    c->card);
+		else
+			snprintf(x->straggler, sizeof(x->straggler), "%s",
+			    c->label);
+	}
+	bd_ranks_free(&xr);
+}
+
+/*
+ * Every step of every trace of rs, all cards of its trace summed, and
+ * the cards of all its traces side by side.
+ */
 static int
-load_side(const struct runsteps *rs, struct side *sd)
+load_side(const struct runsteps *rs, struct side *sd, struct cmp_bd_xside *x)
 {
 	struct bd_trace **bt;
+	struct bd_run *runs;
 	size_t names;
 	int rc = CLIENT_EXIT_OK;
 
-	if ((bt = calloc(rs->nt + 1, sizeof(*bt))) == NULL)
+	if ((bt = calloc(rs->nt + 1, sizeof(*bt))) == NULL ||
+	    (runs = calloc(rs->nt + 1, sizeof(*runs))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	for (size_t t = 0; t < rs->nt && rc == CLIENT_EXIT_OK; t++)
 		rc = bd_trace_read(rs->t[t].path, rs->t[t].info.has_base, NULL,
@@ -64,24 +125,28 @@ load_side(const struct runsteps *rs, struct side *sd)
 	names = rc == CLIENT_EXIT_OK ? bd_step_names(bt, rs->nt) : 0;
 	for (size_t t = 0; t < rs->nt && rc == CLIENT_EXIT_OK; t++) {
 		struct steps_request sr = { .t = &rs->t[t], .device_sql = "" };
-		struct bd_run run;
+		const struct bd_run *run = &runs[t];
 
 		rc = bd_run_load(NULL, &sr, bt[t], names,
-		    BREAKDOWN_LAUNCH_GAP_NS, true, &run);
-		for (size_t s = 0; s < run.nsteps && rc == CLIENT_EXIT_OK;
+		    BREAKDOWN_LAUNCH_GAP_NS, true, &runs[t]);
+		for (size_t s = 0; s < run->nsteps && rc == CLIENT_EXIT_OK;
 		    s++) {
 			struct bd_window all;
 
 			memset(&all, 0, sizeof(all));
-			for (size_t c = 0; c < run.res.ncards; c++)
-				bd_window_add(&all, &run.res.cards[c].steps[s],
+			for (size_t c = 0; c < run->res.ncards; c++)
+				bd_window_add(&all, &run->res.cards[c].steps[s],
 				    c == 0);
 			side_push(sd, &all);
 		}
-		bd_run_free(&run);
 	}
-	for (size_t t = 0; t < rs->nt; t++)
+	if (rc == CLIENT_EXIT_OK)
+		across_side(rs, runs, x);
+	for (size_t t = 0; t < rs->nt; t++) {
+		bd_run_free(&runs[t]);
 		bd_trace_free(bt[t]);
+	}
+	free(runs);
 	free(bt);
 	return rc;
 }
@@ -96,9 +161,12 @@ compare_breakdown_load(const struct runsteps *base,
 	memset(out, 0, sizeof(*out));
 	memset(sd, 0, sizeof(sd));
 	out->grew = -1;
-	rc = load_side(base, &sd[0]);
+	rc = load_side(base, &sd[0], &out->across.side[0]);
 	if (rc == CLIENT_EXIT_OK)
-		rc = load_side(new, &sd[1]);
+		rc = load_side(new, &sd[1], &out->across.side[1]);
+	if (out->across.side[0].has && out->across.side[1].has)
+		out->across.w = stats_welch(&out->across.side[0].spread,
+		    &out->across.side[1].spread);
 	for (int r = 0; r < CMP_BD_ROWS; r++) {
 		struct cmp_bd_row *p = &out->row[r];
 
@@ -143,8 +211,84 @@ compare_breakdown_write(FILE *fp, const struct cmp_breakdown *b)
 }
 
 void
+compare_breakdown_across_write(FILE *fp, const struct cmp_breakdown *b,
+    bool markdown)
+{
+	const struct cmp_bd_across *x = &b->across;
+	static const char *const run[2] = { "base", "new" };
+
+	if (!x->side[0].has && !x->side[1].has)
+		return;
+	if (markdown)
+		fprintf(fp, "| run | cards | steps | mean spread ms | sd ms | "
+		    "straggler most often |\n"
+		    "|---|---:|---:|---:|---:|---|\n");
+	else
+		fprintf(fp, "%-5s %6s %6s %15s %11s  %s\n", "RUN", "CARDS",
+		    "STEPS", "MEAN SPREAD ms", "SD ms", "STRAGGLER MOST OFTEN");
+	for (int k = 0; k < 2; k++) {
+		const struct cmp_bd_xside *sd = &x->side[k];
+		char most[BD_LABEL_MAX + 48] = "-", mean[32] = "-", dev[32] = "-";
+
+		if (sd->has && sd->spread.n > 0) {
+			snprintf(mean, sizeof(mean), "%.3f", sd->spread.mean);
+			snprintf(dev, sizeof(dev), "%.3f", sd->spread.sd);
+		}
+		if (sd->has && sd->straggler_steps > 0)
+			snprintf(most, sizeof(most), "%s (%zu of %zu steps)",
+			    sd->straggler, sd->straggler_steps, sd->nsteps);
+		else if (!sd->has)
+			snprintf(most, sizeof(most), "one card: none");
+		if (markdown)
+			fprintf(fp, "| %s | %zu | %zu | %s | %s | %s |\n", run[k],
+			    sd->has ? sd->ncards : 1, sd->nsteps, mean, dev,
+			    most);
+		else
+			fprintf(fp, "%-5s %6zu %6zu %15s %11s  %s\n", run[k],
+			    sd->has ? sd->ncards : 1, sd->nsteps, mean, dev,
+			    most);
+	}
+	if (markdown)
+		fprintf(fp, "\n");
+	if (!x->side[0].has || !x->side[1].has)
+		fprintf(fp, "No change: one run has a single card.\n");
+	else if (!x->w.valid)
+		fprintf(fp, "Spread change: %+.3f ms per step (no interval: "
+		    "a run of fewer than two steps, or no variance).\n",
+		    x->w.diff);
+	else
+		fprintf(fp, "Spread change: %+.3f ms per step, 95 %% interval "
+		    "[%.3f, %.3f], p %.2g.\n", x->w.diff, x->w.ci_lo,
+		    x->w.ci_hi, x->w.p);
+}
+
+/* One run's cards side by side as a JSON object, or null. */
+static void
+across_side_json(yajl_gen g, const struct cmp_bd_xside *sd)
+{
+	if (!sd->has) {
+		yajl_gen_null(g);
+		return;
+	}
+	yajl_gen_map_open(g);
+	jsonw_put_uint(g, "cards", sd->ncards);
+	jsonw_put_uint(g, "steps", sd->nsteps);
+	jsonw_put_double_or_null(g, "spread_ms", sd->spread.n > 0,
+	    sd->spread.mean);
+	jsonw_put_double_or_null(g, "spread_sd_ms", sd->spread.n > 1,
+	    sd->spread.sd);
+	jsonw_put_str_or_null(g, "straggler_most", sd->straggler_steps > 0 ?
+	    sd->straggler : NULL);
+	jsonw_put_uint(g, "straggler_most_steps", sd->straggler_steps);
+	yajl_gen_map_close(g);
+}
+
+void
 compare_breakdown_json(yajl_gen g, const struct cmp_breakdown *b)
 {
+	const struct cmp_bd_across *x = &b->across;
+	bool both = x->side[0].has && x->side[1].has;
+
 	yajl_gen_map_open(g);
 	jsonw_put_uint(g, "base_steps", b->nsteps[0]);
 	jsonw_put_uint(g, "new_steps", b->nsteps[1]);
@@ -171,5 +315,19 @@ compare_breakdown_json(yajl_gen g, const struct cmp_breakdown *b)
 	yajl_gen_array_close(g);
 	jsonw_put_str_or_null(g, "grew_most", b->grew >= 0 ?
 	    b->row[b->grew].key : NULL);
+	jsonw_str(g, "across_cards");
+	yajl_gen_map_open(g);
+	jsonw_str(g, "base");
+	across_side_json(g, &x->side[0]);
+	jsonw_str(g, "new");
+	across_side_json(g, &x->side[1]);
+	jsonw_put_double_or_null(g, "spread_change_ms", both, x->w.diff);
+	jsonw_put_double_or_null(g, "spread_change_lo_ms", both && x->w.valid,
+	    x->w.ci_lo);
+	jsonw_put_double_or_null(g, "spread_change_hi_ms", both && x->w.valid,
+	    x->w.ci_hi);
+	jsonw_put_double_or_null(g, "spread_change_p", both && x->w.valid,
+	    x->w.p);
+	yajl_gen_map_close(g);
 	yajl_gen_map_close(g);
 }

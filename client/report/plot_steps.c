@@ -2,6 +2,7 @@
  * plot_steps: stacked bars with cairo (plot_steps.h).
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,6 +41,17 @@ bar_total(const struct plot_steps *c, const struct plot_step_bar *b)
 	return t;
 }
 
+/* Whether a bar's label fits under it: no wider than its slot, less a gap. */
+static bool
+bar_label_fits(cairo_t *cr, const char *label, double slot)
+{
+	cairo_text_extents_t te;
+
+	cairo_set_font_size(cr, PLOT_LABEL_SIZE - 2);
+	cairo_text_extents(cr, label, &te);
+	return te.width <= slot - 2;
+}
+
 static void
 draw_bars(cairo_t *cr, const void *arg)
 {
@@ -48,7 +60,6 @@ draw_bars(cairo_t *cr, const void *arg)
 	double py0 = TOP + 10, py1 = PLOT_STEPS_HEIGHT - BOTTOM;
 	double ymax = 0, slot, x, gx0 = 0, label_end = -1e9;
 	size_t ng = ngroups(c);
-	char buf[64];
 
 	plot_begin(cr, PLOT_WIDTH, c->title);
 	for (size_t i = 0; i < c->nbars; i++)
@@ -82,11 +93,9 @@ draw_bars(cairo_t *cr, const void *arg)
 			y += v;
 		}
 		cairo_set_source_rgb(cr, 0, 0, 0);
-		if (bw >= 16) {
-			snprintf(buf, sizeof(buf), "c%d", b->card);
+		if (b->label != NULL && bar_label_fits(cr, b->label, slot))
 			plot_text(cr, bx + bw / 2, py1 + 5, PLOT_LABEL_SIZE - 2,
-			    0.5, 0, buf);
-		}
+			    0.5, 0, b->label);
 		x += slot;
 		/* the group's end: its name under it, if it clears the last */
 		if (i + 1 < c->nbars && strcmp(c->bars[i + 1].group,

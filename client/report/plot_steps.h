@@ -2,8 +2,9 @@
  * plot_steps: a stacked bar chart, drawn with cairo as plot.h's charts are
  * and written as PNG and SVG: bars in groups (a step's, one bar per card),
  * each bar the stack of its classes' values from the bottom up, a legend
- * of the classes, the card under each bar where it fits and the group's
- * name under the group (thinned so that no two overlap).
+ * of the classes, each bar's label (its card) under it where it fits in
+ * the bar's slot, and the group's name under the group (thinned so that
+ * no two overlap).
  */
 #ifndef SPYREMON_PLOT_STEPS_H
 #define SPYREMON_PLOT_STEPS_H
@@ -15,7 +16,7 @@
 
 struct plot_step_bar {
 	const char *group;	/* bars in a row with the same group are one */
-	int	 card;
+	const char *label;	/* under the bar: its card ("c0", "r1c0") */
 	double	 v[PLOT_STEPS_MAX_CLASSES];	/* each class's value, >= 0 */
 };
 

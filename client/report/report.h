@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 
+#include "bdranks.h"
 #include "bdrun.h"
 #include "client.h"
 #include "compare.h"
@@ -88,10 +89,13 @@ struct report {
 	bool	 has_why;
 	struct bd_trace *why_bt;	/* the first trace's events */
 	struct bd_run why;		/* its breakdown and counters */
-	/* with several traces, the other ranks' (for "Across cards") */
+	/* with several traces, the other ranks' */
 	struct bd_trace **why_other_bt;
 	struct bd_run *why_other;
 	size_t	 why_nother;
+	/* every trace's cards labelled and their steps matched (bdranks.h) */
+	struct bd_ranks why_ranks;
+	bool	 why_matched;		/* why_ranks is set */
 	bool	 why_plot;		/* breakdown.png and .svg written */
 	char	 trace_why[PATH_MAX + 128];	/* why the recorded trace is not used */
 };

@@ -63,6 +63,28 @@ load_one(struct report *r, const struct trace_target *t, struct bd_trace **bt,
 	    BREAKDOWN_LAUNCH_GAP_NS, true, run);
 }
 
+/* Trace i's breakdown: the first's, or another rank's. */
+static const struct bd_run *
+rank_run(const struct report *r, size_t i)
+{
+	return i == 0 ? &r->why : &r->why_other[i - 1];
+}
+
+/* Every trace as bdranks.h takes it (one database: no host). */
+static struct bd_rank *
+rank_list(const struct report *r)
+{
+	struct bd_rank *rk;
+
+	if ((rk = calloc(r->why_nother + 2, sizeof(*rk))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i <= r->why_nother; i++)
+		rk[i] = (struct bd_rank){ .run = rank_run(r, i),
+		    .has_rank = r->rs.t[i].info.has_rank,
+		    .rank = r->rs.t[i].info.rank };
+	return rk;
+}
+
 int
 report_why_load(struct report *r)
 {
@@ -82,6 +104,13 @@ report_why_load(struct report *r)
 	for (size_t i = 0; i < n && rc == CLIENT_EXIT_OK; i++)
 		rc = load_one(r, &r->rs.t[i + 1], &r->why_other_bt[i],
 		    &r->why_other[i]);
+	if (rc == CLIENT_EXIT_OK) {
+		struct bd_rank *rk = rank_list(r);
+
+		bd_ranks_match(rk, n + 1, &r->why_ranks);
+		r->why_matched = true;
+		free(rk);
+	}
 	return rc;
 }
 
@@ -90,6 +119,9 @@ report_why_free(struct report *r)
 {
 	if (!r->has_why)
 		return;
+	if (r->why_matched)
+		bd_ranks_free(&r->why_ranks);
+	r->why_matched = false;
 	bd_run_free(&r->why);
 	bd_trace_free(r->why_bt);
 	for (size_t i = 0; i < r->why_nother; i++) {
@@ -104,47 +136,114 @@ report_why_free(struct report *r)
 	r->has_why = false;
 }
 
-/* The steps shown: the first REPORT_WHY_STEPS. */
+/*
+ * The steps shown: the first REPORT_WHY_STEPS of those every trace has
+ * (one trace: all its steps).
+ */
 static size_t
-shown_steps(const struct bd_run *run)
+shown_steps(const struct report *r)
 {
-	return run->nsteps < REPORT_WHY_STEPS ? run->nsteps : REPORT_WHY_STEPS;
+	size_t n = r->why_ranks.nmatched;
+
+	return n < REPORT_WHY_STEPS ? n : REPORT_WHY_STEPS;
+}
+
+/* Whether the section covers several traces, its cards named by rank. */
+static bool
+ranked(const struct report *r)
+{
+	return r->why_ranks.nranks > 1;
+}
+
+/* Card k's run (bdranks.h's order of cards: trace by trace). */
+static const struct bd_run *
+card_run(const struct report *r, size_t k)
+{
+	return rank_run(r, r->why_ranks.cards[k].rank);
+}
+
+/* Card k's place in its run's cards. */
+static const struct bd_card *
+card_of(const struct report *r, size_t k)
+{
+	return &card_run(r, k)->res.cards[r->why_ranks.cards[k].index];
+}
+
+/* Card k's step: its own run's place of the m-th step every trace has. */
+static size_t
+card_step(const struct report *r, size_t k, size_t m)
+{
+	return bd_ranks_step(&r->why_ranks, m, r->why_ranks.cards[k].rank);
+}
+
+/* Card k's window of the m-th step every trace has. */
+static const struct bd_window *
+card_window(const struct report *r, size_t k, size_t m)
+{
+	return &card_of(r, k)->steps[card_step(r, k, m)];
+}
+
+/*
+ * Card k's name in the tables: its number with one trace ("0"), else its
+ * label (bdranks.h: "r1c0"); prefix before a number ("c" under a bar).
+ */
+static const char *
+card_label(const struct report *r, size_t k, const char *prefix, char *buf,
+    size_t len)
+{
+	if (ranked(r))
+		return r->why_ranks.cards[k].label;
+	snprintf(buf, len, "%s%" PRId64, prefix, card_of(r, k)->card);
+	return buf;
 }
 
 int
 report_why_plot(struct report *r)
 {
-	const struct bd_run *run = &r->why;
+	const struct bd_ranks *x = &r->why_ranks;
 	struct plot_step_bar *bars;
 	struct plot_steps c;
 	char png[PATH_MAX + 32], svg[PATH_MAX + 32], title[256];
-	size_t ns = shown_steps(run), n = 0;
+	char (*label)[BD_LABEL_MAX];
+	size_t ns, n = 0;
 	int rc;
 
-	if (!r->has_why || run->res.ncards == 0)
+	if (!r->has_why || !r->why_matched || x->ncards == 0)
 		return CLIENT_EXIT_OK;
-	if ((bars = calloc(ns * run->res.ncards + 1, sizeof(*bars))) == NULL)
+	ns = shown_steps(r);
+	if ((bars = calloc(ns * x->ncards + 1, sizeof(*bars))) == NULL ||
+	    (label = calloc(x->ncards + 1, sizeof(*label))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
+	for (size_t k = 0; k < x->ncards; k++) {
+		char buf[32];
+
+		snprintf(label[k], sizeof(label[k]), "%s",
+		    card_label(r, k, "c", buf, sizeof(buf)));
+	}
 	for (size_t s = 0; s < ns; s++)
-		for (size_t i = 0; i < run->res.ncards; i++) {
-			const struct bd_window *w = &run->res.cards[i].steps[s];
+		for (size_t k = 0; k < x->ncards; k++) {
+			const struct bd_window *w = card_window(r, k, s);
 			struct plot_step_bar *b = &bars[n++];
 
 			b->group = w->name;
-			b->card = (int)run->res.cards[i].card;
-			for (size_t k = 0; k < 4; k++)
-				b->v[k] = (double)w->tm.t[busy_cats[k]] / 1e6;
-			for (int k = 0; k < BD_NIDLE; k++)
-				b->v[4 + k] = (double)w->idle[k] / 1e6;
+			b->label = label[k];
+			for (size_t j = 0; j < 4; j++)
+				b->v[j] = (double)w->tm.t[busy_cats[j]] / 1e6;
+			for (int j = 0; j < BD_NIDLE; j++)
+				b->v[4 + j] = (double)w->idle[j] / 1e6;
 		}
 	snprintf(title, sizeof(title), "Window %" PRId64 " '%s': time by class "
 	    "per step and card", r->ws.w.id, r->ws.w.tag);
 	c = (struct plot_steps){
 		.title = title, .y_title = "time in the step (ms)",
-		.x_title = ns < run->nsteps ? "the first steps; in each, one "
-		    "bar per card in card order (cN under it where it fits)" :
-		    "step; in each, one bar per card in card order (cN under "
-		    "it where it fits)",
+		.x_title = ranked(r) ? (ns < x->nmatched ? "the first steps "
+		    "all traces have; in each, one bar per card, trace by "
+		    "trace (rRcN under it where it fits)" : "the steps all "
+		    "traces have; in each, one bar per card, trace by trace "
+		    "(rRcN under it where it fits)") : ns < x->nmatched ?
+		    "the first steps; in each, one bar per card in card order "
+		    "(cN under it where it fits)" : "step; in each, one bar "
+		    "per card in card order (cN under it where it fits)",
 		.classes = chart_classes, .rgb = chart_rgb, .nclasses = NCHART,
 		.bars = bars, .nbars = n,
 	};
@@ -153,18 +252,19 @@ report_why_plot(struct report *r)
 	rc = plot_steps_write(&c, png, svg) == 0 ? CLIENT_EXIT_OK :
 	    CLIENT_EXIT_FAILED;
 	r->why_plot = rc == CLIENT_EXIT_OK;
+	free(label);
 	free(bars);
 	return rc;
 }
 
 /* A row of the classes' table. */
 static void
-class_row(FILE *fp, int64_t card, const struct bd_window *w)
+class_row(FILE *fp, const char *card, const struct bd_window *w)
 {
 	char why[256];
 	enum bd_verdict v = bd_verdict(&w->tm, w->idle, why, sizeof(why));
 
-	fprintf(fp, "| %s | %" PRId64 " | %.3f |", w->name, card,
+	fprintf(fp, "| %s | %s | %.3f |", w->name, card,
 	    (double)w->tm.span / 1e6);
 	for (size_t k = 0; k < 4; k++)
 		fprintf(fp, " %.1f |", pct(w->tm.t[busy_cats[k]], w->tm.span));
@@ -190,13 +290,13 @@ num_cell(FILE *fp, bool has, double v, int decimals)
  */
 static void
 evidence_row(FILE *fp, const struct bd_run *run, int64_t card,
-    const struct bd_window *w, const struct steps_mean *m,
+    const char *label, const struct bd_window *w, const struct steps_mean *m,
     char (*list)[320], size_t *n, size_t max)
 {
 	struct bd_evidence ev;
 	char why[256];
 
-	fprintf(fp, "| %s | %" PRId64 " | %" PRIu64 " |", w->name, card,
+	fprintf(fp, "| %s | %s | %" PRIu64 " |", w->name, label,
 	    m != NULL ? m->samples : 0);
 	if (m == NULL) {
 		fprintf(fp, " | | | | | | | | | | | no samples |\n");
@@ -220,8 +320,8 @@ evidence_row(FILE *fp, const struct bd_run *run, int64_t card,
 	if (bd_contradicts(&w->tm, &ev, why, sizeof(why))) {
 		fprintf(fp, " **contradicts** |\n");
 		if (*n < max)
-			snprintf(list[*n], sizeof(list[0]), "%s, card %" PRId64
-			    ": %s", w->name, card, why);
+			snprintf(list[*n], sizeof(list[0]), "%s, card %s: %s",
+			    w->name, label, why);
 		(*n)++;
 	} else
 		fprintf(fp, " %s |\n", pct(m->covered_ns, w->tm.span) < 50 ?
@@ -231,13 +331,13 @@ evidence_row(FILE *fp, const struct bd_run *run, int64_t card,
 static void
 md_verdicts(FILE *fp, const struct report *r, size_t ns)
 {
-	const struct bd_run *run = &r->why;
+	const struct bd_ranks *x = &r->why_ranks;
 	struct bd_window all;
-	char why[256];
+	char why[256], buf[32];
 	enum bd_verdict v;
 
-	for (size_t i = 0; i < run->res.ncards; i++)
-		bd_window_add(&all, &run->res.cards[i].total, i == 0);
+	for (size_t k = 0; k < x->ncards; k++)
+		bd_window_add(&all, &card_of(r, k)->total, k == 0);
 	v = bd_verdict(&all.tm, all.idle, why, sizeof(why));
 	fprintf(fp, "**The run: %s** (every card's span added up, %.3f card-ms: "
 	    "%s).  Idle time with a cause (host wait, launch gap, sync): "
@@ -249,29 +349,37 @@ md_verdicts(FILE *fp, const struct report *r, size_t ns)
 	    "%% | sync %% | unexplained %% | verdict | rule |\n"
 	    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 	    "---|\n");
-	for (size_t i = 0; i < run->res.ncards; i++) {
+	for (size_t k = 0; k < x->ncards; k++) {
+		const char *card = card_label(r, k, "", buf, sizeof(buf));
+
 		for (size_t s = 0; s < ns; s++)
-			class_row(fp, run->res.cards[i].card,
-			    &run->res.cards[i].steps[s]);
-		class_row(fp, run->res.cards[i].card, &run->res.cards[i].total);
+			class_row(fp, card, card_window(r, k, s));
+		class_row(fp, card, &card_of(r, k)->total);
 	}
-	if (ns < run->nsteps)
-		fprintf(fp, "\nThe first %zu of %zu steps; `export --trace ... "
-		    "--breakdown` lists every one.\n", ns, run->nsteps);
+	if (ns < x->nmatched)
+		fprintf(fp, "\nThe first %zu of %zu steps%s; `export --trace ... "
+		    "--breakdown` lists every one.\n", ns, x->nmatched,
+		    ranked(r) ? " every trace has" : "");
 	fprintf(fp, "\n");
 }
 
 /* Each card's PCIe link, as the daemon's inventory has it. */
 static void
-md_links(FILE *fp, const struct bd_run *run)
+md_links(FILE *fp, const struct report *r)
 {
+	char buf[32];
+
 	fprintf(fp, "PCIe links, per direction (GT/s x lanes x encoding / 8, "
 	    "from the daemon's inventory):");
-	for (size_t i = 0; i < run->nlinks; i++) {
-		const struct bd_link *l = &run->links[i];
+	for (size_t k = 0; k < r->why_ranks.ncards; k++) {
+		const struct bd_link *l = bd_run_link(card_run(r, k),
+		    card_of(r, k)->card);
 
-		fprintf(fp, "%s card %" PRId64 " ", i ? ";" : "", l->card);
-		if (l->has_gbps)
+		fprintf(fp, "%s card %s ", k ? ";" : "", card_label(r, k, "",
+		    buf, sizeof(buf)));
+		if (l == NULL)
+			fprintf(fp, "link unknown");
+		else if (l->has_gbps)
 			fprintf(fp, "%s x%d, %.3f GB/s", l->speed, l->width,
 			    l->gbps);
 		else
@@ -283,8 +391,8 @@ md_links(FILE *fp, const struct bd_run *run)
 static void
 md_evidence(FILE *fp, const struct report *r, size_t ns)
 {
-	const struct bd_run *run = &r->why;
-	char list[8][320];
+	const struct bd_ranks *x = &r->why_ranks;
+	char list[8][320], buf[32];
 	size_t n = 0;
 
 	fprintf(fp, "### Evidence from the counters\n\n");
@@ -295,21 +403,25 @@ md_evidence(FILE *fp, const struct report *r, size_t ns)
 	    "bandwidths (time-weighted means, GiB/s as aiu-smi gives them) "
 	    "and PCIe each way as a share of what the card's link carries "
 	    "(GiB/s against GB/s).\n\n", BD_CARD_POWER_W);
-	md_links(fp, run);
+	md_links(fp, r);
 	fprintf(fp, "| step | card | samples | covered %% | busy %% | power W "
 	    "| of %d W %% | temp °C | rdmem GiB/s | wrmem GiB/s | rxpci GiB/s "
 	    "| txpci GiB/s | rx %% of link | tx %% of link | against the "
 	    "trace |\n"
 	    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	    "---:|---|\n", BD_CARD_POWER_W);
-	for (size_t i = 0; i < run->res.ncards; i++) {
-		int64_t card = run->res.cards[i].card;
+	for (size_t k = 0; k < x->ncards; k++) {
+		const struct bd_run *run = card_run(r, k);
+		int64_t card = card_of(r, k)->card;
+		const char *label = card_label(r, k, "", buf, sizeof(buf));
 
 		for (size_t s = 0; s < ns; s++)
-			evidence_row(fp, run, card, &run->res.cards[i].steps[s],
-			    bd_run_counters(run, s, card), list, &n, 8);
-		evidence_row(fp, run, card, &run->res.cards[i].total,
-		    bd_run_counters(run, run->nsteps + i, card), list, &n, 8);
+			evidence_row(fp, run, card, label, card_window(r, k, s),
+			    bd_run_counters(run, card_step(r, k, s), card),
+			    list, &n, 8);
+		evidence_row(fp, run, card, label, &card_of(r, k)->total,
+		    bd_run_counters(run, run->nsteps + x->cards[k].index,
+		    card), list, &n, 8);
 	}
 	fprintf(fp, "\nThe counters contradict the trace where the mean busy "
 	    "is under %d %% while the trace has the card computing %d %% or "
@@ -375,12 +487,7 @@ across_ranks(const struct report *r, struct bd_ranks *x)
 
 	if (r->why_nother == 0)
 		return false;
-	if ((rk = calloc(r->why_nother + 1, sizeof(*rk))) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
-	for (size_t i = 0; i <= r->why_nother; i++)
-		rk[i] = (struct bd_rank){ .run = i == 0 ? &r->why :
-		    &r->why_other[i - 1], .has_rank = r->rs.t[i].info.has_rank,
-		    .rank = r->rs.t[i].info.rank };
+	rk = rank_list(r);
 	ok = bd_ranks_across(rk, r->why_nother + 1, x);
 	free(rk);
 	return ok;
@@ -488,23 +595,58 @@ md_across(FILE *fp, const struct report *r, size_t ns)
 		bd_across_free(&own);
 }
 
+/*
+ * With several traces: which they are, how their cards are named, which
+ * steps are compared.
+ */
+static void
+md_traces(FILE *fp, const struct report *r)
+{
+	const struct bd_ranks *x = &r->why_ranks;
+
+	fprintf(fp, "Every card of the %zu traces (the ranks of the run:",
+	    x->nranks);
+	for (size_t i = 0; i < x->nranks; i++)
+		fprintf(fp, "%s %s `%s`", i ? "," : "", x->rank_label[i],
+		    r->rs.t[i].path);
+	fprintf(fp, "), each card named by its trace's rank and its number "
+	    "(r1c0: rank 1's card 0; tI, the I-th trace from 0, where the "
+	    "traces have no ranks of their own or share one); the steps are "
+	    "those every trace has, matched by name (the k-th step named N "
+	    "of one trace is the k-th named N of each other)");
+	if (x->npartial > 0)
+		fprintf(fp, ", %zu step%s that only some have left out",
+		    x->npartial, x->npartial == 1 ? "" : "s");
+	fprintf(fp, ".  The run's verdict adds up every card of every "
+	    "trace.\n\n");
+}
+
 void
 report_why_md(FILE *fp, const struct report *r)
 {
-	const struct bd_run *run = &r->why;
 	size_t ns;
 
-	if (!r->has_why)
+	if (!r->has_why || !r->why_matched)
 		return;
 	fprintf(fp, "## Why it was slow\n\n");
-	if (run->res.ncards == 0) {
-		fprintf(fp, "`%s` has no device event: no card's time can be "
-		    "classified.\n\n", r->rs.t[0].path);
+	if (r->why_ranks.ncards == 0) {
+		if (ranked(r))
+			fprintf(fp, "None of the %zu traces has a device event: "
+			    "no card's time can be classified.\n\n",
+			    r->why_ranks.nranks);
+		else
+			fprintf(fp, "`%s` has no device event: no card's time "
+			    "can be classified.\n\n", r->rs.t[0].path);
 		return;
 	}
-	ns = shown_steps(run);
-	fprintf(fp, "Each card's time in each step of `%s`, as `export "
-	    "--trace ... --breakdown` gives it (spyremon(1), \"Breakdown\"): "
+	ns = shown_steps(r);
+	fprintf(fp, "Each card's time in each step of ");
+	if (ranked(r))
+		fprintf(fp, "the run's traces");
+	else
+		fprintf(fp, "`%s`", r->rs.t[0].path);
+	fprintf(fp, ", as `export --trace ... --breakdown` gives it "
+	    "(spyremon(1), \"Breakdown\"): "
 	    "compute, data movement, communication, other, and idle by its "
 	    "cause (host wait: the next event's launch began after the card "
 	    "went idle; launch gap: a gap under %d µs; sync: the host in a "
@@ -513,8 +655,10 @@ report_why_md(FILE *fp, const struct report *r)
 	    "and launch gaps %d %% or more of the idle time, idle when so "
 	    "idle for other causes, else bound by compute, data movement or "
 	    "communication when one is %d %% or more of it, else mixed.\n\n",
-	    r->rs.t[0].path, BREAKDOWN_LAUNCH_GAP_NS / 1000,
+	    BREAKDOWN_LAUNCH_GAP_NS / 1000,
 	    BD_VERDICT_IDLE_PCT, BD_VERDICT_HOST_PCT, BD_VERDICT_BOUND_PCT);
+	if (ranked(r))
+		md_traces(fp, r);
 	md_verdicts(fp, r, ns);
 	if (r->why_plot)
 		fprintf(fp, "![Time by class per step and card](breakdown.png)"

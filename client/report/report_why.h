@@ -1,6 +1,8 @@
 /*
- * report_why: report.md's "Why it was slow": the first trace's breakdown
- * (analysis/bdrun.h, the figures of export --breakdown) as the run's
+ * report_why: report.md's "Why it was slow": the trace's breakdown
+ * (analysis/bdrun.h, the figures of export --breakdown; with several
+ * traces every trace's, cards labelled and steps matched by name as
+ * bdranks.h does, over the steps every trace has) as the run's
  * verdict and each step's per card with its rule and numbers, a stacked
  * bar chart of the classes per step and card (breakdown.png and .svg),
  * with several cards the cards side by side (bdcards.h: each step's
@@ -21,8 +23,9 @@
 #define REPORT_WHY_STEPS	24	/* steps shown; export --breakdown has all */
 
 /*
- * With a trace: its breakdown and counters into r->why, and the other
- * traces' into r->why_other (for "Across cards").  CLIENT_EXIT_OK,
+ * With a trace: its breakdown and counters into r->why, the other
+ * traces' into r->why_other, and every trace's cards and steps matched
+ * into r->why_ranks.  CLIENT_EXIT_OK,
  * or another CLIENT_EXIT_* after saying why (the trace or the samples
  * could not be read).
  */

@@ -2,7 +2,7 @@
 # spyremon export --breakdown and report over the ranks of one run: every
 # rank's cards side by side, steps matched by name.  The two rank traces
 # come from the Spyre device trace of four cards (flex-allreduce-tp4.json,
-# begin and end pairs) by this transformation, a tensor-parallel run of
+# begin and end pairs) by flex_ranks.py, a tensor-parallel run of
 # four cards as two ranks of two: three steps are laid on the trace (the
 # first ends while every card is busy, so busy time decides: card 2,
 # whose first event starts the trace; in the second card 0 works to the
@@ -30,29 +30,8 @@ FLEX=$ROOT/tests/data/traces/flex-allreduce-tp4.json
 BASE=1760000000000000000
 FIRST_NS=2097962447132759
 
-python3 - "$FLEX" "$T/r0.json" "$T/r1.json" "$T/all.json" <<'PY' || fail "no rank traces"
-import json, sys
-from decimal import Decimal
-ev = json.load(open(sys.argv[1]), parse_float=Decimal)
-lo, hi = min(e["ts"] for e in ev), max(e["ts"] for e in ev)
-bounds = [lo, lo + Decimal("400"), lo + Decimal("1000.5"), hi + 1]
-steps = [{"name": "ProfilerStep#%d" % i, "ph": "X", "cat": "user_annotation",
-          "pid": 100, "tid": 1, "ts": a, "dur": b - a}
-         for i, (a, b) in enumerate(zip(bounds, bounds[1:]))]
-extra = {"name": "ProfilerStep#3", "ph": "X", "cat": "user_annotation",
-         "pid": 100, "tid": 1, "ts": hi + 2, "dur": Decimal("10")}
-class Exact(json.JSONEncoder):
-    def default(self, o):
-        return float(o) if isinstance(o, Decimal) else super().default(o)
-def write(path, rank, events):
-    json.dump({"distributedInfo": {"backend": "nccl", "rank": rank, "world_size": 2},
-               "traceEvents": events}, open(path, "w"), cls=Exact)
-shift = Decimal("250.25")
-write(sys.argv[2], 0, [e for e in ev if e["pid"] in (1, 2)] + steps + [extra])
-write(sys.argv[3], 1, [dict(e, ts=e["ts"] + shift) for e in ev + steps
-                       if e["pid"] in (0, 3, 100)])
-write(sys.argv[4], 0, ev + steps)
-PY
+python3 "$ROOT/tests/integration/flex_ranks.py" "$FLEX" "$T/r0.json" "$T/r1.json" \
+	"$T/all.json" || fail "no rank traces"
 # samples of a busy and power of their own per card, and a window
 python3 - "$BASE" >"$T/samples" <<'PY'
 import sys

@@ -12,6 +12,10 @@
 # "Across cards" with each step's straggler and spreads as it gives them;
 # breakdown.png is a PNG of the stated size with bars drawn, breakdown.svg
 # well-formed SVG.  A trace without device events says so, with no chart.
+# Two rank traces of one run (flex_ranks.py): the verdict table and the
+# evidence have a row per step both have and card of either rank,
+# labelled r<rank>c<card>, each its trace's export --breakdown; the run's
+# verdict adds up all four cards; the chart has 12 bars (3 steps x 4).
 source "$(dirname "$0")/lib.sh"
 
 need python3 sqlite3
@@ -178,4 +182,137 @@ grep -q 'has no device event: no card.s time can be classified' "$T/rep2/report.
 	fail "no word of the missing device events"
 [ ! -e "$T/rep2/breakdown.png" ] || fail "a chart of no device event"
 stop_daemon
+
+# two rank traces of one run (flex_ranks.py, as t_breakdown_ranks): the
+# verdict table, the chart and the evidence cover every rank's cards,
+# each named r<rank>c<card>, over the steps both traces have; each row is
+# its own trace's export --breakdown --json, the run's verdict adds up
+# all four cards' spans, the chart has a bar per card per step
+MKSAMPLES=$BIN/tests/mksamples
+[ -x "$MKSAMPLES" ] || fail "no $MKSAMPLES: run make check"
+FLEX=$ROOT/tests/data/traces/flex-allreduce-tp4.json
+BASE=1760000000000000000
+FIRST_NS=2097962447132759
+python3 "$ROOT/tests/integration/flex_ranks.py" "$FLEX" "$T/r0.json" "$T/r1.json" \
+	"$T/all.json" || fail "no rank traces"
+python3 - "$BASE" >"$T/samples" <<'PY'
+import sys
+base = int(sys.argv[1])
+for dev in range(4):
+    for k in range(-20, 25):
+        print("%d %d 1 pwr=%d.0 busy=%d" % (base + k * 10**6, dev,
+              50 + 5 * dev + k % 3, 10 + 20 * dev + k % 5))
+print("window rk-run %d %d" % (base, base + 20 * 10**6))
+PY
+"$MKSAMPLES" "$T/rk.db" <"$T/samples" || fail "mksamples failed"
+"$CLIENT" --db "$T/rk.db" report --window rk-run --trace "$T/r0.json" --trace "$T/r1.json" \
+	--align-window rk-run --output "$T/rep3" >"$T/out" 2>"$T/err" ||
+	fail "report of two ranks failed: $(cat "$T/err")"
+for r in 0 1; do
+	"$CLIENT" --db "$T/rk.db" export --trace "$T/r$r.json" --align-window rk-run \
+		--breakdown --json >"$T/rk$r.json" 2>"$T/err" ||
+		fail "export --breakdown of rank $r failed: $(cat "$T/err")"
+done
+sed -n '/^## Why it was slow/,/^### Across cards/p' "$T/rep3/report.md"
+python3 - "$T/rep3/report.md" "$T/r0.json" "$T/r1.json" "$T/rk0.json" "$T/rk1.json" <<'PY' ||
+import json, re, sys
+md = open(sys.argv[1]).read()
+sec = md.split("## Why it was slow\n", 1)[1].split("\n## ", 1)[0]
+traces = [json.load(open(p)) for p in sys.argv[2:4]]
+bds = [json.load(open(p)) for p in sys.argv[4:6]]
+# from the traces: each rank's cards (the pids of its begin and end pairs)
+# and steps; the steps both have, in the first's order
+labels, cards = [], []
+for i, t in enumerate(traces):
+    rank = t["distributedInfo"]["rank"]
+    for c in sorted({e["pid"] for e in t["traceEvents"] if e.get("ph") == "B"}):
+        labels.append("r%dc%d" % (rank, c))
+        cards.append((i, c))
+names = [[e["name"] for e in t["traceEvents"] if e.get("ph") == "X" and
+          e["name"].startswith("ProfilerStep#")] for t in traces]
+common = [n for n in names[0] if all(n in m for m in names)]
+assert labels == ["r0c1", "r0c2", "r1c0", "r1c3"], labels
+assert common == ["ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"], common
+f1 = lambda v: "%.1f" % v
+CL = ("compute", "data_movement", "communication", "other", "idle")
+IC = ("host_wait", "launch_gap", "sync", "unexplained")
+def section(title):
+    a = sec.split(title, 1)[1] if title else sec
+    return a.split("\n### ", 1)[0]
+verdicts, evid = {}, {}
+for line in section("").splitlines():
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    if len(cells) == 14 and cells[1] in labels:
+        verdicts[(cells[0], cells[1])] = cells
+for line in section("### Evidence from the counters\n").splitlines():
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    if len(cells) == 15 and cells[1] in labels:
+        evid[(cells[0], cells[1])] = cells
+want = {(s, l) for s in common + ["total"] for l in labels}
+assert set(verdicts) == want, sorted(set(verdicts) ^ want)
+assert set(evid) == want, sorted(set(evid) ^ want)
+span = idle = unexp = 0
+for label, (i, c) in zip(labels, cards):
+    card = next(x for x in bds[i]["cards"] if x["card"] == c)
+    for w in [s for s in card["steps"] if s["step"] in common] + [dict(card, step="total")]:
+        r = verdicts[(w["step"], label)]
+        assert r[2] == "%.3f" % (w["span_us"] / 1000), (label, r, w)
+        exp = [f1(w[k + "_pct"]) for k in CL]
+        exp += [f1(100 * w["idle_causes"][k + "_us"] / w["span_us"]) for k in IC]
+        assert r[3:12] == exp, (label, r, exp)
+        assert r[12] == "**%s**" % w["verdict"], (label, r, w["verdict"])
+        e, k = evid[(w["step"], label)], w["counters"]
+        assert int(e[2]) == k["samples"] and e[4] == f1(k["busy_pct"]), (label, e, k)
+        assert (e[14] == "**contradicts**") == k["contradicts"], (label, e, k)
+    span += card["span_us"]
+    idle += card["idle_us"]
+    unexp += card["idle_causes"]["unexplained_us"]
+    assert not any(s == "ProfilerStep#3" for s, _ in verdicts), "a step one rank lacks"
+m = re.search(r"\*\*The run: ([a-z-]+)\*\* \(every card's span added up, "
+              r"([0-9.]+) card-ms: .*\)\.  Idle time with a cause \(host wait, "
+              r"launch gap, sync\): ([0-9.]+) % of ([0-9.]+) ms idle", sec)
+assert m and m.group(2) == "%.3f" % (span / 1000), (m and m.groups(), span)
+assert m.group(4) == "%.3f" % (idle / 1000), (m.groups(), idle)
+assert "1 step that only some have left out" in sec, sec
+assert "![Time by class per step and card](breakdown.png)" in sec
+print("report of two ranks: %d verdict and %d evidence rows for %s" %
+      (len(verdicts), len(evid), ", ".join(labels)))
+PY
+	fail "the two ranks' verdicts and evidence"
+# the chart: a bar per card per step (3 steps of 4 cards), told apart
+# along the row just above the x axis (the plot area's bottom, y 480)
+python3 - "$T/rep3/breakdown.png" <<'PY' || fail "breakdown.png of two ranks"
+import struct, sys, zlib
+b = open(sys.argv[1], "rb").read()
+assert b[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+w, h, depth, ctype = struct.unpack(">IIBB", b[16:26])
+assert (w, h, depth, ctype) == (1200, 560, 8, 2), (w, h, depth, ctype)
+pos, data = 8, b""
+while pos < len(b):
+    n, typ = struct.unpack(">I4s", b[pos:pos + 8])
+    if typ == b"IDAT":
+        data += b[pos + 8:pos + 8 + n]
+    pos += 12 + n
+raw = zlib.decompress(data)
+stride = 1 + 3 * w
+prev = bytearray(3 * w)
+rows = []
+for y in range(h):
+    f, row = raw[y * stride], bytearray(raw[y * stride + 1:(y + 1) * stride])
+    if f == 1:
+        for i in range(3, len(row)):
+            row[i] = (row[i] + row[i - 3]) & 255
+    elif f == 2:
+        for i in range(len(row)):
+            row[i] = (row[i] + prev[i]) & 255
+    else:
+        assert f == 0, f
+    rows.append(row)
+    prev = row
+row = rows[478]
+ink = [min(row[3 * x:3 * x + 3]) < 235 for x in range(92, 989)]
+bars = sum(1 for i in range(1, len(ink)) if ink[i] and not ink[i - 1]) + ink[0]
+assert bars == 12, bars
+print("breakdown.png: %d bars above the axis" % bars)
+PY
 exit 0
