@@ -267,11 +267,12 @@ size_t db_key_search(size_t n, struct db_key (*key_at)(const void *ctx,
 void db_coarse_free(struct db_coarse *c);
 
 /*
- * Per card with samples overlapping (lo_ns, hi_ns), with device_sql
- * appended, its oldest stamp among them, by device, in *out (free it).
+ * Per card with samples of epoch of the host clock (-1: any) overlapping
+ * (lo_ns, hi_ns), with device_sql appended, its oldest stamp among them,
+ * by device, in *out (free it).
  */
 int db_first_by_device(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
-    const char *device_sql, struct db_key **out, size_t *n);
+    int64_t epoch, const char *device_sql, struct db_key **out, size_t *n);
 
 /*
  * Per card with samples stamped in (begin_ns, end_ns + DB_MAX_INTERVAL_NS),
@@ -400,6 +401,17 @@ struct db_trace_piece {
 size_t db_trace_pieces(const struct db_trace_clock *c, int64_t lo_ns,
     int64_t hi_ns, struct db_trace_piece *out);
 size_t db_trace_npieces(const struct db_trace_clock *c);
+
+/*
+ * db_first_by_device over (lo_ns, hi_ns) of c's time (NULL: no steps),
+ * piece after piece, each of its epoch: the cards with samples in the
+ * span, by device, each with its first stamp in the earliest epoch it
+ * has samples of there.  A card whose only rows at a piece's stamps are
+ * of another epoch has none in the span.
+ */
+int db_trace_first_by_device(sqlite3 *db, const struct db_trace_clock *c,
+    int64_t lo_ns, int64_t hi_ns, const char *device_sql,
+    struct db_key **out, size_t *n);
 
 /*
  * The rows of statement s (db_select_samples, or any taking ?1 ?2 ?3

@@ -447,6 +447,49 @@ db_trace_npieces(const struct db_trace_clock *c)
 	return c == NULL || c->start_epoch < 0 ? 1 : c->n;
 }
 
+int
+db_trace_first_by_device(sqlite3 *db, const struct db_trace_clock *c,
+    int64_t lo_ns, int64_t hi_ns, const char *device_sql,
+    struct db_key **out, size_t *n)
+{
+	struct db_trace_piece *p;
+	struct db_key *more;
+	size_t np, nmore;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	p = dbread_grow(NULL, 0, db_trace_npieces(c) * sizeof(*p));
+	np = db_trace_pieces(c, lo_ns, hi_ns, p);
+	for (size_t i = 0; i < np && rc == 0; i++) {
+		if ((rc = db_first_by_device(db, p[i].lo_ns, p[i].hi_ns,
+		    p[i].epoch, device_sql, &more, &nmore)) != 0)
+			break;
+		/* by device; a card's first piece (its earliest epoch) wins */
+		for (size_t k = 0; k < nmore; k++) {
+			size_t at = 0;
+
+			while (at < *n && (*out)[at].device < more[k].device)
+				at++;
+			if (at < *n && (*out)[at].device == more[k].device)
+				continue;
+			*out = dbread_grow(*out, *n, sizeof(**out));
+			memmove(&(*out)[at + 1], &(*out)[at],
+			    (*n - at) * sizeof(**out));
+			(*out)[at] = more[k];
+			(*n)++;
+		}
+		free(more);
+	}
+	free(p);
+	if (rc != 0) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
 void
 db_trace_cursor_open(struct db_trace_cursor *k, sqlite3_stmt *s,
     const struct db_trace_clock *c, int64_t lo_ns, int64_t hi_ns,

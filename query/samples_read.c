@@ -397,7 +397,7 @@ db_count_coarse(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
 }
 
 int
-db_first_by_device(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
+db_first_by_device(sqlite3 *db, int64_t lo_ns, int64_t hi_ns, int64_t epoch,
     const char *device_sql, struct db_key **out, size_t *n)
 {
 	int64_t hi3 = hi_ns > INT64_MAX - DB_MAX_INTERVAL_NS ? INT64_MAX :
@@ -409,9 +409,10 @@ db_first_by_device(sqlite3 *db, int64_t lo_ns, int64_t hi_ns,
 	*n = 0;
 	if ((rc = db_preparef(db, &s, "the samples", "SELECT " SCHEMA_C_DEVICE
 	    ", min(" SCHEMA_C_TS ") FROM " SCHEMA_T_SAMPLES " WHERE "
-	    DB_OVERLAPS_SQL "%s GROUP BY " SCHEMA_C_DEVICE " ORDER BY "
-	    SCHEMA_C_DEVICE, device_sql)) != 0)
+	    DB_OVERLAPS_SQL "%s%s GROUP BY " SCHEMA_C_DEVICE " ORDER BY "
+	    SCHEMA_C_DEVICE, device_sql, db_epoch_sql(db))) != 0)
 		return rc;
+	db_bind_epoch(s, epoch);
 	sqlite3_bind_int64(s, 1, lo_ns);
 	sqlite3_bind_int64(s, 2, hi_ns);
 	sqlite3_bind_int64(s, 3, hi3);

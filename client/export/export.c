@@ -280,26 +280,77 @@ note_damage(struct export_writer *w, const struct span *sp,
 }
 
 /*
- * Write the rows of one span; *rows counts them.  A write error stops
- * the export at once.  A damaged page is read around (note_damage): the
- * rows before it and after it are written.
+ * The stamps sp's rows are read at, pad_ns wider on each side, in *out
+ * (free it): a trace's span as a piece per epoch of the host clock it
+ * reaches (db_trace_pieces: each sample read once, the pieces in the
+ * trace's time one after another), else the span itself in its epoch.
+ * How many.
+ */
+static size_t
+span_pieces(const struct span *sp, int64_t pad_ns, struct db_trace_piece **out)
+{
+	const struct db_trace_clock *c = sp->trace != NULL ?
+	    &sp->trace->epochs : NULL;
+
+	if ((*out = calloc(db_trace_npieces(c), sizeof(**out))) == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	if (c != NULL)
+		return db_trace_pieces(c, sp->lo_ns - pad_ns, sp->hi_ns + pad_ns,
+		    *out);
+	(*out)[0] = (struct db_trace_piece){ sp->lo_ns - pad_ns,
+	    sp->hi_ns + pad_ns, sp->epoch, 0 };
+	return 1;
+}
+
+/*
+ * Write the rows of one span, piece after piece (span_pieces); *rows
+ * counts them.  A write error stops the export at once.  A damaged page
+ * is read around (note_damage): the rows before it and after it are
+ * written.
  */
 static int
 export_span(struct export_writer *w, const struct span *sp,
     const struct options *o, int64_t *rows)
 {
 	struct export_damage dmg;
-	int64_t nfile;
-	int rc;
+	struct db_trace_piece *p;
+	int64_t nfile, n;
+	size_t np = span_pieces(sp, o->pad_ns, &p);
+	int rc = CLIENT_EXIT_OK;
 
-	db_bind_epoch(sp->src->s, sp->epoch);
-	rc = export_write_samples(w, sp->src->db, sp->src->s,
-	    sp->lo_ns - o->pad_ns, sp->hi_ns + o->pad_ns, sp->win != NULL ?
-	    sp->win->id : 0, output_name(o->output), rows, &nfile, &dmg);
-	if (rc == CLIENT_EXIT_OK && dmg.damaged)
-		note_damage(w, sp, sp->src, dmg.from_ns, dmg.to_ns,
-		    dmg.interval_ms, dmg.devs);
+	*rows = 0;
+	for (size_t i = 0; i < np && rc == CLIENT_EXIT_OK; i++) {
+		db_bind_epoch(sp->src->s, p[i].epoch);
+		w->trace_shift_ns = p[i].shift_ns;
+		rc = export_write_samples(w, sp->src->db, sp->src->s,
+		    p[i].lo_ns, p[i].hi_ns, sp->win != NULL ? sp->win->id : 0,
+		    output_name(o->output), &n, &nfile, &dmg);
+		*rows += n;
+		if (rc == CLIENT_EXIT_OK && dmg.damaged)
+			note_damage(w, sp, sp->src, dmg.from_ns, dmg.to_ns,
+			    dmg.interval_ms, dmg.devs);
+	}
+	w->trace_shift_ns = 0;
+	free(p);
 	return rc;
+}
+
+/*
+ * The cards of sp and each one's first stamp, by device, in *cards
+ * (free it): aiusmi's #MetricFiles block.  A trace's, of each epoch its
+ * span reaches, that epoch's rows only.
+ */
+static int
+span_cards(const struct job *j, const struct span *sp, struct db_key **cards,
+    size_t *n)
+{
+	int64_t pad = j->o->pad_ns;
+
+	if (sp->trace != NULL)
+		return db_trace_first_by_device(sp->src->db, &sp->trace->epochs,
+		    sp->lo_ns - pad, sp->hi_ns + pad, j->device_sql, cards, n);
+	return db_first_by_device(sp->src->db, sp->lo_ns - pad,
+	    sp->hi_ns + pad, sp->epoch, j->device_sql, cards, n);
 }
 
 static void
@@ -338,9 +389,8 @@ write_spans(struct job *j, struct export_writer *w)
 		bool last = i + 1 == j->nspans || sp->win == NULL ||
 		    j->spans[i + 1].win != sp->win;
 
-		if (w->format == EXPORT_AIUSMI && (rc = db_first_by_device(
-		    sp->src->db, sp->lo_ns - o->pad_ns, sp->hi_ns + o->pad_ns,
-		    j->device_sql, &cards, &ncards)) != CLIENT_EXIT_OK)
+		if (w->format == EXPORT_AIUSMI && (rc = span_cards(j, sp,
+		    &cards, &ncards)) != CLIENT_EXIT_OK)
 			break;
 		w->cards = cards;
 		w->ncards = ncards;
@@ -532,10 +582,14 @@ settle_spans(struct job *j)
 	for (size_t i = 0; i < j->nspans; i++) {
 		const struct span *sp = &j->spans[i];
 
+		int64_t end = sp->hi_ns + j->o->pad_ns, epoch;
+
 		if (sp->win != NULL)
 			continue;
-		rc = settle_span(j->cl, sp->src->db, sp->src->path,
-		    sp->hi_ns + j->o->pad_ns);
+		/* a trace's end, as the host clock stamps it then */
+		if (sp->trace != NULL)
+			end = db_trace_stamp(&sp->trace->epochs, end, &epoch);
+		rc = settle_span(j->cl, sp->src->db, sp->src->path, end);
 		if (rc == CLIENT_EXIT_INCOMPLETE)
 			j->settled = rc;
 		else if (rc != CLIENT_EXIT_OK)
@@ -609,10 +663,17 @@ aiusmi_columns(struct job *j, bool **shown)
 
 	if ((*shown = calloc(j->ncols + 1, sizeof(**shown))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
-	for (size_t i = 0; i < j->nspans && rc == CLIENT_EXIT_OK; i++)
-		rc = db_smi_printed(j->spans[i].src->db, j->spans[i].src->cols,
-		    j->ncols, j->spans[i].lo_ns - o->pad_ns,
-		    j->spans[i].hi_ns + o->pad_ns, j->device_sql, *shown);
+	for (size_t i = 0; i < j->nspans && rc == CLIENT_EXIT_OK; i++) {
+		const struct span *sp = &j->spans[i];
+		struct db_trace_piece *p;
+		size_t np = span_pieces(sp, o->pad_ns, &p);
+
+		for (size_t k = 0; k < np && rc == CLIENT_EXIT_OK; k++)
+			rc = db_smi_printed(sp->src->db, sp->src->cols,
+			    j->ncols, p[k].lo_ns, p[k].hi_ns, j->device_sql,
+			    *shown);
+		free(p);
+	}
 	return rc;
 }
 
@@ -640,16 +701,23 @@ run_samples(struct job *j, struct export_writer *w)
 		return CLIENT_EXIT_FAILED;
 	setvbuf(w->out, NULL, _IOFBF, OUT_BUFSIZE);
 	w->cols = j->src[0].cols;
+	w->trace_time = o->window == NULL && o->traces.n > 0;
 	if (export_writer_init(w) == -1)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	/* imported coarse samples are counted first: the header says so */
 	for (size_t k = 0; k < j->nsrc && rc == CLIENT_EXIT_OK; k++) {
-		for (size_t i = 0; i < j->nspans && rc == CLIENT_EXIT_OK; i++)
-			if (j->spans[i].src == &j->src[k])
+		for (size_t i = 0; i < j->nspans && rc == CLIENT_EXIT_OK; i++) {
+			struct db_trace_piece *p;
+			size_t np;
+
+			if (j->spans[i].src != &j->src[k])
+				continue;
+			np = span_pieces(&j->spans[i], o->pad_ns, &p);
+			for (size_t q = 0; q < np && rc == CLIENT_EXIT_OK; q++)
 				rc = export_coarse_span(j->src[k].db, w,
-				    j->spans[i].lo_ns - o->pad_ns,
-				    j->spans[i].hi_ns + o->pad_ns,
-				    j->device_sql);
+				    p[q].lo_ns, p[q].hi_ns, j->device_sql);
+			free(p);
+		}
 		j->src[k].coarse = w->coarse;
 		memset(&w->coarse, 0, sizeof(w->coarse));
 	}

@@ -20,7 +20,7 @@
 #include "pair.h"
 
 enum export_format {
-	EXPORT_CSV,		/* epoch_ns,time_utc,device,bus_id,interval_ms,<key>... */
+	EXPORT_CSV,		/* [trace_ns,]epoch_ns,time_utc,device,bus_id,interval_ms,<key>... */
 	EXPORT_AIUSMI,		/* aiu-smi -s: #MetricFiles, ID,Date (YYYYMMDD),Time (HH:MM:SS),<key unit>... */
 	EXPORT_JSONL,		/* one object per sample */
 };
@@ -48,6 +48,16 @@ struct export_writer {
 	 */
 	const char *host;
 	bool damaged;		/* a span's rows met a damaged page (said) */
+	/*
+	 * The samples of traces (--trace without --window or an output of
+	 * its own): each row's time in its trace's (target.h), its stamp
+	 * plus trace_shift_ns, which the caller sets before each piece of
+	 * the span (db_trace_pieces): csv's "trace_ns" column just before
+	 * epoch_ns (the stamp as stored), jsonl's "trace_ns" member after
+	 * "ts_ns".  aiusmi, aiu-smi's own text, keeps the stamps only.
+	 */
+	bool trace_time;
+	int64_t trace_shift_ns;
 	struct {
 		bool on;
 		const char *path;

@@ -210,6 +210,8 @@ csv_header(struct export_writer *w)
 		put_str(w, "window,");
 	if (w->trace.on)
 		put_str(w, "trace_rank,trace_host,");
+	if (w->trace_time)
+		put_str(w, "trace_ns,");
 	put_str(w, "epoch_ns,time_utc,device,bus_id,interval_ms");
 	for (size_t i = 0; i < w->ncols; i++) {
 		put_char(w, ',');
@@ -406,6 +408,10 @@ csv_row(struct export_writer *w, const struct pair_sample *r,
 		put_cell(w, w->trace.host);
 		put_char(w, ',');
 	}
+	if (w->trace_time) {
+		put_int(w, r->ts_ns + w->trace_shift_ns);
+		put_char(w, ',');
+	}
 	put_int(w, r->ts_ns);
 	put_char(w, ',');
 	put_time_utc(w, r->ts_ns);
@@ -544,6 +550,10 @@ jsonl_row(struct export_writer *w, const struct pair_sample *r,
 	}
 	put_str(w, "\"ts_ns\":");
 	put_int(w, r->ts_ns);
+	if (w->trace_time) {
+		put_str(w, ",\"trace_ns\":");
+		put_int(w, r->ts_ns + w->trace_shift_ns);
+	}
 	put_str(w, ",\"time\":\"");
 	put_time_utc(w, r->ts_ns);
 	put_str(w, "\",\"device\":");

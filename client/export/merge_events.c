@@ -234,43 +234,18 @@ merge_card_name(int device, const char *bus_id, char *buf, size_t len)
 
 /*
  * The cards with samples in the span, by device, in ev->cards: of each
- * epoch of the host clock the span reaches (target.h), each card's first
- * stamp in the earliest.
+ * epoch of the host clock the span reaches (target.h), that epoch's rows
+ * only, each card's first stamp in the earliest.
  */
 static int
 find_cards(sqlite3 *db, struct events *ev)
 {
-	const struct db_trace_clock *clk = &ev->rq->t->epochs;
-	struct db_trace_piece *p;
-	struct db_key *first = NULL, *more;
-	size_t n = 0, nmore, np;
-	int rc = CLIENT_EXIT_OK;
+	struct db_key *first;
+	size_t n;
+	int rc;
 
-	if ((p = calloc(db_trace_npieces(clk), sizeof(*p))) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
-	np = db_trace_pieces(clk, ev->lo_ns, ev->hi_ns, p);
-	for (size_t i = 0; i < np && rc == CLIENT_EXIT_OK; i++) {
-		if ((rc = db_first_by_device(db, p[i].lo_ns, p[i].hi_ns,
-		    ev->rq->device_sql, &more, &nmore)) != CLIENT_EXIT_OK)
-			break;
-		for (size_t k = 0; k < nmore; k++) {
-			size_t at = 0;
-
-			while (at < n && first[at].device < more[k].device)
-				at++;
-			if (at < n && first[at].device == more[k].device)
-				continue;
-			if ((first = reallocarray(first, n + 1,
-			    sizeof(*first))) == NULL)
-				errx(CLIENT_EXIT_FAILED, "out of memory");
-			memmove(&first[at + 1], &first[at],
-			    (n - at) * sizeof(*first));
-			first[at] = more[k];
-			n++;
-		}
-		free(more);
-	}
-	free(p);
+	rc = db_trace_first_by_device(db, &ev->rq->t->epochs, ev->lo_ns,
+	    ev->hi_ns, ev->rq->device_sql, &first, &n);
 	if (rc != CLIENT_EXIT_OK || n == 0) {
 		free(first);
 		return rc;

@@ -195,6 +195,20 @@ report_pieces(struct report *r)
 }
 
 /*
+ * The cards of aiusmi.csv's #MetricFiles block: over the steps' span in
+ * the first trace's time, each epoch's rows only; else over the window.
+ */
+static int
+first_cards(const struct report *r, sqlite3 *db, struct db_key **cards,
+    size_t *n)
+{
+	if (r->has_trace)
+		return db_trace_first_by_device(db, &r->rs.t[0].epochs,
+		    r->rs.first_ns, r->rs.last_ns, "", cards, n);
+	return db_first_by_device(db, r->lo, r->hi, -1, "", cards, n);
+}
+
+/*
  * aiusmi.csv from db, a connection of its own: it runs in a thread of its
  * own while the plots are drawn (see aiusmi_start).  It reads r->cat,
  * r->lo, r->hi and r->tmp, and writes only r->aiusmi_rows and
@@ -225,8 +239,7 @@ write_aiusmi(struct report *r, sqlite3 *db)
 	if ((rc = db_devmap_load(db, &map)) != CLIENT_EXIT_OK ||
 	    (rc = db_smi_printed(db, cols, r->cat.n, r->lo, r->hi, "",
 	    shown)) != CLIENT_EXIT_OK ||
-	    (rc = db_first_by_device(db, r->lo, r->hi, "", &cards,
-	    &w.ncards)) != CLIENT_EXIT_OK)
+	    (rc = first_cards(r, db, &cards, &w.ncards)) != CLIENT_EXIT_OK)
 		goto done;
 	w.cards = cards;
 	if ((s = db_select_samples(db, cols, r->cat.n, "", true)) == NULL) {
@@ -414,8 +427,15 @@ chart(struct report *r, const char *name, const char *title, const int *keys,
 	c.panels = panels;
 	c.npanels = np;
 	if (r->has_trace) {
-		/* the first trace's steps: the ranks' would overlap */
+		/*
+		 * the first trace's steps (the ranks' would overlap), from
+		 * the window's begin brought into that trace's time: the
+		 * pieces the plots draw follow each other as the epochs do
+		 * in it (db_trace_clock_load), whatever epoch it began in
+		 */
 		size_t first, ns = runsteps_of(&r->rs, 0, &first);
+		int64_t origin_ns = db_trace_time(&r->rs.t[0].epochs,
+		    r->ws.w.begin_ns, r->ws.w.begin_epoch);
 
 		if ((sh0 = calloc(ns + 1, sizeof(double))) == NULL ||
 		    (sh1 = calloc(ns + 1, sizeof(double))) == NULL)
@@ -423,7 +443,7 @@ chart(struct report *r, const char *name, const char *title, const int *keys,
 		for (size_t i = 0; i < ns; i++) {
 			const struct runstep *st = &r->rs.s[first + i];
 
-			sh0[i] = (double)(st->start_ns - r->ws.w.begin_ns) / 1e9;
+			sh0[i] = (double)(st->start_ns - origin_ns) / 1e9;
 			sh1[i] = sh0[i] + (double)st->dur_ns / 1e9;
 		}
 		c.shade0 = sh0;

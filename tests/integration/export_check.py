@@ -17,9 +17,13 @@ has the columns aiu-smi printed in the span (and those it always prints).
 
 usage: export_check.py DB FORMAT FILE --span LO HI [--span LO HI ...]
            [--pad NS] [--metrics a,b] [--devices 0,1] [--window-ids 1,2]
-           [--sim-header FILE] [--min-rows N] [--by-source]
+           [--sim-header FILE] [--min-rows N] [--by-source] [--trace-ns]
 
-Several --span give the windows of an --all export, in order.  Exits 1
+Several --span give the windows of an --all export, in order.  With
+--trace-ns, an export of a trace's samples: csv's trace_ns column before
+epoch_ns and jsonl's trace_ns member give each row's time in the trace's,
+which is its stamp in a database that records no step of the host clock
+(the check refuses one that does).  Exits 1
 with a message on the first difference.
 """
 import argparse
@@ -137,6 +141,8 @@ def check_csv(lines, spans, a, metrics, cat, devmap, nfile):
     reader = csv.reader(lines)
     header = next(reader)
     lead = ["epoch_ns", "time_utc", "device", "bus_id", "interval_ms"]
+    if a.trace_ns:
+        lead = ["trace_ns"] + lead
     if a.window_ids:
         lead = ["window"] + lead
     trail = ["source"] if nfile else []
@@ -153,6 +159,11 @@ def check_csv(lines, spans, a, metrics, cat, devmap, nfile):
         if a.window_ids:
             if int(cells[0]) != wid:
                 fail("csv window %s, not %d" % (cells[0], wid))
+            cells = cells[1:]
+        if a.trace_ns:
+            if int(cells[0]) != ts:
+                fail("csv trace_ns %s for the stamp %d: no step of the host "
+                     "clock moves it" % (cells[0], ts))
             cells = cells[1:]
         if (int(cells[0]), int(cells[2]), int(cells[4])) != (ts, dev, iv):
             fail("csv row %r, not %r" % (cells[:5], (ts, dev, iv)))
@@ -240,6 +251,9 @@ def check_jsonl(lines, spans, a, metrics, cat, devmap, nfile):
         o = json.loads(line)
         if (o["ts_ns"], o["device"], o["interval_ms"]) != (ts, dev, iv):
             fail("jsonl row %r, not %r" % (line, (ts, dev, iv)))
+        if a.trace_ns and o.get("trace_ns") != ts:
+            fail("jsonl trace_ns %r for the stamp %d: no step of the host "
+                 "clock moves it" % (o.get("trace_ns"), ts))
         if a.window_ids and o.get("window") != wid:
             fail("jsonl window %r, not %d" % (o.get("window"), wid))
         if o["bus_id"] != bus_id_at(devmap, dev, ts):
@@ -267,7 +281,15 @@ def main():
     p.add_argument("--sim-header")
     p.add_argument("--min-rows", type=int, default=1)
     p.add_argument("--by-source", action="store_true")
+    p.add_argument("--trace-ns", action="store_true")
     a = p.parse_args()
+    if a.trace_ns:
+        db = sqlite3.connect(a.db)
+        if db.execute("SELECT count(*) FROM sqlite_master WHERE name = "
+                      "'clock_steps'").fetchone()[0] and db.execute(
+                          "SELECT count(*) FROM clock_steps").fetchone()[0]:
+            fail("%s records steps of the host clock: --trace-ns checks "
+                 "trace_ns against the stamps only" % a.db)
 
     catalog, samples, values, devmap, always = load_db(a.db)
     cat = {k: (u, d) for k, u, d in catalog}

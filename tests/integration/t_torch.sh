@@ -76,7 +76,7 @@ print(" ".join(e["name"] for e in (d if isinstance(d, list) else d["traceEvents"
 		read -r first last <<<"$($CHECK span "$trace")"
 		$SPY export --trace "$trace" --align-window "$tag" --format csv \
 			--output "$T/span.csv" || fail "export --trace --align-window failed"
-		$EXPORT_CHECK "$DB" csv "$T/span.csv" --span "$begin" $((begin + last - first)) \
+		$EXPORT_CHECK "$DB" csv "$T/span.csv" --trace-ns --span "$begin" $((begin + last - first)) \
 			--min-rows $((ITER * 2))
 		align=(--trace "$trace" --align-window "$wid")
 		clock=$wid
@@ -86,7 +86,7 @@ print(" ".join(e["name"] for e in (d if isinstance(d, list) else d["traceEvents"
 		read -r first last <<<"$($CHECK abs-span "$trace")"
 		$SPY export --trace "$trace" --format csv --output "$T/span.csv" ||
 			fail "export --trace of a trace with absolute time failed"
-		$EXPORT_CHECK "$DB" csv "$T/span.csv" --span "$first" "$last" \
+		$EXPORT_CHECK "$DB" csv "$T/span.csv" --trace-ns --span "$first" "$last" \
 			--min-rows $((ITER * 2))
 		align=(--trace "$trace")
 		clock=-

@@ -4,6 +4,8 @@ of the host clock (t_clockstep_trace).
 
     trace_epochs_check.py DB TRACE merge MERGED [LO HI]
     trace_epochs_check.py DB TRACE steps STEPS.csv
+    trace_epochs_check.py DB TRACE samples OUT.csv|OUT.jsonl
+    trace_epochs_check.py DB TRACE plot CHART.svg TAG NPANELS
 
 Each stored sample of epoch k is placed in the trace's time at its stamp
 less the sizes of the steps 1..k (the trace started in epoch 0).  merge:
@@ -13,7 +15,16 @@ clipped into the trace's span, with its value, in increasing time, then one
 final event.  steps: each step's energy per card is the integral of the
 shifted samples' power over the step, and every step has samples of
 every card (unshifted, the steps after the clock's step would have none).
+samples: export --trace's rows (csv or jsonl) are the stored samples
+overlapping the trace's span in its time, each once, with its stored stamp
+(epoch_ns, ts_ns) and its place in the trace's time (trace_ns), in
+increasing trace time.  plot: report's chart of window TAG shades each of
+the trace's steps that falls in the chart's time (the window's, from its
+begin in the trace's time, 3 % wider each side) once in each of its
+NPANELS panels.
 """
+import csv
+import re
 import json
 import sqlite3
 import sys
@@ -161,12 +172,96 @@ def check_steps(rows, steps, csvpath):
           "give" % len(steps))
 
 
+def check_samples(rows, lo, hi, path):
+    want = {(ts, d): (t, v) for t, d, iv, v, ts, ep in rows
+            if t > lo and t - iv < hi}
+    if path.endswith(".jsonl"):
+        got = [(o["trace_ns"], o["ts_ns"], o["device"],
+                o["values"].get("pwr")) for o in
+               (json.loads(l) for l in open(path))]
+    else:
+        got = [(int(r["trace_ns"]), int(r["epoch_ns"]), int(r["device"]),
+                r["pwr"] or None) for r in csv.DictReader(open(path))]
+    seen = set()
+    last, last_dev = None, {}
+    for t, ts, d, v in got:
+        if (ts, d) in seen:
+            fail("%s: the sample %d of card %d is written twice" %
+                 (path, ts, d))
+        seen.add((ts, d))
+        if (ts, d) not in want:
+            fail("%s: the sample %d of card %d does not overlap the trace "
+                 "in its time" % (path, ts, d))
+        wt, wv = want[(ts, d)]
+        if t != wt:
+            fail("%s: the sample %d of card %d at %d in the trace's time, "
+                 "its epoch places it at %d" % (path, ts, d, t, wt))
+        if (v is None) != (wv is None) or (
+                v is not None and Fraction(str(v)) != wv):
+            fail("%s: the sample %d of card %d: pwr %s, stored %s" %
+                 (path, ts, d, v, wv))
+        if last is not None and t < last:
+            fail("%s: trace_ns goes back at %d" % (path, t))
+        if d in last_dev and t <= last_dev[d]:
+            fail("%s: card %d's trace_ns goes back at %d" % (path, d, t))
+        last, last_dev[d] = t, t
+    if len(seen) != len(want):
+        miss = sorted(set(want) - seen)
+        fail("%s: %d rows, the trace's span holds %d stored samples; "
+             "missing %s" % (path, len(seen), len(want), miss[:3]))
+    eps = sorted({ep for t, d, iv, v, ts, ep in rows if (ts, d) in seen})
+    print("%s: %d rows, each stored sample once, epochs %s" %
+          (path.rsplit("/", 1)[-1], len(seen), eps))
+
+
+def check_plot(dbpath, steps, svg, tag, npanels):
+    db = sqlite3.connect(dbpath)
+    b, e, be, ee = db.execute("SELECT begin_ns, end_ns, begin_epoch, "
+                              "end_epoch FROM windows WHERE tag = ?",
+                              (tag,)).fetchone()
+    if be != ee:
+        fail("window %s spans epochs %d..%d: the check wants one" %
+             (tag, be, ee))
+    shift = {0: 0}
+    cum = 0
+    for sid, size in db.execute("SELECT id, size_ns FROM clock_steps "
+                                "ORDER BY id"):
+        cum += size
+        shift[sid] = cum
+    # the window's begin in the trace's time (the trace began in epoch 0)
+    origin = b - shift[be]
+    span = Fraction(e - b, 10 ** 9)
+    x0, x1 = -Fraction(3, 100) * span, span * Fraction(103, 100)
+    want = 0
+    for name, slo, dur in steps:
+        a = Fraction(slo - origin, 10 ** 9)
+        if min(a + Fraction(dur, 10 ** 9), x1) > max(a, x0):
+            want += 1
+    if want == 0:
+        fail("no step of the trace falls in window %s: a test of nothing" %
+             tag)
+    text = open(svg).read()
+    # the shades' greys: alpha 0.24 and 0.12 (plot.c), no other fill's
+    got = len(re.findall(r"fill:rgb\(5[45][.0-9]*%,5[45][.0-9]*%,"
+                         r"5[45][.0-9]*%\);fill-opacity:0\.(?:24|12);", text))
+    if got != want * npanels:
+        fail("%s: %d steps shaded, the trace's steps in window %s's time "
+             "give %d in each of %d panels" % (svg, got, tag, want, npanels))
+    print("%s: %d steps shaded in each of %d panels, as the trace's clock "
+          "places them" % (svg.rsplit("/", 1)[-1], want, npanels))
+
+
 def main():
     rows, nsteps = samples(sys.argv[1])
     base, lo, hi, steps = trace_span(sys.argv[2])
     if sys.argv[3] == "merge":
         span = [int(x) for x in sys.argv[5:7]] if len(sys.argv) > 6 else None
         check_merge(rows, base, lo, hi, sys.argv[4], span)
+    elif sys.argv[3] == "samples":
+        check_samples(rows, lo, hi, sys.argv[4])
+    elif sys.argv[3] == "plot":
+        check_plot(sys.argv[1], steps, sys.argv[4], sys.argv[5],
+                   int(sys.argv[6]))
     else:
         check_steps(rows, steps, sys.argv[4])
 
