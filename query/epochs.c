@@ -17,6 +17,7 @@
 
 #include <err.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -297,8 +298,9 @@ ambiguous(const struct trace_step_row *st, int64_t start_ns,
 	const struct trace_step_row *k = &st[amb[1] - 1];
 
 	format_time_utc(start_ns, when, sizeof(when));
-	format_duration((uint64_t)(k->size_ns < 0 ? -k->size_ns : k->size_ns),
-	    size, sizeof(size));
+	/* to the ms, as a person reads a step: not format_duration's exact ns */
+	snprintf(size, sizeof(size), "%.3f s", (double)(k->size_ns < 0 ?
+	    -k->size_ns : k->size_ns) / 1e9);
 	format_time_utc(k->at_ns, at, sizeof(at));
 	warnx("a trace starting at %s cannot be placed among the steps of the "
 	    "host clock: the clock showed that time twice, in epoch %" PRId64
