@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "format.h"
+#include "jsonw.h"
 
 yajl_val
 json_get(yajl_val obj, const char *key)
@@ -105,4 +107,13 @@ json_gen_flush(yajl_gen g, FILE *fp)
 	/* ready for the next top-level value, as in JSON lines */
 	yajl_gen_reset(g, NULL);
 	return 0;
+}
+
+void
+json_put_us(yajl_gen g, const char *key, int64_t ns)
+{
+	char buf[32];
+
+	jsonw_str(g, key);
+	jsonw_number(g, fmt_us(ns, buf, sizeof(buf)));
 }

@@ -45,4 +45,7 @@ yajl_gen json_gen_new(bool pretty);
  */
 int json_gen_flush(yajl_gen g, FILE *fp);
 
+/* "key": ns as a number of µs, exactly (format.h's fmt_us). */
+void json_put_us(yajl_gen g, const char *key, int64_t ns);
+
 #endif

@@ -275,6 +275,18 @@ bd_ranks_card(const struct bd_ranks *x, int64_t key)
 	return key >= 0 && (uint64_t)key < x->ncards ? &x->cards[key] : NULL;
 }
 
+const char *
+bd_ranks_card_name(const struct bd_ranks *x, int64_t key, bool alone,
+    char *buf, size_t len)
+{
+	const struct bd_rcard *c;
+
+	if (x != NULL)
+		return (c = bd_ranks_card(x, key)) != NULL ? c->label : "";
+	snprintf(buf, len, "%s%" PRId64, alone ? "" : "c", key);
+	return buf;
+}
+
 void
 bd_ranks_free(struct bd_ranks *x)
 {

@@ -94,6 +94,14 @@ bool bd_ranks_across(const struct bd_rank *r, size_t n, struct bd_ranks *out);
 /* The card of key (a figure's card), or NULL for none. */
 const struct bd_rcard *bd_ranks_card(const struct bd_ranks *x, int64_t key);
 
+/*
+ * A figure's card as the outputs name it: without x (one trace) "3" in a
+ * cell of its own (alone) or "c3" after a figure, into buf; with x its
+ * label ("r1c0"), or "" for none.
+ */
+const char *bd_ranks_card_name(const struct bd_ranks *x, int64_t key,
+    bool alone, char *buf, size_t len);
+
 void bd_ranks_free(struct bd_ranks *x);
 
 #endif

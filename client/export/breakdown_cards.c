@@ -22,15 +22,6 @@ whole_ns(double ns)
 	return (int64_t)llround(ns);
 }
 
-static void
-put_us(yajl_gen g, const char *key, int64_t ns)
-{
-	char buf[32];
-
-	jsonw_str(g, key);
-	jsonw_number(g, fmt_us(ns, buf, sizeof(buf)));
-}
-
 /* A card: its number, or with rk its label (bdranks.h). */
 static void
 put_card(yajl_gen g, const char *key, int64_t card, const struct bd_ranks *rk)
@@ -49,11 +40,11 @@ json_time(yajl_gen g, const struct bd_xrange *r, const struct bd_ranks *rk)
 {
 	jsonw_str(g, "step_time");
 	yajl_gen_map_open(g);
-	put_us(g, "min_us", whole_ns(r->min));
+	json_put_us(g, "min_us", whole_ns(r->min));
 	put_card(g, "min_card", r->min_card, rk);
-	put_us(g, "max_us", whole_ns(r->max));
+	json_put_us(g, "max_us", whole_ns(r->max));
 	put_card(g, "max_card", r->max_card, rk);
-	put_us(g, "spread_us", whole_ns(r->max) - whole_ns(r->min));
+	json_put_us(g, "spread_us", whole_ns(r->max) - whole_ns(r->min));
 	yajl_gen_map_close(g);
 }
 
@@ -105,8 +96,8 @@ json_step(yajl_gen g, const struct bd_xstep *x, const struct bd_ranks *rk)
 	else {
 		yajl_gen_map_open(g);
 		jsonw_put_str(g, "class", bd_xclass_key(x->diff));
-		put_us(g, "straggler_us", x->diff_straggler_ns);
-		put_us(g, "fastest_us", x->diff_fastest_ns);
+		json_put_us(g, "straggler_us", x->diff_straggler_ns);
+		json_put_us(g, "fastest_us", x->diff_fastest_ns);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_map_close(g);
@@ -277,19 +268,6 @@ cell_ms(struct table *tb, double ns)
 	table_cell(tb, buf);
 }
 
-/* A card in a cell of its own ("3"), or after a figure ("c3"): or its label. */
-static const char *
-card_name(int64_t card, const struct bd_ranks *rk, bool alone, char *buf,
-    size_t len)
-{
-	const struct bd_rcard *c = rk != NULL ? bd_ranks_card(rk, card) : NULL;
-
-	if (rk != NULL)
-		return c != NULL ? c->label : "";
-	snprintf(buf, len, "%s%" PRId64, alone ? "" : "c", card);
-	return buf;
-}
-
 /* A counter's min, max (each with its card) and spread, or three blanks. */
 static void
 cells_range(struct table *tb, const struct bd_xrange *r, int decimals,
@@ -306,11 +284,11 @@ cells_range(struct table *tb, const struct bd_xrange *r, int decimals,
 		return;
 	}
 	table_fixed(buf, sizeof(buf), r->min, decimals);
-	table_cellf(tb, "%s %s", buf, card_name(r->min_card, rk, false, who,
-	    sizeof(who)));
+	table_cellf(tb, "%s %s", buf, bd_ranks_card_name(rk, r->min_card,
+	    false, who, sizeof(who)));
 	table_fixed(buf, sizeof(buf), r->max, decimals);
-	table_cellf(tb, "%s %s", buf, card_name(r->max_card, rk, false, who,
-	    sizeof(who)));
+	table_cellf(tb, "%s %s", buf, bd_ranks_card_name(rk, r->max_card,
+	    false, who, sizeof(who)));
 	table_fixed(buf, sizeof(buf), r->max - r->min, decimals);
 	table_cell(tb, buf);
 }
@@ -328,9 +306,9 @@ bd_cards_table_block(FILE *fp, const struct bd_across *a,
 
 		table_row(tb);
 		table_cell(tb, x->name);
-		table_cell(tb, card_name(x->straggler, rk, true, who,
+		table_cell(tb, bd_ranks_card_name(rk, x->straggler, true, who,
 		    sizeof(who)));
-		table_cell(tb, card_name(x->fastest, rk, true, who,
+		table_cell(tb, bd_ranks_card_name(rk, x->fastest, true, who,
 		    sizeof(who)));
 		cell_ms(tb, x->time_ns.max);
 		cell_ms(tb, x->time_ns.min);
@@ -352,7 +330,7 @@ bd_cards_table_block(FILE *fp, const struct bd_across *a,
 	    "" : "s");
 	for (size_t i = 0; i < r->ncards; i++)
 		fprintf(fp, "%s %s%s %zu", i ? "," : "", rk != NULL ? "" :
-		    "card ", card_name(r->cards[i], rk, true, who,
+		    "card ", bd_ranks_card_name(rk, r->cards[i], true, who,
 		    sizeof(who)), r->straggler[i]);
 	if (r->ntime > 0)
 		fprintf(fp, "; mean spread: step time %.3f ms", r->time_ns / 1e6);

@@ -53,15 +53,6 @@ pct(int64_t part, int64_t whole)
 }
 
 static void
-put_us(yajl_gen g, const char *key, int64_t ns)
-{
-	char buf[32];
-
-	jsonw_str(g, key);
-	jsonw_number(g, fmt_us(ns, buf, sizeof(buf)));
-}
-
-static void
 put_pct(yajl_gen g, const char *key, double v)
 {
 	char buf[32];
@@ -78,24 +69,24 @@ json_window(yajl_gen g, const struct bd_run *r, int64_t card,
 {
 	char key[48], why[256];
 
-	put_us(g, "start_us", w->lo);
-	put_us(g, "span_us", w->tm.span);
+	json_put_us(g, "start_us", w->lo);
+	json_put_us(g, "span_us", w->tm.span);
 	for (size_t i = 0; i < NCLASSES; i++) {
 		snprintf(key, sizeof(key), "%s_us", classes[i].key);
-		put_us(g, key, w->tm.t[classes[i].cat]);
+		json_put_us(g, key, w->tm.t[classes[i].cat]);
 		snprintf(key, sizeof(key), "%s_pct", classes[i].key);
 		put_pct(g, key, pct(w->tm.t[classes[i].cat], w->tm.span));
 	}
-	put_us(g, "non_compute_us", w->tm.span - w->tm.t[OPS_COMPUTE] -
+	json_put_us(g, "non_compute_us", w->tm.span - w->tm.t[OPS_COMPUTE] -
 	    w->tm.t[OPS_IDLE]);
 	put_pct(g, "non_compute_pct", pct(w->tm.span - w->tm.t[OPS_COMPUTE] -
 	    w->tm.t[OPS_IDLE], w->tm.span));
-	put_us(g, "comm_compute_overlap_us", w->tm.comm_compute);
+	json_put_us(g, "comm_compute_overlap_us", w->tm.comm_compute);
 	jsonw_str(g, "idle_causes");
 	yajl_gen_map_open(g);
 	for (int c = 0; c < BD_NIDLE; c++) {
 		snprintf(key, sizeof(key), "%s_us", idle_keys[c]);
-		put_us(g, key, w->idle[c]);
+		json_put_us(g, key, w->idle[c]);
 	}
 	put_pct(g, "classified_pct", bd_classified_pct(w->idle));
 	yajl_gen_map_close(g);
@@ -130,10 +121,10 @@ json_hta(yajl_gen g, const struct breakdown_request *rq,
 	}
 	yajl_gen_map_open(g);
 	jsonw_put_int(g, "rank", in->has_rank ? in->rank : 0);
-	put_us(g, "span_us", res->hta.span);
-	put_us(g, "idle_us", res->hta.idle);
-	put_us(g, "compute_us", res->hta.compute);
-	put_us(g, "non_compute_us", res->hta.non_compute);
+	json_put_us(g, "span_us", res->hta.span);
+	json_put_us(g, "idle_us", res->hta.idle);
+	json_put_us(g, "compute_us", res->hta.compute);
+	json_put_us(g, "non_compute_us", res->hta.non_compute);
 	put_hta_pct(g, "idle_pct", res->hta.idle, res->hta.span);
 	put_hta_pct(g, "compute_pct", res->hta.compute, res->hta.span);
 	put_hta_pct(g, "non_compute_pct", res->hta.non_compute, res->hta.span);
@@ -147,9 +138,9 @@ json_hta(yajl_gen g, const struct breakdown_request *rq,
 
 		yajl_gen_map_open(g);
 		jsonw_put_int(g, "stream", s->stream);
-		put_us(g, "host_wait_us", s->idle[BD_HOST_WAIT]);
-		put_us(g, "kernel_wait_us", s->idle[BD_LAUNCH_GAP]);
-		put_us(g, "other_us", s->idle[BD_SYNC] +
+		json_put_us(g, "host_wait_us", s->idle[BD_HOST_WAIT]);
+		json_put_us(g, "kernel_wait_us", s->idle[BD_LAUNCH_GAP]);
+		json_put_us(g, "other_us", s->idle[BD_SYNC] +
 		    s->idle[BD_UNEXPLAINED]);
 		yajl_gen_map_close(g);
 	}
@@ -213,10 +204,10 @@ write_json(const struct breakdown_request *rq, const struct bd_result *res,
 		jsonw_put_int_or_null(g, "card", s->has_card, s->card);
 		jsonw_put_int(g, "stream", s->stream);
 		jsonw_put_uint(g, "events", s->events);
-		put_us(g, "idle_us", stream_idle(s));
+		json_put_us(g, "idle_us", stream_idle(s));
 		for (int k = 0; k < BD_NIDLE; k++) {
 			snprintf(key, sizeof(key), "%s_us", idle_keys[k]);
-			put_us(g, key, s->idle[k]);
+			json_put_us(g, key, s->idle[k]);
 		}
 		put_pct(g, "classified_pct", bd_classified_pct(s->idle));
 		yajl_gen_map_close(g);

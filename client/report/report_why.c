@@ -448,19 +448,6 @@ md_evidence(FILE *fp, const struct report *r, size_t ns)
 	}
 }
 
-/* A card: "3" alone, "c3" after a figure; with rk its label (bdranks.h). */
-static const char *
-card_name(int64_t card, const struct bd_ranks *rk, bool alone, char *buf,
-    size_t len)
-{
-	const struct bd_rcard *c = rk != NULL ? bd_ranks_card(rk, card) : NULL;
-
-	if (rk != NULL)
-		return c != NULL ? c->label : "";
-	snprintf(buf, len, "%s%" PRId64, alone ? "" : "c", card);
-	return buf;
-}
-
 /* A counter's ends and spread as one cell: "10.0 (c0) to 70.0 (c3): 60.0". */
 static void
 range_cell(FILE *fp, const struct bd_xrange *x, int decimals,
@@ -473,9 +460,9 @@ range_cell(FILE *fp, const struct bd_xrange *x, int decimals,
 		return;
 	}
 	fprintf(fp, " %.*f (%s) to %.*f (%s): %.*f |", decimals, x->min,
-	    card_name(x->min_card, rk, false, a, sizeof(a)), decimals, x->max,
-	    card_name(x->max_card, rk, false, b, sizeof(b)), decimals,
-	    x->max - x->min);
+	    bd_ranks_card_name(rk, x->min_card, false, a, sizeof(a)), decimals,
+	    x->max, bd_ranks_card_name(rk, x->max_card, false, b, sizeof(b)),
+	    decimals, x->max - x->min);
 }
 
 /* The ranks' cards side by side into *x, or false (one trace, one card). */
@@ -552,8 +539,8 @@ md_across(FILE *fp, const struct report *r, size_t ns)
 	    "" : "s");
 	for (size_t i = 0; i < x->ncards; i++)
 		fprintf(fp, "%s %s%s %zu", i ? "," : "", rk != NULL ? "" :
-		    "card ", card_name(x->cards[i], rk, true, buf, sizeof(buf)),
-		    x->straggler[i]);
+		    "card ", bd_ranks_card_name(rk, x->cards[i], true, buf,
+		    sizeof(buf)), x->straggler[i]);
 	fprintf(fp, ".");
 	if (x->ntime > 0)
 		fprintf(fp, "  Mean spread: step time %.3f ms", x->time_ns / 1e6);
@@ -574,8 +561,9 @@ md_across(FILE *fp, const struct report *r, size_t ns)
 		char b2[32];
 
 		fprintf(fp, "| %s | %s | %s | %.3f | %.3f | %.3f |", t->name,
-		    card_name(t->straggler, rk, true, buf, sizeof(buf)),
-		    card_name(t->fastest, rk, true, b2, sizeof(b2)),
+		    bd_ranks_card_name(rk, t->straggler, true, buf,
+		    sizeof(buf)), bd_ranks_card_name(rk, t->fastest, true, b2,
+		    sizeof(b2)),
 		    t->time_ns.max / 1e6, t->time_ns.min / 1e6,
 		    (t->time_ns.max - t->time_ns.min) / 1e6);
 		range_cell(fp, &t->busy_pct, 1, rk);

@@ -16,26 +16,11 @@
 source "$(dirname "$0")/lib.sh"
 
 need python3 sqlite3
-SHIM=$BIN/tests/clockshift.so
-[ -f "$SHIM" ] || fail "$SHIM: build it first (make check does)"
-SHIFT=$T/shift
+source "$(dirname "$0")/clockshift.sh"
 echo "0 500" >"$SHIFT"
 FLUSH=100ms write_config 2 50ms
 
-# exec: the daemon is the background job itself, which stop_daemon signals
-under_shift() {
-	CLOCKSHIFT_FILE=$SHIFT LD_PRELOAD=$SHIM \
-		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
-		exec "$@"
-}
-(under_shift "$DAEMON" -v -c "$T/spyremond.yaml" >>"$DLOG" 2>&1) &
-DPID=$!
-ctl() { (under_shift "$CLIENT" -c "$T/spyremond.yaml" "$@"); }
-more_rows() {
-	local n
-	n=$(rows_in_db)
-	wait_for 30 rows_at_least $((n + $1)) || fail "no rows after $2"
-}
+start_shifted_daemon
 # the shim's offset now: the file's offset, and its rate since its mtime
 slew_ns() {
 	python3 - "$SHIFT" <<'PY'

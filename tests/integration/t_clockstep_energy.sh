@@ -18,24 +18,10 @@
 source "$(dirname "$0")/lib.sh"
 
 need python3 sqlite3
-SHIM=$BIN/tests/clockshift.so
-[ -f "$SHIM" ] || fail "$SHIM: build it first (make check does)"
-SHIFT=$T/shift
-echo 0 >"$SHIFT"
+source "$(dirname "$0")/clockshift.sh"
 FLUSH=100ms write_config 2 50ms
 printf '  direct: off\n' >>"$T/spyremond.yaml"
 
-# exec: the daemon is the background job itself, which stop_daemon signals
-under_shift() {
-	CLOCKSHIFT_FILE=$SHIFT LD_PRELOAD=$SHIM \
-		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
-		exec "$@"
-}
-start() {
-	(under_shift "$DAEMON" -v -c "$T/spyremond.yaml" >>"$DLOG" 2>&1) &
-	DPID=$!
-}
-ctl() { (under_shift "$CLIENT" -c "$T/spyremond.yaml" "$@"); }
 
 energy() {
 	sqlite3 -readonly "file:$DB?mode=ro" "SELECT device || ' ' || \
@@ -44,11 +30,6 @@ energy() {
 }
 READINGS=$T/energy.log
 read_energy() { energy | sed "s/^/$1 /" >>"$READINGS"; }
-steps_at_least() {
-	ctl status --json 2>/dev/null | python3 -c '
-import json, sys
-sys.exit(0 if json.load(sys.stdin)["clock"]["steps"] >= int(sys.argv[1]) else 1)' "$1"
-}
 # step OFFSET_S N: move the clock, wait for the daemon to count the N-th
 # step and for 40 more rows (both cards, 50 ms apart) after it
 step() {
@@ -61,7 +42,7 @@ step() {
 	wait_for 30 rows_at_least $((n + 40)) || fail "no rows after step $2"
 }
 
-start
+start_shifted_daemon
 wait_for 30 rows_at_least 40 || fail "no rows"
 step -3600 1
 step 0 2
@@ -71,7 +52,7 @@ stop_daemon
 # back 2 h while no daemon runs
 echo "$((-7200 * 1000000000))" >"$SHIFT"
 n=$(rows_in_db)
-start
+start_shifted_daemon
 wait_for 30 rows_at_least $((n + 40)) || fail "no rows after the restart"
 # every check is made, then the test fails if any did
 ok=1

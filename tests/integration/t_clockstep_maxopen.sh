@@ -9,27 +9,11 @@
 source "$(dirname "$0")/lib.sh"
 
 need python3
-SHIM=$BIN/tests/clockshift.so
-[ -f "$SHIM" ] || fail "$SHIM: build it first (make check does)"
-SHIFT=$T/shift
-echo 0 >"$SHIFT"
+source "$(dirname "$0")/clockshift.sh"
 FLUSH=100ms write_config 1 100ms
 printf 'windows:\n  max_open: 60s\n' >>"$T/spyremond.yaml"
 
-# exec: the daemon is the background job itself, which stop_daemon signals
-under_shift() {
-	CLOCKSHIFT_FILE=$SHIFT LD_PRELOAD=$SHIM \
-		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
-		exec "$@"
-}
-(under_shift "$DAEMON" -v -c "$T/spyremond.yaml" >>"$DLOG" 2>&1) &
-DPID=$!
-ctl() { (under_shift "$CLIENT" -c "$T/spyremond.yaml" "$@"); }
-steps_at_least() {
-	ctl status --json 2>/dev/null | python3 -c '
-import json, sys
-sys.exit(0 if json.load(sys.stdin)["clock"]["steps"] >= int(sys.argv[1]) else 1)' "$1"
-}
+start_shifted_daemon
 reloads_above() { [ "$(grep -c '^spyremond: reloaded$' "$DLOG")" -gt "$1" ]; }
 w1_open() {
 	ctl windows --tag w1 --json | python3 -c '

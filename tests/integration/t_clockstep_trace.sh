@@ -31,27 +31,9 @@
 source "$(dirname "$0")/lib.sh"
 
 need python3
-SHIM=$BIN/tests/clockshift.so
-[ -f "$SHIM" ] || fail "$SHIM: build it first (make check does)"
+source "$(dirname "$0")/clockshift.sh"
 CHECK="python3 $ROOT/tests/integration/trace_epochs_check.py"
-SHIFT=$T/shift
 
-under_shift() {
-	CLOCKSHIFT_FILE=$SHIFT LD_PRELOAD=$SHIM \
-		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
-		exec "$@"
-}
-ctl() { (under_shift "$CLIENT" -c "$T/spyremond.yaml" "$@"); }
-steps_at_least() {
-	ctl status --json 2>/dev/null | python3 -c '
-import json, sys
-sys.exit(0 if json.load(sys.stdin)["clock"]["steps"] >= int(sys.argv[1]) else 1)' "$1"
-}
-more_rows() {
-	local n
-	n=$(rows_in_db)
-	wait_for 30 rows_at_least $((n + $1)) || fail "no rows after $2"
-}
 # the host clock (unshifted: the trace's clock at its start) and the
 # monotonic clock, in ns
 clocks() {
@@ -66,8 +48,7 @@ run_case() {
 	STAMPS=$T/$name.stamps
 	echo 0 >"$SHIFT"
 	FLUSH=100ms write_config 2 50ms
-	(under_shift "$DAEMON" -v -c "$T/spyremond.yaml" >>"$DLOG" 2>&1) &
-	DPID=$!
+	start_shifted_daemon
 	wait_for 30 test -S "$T/control.sock" || fail "$name: no control socket"
 	wait_for 30 rows_at_least 20 || fail "$name: no rows"
 	read -r r0 m0 < <(clocks)

@@ -22,31 +22,10 @@
 source "$(dirname "$0")/lib.sh"
 
 need python3
-SHIM=$BIN/tests/clockshift.so
-[ -f "$SHIM" ] || fail "$SHIM: build it first (make check does)"
-SHIFT=$T/shift
-echo 0 >"$SHIFT"
+source "$(dirname "$0")/clockshift.sh"
 FLUSH=100ms write_config 2 50ms
 
-# exec: the daemon is the background job itself, which stop_daemon signals
-under_shift() {
-	CLOCKSHIFT_FILE=$SHIFT LD_PRELOAD=$SHIM \
-		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
-		exec "$@"
-}
-(under_shift "$DAEMON" -v -c "$T/spyremond.yaml" >>"$DLOG" 2>&1) &
-DPID=$!
-ctl() { (under_shift "$CLIENT" -c "$T/spyremond.yaml" "$@"); }
-steps_at_least() {
-	ctl status --json 2>/dev/null | python3 -c '
-import json, sys
-sys.exit(0 if json.load(sys.stdin)["clock"]["steps"] >= int(sys.argv[1]) else 1)' "$1"
-}
-more_rows() {
-	local n
-	n=$(rows_in_db)
-	wait_for 30 rows_at_least $((n + $1)) || fail "no rows after $2"
-}
+start_shifted_daemon
 
 wait_for 30 test -S "$T/control.sock" || fail "no control socket"
 wait_for 30 rows_at_least 20 || fail "no rows"
