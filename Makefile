@@ -100,6 +100,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/analysis/bdcards.c client/analysis/bdranks.c \
 	client/analysis/pcielink.c \
 	client/export/export.c client/export/export_opts.c \
+	client/export/export_derived.c \
 	client/export/export_fmt.c \
 	client/export/target.c client/export/merge.c \
 	client/export/merge_events.c client/export/merge_ops.c \

@@ -1,6 +1,6 @@
 /*
- * export_priv: what export.c (the command's flow) and export_opts.c (its
- * command line) share.
+ * export_priv: what export.c (the command's flow), export_opts.c (its
+ * command line) and export_derived.c (the outputs of traces) share.
  */
 #ifndef SPYREMON_EXPORT_PRIV_H
 #define SPYREMON_EXPORT_PRIV_H
@@ -10,10 +10,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <sqlite3.h>
+
+#include "bdtrace.h"
 #include "client.h"
 #include "db.h"
 #include "export.h"
 #include "hosts.h"
+#include "opsenergy.h"
 #include "target.h"
 #include "tracelist.h"
 
@@ -100,5 +104,62 @@ int export_device_clause(const char *list, char *sql, size_t len);
  */
 int export_pick_metrics(const struct db_catalog *cat, char *list,
     bool reliable_only, const struct db_metric ***cols, size_t *n);
+
+/* One database of the export, and what is read from it. */
+struct source {
+	sqlite3 *db;			/* of the hosts_set, not owned */
+	const char *path;		/* its file */
+	const char *host;		/* the rows' host; NULL with one database */
+	struct db_catalog cat;
+	struct db_devmap map;
+	const struct db_metric **cols;	/* the export's metrics, in this database */
+	struct db_window *ws;		/* --window's, oldest first */
+	size_t nws;
+	struct db_coarse coarse;	/* its coarse runs, export_coarse_span's */
+	sqlite3_stmt *s;		/* the samples, made on first need */
+};
+
+/*
+ * The span of one export: a window's, a trace's, or --from/--to's (win
+ * and trace NULL), in the database of src.
+ */
+struct span {
+	struct source *src;
+	const struct db_window *win;
+	const struct trace_target *trace;
+	int64_t lo_ns, hi_ns;	/* before the pad */
+	/* a window's piece in one epoch of the host clock (db_window_pieces);
+	 * -1: any epoch */
+	int64_t epoch;
+};
+
+struct event_sinks;
+
+/* The whole export: the databases, the traces and the spans. */
+struct job {
+	const struct options *o;
+	struct client *cl;
+	int settled;			/* CLIENT_EXIT_OK, or _INCOMPLETE (settle.h) */
+	struct hosts_set hs;
+	struct source *src;		/* hs.n of them */
+	size_t nsrc;
+	bool multi;			/* several databases: rows carry a host */
+	size_t ncols;
+	struct trace_target *ts;	/* o->traces.n */
+	struct ops_events **evs;	/* each trace's device events, read with it */
+	struct bd_trace **bt;		/* --breakdown: their events */
+	struct event_sinks *sinks;	/* both of a trace, when both read */
+	size_t *which;			/* each trace's source */
+	struct span *spans;
+	size_t nspans, spans_cap;
+	char device_sql[1024];
+};
+
+/*
+ * --merge or --merge-dir, then --steps, --ops or --breakdown, of j's
+ * traces and spans.  Returns CLIENT_EXIT_OK, or another CLIENT_EXIT_*
+ * after printing why.
+ */
+int export_run_derived(struct job *j);
 
 #endif
