@@ -70,6 +70,7 @@ STORE_SRCS = store/sql.c store/catalog.c store/migrate.c store/store.c store/sto
 	store/store_windows.c store/store_import.c store/counters.c \
 	store/summary_write.c store/store_summary.c \
 	store/writer.c store/writer_jobs.c store/writer_sync.c \
+	store/writer_status.c store/writer_flush.c store/writer_recover.c \
 	store/smiversion.c store/store_daemon.c store/walcheck.c \
 	store/store_copy.c
 # daemon/: samples in (source/), requests in (control/), and what ties

@@ -5,10 +5,11 @@
  * st->mu (the row buffer, storebuf.c) or queues a change for the thread,
  * and only store_metric with a key the catalog lacks waits for the
  * connection.  The calls that only queue a change or read what the thread
- * keeps (the other window calls, the inventory, store_flush) are the
- * writer's own, in writer_jobs.c and writer.c.  What the thread runs on
- * the connection is in storedb.c, store_windows.c, store_summary.c,
- * smiversion.c and retention.c; it reaches them through the table below.
+ * keeps (the other window calls, the inventory, store_flush, the
+ * unreliable metrics) are the writer's own, in writer_jobs.c, writer.c
+ * and writer_status.c.  What the thread runs on the connection is in
+ * storedb.c, store_windows.c, store_summary.c, smiversion.c and
+ * retention.c; it reaches them through the table below.
  */
 #include "store_priv.h"
 #include "storedb.h"

@@ -219,7 +219,7 @@ struct store {
 	char err_status[200];
 	int64_t err_status_ns;
 	/*
-	 * A damaged page met while running (writer.c): the windows carried
+	 * A damaged page met while running (writer_recover.c): the windows carried
 	 * into the fresh database (their rows before since_ns are in the
 	 * copy kept as carried_kept), whose summaries say so (dbmu).
 	 */
@@ -444,7 +444,7 @@ int store_db_move_damaged(struct store *st, char *kept, size_t len);
 int store_check_slice(const char *path, int64_t *cursor, char *why,
     size_t len);
 
-/* ---- writer.c, writer_jobs.c ----
+/* ---- writer.c and the files below it (writer_priv.h) ----
  * The writer reaches the connection's side only through these pointers
  * (filled in by store.c), so that it calls into no other store file.
  * store.h's calls that only queue a change or read what the thread keeps

@@ -73,7 +73,7 @@ note_damaged(struct store *st, int64_t id, const char *note)
 
 /*
  * Window id was carried into a fresh database from a damaged one
- * (writer.c): the sentence saying where its earlier rows are into note,
+ * (writer_recover.c): the sentence saying where its earlier rows are into note,
  * else "".
  */
 static void

@@ -1,8 +1,13 @@
 /*
- * writer_priv: what the writer thread's two files share (writer.c: the
- * thread, rows, status and a recreated database; writer_jobs.c: the queue of
- * other changes).  Not for the rest of the store: it reaches the thread
- * through the writer_* calls of store_priv.h.
+ * writer_priv: what the writer thread's files share, and the calls each
+ * offers the ones above it.  Bottom up: writer_jobs.c, the queue of
+ * changes other than rows, and writer_sync.c, the requests that what
+ * covers a time be stored; writer_status.c, what the thread is doing, for
+ * status; writer_flush.c, the jobs then the rows at a flush;
+ * writer_recover.c, a database deleted, replaced or damaged under the
+ * thread; writer.c, the thread's loop, start and stop.  Not for the rest
+ * of the store: it reaches the thread through the writer_* calls of
+ * store_priv.h.
  */
 #ifndef SPYREMON_WRITER_PRIV_H
 #define SPYREMON_WRITER_PRIV_H
@@ -15,6 +20,8 @@
 #include "inventory.h"
 
 #define ENDED_KEPT		64	/* ended windows remembered for messages */
+/* What status calls the write of the rows (writer_flush.c, writer_status.c). */
+#define WRITER_WHAT_ROWS	"write rows"
 
 enum job_kind {
 	JOB_WINDOW_BEGIN, JOB_WINDOW_END, JOB_DELETE_AFTER, JOB_DEVICE_MAP,
@@ -127,11 +134,13 @@ struct writer {
 	int64_t started_ns;		/* realtime: the thread's start */
 	int64_t lookback_ns;		/* windows.idle_lookback, for completions */
 
-	/* damage met while running (writer.c, switch_damaged) */
+	/* damage met while running (writer_recover.c) */
 	uint64_t corrupt_seen;		/* st->sql_corrupt when last looked at */
 	bool damage_gave_up;		/* no copy could be made: not again */
 	int64_t check_cursor;		/* the next slice store_check_slice reads */
 };
+
+/* ---- writer_jobs.c ---- */
 
 /* Free n windows' strings and the array; NULL is a no-op. */
 void writer_windows_free(struct store_window *w, size_t n);
@@ -176,5 +185,60 @@ bool writer_sync_eval(struct store *st, bool force, uint64_t *next_ns);
  * done.  A completion that fails stays for the next flush.
  */
 void writer_sync_finish(struct store *st);
+
+/* ---- writer_status.c ---- */
+
+/* A write starts: what, as status names it (takes st->mu, as all three). */
+void writer_status_busy(struct store *st, const char *what);
+/* The end of a run of work that keeps no failure of its own (completions). */
+void writer_status_idle(struct store *st);
+/* How the write went; a failure's cause is what the failing call
+ * recorded, else SQLite's last error on the connection. */
+void writer_status_outcome(struct store *st, bool ok, const char *what);
+/* Under st->mu: writes stop for a reason that is not SQLite's. */
+void writer_status_stopped(struct writer *w, const char *why);
+
+/* ---- writer_flush.c ---- */
+
+/* Run the queued jobs in order (dbmu held); false if one failed (kept first). */
+bool writer_flush_jobs(struct store *st);
+
+/*
+ * Run the queued jobs, then write the loop's rows in one transaction
+ * (dbmu held); on failure the rows go back in front of the loop's.
+ */
+void writer_flush(struct store *st);
+
+/* ---- writer_recover.c ---- */
+
+/*
+ * If the file at st->path is gone or another one, or st->db is closed
+ * because it was, finish the old connection against its own file and open
+ * what the path holds now (dbmu held): a new database if nothing, the
+ * spyremon database there with all its contents, or nothing if it is
+ * anything else: that file is left untouched and writes stop (the log says
+ * so once per reason, status always) until the path holds nothing or a
+ * spyremon database.  The pending rows stay and go into the file opened
+ * with the next flush.  True if st->db is there to write.
+ */
+bool writer_recover_replaced(struct store *st);
+
+/*
+ * A damaged page was met (st->sql_corrupt grew: a write, a summary or the
+ * scheduled check): log it at once, copy the file aside byte for byte
+ * (store_keep_aside, as for a damaged log at start) and go on in a fresh
+ * database at the path, with the open windows and those waiting for their
+ * completion, whose summaries then say where their earlier rows are
+ * (dbmu held).  Without a copy nothing is removed, and it is not tried
+ * again.
+ */
+void writer_recover_damaged(struct store *st);
+
+/*
+ * The scheduled check for damage no read reaches: a slice of the samples
+ * through a connection of its own (store_check_slice); damage found is
+ * counted like any other, and the caller moves on.
+ */
+void writer_recover_check(struct store *st);
 
 #endif

@@ -1,9 +1,9 @@
 /*
  * Tests of what the writer thread and the SQL plumbing say when writes
- * fail (writer.c, sql.c): status names the real cause of a failed window
- * change (the disk is full), not the code SQLite is left with after the
- * rollback; the same failure logged again and again is logged a few times
- * a minute, then once with the count of those not logged.
+ * fail (writer_status.c, sql.c): status names the real cause of a failed
+ * window change (the disk is full), not the code SQLite is left with
+ * after the rollback; the same failure logged again and again is logged
+ * a few times a minute, then once with the count of those not logged.
  */
 #include <stdarg.h>
 #include <stddef.h>
