@@ -84,6 +84,7 @@ DAEMON_CONTROL_SRCS = daemon/control/control.c daemon/control/control_request.c 
 	daemon/control/control_reply.c daemon/control/control_sync.c \
 	daemon/control/control_clock.c
 DAEMON_SRCS = $(DAEMON_SOURCE_SRCS) $(DAEMON_CONTROL_SRCS) daemon/windows.c \
+	daemon/windows_ends.c daemon/windows_table.c daemon/window_clock.c \
 	daemon/window_meta.c daemon/windows_storing.c
 CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/json.c client/output.c client/table.c client/windows.c \

@@ -1,8 +1,8 @@
 /*
  * window_meta: a window's metadata, the key and value pairs of its begin,
  * in memory (struct window's meta) and as the JSON object of strings the
- * store keeps (windows.meta_json in spyremon-schema(5)).  Below windows.c;
- * it knows nothing of the set of windows.
+ * store keeps (windows.meta_json in spyremon-schema(5)).  Below windows.c
+ * and windows_table.c; it knows nothing of the set of windows.
  */
 #ifndef SPYREMON_WINDOW_META_H
 #define SPYREMON_WINDOW_META_H

@@ -2,7 +2,8 @@
  * windows_storing: per uid, the windows that have ended and are not
  * complete yet (their rows, summary and complete_ns still to be stored by
  * the writer), which windows.max_ending_per_uid bounds (windows.h).  A
- * set kept by windows.c; asking the store is how an entry is forgotten.
+ * set kept by windows.c (windows_ends.c adds each window it closes);
+ * asking the store is how an entry is forgotten.
  */
 #ifndef SPYREMON_WINDOWS_STORING_H
 #define SPYREMON_WINDOWS_STORING_H
