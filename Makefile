@@ -90,7 +90,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/ctl/ctl.c client/ctl/mark.c client/ctl/status.c \
 	client/ctl/status_brief.c client/ctl/settle.c client/ctl/orphan.c \
 	client/ctl/markvllm.c \
-	client/trace/trace.c client/trace/trace_util.c \
+	client/trace/trace.c client/trace/trace_event.c client/trace/trace_util.c \
 	client/trace/trace_stream.c client/trace/trace_tally.c \
 	client/trace/trace_info.c client/trace/tracelist.c \
 	client/analysis/attrib.c client/analysis/devcounter.c \
