@@ -63,7 +63,8 @@ COMMON_SRCS = common/log.c common/timeparse.c common/metrics.c common/proto.c \
 # query/: reading the database, the same for the store and every command
 QUERY_SRCS = query/pragma.c query/dbread.c query/catalog_read.c \
 	query/windows_read.c query/bestsrc.c query/samples_read.c query/pair.c \
-	query/summary.c query/summary_idle.c query/summary_read.c \
+	query/summary.c query/summary_query.c query/summary_card.c \
+	query/summary_idle.c query/summary_read.c \
 	query/daemon_read.c query/epochs.c
 STORE_SRCS = store/sql.c store/catalog.c store/migrate.c store/store.c store/storebuf.c store/storedb.c \
 	store/dbfile.c store/retention.c \
