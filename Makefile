@@ -108,6 +108,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/export/merge_buf.c client/export/merge_bd.c \
 	client/export/combine.c \
 	client/export/steps.c client/export/steporder.c client/export/ops.c \
+	client/export/ops_out.c \
 	client/export/breakdown_out.c client/export/breakdown_cards.c \
 	client/export/breakdown_ranks.c \
 	client/export/breakdown_evidence.c \
