@@ -63,7 +63,8 @@ COMMON_SRCS = common/log.c common/timeparse.c common/metrics.c common/proto.c \
 # query/: reading the database, the same for the store and every command
 QUERY_SRCS = query/pragma.c query/dbread.c query/catalog_read.c \
 	query/windows_read.c query/bestsrc.c query/samples_read.c query/pair.c \
-	query/summary.c query/summary_idle.c query/summary_read.c \
+	query/summary.c query/summary_query.c query/summary_card.c \
+	query/summary_idle.c query/summary_read.c \
 	query/daemon_read.c query/epochs.c
 STORE_SRCS = store/sql.c store/catalog.c store/migrate.c store/store.c store/storebuf.c store/storedb.c \
 	store/dbfile.c store/retention.c \
@@ -92,7 +93,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/ctl/ctl.c client/ctl/mark.c client/ctl/status.c \
 	client/ctl/status_brief.c client/ctl/settle.c client/ctl/orphan.c \
 	client/ctl/markvllm.c \
-	client/trace/trace.c client/trace/trace_util.c \
+	client/trace/trace.c client/trace/trace_event.c client/trace/trace_util.c \
 	client/trace/trace_stream.c client/trace/trace_tally.c \
 	client/trace/trace_info.c client/trace/tracelist.c \
 	client/analysis/attrib.c client/analysis/devcounter.c \
@@ -109,6 +110,7 @@ CLIENT_SRCS = client/client.c client/cmd.c client/db.c client/format.c \
 	client/export/merge_buf.c client/export/merge_bd.c \
 	client/export/combine.c \
 	client/export/steps.c client/export/steporder.c client/export/ops.c \
+	client/export/ops_out.c \
 	client/export/breakdown_out.c client/export/breakdown_cards.c \
 	client/export/breakdown_ranks.c \
 	client/export/breakdown_evidence.c \

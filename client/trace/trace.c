@@ -1,12 +1,12 @@
 /*
  * trace: the event reader over yajl's callback parser (contract in
- * trace.h).
+ * trace.h): the trace's structure, its header, and the reader's calls.
  *
  * Each open container gets a role from its parent's role and the key it is
  * the value of; only containers down to the events' members (depth 3)
  * have one, and every callback returns at once below that, which is where
- * most of a trace's bytes (args) are.  Keys are told apart by length first
- * so that an event's uninteresting members cost one switch.
+ * most of a trace's bytes (args) are.  What an event's members say is
+ * trace_event.c's, and what the events add up to trace_tally.c's.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -38,35 +38,6 @@ enum role {
 	ROLE_DEVICE,
 };
 
-enum key {
-	KEY_NONE,
-	KEY_TRACE_EVENTS, KEY_BASE, KEY_DISPLAY_UNIT, KEY_DISTINFO, KEY_DEVICES,
-	KEY_HOST,
-	KEY_PH, KEY_TS, KEY_DUR, KEY_NAME, KEY_CAT, KEY_PID, KEY_TID, KEY_ARGS,
-	KEY_STREAM, KEY_ARG_DEVICE, KEY_FLOPS, KEY_CYCLES, KEY_TS1, KEY_POWER,
-	KEY_CORRELATION,
-	KEY_RANK, KEY_WORLD_SIZE,
-	KEY_ID, KEY_DEVICE_NAME,
-};
-
-/* The members of the event being read. */
-struct cur_event {
-	char	 ph;
-	bool	 has_ts, has_dur, has_pid, is_kernel, name_truncated;
-	bool	 has_tid, has_stream, has_device, has_flops, has_cycles;
-	bool	 has_power, has_ts1, ts_float, has_correlation;
-	int64_t	 stream_id, correlation;
-	uint32_t power;
-	uint64_t ts1;
-	int64_t	 ts, dur, pid, tid, device;
-	uint64_t track;
-	double	 flops;
-	char	 cat[TRACE_CAT_MAX];
-	uint64_t offset;
-	size_t	 name_len;
-	char	 name[TRACE_NAME_MAX];
-};
-
 struct trace_reader {
 	yajl_handle	 h;
 	struct trace_options opts;
@@ -77,7 +48,7 @@ struct trace_reader {
 	enum key	 key[ROLE_DEPTH + 1];	/* last key of the map at each depth */
 	bool		 seen_text;	/* a byte other than white space */
 	bool		 seen_events;
-	struct cur_event ev;
+	struct event_draft ev;
 
 	size_t		 devices_cap;
 	struct trace_device *device;	/* the entry being read, or NULL */
@@ -109,73 +80,6 @@ static bool
 key_is(const unsigned char *k, size_t len, const char *name)
 {
 	return strlen(name) == len && memcmp(k, name, len) == 0;
-}
-
-static enum key
-event_key(const unsigned char *k, size_t len)
-{
-	switch (len) {
-	case 2:
-		if (k[0] == 't' && k[1] == 's')
-			return KEY_TS;
-		if (k[0] == 'p' && k[1] == 'h')
-			return KEY_PH;
-		break;
-	case 3:
-		if (memcmp(k, "dur", 3) == 0)
-			return KEY_DUR;
-		if (memcmp(k, "pid", 3) == 0)
-			return KEY_PID;
-		if (memcmp(k, "cat", 3) == 0)
-			return KEY_CAT;
-		if (memcmp(k, "tid", 3) == 0)
-			return KEY_TID;
-		break;
-	case 4:
-		if (memcmp(k, "name", 4) == 0)
-			return KEY_NAME;
-		if (memcmp(k, "args", 4) == 0 || memcmp(k, "attr", 4) == 0)
-			return KEY_ARGS;
-		break;
-	default:
-		break;
-	}
-	return KEY_NONE;
-}
-
-/* The members of an event's args that are read. */
-static enum key
-args_key(const unsigned char *k, size_t len)
-{
-	switch (len) {
-	case 3:
-		if (memcmp(k, "TS1", 3) == 0)
-			return KEY_TS1;
-		break;
-	case 5:
-		if (memcmp(k, "flops", 5) == 0)
-			return KEY_FLOPS;
-		if (memcmp(k, "Power", 5) == 0)
-			return KEY_POWER;
-		break;
-	case 9:
-		if (memcmp(k, "cycles_ts", 9) == 0)
-			return KEY_CYCLES;
-		break;
-	case 11:
-		if (memcmp(k, "correlation", 11) == 0)
-			return KEY_CORRELATION;
-		break;
-	case 6:
-		if (memcmp(k, "stream", 6) == 0)
-			return KEY_STREAM;
-		if (memcmp(k, "device", 6) == 0)
-			return KEY_ARG_DEVICE;
-		break;
-	default:
-		break;
-	}
-	return KEY_NONE;
 }
 
 /*
@@ -222,16 +126,10 @@ cb_map_key(void *ctx, const unsigned char *k, size_t len)
 		return 1;
 	switch (r->role[r->depth]) {
 	case ROLE_EVENT:
-		key = event_key(k, len);
+		key = event_draft_key(k, len);
 		break;
 	case ROLE_ARGS:
-		key = args_key(k, len);
-		if (key == KEY_STREAM) {
-			r->ev.has_stream = true;
-			r->ev.stream_id = -1;
-		}
-		else if (key == KEY_CYCLES || key == KEY_TS1)
-			r->ev.has_cycles = true;
+		key = event_draft_args_key(&r->ev, k, len);
 		break;
 	case ROLE_TOP:
 	case ROLE_DISTINFO:
@@ -279,194 +177,27 @@ cb_boolean(void *ctx, int v)
 	    !misplaced_scalar(r, v ? "true" : "false");
 }
 
-/* A number as scale decimal places; false after failing the parse. */
-static bool
-number_value(struct trace_reader *r, const char *s, size_t len, int scale,
-    const char *what, int64_t *out)
-{
-	switch (trace_parse_decimal(s, len, scale, out)) {
-	case 0:
-		return true;
-	case -2:
-		reader_fail(r, TRACE_ERR_LIMIT, "%s %.*s is out of range",
-		    what, (int)(len > 64 ? 64 : len), s);
-		return false;
-	default:
-		reader_fail(r, TRACE_ERR_SYNTAX, "%s %.*s is not a number",
-		    what, (int)(len > 64 ? 64 : len), s);
-		return false;
-	}
-}
-
-/* A number that should be an integer (ids, ranks); false if it is not one. */
-static bool
-integer_value(const char *s, size_t len, int64_t *out)
-{
-	return trace_parse_decimal(s, len, 0, out) == 0 &&
-	    memchr(s, '.', len) == NULL && memchr(s, 'e', len) == NULL &&
-	    memchr(s, 'E', len) == NULL;
-}
-
-/* The hash of a tid's text, never 0: which track an event is on. */
-static uint64_t
-track_hash(const void *s, size_t len)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ ((const unsigned char *)s)[i]) * 1099511628211ULL;
-	return h == 0 ? 1 : h;
-}
-
-/*
- * The fraction digits of a ts written s[0..len), into info's most: digits
- * after the point up to an exponent; a number with an exponent counts as
- * 3 (its digits say nothing of how it was printed).
- */
-static void
-note_decimals(struct trace_info *info, const char *s, size_t len)
-{
-	const char *dot = memchr(s, '.', len);
-	int n = 0;
-
-	if (memchr(s, 'e', len) || memchr(s, 'E', len))
-		n = 3;
-	else if (dot != NULL)
-		n = (int)(len - (size_t)(dot + 1 - s));
-	if (n > info->ts_decimals)
-		info->ts_decimals = n;
-}
-
 static int
 event_number(struct trace_reader *r, const char *s, size_t len)
 {
-	struct cur_event *ev = &r->ev;
+	char msg[sizeof(r->err->msg)];
+	int rc;
 
-	switch (r->key[r->depth]) {
-	case KEY_TS:
-		if (!number_value(r, s, len, 3, "ts", &ev->ts))
-			return 0;
-		ev->has_ts = true;
-		ev->ts_float = memchr(s, '.', len) || memchr(s, 'e', len) ||
-		    memchr(s, 'E', len);
-		if (ev->ts_float) {
-			r->tally.info.ts_fraction = true;
-			note_decimals(&r->tally.info, s, len);
-		}
-		break;
-	case KEY_DUR:
-		if (!number_value(r, s, len, 3, "dur", &ev->dur))
-			return 0;
-		ev->has_dur = true;
-		break;
-	case KEY_PID:
-		ev->has_pid = integer_value(s, len, &ev->pid);
-		break;
-	case KEY_TID:
-		ev->has_tid = integer_value(s, len, &ev->tid);
-		ev->track = track_hash(s, len);
-		break;
-	default:
-		break;
+	if ((rc = event_draft_number(&r->ev, r->key[r->depth], s, len,
+	    &r->tally.info, msg, sizeof(msg))) != TRACE_OK) {
+		reader_fail(r, rc, "%s", msg);
+		return 0;
 	}
 	return 1;
 }
-
-/* An unsigned decimal of at most max, as a number or a string; false if not. */
-static bool
-unsigned_value(const char *s, size_t len, uint64_t max, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (len == 0 || len > 20)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		unsigned d = (unsigned)(s[i] - '0');
-
-		if (d > 9 || v > (max - d) / 10)
-			return false;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return true;
-}
-
-/* The Spyre runtime's charge counter and first cycle stamp, if s is one. */
-static void
-args_counter(struct trace_reader *r, const char *s, size_t len)
-{
-	struct cur_event *ev = &r->ev;
-	uint64_t v = 0;
-
-	if (r->key[r->depth] == KEY_POWER) {
-		ev->has_power = unsigned_value(s, len, UINT32_MAX, &v);
-		ev->power = (uint32_t)v;
-	} else if (r->key[r->depth] == KEY_TS1) {
-		ev->has_ts1 = unsigned_value(s, len, UINT64_MAX, &v);
-		ev->ts1 = v;
-	}
-}
-
-/*
- * args.stream as a number, the way Holistic Trace Analysis reads it: a
- * number or numeric string truncated to an integer; anything else -1.
- */
-static void
-args_stream(struct trace_reader *r, const char *s, size_t len)
-{
-	char buf[64], *end;
-	double v;
-
-	if (r->key[r->depth] != KEY_STREAM)
-		return;
-	r->ev.stream_id = -1;
-	if (len == 0 || len >= sizeof(buf))
-		return;
-	memcpy(buf, s, len);
-	buf[len] = '\0';
-	v = strtod(buf, &end);
-	if (*end == '\0' && v == v && v > -9e18 && v < 9e18 &&
-	    strpbrk(buf, "xXnNiI") == NULL)
-		r->ev.stream_id = (int64_t)v;
-}
-
-/* A number among an event's args: device, flops, Power and TS1. */
-static void
-args_number(struct trace_reader *r, const char *s, size_t len)
-{
-	struct cur_event *ev = &r->ev;
-	char buf[64], *end;
-
-	args_counter(r, s, len);
-	args_stream(r, s, len);
-	switch (r->key[r->depth]) {
-	case KEY_CORRELATION:
-		r->ev.has_correlation = integer_value(s, len,
-		    &r->ev.correlation);
-		break;
-	case KEY_ARG_DEVICE:
-		ev->has_device = integer_value(s, len, &ev->device);
-		break;
-	case KEY_FLOPS:
-		if (len >= sizeof(buf))
-			break;
-		memcpy(buf, s, len);
-		buf[len] = '\0';
-		ev->flops = strtod(buf, &end);
-		ev->has_flops = *end == '\0' && ev->flops >= 0 &&
-		    ev->flops <= 1e300;
-		break;
-	default:
-		break;
-	}
-}
-
 static int
 cb_number(void *ctx, const char *s, size_t len)
 {
 	struct trace_reader *r = ctx;
 	struct trace_info *in = &r->tally.info;
+	char msg[sizeof(r->err->msg)];
 	int64_t v;
+	int rc;
 
 	if (r->depth > ROLE_DEPTH)
 		return 1;
@@ -474,29 +205,33 @@ cb_number(void *ctx, const char *s, size_t len)
 	case ROLE_EVENT:
 		return event_number(r, s, len);
 	case ROLE_ARGS:
-		args_number(r, s, len);
+		event_draft_args_number(&r->ev, r->key[r->depth], s, len);
 		break;
 	case ROLE_TOP:
 		if (r->key[r->depth] == KEY_BASE) {
-			if (!number_value(r, s, len, 0, "baseTimeNanoseconds",
-			    &in->base_ns))
+			if ((rc = trace_number_value(s, len, 0,
+			    "baseTimeNanoseconds", &in->base_ns, msg,
+			    sizeof(msg))) != TRACE_OK) {
+				reader_fail(r, rc, "%s", msg);
 				return 0;
+			}
 			in->has_base = true;
 		}
 		break;
 	case ROLE_DISTINFO:
-		if (r->key[r->depth] == KEY_RANK && integer_value(s, len, &v)) {
+		if (r->key[r->depth] == KEY_RANK &&
+		    trace_integer_value(s, len, &v)) {
 			in->has_rank = true;
 			in->rank = v;
 		} else if (r->key[r->depth] == KEY_WORLD_SIZE &&
-		    integer_value(s, len, &v)) {
+		    trace_integer_value(s, len, &v)) {
 			in->has_world_size = true;
 			in->world_size = v;
 		}
 		break;
 	case ROLE_DEVICE:
 		if (r->device != NULL && r->key[r->depth] == KEY_ID &&
-		    integer_value(s, len, &v)) {
+		    trace_integer_value(s, len, &v)) {
 			r->device->has_id = true;
 			r->device->id = v;
 		}
@@ -505,38 +240,6 @@ cb_number(void *ctx, const char *s, size_t len)
 		return !misplaced_scalar(r, "a number");
 	}
 	return 1;
-}
-
-static void
-event_string(struct trace_reader *r, const unsigned char *s, size_t len)
-{
-	struct cur_event *ev = &r->ev;
-
-	switch (r->key[r->depth]) {
-	case KEY_PH:
-		ev->ph = len == 1 ? (char)s[0] : '\0';
-		break;
-	case KEY_NAME:
-		ev->name_truncated = len >= sizeof(ev->name);
-		if (ev->name_truncated)
-			len = sizeof(ev->name) - 1;
-		memcpy(ev->name, s, len);
-		ev->name[len] = '\0';
-		ev->name_len = len;
-		break;
-	case KEY_TID:
-		ev->track = track_hash(s, len);
-		break;
-	case KEY_CAT:
-		ev->is_kernel = len == 6 && memcmp(s, "kernel", 6) == 0;
-		if (len >= sizeof(ev->cat))
-			len = sizeof(ev->cat) - 1;
-		memcpy(ev->cat, s, len);
-		ev->cat[len] = '\0';
-		break;
-	default:
-		break;
-	}
 }
 
 static int
@@ -549,11 +252,11 @@ cb_string(void *ctx, const unsigned char *s, size_t len)
 		return 1;
 	switch (r->role[r->depth]) {
 	case ROLE_EVENT:
-		event_string(r, s, len);
+		event_draft_string(&r->ev, r->key[r->depth], s, len);
 		break;
 	case ROLE_ARGS:
-		args_counter(r, (const char *)s, len);
-		args_stream(r, (const char *)s, len);
+		event_draft_args_string(&r->ev, r->key[r->depth],
+		    (const char *)s, len);
 		break;
 	case ROLE_TOP:
 		if (r->key[r->depth] == KEY_DISPLAY_UNIT) {
@@ -610,27 +313,6 @@ device_begin(struct trace_reader *r)
 	return true;
 }
 
-static void
-event_begin(struct trace_reader *r)
-{
-	struct cur_event *ev = &r->ev;
-
-	ev->ph = '\0';
-	ev->has_ts = ev->has_dur = ev->has_pid = false;
-	ev->is_kernel = ev->name_truncated = false;
-	ev->has_tid = ev->has_stream = ev->has_device = ev->has_flops = false;
-	ev->has_cycles = ev->has_power = ev->has_ts1 = false;
-	ev->ts_float = ev->has_correlation = false;
-	ev->stream_id = -1;
-	ev->track = 0;
-	ev->cat[0] = '\0';
-	ev->name_len = 0;
-	ev->name[0] = '\0';
-	/* the '{' was the last byte yajl took */
-	ev->offset = r->fed + yajl_get_bytes_consumed(r->h) - 1;
-	r->tally.info.nelements++;
-}
-
 /* The role of a container opening at depth r->depth + 1; false to stop. */
 static bool
 container_role(struct trace_reader *r, bool is_map, enum role *out)
@@ -671,7 +353,10 @@ container_role(struct trace_reader *r, bool is_map, enum role *out)
 			misplaced_scalar(r, "an array");
 			return false;
 		}
-		event_begin(r);
+		/* the '{' was the last byte yajl took */
+		event_draft_begin(&r->ev, r->fed +
+		    yajl_get_bytes_consumed(r->h) - 1);
+		r->tally.info.nelements++;
 		*out = ROLE_EVENT;
 		return true;
 	case ROLE_EVENT:
@@ -726,45 +411,11 @@ cb_start_array(void *ctx)
 static int
 event_end(struct trace_reader *r)
 {
-	struct cur_event *ev = &r->ev;
 	struct trace_event out;
 	const char *why;
 
-	out.ph = ev->ph;
-	out.name = ev->name;
-	out.name_truncated = ev->name_truncated;
-	out.has_ts = ev->has_ts;
-	out.has_dur = ev->has_dur;
-	out.has_pid = ev->has_pid;
-	out.ts_ns = ev->ts;
-	out.dur_ns = ev->dur;
-	if (ev->has_dur && ev->dur < 0) {
-		out.dur_ns = 0;
-		r->tally.info.negative_durs++;
-	}
-	out.pid = ev->pid;
-	out.is_kernel = ev->is_kernel;
-	out.cat = ev->cat;
-	out.has_tid = ev->has_tid;
-	out.tid = ev->tid;
-	out.has_stream = ev->has_stream;
-	out.stream_id = ev->stream_id;
-	out.ts_float = ev->ts_float;
-	out.has_correlation = ev->has_correlation;
-	out.correlation = ev->correlation;
-	out.has_device = ev->has_device;
-	out.device = ev->device;
-	out.has_flops = ev->has_flops;
-	out.flops = ev->flops;
-	out.has_cycles = ev->has_cycles;
-	out.has_counter = ev->has_power && ev->has_ts1;
-	out.counter = ev->power;
-	out.cycle_stamp = ev->ts1;
-	out.track = ev->track;
-	out.is_step = ev->ph == 'X' && ev->has_ts && !ev->name_truncated &&
-	    step_matcher_match(r->steps_re, ev->name, ev->name_len);
-	out.offset = ev->offset;
-	out.length = r->fed + yajl_get_bytes_consumed(r->h) - ev->offset;
+	event_draft_finish(&r->ev, r->fed + yajl_get_bytes_consumed(r->h) -
+	    r->ev.offset, r->steps_re, &r->tally.info, &out);
 	if ((r->rc = tally_event(&r->tally, &out, &why)) != TRACE_OK) {
 		reader_fail(r, r->rc, "%s", why);
 		return 0;

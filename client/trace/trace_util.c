@@ -1,6 +1,6 @@
 /*
- * trace_util: exact decimal times, step names and the words for
- * results (contracts in trace.h and trace_priv.h).
+ * trace_util: exact decimal times and numbers, step names and the words
+ * for results (contracts in trace.h and trace_priv.h).
  */
 #include <inttypes.h>
 #include <regex.h>
@@ -141,6 +141,32 @@ trace_parse_decimal(const char *s, size_t len, int scale, int64_t *out)
 		return -2;
 	*out = d.neg ? -(int64_t)acc : (int64_t)acc;
 	return 0;
+}
+
+int
+trace_number_value(const char *s, size_t len, int scale, const char *what,
+    int64_t *out, char *msg, size_t msglen)
+{
+	switch (trace_parse_decimal(s, len, scale, out)) {
+	case 0:
+		return TRACE_OK;
+	case -2:
+		snprintf(msg, msglen, "%s %.*s is out of range", what,
+		    (int)(len > 64 ? 64 : len), s);
+		return TRACE_ERR_LIMIT;
+	default:
+		snprintf(msg, msglen, "%s %.*s is not a number", what,
+		    (int)(len > 64 ? 64 : len), s);
+		return TRACE_ERR_SYNTAX;
+	}
+}
+
+bool
+trace_integer_value(const char *s, size_t len, int64_t *out)
+{
+	return trace_parse_decimal(s, len, 0, out) == 0 &&
+	    memchr(s, '.', len) == NULL && memchr(s, 'e', len) == NULL &&
+	    memchr(s, 'E', len) == NULL;
 }
 
 /* --- step names ------------------------------------------------------ */
