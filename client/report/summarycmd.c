@@ -572,12 +572,11 @@ summary_run(struct client *cl, void *opts, int argc, char *argv[])
 		struct winsum_from from = { .cl = cl, .path = paths[i] };
 
 		if ((rc = winsum_load(hs.db[i], &from, window,
-		    summary_idle_lookback(cl), &ws[i])) != CLIENT_EXIT_OK &&
-		    n > 1)
+		    summary_idle_lookback(cl), &ws[i])) == CLIENT_EXIT_OK)
+			serving_compute(hs.db[i], &ws[i], &sv[i]);
+		else if (n > 1)
 			warnx("%s: no summary of window %s from this database",
 			    paths[i], window);
-		else
-			serving_compute(hs.db[i], &ws[i], &sv[i]);
 		nloaded = i + 1;
 	}
 	if (rc == CLIENT_EXIT_OK && (fp = output_open(o->output)) == NULL)

@@ -321,7 +321,8 @@ winsum_free(struct winsum *ws)
 const char *
 winsum_meta(const struct winsum *ws, const char *key, char *buf, size_t len)
 {
-	yajl_val v = yajl_tree_parse(ws->w.meta, NULL, 0);
+	yajl_val v = ws->w.meta != NULL ? yajl_tree_parse(ws->w.meta, NULL, 0) :
+	    NULL;
 	const char *path[] = { key, NULL };
 	yajl_val x;
 	const char *r = NULL;
