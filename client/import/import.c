@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -217,18 +218,62 @@ record_runs(struct import_run *r)
 	return 0;
 }
 
+/*
+ * The write transaction runs at no lower priority than the daemon: while
+ * the import holds the database's write lock the daemon stores nothing,
+ * and keeps only so many rows meanwhile (spyremond(8), the store's
+ * buffer).  An import niced on a busy host, starved by the processes
+ * beside it, held the lock for minutes (2.2 s of work took 170 s at nice
+ * 19 beside two CPU-bound processes) and the daemon dropped rows.  So a
+ * niced import takes normal priority back for the transaction where it
+ * may (root may), and says so where it may not.  The nice it had, or
+ * INT_MIN if it had none to give back, into *saved.
+ */
+static void
+priority_for_lock(int *saved)
+{
+	int nice;
+
+	*saved = INT_MIN;
+	errno = 0;
+	nice = getpriority(PRIO_PROCESS, 0);
+	if (errno != 0 || nice <= 0)
+		return;
+	if (setpriority(PRIO_PROCESS, 0, 0) == 0) {
+		*saved = nice;
+		return;
+	}
+	warnx("this import runs at nice %d and may not raise it while it holds "
+	    "the database's write lock: on a busy host it may hold the lock "
+	    "long enough for spyremond to drop samples", nice);
+}
+
+static void
+priority_restore(int saved)
+{
+	if (saved != INT_MIN)
+		(void)setpriority(PRIO_PROCESS, 0, saved);
+}
+
 /* Everything that writes: the checks, the second pass, the records. */
 static int
 write_all(struct import_run *r)
 {
-	if (add_metrics(r) == -1 || storedb_tx_begin(r->st) == -1)
+	int saved, rc;
+
+	if (add_metrics(r) == -1)
 		return -1;
-	if (check_taken(r) == -1 || import_run_pass(r, 2) != CLIENT_EXIT_OK ||
-	    record_runs(r) == -1) {
+	priority_for_lock(&saved);
+	if (storedb_tx_begin(r->st) == -1)
+		rc = -1;
+	else if (check_taken(r) == -1 || import_run_pass(r, 2) !=
+	    CLIENT_EXIT_OK || record_runs(r) == -1) {
 		storedb_tx_rollback(r->st);
-		return -1;
-	}
-	return storedb_tx_commit(r->st);
+		rc = -1;
+	} else
+		rc = storedb_tx_commit(r->st);
+	priority_restore(saved);
+	return rc;
 }
 
 static void
