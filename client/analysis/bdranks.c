@@ -288,6 +288,30 @@ bd_ranks_card_name(const struct bd_ranks *x, int64_t key, bool alone,
 }
 
 void
+bd_xrun_write(FILE *fp, const struct bd_xrun *r, const struct bd_ranks *x,
+    bool sentence)
+{
+	char who[32];
+
+	fprintf(fp, "%s in %zu step%s:", sentence ? "The straggler" :
+	    "Straggler", r->nsteps, r->nsteps == 1 ? "" : "s");
+	for (size_t i = 0; i < r->ncards; i++)
+		fprintf(fp, "%s %s%s %zu", i ? "," : "", x != NULL ? "" :
+		    "card ", bd_ranks_card_name(x, r->cards[i], true, who,
+		    sizeof(who)), r->straggler[i]);
+	if (r->ntime > 0)
+		fprintf(fp, "%s spread: step time %.3f ms", sentence ?
+		    ".  Mean" : "; mean", r->time_ns / 1e6);
+	else if (sentence)
+		fputc('.', fp);
+	if (r->nbusy > 0)
+		fprintf(fp, ", busy %.1f %%", r->busy_pct);
+	if (r->nenergy > 0)
+		fprintf(fp, ", energy %.3f J", r->energy_j);
+	fputs(sentence && r->ntime > 0 ? ".\n" : "\n", fp);
+}
+
+void
 bd_ranks_free(struct bd_ranks *x)
 {
 	for (size_t i = 0; i < x->npartial; i++)

@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "bdrun.h"
 
@@ -101,6 +102,16 @@ const struct bd_rcard *bd_ranks_card(const struct bd_ranks *x, int64_t key);
  */
 const char *bd_ranks_card_name(const struct bd_ranks *x, int64_t key,
     bool alone, char *buf, size_t len);
+
+/*
+ * The run's line of r to fp: how many steps each card was the straggler
+ * in, then the mean spreads, cards named as bd_ranks_card_name names them
+ * with x.  As a sentence ("The straggler in 4 steps: card 0 3, card 1 1.
+ * Mean spread: ...") for a report, else as a table's run line ("Straggler
+ * in 4 steps: ...; mean spread: ..."), ending the line either way.
+ */
+void bd_xrun_write(FILE *fp, const struct bd_xrun *r,
+    const struct bd_ranks *x, bool sentence);
 
 void bd_ranks_free(struct bd_ranks *x);
 

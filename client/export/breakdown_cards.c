@@ -326,19 +326,7 @@ bd_cards_table_block(FILE *fp, const struct bd_across *a,
 	else
 		fprintf(fp, "no steps\n");
 	table_free(tb);
-	fprintf(fp, "Straggler in %zu step%s:", r->nsteps, r->nsteps == 1 ?
-	    "" : "s");
-	for (size_t i = 0; i < r->ncards; i++)
-		fprintf(fp, "%s %s%s %zu", i ? "," : "", rk != NULL ? "" :
-		    "card ", bd_ranks_card_name(rk, r->cards[i], true, who,
-		    sizeof(who)), r->straggler[i]);
-	if (r->ntime > 0)
-		fprintf(fp, "; mean spread: step time %.3f ms", r->time_ns / 1e6);
-	if (r->nbusy > 0)
-		fprintf(fp, ", busy %.1f %%", r->busy_pct);
-	if (r->nenergy > 0)
-		fprintf(fp, ", energy %.3f J", r->energy_j);
-	fputc('\n', fp);
+	bd_xrun_write(fp, r, rk, false);
 }
 
 void

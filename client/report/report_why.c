@@ -535,20 +535,8 @@ md_across(FILE *fp, const struct report *r, size_t ns)
 	    "spent the most time more in than the fastest card.\n\n");
 	if (rk != NULL)
 		md_ranks(fp, r, rk);
-	fprintf(fp, "The straggler in %zu step%s:", x->nsteps, x->nsteps == 1 ?
-	    "" : "s");
-	for (size_t i = 0; i < x->ncards; i++)
-		fprintf(fp, "%s %s%s %zu", i ? "," : "", rk != NULL ? "" :
-		    "card ", bd_ranks_card_name(rk, x->cards[i], true, buf,
-		    sizeof(buf)), x->straggler[i]);
-	fprintf(fp, ".");
-	if (x->ntime > 0)
-		fprintf(fp, "  Mean spread: step time %.3f ms", x->time_ns / 1e6);
-	if (x->nbusy > 0)
-		fprintf(fp, ", busy %.1f %%", x->busy_pct);
-	if (x->nenergy > 0)
-		fprintf(fp, ", energy %.3f J", x->energy_j);
-	fprintf(fp, "%s\n\n", x->ntime > 0 ? "." : "");
+	bd_xrun_write(fp, x, rk, true);
+	fputc('\n', fp);
 	if (ap->nsteps > 0)
 		fprintf(fp, "| step | straggler | fastest | straggler's "
 		    "step ms | fastest's step ms | spread ms | busy %% "
