@@ -1,8 +1,10 @@
 /* json: yajl lookups and output (contract in json.h). */
 #include "json.h"
 
+#include <err.h>
 #include <string.h>
 
+#include "client.h"
 #include "format.h"
 #include "jsonw.h"
 
@@ -84,7 +86,9 @@ json_gen_new(bool pretty)
 {
 	yajl_gen g = yajl_gen_alloc(NULL);
 
-	if (g != NULL && pretty) {
+	if (g == NULL)
+		errx(CLIENT_EXIT_FAILED, "out of memory");
+	if (pretty) {
 		yajl_gen_config(g, yajl_gen_beautify, 1);
 		yajl_gen_config(g, yajl_gen_indent_string, "  ");
 	}

@@ -35,7 +35,10 @@ bool json_bool(yajl_val obj, const char *key, bool *out);
 yajl_val json_array(yajl_val obj, const char *key);
 yajl_val json_object(yajl_val obj, const char *key);
 
-/* A generator, pretty-printing with two-space indents if pretty. */
+/*
+ * A generator, pretty-printing with two-space indents if pretty.  Dies
+ * when out of memory.
+ */
 yajl_gen json_gen_new(bool pretty);
 
 /*

@@ -281,8 +281,7 @@ list(const struct client *cl, sqlite3 *db, const char *path,
 	    &h.hostname, &h.machine_id)) != CLIENT_EXIT_OK)
 		return rc;
 	if (fmt == WF_JSON) {
-		if ((g = json_gen_new(true)) == NULL)
-			errx(CLIENT_EXIT_FAILED, "out of memory");
+		g = json_gen_new(true);
 		yajl_gen_array_open(g);
 	} else if (fmt == WF_CSV)
 		fputs("id,tag,uid,user,pid,begin_ns,begin,end_ns,end,open,"

@@ -135,8 +135,6 @@ request_json(const char *config, int64_t jobid, int32_t pid, int limit,
 	yajl_gen g = json_gen_new(false);
 	char *out;
 
-	if (g == NULL)
-		errx(1, "out of memory");
 	yajl_gen_map_open(g);
 	jsonw_put_str(g, "fn", "setKinetOnDemandRequest");
 	jsonw_put_str(g, "config", config);

@@ -294,8 +294,6 @@ ctl_request_new(const char *cmd)
 {
 	yajl_gen g = json_gen_new(false);
 
-	if (g == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
 	yajl_gen_map_open(g);
 	jsonw_str(g, "v");
 	yajl_gen_integer(g, PROTO_VERSION);

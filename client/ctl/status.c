@@ -671,8 +671,6 @@ print_json(yajl_val reply)
 	yajl_gen g = json_gen_new(true);
 	int rc = CLIENT_EXIT_OK;
 
-	if (g == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
 	yajl_gen_map_open(g);
 	for (size_t i = 0; i < reply->u.object.len; i++) {
 		if (strcmp(reply->u.object.keys[i], "ok") == 0)
@@ -717,8 +715,7 @@ status_run(struct client *cl, void *opts, int argc, char *argv[])
 	(void)argv;
 	if ((path = client_socket(cl)) == NULL)
 		return CLIENT_EXIT_FAILED;
-	if ((g = json_gen_new(false)) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
+	g = json_gen_new(false);
 	yajl_gen_map_open(g);
 	jsonw_str(g, "v");
 	yajl_gen_integer(g, PROTO_VERSION);

@@ -375,8 +375,6 @@ print_json(const struct check *c, bool intact)
 	yajl_gen g = json_gen_new(true);
 	uint64_t rows = 0;
 
-	if (g == NULL)
-		oom();
 	yajl_gen_map_open(g);
 	jsonw_put_str(g, "database", c->path);
 	jsonw_put_bool(g, "intact", intact);

@@ -194,8 +194,6 @@ report_json(const struct salvage *s, const char *from, const char *out)
 {
 	yajl_gen g = json_gen_new(true);
 
-	if (g == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
 	yajl_gen_map_open(g);
 	jsonw_put_str(g, "database", from);
 	jsonw_put_str(g, "out", out);

@@ -162,11 +162,9 @@ static void
 write_json(const struct breakdown_request *rq, const struct bd_result *res,
     size_t nsteps, const struct bd_run *cn, const struct bd_across *xc)
 {
-	yajl_gen g = json_gen_new(true);
+	yajl_gen g = steps_json_open(rq->t, rq->tagged, rq->host);
 	char buf[32];
 
-	yajl_gen_map_open(g);
-	steps_json_trace(g, rq->t, rq->tagged, rq->host);
 	jsonw_str(g, "launch_gap_us");
 	jsonw_number(g, fmt_us(rq->launch_gap_ns, buf, sizeof(buf)));
 	jsonw_str(g, "cards");
@@ -225,8 +223,6 @@ write_json(const struct breakdown_request *rq, const struct bd_result *res,
 static void
 csv_head(const struct breakdown_request *rq)
 {
-	if (rq->tagged)
-		fputs("host,rank,", rq->out);
 	fputs("section,card,step,stream,start_us,span_us", rq->out);
 	for (size_t i = 0; i < NCLASSES; i++)
 		fprintf(rq->out, ",%s_us", classes[i].key);
@@ -325,7 +321,7 @@ write_csv(const struct breakdown_request *rq, const struct bd_result *res,
 {
 	char buf[32];
 
-	if (rq->first || !rq->tagged)
+	if (steps_csv_head(rq->out, rq->tagged, rq->first))
 		csv_head(rq);
 	for (size_t i = 0; i < res->ncards; i++) {
 		int64_t card = res->cards[i].card;

@@ -666,9 +666,9 @@ merge_combined_write(const struct merge_rank *r, size_t n, size_t ncols,
 	    NSEC_PER_SEC) % (int64_t)NSEC_PER_SEC;
 	if (c.base_ns == first)
 		c.base_ns -= (int64_t)NSEC_PER_SEC;
-	if ((span = calloc(n, sizeof(*span))) == NULL ||
-	    (c.g = json_gen_new(false)) == NULL)
+	if ((span = calloc(n, sizeof(*span))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
+	c.g = json_gen_new(false);
 	if ((c.out = merge_sink_open(out_path)) == NULL) {
 		free(span);
 		yajl_gen_free(c.g);

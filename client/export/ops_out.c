@@ -2,7 +2,6 @@
  * ops_out: the cells of the per-operator tables and their writers
  * (ops_out.h): csv, json and the tables for a person.
  */
-#include <err.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -307,19 +306,14 @@ ops_out_begin(struct ops_out *r)
 	case STEPS_TABLE:
 		break;
 	case STEPS_CSV:
-		if (r->rq->tagged && !r->rq->first)
+		if (!steps_csv_head(fp, r->rq->tagged, r->rq->first))
 			break;
-		if (r->rq->tagged)
-			fputs("host,rank,", fp);
 		for (int i = 0; i < C_N; i++)
 			fprintf(fp, "%s%s", i ? "," : "", columns[i].name);
 		putc('\n', fp);
 		break;
 	case STEPS_JSON:
-		if ((r->g = json_gen_new(true)) == NULL)
-			errx(CLIENT_EXIT_FAILED, "out of memory");
-		yajl_gen_map_open(r->g);
-		steps_json_trace(r->g, r->rq->t, r->rq->tagged, r->rq->host);
+		r->g = steps_json_open(r->rq->t, r->rq->tagged, r->rq->host);
 		jsonw_str(r->g, "start_ns");
 		yajl_gen_integer(r->g, r->res->span_lo);
 		jsonw_str(r->g, "dur_ms");

@@ -427,19 +427,14 @@ steps_begin(struct report *r)
 	case STEPS_TABLE:
 		break;
 	case STEPS_CSV:
-		if (r->rq->tagged && !r->rq->first)
+		if (!steps_csv_head(fp, r->rq->tagged, r->rq->first))
 			break;
-		if (r->rq->tagged)
-			fprintf(fp, "host,rank,");
 		for (int i = 0; i < C_N; i++)
 			fprintf(fp, "%s%s", i ? "," : "", columns[i].name);
 		putc('\n', fp);
 		break;
 	case STEPS_JSON:
-		if ((r->g = json_gen_new(true)) == NULL)
-			errx(CLIENT_EXIT_FAILED, "out of memory");
-		yajl_gen_map_open(r->g);
-		steps_json_trace(r->g, r->rq->t, r->rq->tagged, r->rq->host);
+		r->g = steps_json_open(r->rq->t, r->rq->tagged, r->rq->host);
 		jsonw_str(r->g, "steps");
 		yajl_gen_array_open(r->g);
 		break;
@@ -665,6 +660,26 @@ steps_json_trace(yajl_gen g, const struct trace_target *t, bool tagged,
 		yajl_gen_integer(g, t->info.rank);
 	else
 		yajl_gen_null(g);
+}
+
+bool
+steps_csv_head(FILE *fp, bool tagged, bool first)
+{
+	if (tagged && !first)
+		return false;
+	if (tagged)
+		fputs("host,rank,", fp);
+	return true;
+}
+
+yajl_gen
+steps_json_open(const struct trace_target *t, bool tagged, const char *host)
+{
+	yajl_gen g = json_gen_new(true);
+
+	yajl_gen_map_open(g);
+	steps_json_trace(g, t, tagged, host);
+	return g;
 }
 
 int

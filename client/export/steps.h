@@ -111,4 +111,16 @@ size_t steps_order(const struct trace_info *in, bool innermost,
 void steps_json_trace(yajl_gen g, const struct trace_target *t, bool tagged,
     const char *host);
 
+/*
+ * The opening of a trace's --csv or --json output, as --steps, --ops and
+ * --breakdown write it.  steps_csv_head: whether the output starts with
+ * the header (with several tagged traces, only the first's), "host,rank,"
+ * then already written to fp when tagged.  steps_json_open: a new
+ * generator with the trace's object open and its head (steps_json_trace)
+ * written; dies when out of memory.
+ */
+bool steps_csv_head(FILE *fp, bool tagged, bool first);
+yajl_gen steps_json_open(const struct trace_target *t, bool tagged,
+    const char *host);
+
 #endif

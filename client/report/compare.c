@@ -418,8 +418,6 @@ compare_run(struct client *cl, const char *base, const char *new,
 	if (r->json) {
 		yajl_gen g = json_gen_new(true);
 
-		if (g == NULL)
-			errx(CLIENT_EXIT_FAILED, "out of memory");
 		yajl_gen_map_open(g);
 		jsonw_str(g, "base");
 		summary_gen_json(g, &c.base);

@@ -474,8 +474,7 @@ write_all(FILE *fp, enum sformat fmt, const struct winsum *ws,
 	yajl_gen g;
 
 	if (fmt == F_JSON) {
-		if ((g = json_gen_new(true)) == NULL)
-			errx(CLIENT_EXIT_FAILED, "out of memory");
+		g = json_gen_new(true);
 		if (n > 1)
 			yajl_gen_array_open(g);
 		for (size_t i = 0; i < n; i++)

@@ -288,8 +288,7 @@ print_json(const struct trace_list *l, const struct trace_info *in,
 	yajl_gen g;
 	int rc;
 
-	if ((g = json_gen_new(true)) == NULL)
-		errx(CLIENT_EXIT_FAILED, "out of memory");
+	g = json_gen_new(true);
 	if (array)
 		yajl_gen_array_open(g);
 	for (size_t i = 0; i < l->n; i++)
