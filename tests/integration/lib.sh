@@ -163,6 +163,32 @@ start_loaded_daemon() {
 	BASE="$from:$(date +%s%N)"
 }
 
+# flex_rank_run DB: a run of two ranks, from the flex trace of four cards
+# (flex_ranks.py): $T/r0.json and $T/r1.json (two cards each) and
+# $T/all.json (the four in one trace), and DB with 45 ms of samples of
+# each card's power and busy (its own levels) around window rk-run, the
+# 20 ms from BASE on.  Sets BASE, and FIRST_NS, the traces' first event's
+# time (so --trace-start $((BASE - FIRST_NS)) puts it at BASE).
+flex_rank_run() {
+	local mksamples=$BIN/tests/mksamples
+	[ -x "$mksamples" ] || fail "no $mksamples: run make check"
+	BASE=1760000000000000000
+	FIRST_NS=2097962447132759
+	python3 "$ROOT/tests/integration/flex_ranks.py" \
+		"$ROOT/tests/data/traces/flex-allreduce-tp4.json" \
+		"$T/r0.json" "$T/r1.json" "$T/all.json" || fail "no rank traces"
+	python3 - "$BASE" >"$T/samples" <<'PY'
+import sys
+base = int(sys.argv[1])
+for dev in range(4):
+    for k in range(-20, 25):
+        print("%d %d 1 pwr=%d.0 busy=%d" % (base + k * 10**6, dev,
+              50 + 5 * dev + k % 3, 10 + 20 * dev + k % 5))
+print("window rk-run %d %d" % (base, base + 20 * 10**6))
+PY
+	"$mksamples" "$1" <"$T/samples" || fail "mksamples failed"
+}
+
 # process_gone PID: true once PID has exited (a zombie counts as gone).
 process_gone() {
 	[ ! -e "/proc/$1" ] || awk '{ exit !($3 == "Z") }' "/proc/$1/stat" 2>/dev/null

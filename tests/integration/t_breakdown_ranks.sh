@@ -24,25 +24,7 @@ source "$(dirname "$0")/lib.sh"
 
 need python3
 
-MKSAMPLES=$BIN/tests/mksamples
-[ -x "$MKSAMPLES" ] || fail "no $MKSAMPLES: run make check"
-FLEX=$ROOT/tests/data/traces/flex-allreduce-tp4.json
-BASE=1760000000000000000
-FIRST_NS=2097962447132759
-
-python3 "$ROOT/tests/integration/flex_ranks.py" "$FLEX" "$T/r0.json" "$T/r1.json" \
-	"$T/all.json" || fail "no rank traces"
-# samples of a busy and power of their own per card, and a window
-python3 - "$BASE" >"$T/samples" <<'PY'
-import sys
-base = int(sys.argv[1])
-for dev in range(4):
-    for k in range(-20, 25):
-        print("%d %d 1 pwr=%d.0 busy=%d" % (base + k * 10**6, dev,
-              50 + 5 * dev + k % 3, 10 + 20 * dev + k % 5))
-print("window rk-run %d %d" % (base, base + 20 * 10**6))
-PY
-"$MKSAMPLES" "$T/a.db" <"$T/samples" || fail "mksamples failed"
+flex_rank_run "$T/a.db"
 cp "$T/a.db" "$T/b.db"
 
 EX=("$CLIENT" --db "$T/a.db" export --trace "$T/r0.json" --trace "$T/r1.json"

@@ -69,9 +69,10 @@ fi
 spy report --window demo-run --trace "$T/trace.json" "${ALIGN[@]}" \
 	--output "$T/rep" >"$T/out" 2>"$T/err" || fail "report failed: $(cat "$T/err")"
 cat "$T/out"
-JOB=$job python3 - "$T/rep" <<'EOF' || fail "the report is wrong"
-import os, re, struct, sys, zlib
+JOB=$job PYTHONPATH=$ROOT/tests/integration python3 - "$T/rep" <<'EOF' ||
+import os, re, sys
 import xml.etree.ElementTree as ET
+from pngread import png
 
 d = sys.argv[1]
 want = {"report.md", "aiusmi.csv", "steps.csv"}
@@ -104,48 +105,6 @@ assert len(aiusmi) > 8, len(aiusmi)
 steps = open(os.path.join(d, "steps.csv")).read().splitlines()
 assert steps[0].startswith("step,device,"), steps[0]
 
-
-def png(path):
-    """Width, height and rows of RGB(A) pixels of an 8-bit PNG."""
-    b = open(path, "rb").read()
-    assert b[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, idat, w = 8, b"", None
-    while pos < len(b):
-        n, kind = struct.unpack(">I4s", b[pos:pos + 8])
-        data = b[pos + 8:pos + 8 + n]
-        if kind == b"IHDR":
-            w, h, depth, ctype = struct.unpack(">IIBB", data[:10])
-            assert depth == 8 and ctype in (2, 6), (depth, ctype)
-            bpp = 3 if ctype == 2 else 4
-        elif kind == b"IDAT":
-            idat += data
-        pos += 12 + n
-    raw = zlib.decompress(idat)
-    stride = w * bpp
-    rows, prev = [], bytearray(stride)
-    for y in range(h):
-        f = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            c = prev[i - bpp] if i >= bpp else 0
-            up = prev[i]
-            if f == 1:
-                line[i] = (line[i] + a) & 255
-            elif f == 2:
-                line[i] = (line[i] + up) & 255
-            elif f == 3:
-                line[i] = (line[i] + (a + up) // 2) & 255
-            elif f == 4:
-                p = a + up - c
-                pa, pb, pc = abs(p - a), abs(p - up), abs(p - c)
-                pr = a if pa <= pb and pa <= pc else up if pb <= pc else c
-                line[i] = (line[i] + pr) & 255
-        rows.append(line)
-        prev = line
-    return w, h, bpp, rows
-
-
 panels = {"power": 2, "temperature": 1, "bandwidth": 4}
 for p, n in panels.items():
     w, h, bpp, rows = png(os.path.join(d, p + ".png"))
@@ -165,6 +124,7 @@ for p, n in panels.items():
     assert root.get("width").startswith("1200"), root.get("width")
 print("report: every file, checklist items, plots of the right size with lines")
 EOF
+	fail "the report is wrong"
 spy report --window demo-run --output "$T/rep" 2>"$T/err" && fail "report over a non-empty directory succeeded"
 grep -q "not empty" "$T/err" || fail "non-empty directory: $(cat "$T/err")"
 ls "$T" | grep -q 'rep\.tmp' && fail "a failed report left a directory behind"

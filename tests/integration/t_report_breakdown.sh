@@ -117,37 +117,20 @@ unexp = sum(c["idle_causes"]["unexplained_us"] for c in tot)
 assert m.group(3) == f1(100 * (idle - unexp) / idle), m.groups()
 assert "![Time by class per step and card](breakdown.png)" in sec
 PY
-python3 - "$T/rep/breakdown.png" "$T/rep/breakdown.svg" <<'PY' || fail "breakdown.png/.svg"
-import struct, sys, zlib
+PYTHONPATH=$ROOT/tests/integration python3 - "$T/rep/breakdown.png" "$T/rep/breakdown.svg" <<'PY' ||
+import sys
 import xml.etree.ElementTree as ET
-b = open(sys.argv[1], "rb").read()
-assert b[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-w, h, depth, ctype = struct.unpack(">IIBB", b[16:26])
-assert (w, h, depth, ctype) == (1200, 560, 8, 2), (w, h, depth, ctype)
+from pngread import png
+w, h, bpp, rows = png(sys.argv[1])
+assert (w, h, bpp) == (1200, 560, 3), (w, h, bpp)
 # the pixels: coloured (not grey) pixels are the bars
-pos, data = 8, b""
-while pos < len(b):
-    n, typ = struct.unpack(">I4s", b[pos:pos + 8])
-    if typ == b"IDAT":
-        data += b[pos + 8:pos + 8 + n]
-    pos += 12 + n
-raw = zlib.decompress(data)
-stride = 1 + 3 * w
-prev = bytearray(3 * w)
-coloured = 0
-for y in range(h):
-    f, row = raw[y * stride], bytearray(raw[y * stride + 1:(y + 1) * stride])
-    assert f in (0, 2), f
-    if f == 2:
-        for i in range(len(row)):
-            row[i] = (row[i] + prev[i]) & 255
-    coloured += sum(1 for x in range(0, 3 * w, 3)
-                    if max(row[x:x + 3]) - min(row[x:x + 3]) > 60)
-    prev = row
+coloured = sum(1 for row in rows for x in range(0, 3 * w, 3)
+               if max(row[x:x + 3]) - min(row[x:x + 3]) > 60)
 assert coloured > 20000, coloured
 root = ET.parse(sys.argv[2]).getroot()
 assert root.tag.endswith("svg"), root.tag
 PY
+	fail "breakdown.png/.svg"
 
 # across cards: each step's straggler, fastest card, step times and
 # class as export --breakdown --json has them
@@ -188,23 +171,7 @@ stop_daemon
 # each named r<rank>c<card>, over the steps both traces have; each row is
 # its own trace's export --breakdown --json, the run's verdict adds up
 # all four cards' spans, the chart has a bar per card per step
-MKSAMPLES=$BIN/tests/mksamples
-[ -x "$MKSAMPLES" ] || fail "no $MKSAMPLES: run make check"
-FLEX=$ROOT/tests/data/traces/flex-allreduce-tp4.json
-BASE=1760000000000000000
-FIRST_NS=2097962447132759
-python3 "$ROOT/tests/integration/flex_ranks.py" "$FLEX" "$T/r0.json" "$T/r1.json" \
-	"$T/all.json" || fail "no rank traces"
-python3 - "$BASE" >"$T/samples" <<'PY'
-import sys
-base = int(sys.argv[1])
-for dev in range(4):
-    for k in range(-20, 25):
-        print("%d %d 1 pwr=%d.0 busy=%d" % (base + k * 10**6, dev,
-              50 + 5 * dev + k % 3, 10 + 20 * dev + k % 5))
-print("window rk-run %d %d" % (base, base + 20 * 10**6))
-PY
-"$MKSAMPLES" "$T/rk.db" <"$T/samples" || fail "mksamples failed"
+flex_rank_run "$T/rk.db"
 "$CLIENT" --db "$T/rk.db" report --window rk-run --trace "$T/r0.json" --trace "$T/r1.json" \
 	--align-window rk-run --output "$T/rep3" >"$T/out" 2>"$T/err" ||
 	fail "report of two ranks failed: $(cat "$T/err")"
@@ -281,38 +248,16 @@ PY
 	fail "the two ranks' verdicts and evidence"
 # the chart: a bar per card per step (3 steps of 4 cards), told apart
 # along the row just above the x axis (the plot area's bottom, y 480)
-python3 - "$T/rep3/breakdown.png" <<'PY' || fail "breakdown.png of two ranks"
-import struct, sys, zlib
-b = open(sys.argv[1], "rb").read()
-assert b[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-w, h, depth, ctype = struct.unpack(">IIBB", b[16:26])
-assert (w, h, depth, ctype) == (1200, 560, 8, 2), (w, h, depth, ctype)
-pos, data = 8, b""
-while pos < len(b):
-    n, typ = struct.unpack(">I4s", b[pos:pos + 8])
-    if typ == b"IDAT":
-        data += b[pos + 8:pos + 8 + n]
-    pos += 12 + n
-raw = zlib.decompress(data)
-stride = 1 + 3 * w
-prev = bytearray(3 * w)
-rows = []
-for y in range(h):
-    f, row = raw[y * stride], bytearray(raw[y * stride + 1:(y + 1) * stride])
-    if f == 1:
-        for i in range(3, len(row)):
-            row[i] = (row[i] + row[i - 3]) & 255
-    elif f == 2:
-        for i in range(len(row)):
-            row[i] = (row[i] + prev[i]) & 255
-    else:
-        assert f == 0, f
-    rows.append(row)
-    prev = row
+PYTHONPATH=$ROOT/tests/integration python3 - "$T/rep3/breakdown.png" <<'PY' ||
+import sys
+from pngread import png
+w, h, bpp, rows = png(sys.argv[1])
+assert (w, h, bpp) == (1200, 560, 3), (w, h, bpp)
 row = rows[478]
 ink = [min(row[3 * x:3 * x + 3]) < 235 for x in range(92, 989)]
 bars = sum(1 for i in range(1, len(ink)) if ink[i] and not ink[i - 1]) + ink[0]
 assert bars == 12, bars
 print("breakdown.png: %d bars above the axis" % bars)
 PY
+	fail "breakdown.png of two ranks"
 exit 0
