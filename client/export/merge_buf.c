@@ -67,8 +67,9 @@ merge_buf_us(struct merge_buf *b, const struct merge_request *rq,
     int64_t own_ns)
 {
 	char t[MERGE_US_PREC_BUFLEN];
+	size_t n = merge_fmt_us_prec(own_ns, merge_decimals(rq), t);
 
-	merge_buf_add(b, t, merge_fmt_us_prec(own_ns, merge_decimals(rq), t));
+	merge_buf_add(b, t, n);
 }
 
 void

@@ -178,11 +178,12 @@ import_csv_header(const char *line, size_t len, struct import_csv_header *h,
 	h->ncells = n;
 	for (int i = first + (int)NFIXED; i < last; i++) {
 		const struct cell *c = &cells[i];
-		char *key = h->keys[h->nkeys];
+		char *key;
 
 		if (h->nkeys == CSV_COLS_MAX)
 			return fail(err, err_len, "header has more than %d "
 			    "metrics", CSV_COLS_MAX);
+		key = h->keys[h->nkeys];
 		if (!is_key_text(c))
 			return fail(err, err_len, "header cell %d: not a "
 			    "metric key: \"%.*s\"", i + 1, quote_len(c), c->s);
