@@ -736,8 +736,10 @@ merge_events_write(sqlite3 *db, const struct merge_request *rq,
 	}
 	st->events = ev.n;
 	st->cards = ev.ncards;
+	/* a card has no tracks when make_tracks failed before its own */
 	for (size_t i = 0; i < ev.ncards; i++)
-		for (size_t m = 0; m < rq->ncols; m++)
+		for (size_t m = 0; m < rq->ncols &&
+		    ev.cards[i].tracks != NULL; m++)
 			st->tracks += ev.cards[i].tracks[m].wrote;
 	free_cards(&ev);
 	return rc;

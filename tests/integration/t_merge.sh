@@ -236,6 +236,23 @@ refuse offset "$dir" "$CLIENT" export --db "$dir/db" \
 no_output "corrupt trace"
 echo "cut and corrupt: ok"
 
+# A trace that leaves the cards no pid (one of its own is the largest a
+# pid may be): exit 1 with the reason, no output.
+python3 - "$dir/in.json" "$dir/pidmax.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"] if isinstance(d, dict) else d
+next(e for e in ev if e.get("ph") == "X")["pid"] = 2**31 - 1
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+rc=0
+"$CLIENT" export --db "$dir/db" --trace "$dir/pidmax.json" --merge "$E/out.json" \
+    >"$dir/stdout" 2>"$dir/err" || rc=$?
+[ "$rc" -eq 1 ] || fail "pid 2^31-1: exit $rc, not 1: $(cat "$dir/err")"
+grep -q "uses pid 2147483647: no 2 pids above it are free" "$dir/err" ||
+	fail "pid 2^31-1: $(cat "$dir/err")"
+no_output "pid 2^31-1"
+
 # A pipe cannot be read twice: refused before anything is read or written.
 mkfifo "$dir/fifo"
 rc=0
