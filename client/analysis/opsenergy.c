@@ -494,7 +494,7 @@ share(struct gather *g, struct bucket *dbc, size_t ndbc,
 {
 	struct ops_result *out = g->out;
 
-	qsort(dbc, ndbc, sizeof(*dbc), cmp_bucket);
+	sort_once(dbc, ndbc, sizeof(*dbc), cmp_bucket);
 	if ((out->cards = calloc(ndbc + 1, sizeof(*out->cards))) == NULL)
 		errx(CLIENT_EXIT_FAILED, "out of memory");
 	for (size_t i = 0; i < ndbc; i++) {

@@ -127,7 +127,7 @@ merge_ops_write(sqlite3 *db, const struct merge_request *rq,
 	int64_t first;
 	int rc;
 
-	if ((rc = db_catalog_load(db, &cat)) != 0)
+	if (db_catalog_load(db, &cat) != 0)
 		return db_error(db, "the catalog");
 	orq = (struct ops_request){
 		.path = rq->t->path, .info = in, .shift_ns = rq->t->shift_ns,
@@ -149,12 +149,14 @@ merge_ops_write(sqlite3 *db, const struct merge_request *rq,
 	}
 	for (size_t i = 0; rc == CLIENT_EXIT_OK && i < res.ncards; i++) {
 		const struct ops_card *c = &res.cards[i];
-		int64_t pid = first + (int64_t)(st->cards + k);
-		int64_t sort = (rq->sort_base != 0 ? rq->sort_base :
-		    MERGE_SORT_INDEX) + (int64_t)(st->cards + k);
+		int64_t pid, sort;
 
+		/* first is set once some card has slices (nproc > 0) */
 		if (c->nkept == 0)
 			continue;
+		pid = first + (int64_t)(st->cards + k);
+		sort = (rq->sort_base != 0 ? rq->sort_base : MERGE_SORT_INDEX) +
+		    (int64_t)(st->cards + k);
 		k++;
 		if (put_process(&w, c->device, pid, sort) == -1 ||
 		    put_slices(&w, &res, c, pid) == -1)

@@ -146,7 +146,8 @@ report_series_load(sqlite3 *db, const struct db_catalog *cat,
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
 		return db_error(db, "the samples");
-	qsort(out->c, out->n, sizeof(*out->c), cardcmp);
+	if (out->n > 1)	/* out->c is NULL with no samples */
+		qsort(out->c, out->n, sizeof(*out->c), cardcmp);
 	return CLIENT_EXIT_OK;
 }
 
