@@ -229,11 +229,14 @@ garbage_from_row(struct sim_run *run, const char *row, char *buf, size_t cap)
 		"abc", "1.2.3", "nan", "12a", "--", "N/A", "0x1f",
 	};
 	const char *cell = row, *next;
-	int ncells = 1, pick;
+	int ncells = 1, pick, kind;
 
 	for (const char *p = row; *p != '\0'; p++)
 		ncells += *p == ',';
-	switch (fault_random(run) % 3) {
+	/* a row with no metric cell (ID, date, time only) has none to spoil */
+	if ((kind = (int)(fault_random(run) % 3)) == 2 && ncells <= 3)
+		kind = 1;
+	switch (kind) {
 	case 0:		/* an extra cell */
 		snprintf(buf, cap, "%.*s,0.000\n", (int)strcspn(row, "\n"), row);
 		break;

@@ -44,6 +44,7 @@ run_alone(struct store *st, sqlite3_stmt *s, const char *what, int *changes)
 {
 	int rc;
 
+	*changes = 0;
 	if (!sqlite3_get_autocommit(st->db)) {
 		log_warnx("%s: %s: a transaction is already open", st->path, what);
 		sqlite3_finalize(s);

@@ -630,20 +630,20 @@ run_samples(struct job *j, struct export_writer *w)
 	bool *shown = NULL;
 	int rc = CLIENT_EXIT_OK;
 
-	if (o->format == EXPORT_AIUSMI && o->metrics == NULL) {
-		if ((rc = aiusmi_columns(j, &shown)) != CLIENT_EXIT_OK) {
-			free(shown);
-			return rc;
-		}
+	if (o->format == EXPORT_AIUSMI && o->metrics == NULL &&
+	    (rc = aiusmi_columns(j, &shown)) == CLIENT_EXIT_OK)
 		w->shown = shown;
-	}
-
-	for (size_t k = 0; k < j->nsrc; k++)
+	for (size_t k = 0; k < j->nsrc && rc == CLIENT_EXIT_OK; k++)
 		if ((j->src[k].s = db_select_samples(j->src[k].db,
 		    j->src[k].cols, j->ncols, j->device_sql, true)) == NULL)
-			return db_error(j->src[k].db, "the samples");
-	if ((w->out = output_open(o->output)) == NULL)
-		return CLIENT_EXIT_FAILED;
+			rc = db_error(j->src[k].db, "the samples");
+	if (rc == CLIENT_EXIT_OK && (w->out = output_open(o->output)) == NULL)
+		rc = CLIENT_EXIT_FAILED;
+	if (rc != CLIENT_EXIT_OK) {
+		w->shown = NULL;
+		free(shown);
+		return rc;
+	}
 	setvbuf(w->out, NULL, _IOFBF, OUT_BUFSIZE);
 	w->cols = j->src[0].cols;
 	w->trace_time = o->window == NULL && o->traces.n > 0;

@@ -596,7 +596,7 @@ run(struct report *r)
 	const struct trace_target *t = r->rq->t;
 	const struct trace_info *in = &t->info;
 	const struct trace_step **order;
-	size_t nsteps = in->nsteps, dropped = 0;
+	size_t nsteps, dropped = 0;
 	int64_t span = t->end_ns - t->start_ns;
 	struct row w;
 	int rc;

@@ -406,11 +406,13 @@ copy_once(struct direct *d, struct dcard *c, bool *changed)
 	for (int attempt = 0; attempt <= DIRECT_RETRIES; attempt++) {
 		uint32_t pre_seq[SEC_MAX];
 		uint64_t pre_ms[SEC_MAX];
+		/* the sections read before the copy: the last read's */
+		size_t npre = c->have_last ? c->nsec : 0;
 		bool moved = false;
 
 		if (attempt > 0)
 			c->st.retries++;
-		for (size_t i = 0; i < c->nsec && c->have_last; i++) {
+		for (size_t i = 0; i < npre; i++) {
 			pre_seq[i] = map_u32(c, c->off[i] + MF_SEC_OFF_SEQ);
 			pre_ms[i] = map_u64(c, c->off[i] + MF_SEC_OFF_UPDATED);
 		}
@@ -443,8 +445,7 @@ copy_once(struct direct *d, struct dcard *c, bool *changed)
 			moved = map_u32(c, sec->offset + MF_SEC_OFF_SEQ) != sec->seq ||
 			    map_u64(c, sec->offset + MF_SEC_OFF_UPDATED) !=
 			    sec->updated_ms;
-			if (c->have_last && c->nsec == c->f.nsec &&
-			    c->off[i] == sec->offset)
+			if (npre == c->f.nsec && c->off[i] == sec->offset)
 				moved |= pre_seq[i] != sec->seq ||
 				    pre_ms[i] != sec->updated_ms;
 		}
