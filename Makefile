@@ -79,7 +79,8 @@ STORE_SRCS = store/sql.c store/catalog.c store/migrate.c store/store.c store/sto
 DAEMON_SOURCE_SRCS = daemon/source/source_base.c daemon/source/source_rows.c \
 	daemon/source/source_child.c daemon/source/source_direct.c \
 	daemon/source/source.c daemon/source/health.c \
-	daemon/source/direct.c daemon/source/direct_clock.c daemon/source/pace.c \
+	daemon/source/direct.c daemon/source/direct_clock.c daemon/source/dstamp.c \
+	daemon/source/pace.c \
 	daemon/source/clockstep.c
 DAEMON_CONTROL_SRCS = daemon/control/control.c daemon/control/control_request.c \
 	daemon/control/control_reply.c daemon/control/control_sync.c \

@@ -18,6 +18,7 @@
 #define SPYREMON_SOURCE_BASE_H
 
 #include "csvparse.h"
+#include "dstamp.h"
 #include "log.h"
 #include "source.h"
 #include "store.h"
@@ -26,14 +27,6 @@ struct pace;
 struct pace_params;
 struct direct;
 struct mf_table;
-
-/* What a direct row carried that pace does not keep, by stamp. */
-#define SOURCE_DRING	16
-struct source_dstamp {
-	int64_t ts_ns;
-	uint32_t seq;
-	int64_t arrival_ns;
-};
 
 struct source {
 	sd_event *ev;
@@ -103,8 +96,7 @@ struct source {
 	bool direct_said;		/* direct_all has been logged once */
 	uint64_t direct_seen_mono_ns;	/* the coverage first differed, or 0 */
 	uint64_t direct_switched_mono_ns; /* direct_all last changed, or 0 */
-	struct source_dstamp dring[SOURCE_MAX_DEVICES][SOURCE_DRING];
-	unsigned dring_head[SOURCE_MAX_DEVICES];
+	struct dstamp_ring dring[SOURCE_MAX_DEVICES];	/* dstamp.h */
 
 	/*
 	 * Called by source_direct.c once the set of cards read directly has

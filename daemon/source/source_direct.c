@@ -11,8 +11,9 @@
  * Direct rows go through a pace of their own, with the same rates as
  * aiu-smi's rows would have, so windows get every read and the time
  * between them aggregates.  pace keeps no sequence number or read time;
- * the last SOURCE_DRING of each card are remembered by stamp and put back
- * on the rows pace stores (an aggregate carries its last read's).
+ * the last DSTAMP_RING of each card are remembered by stamp (dstamp.h)
+ * and put back on the rows pace stores (an aggregate carries its last
+ * read's).
  *
  * Cards are those of aiu-smi's #MetricFiles block, under aiu-smi's device
  * IDs.  When the set of cards read directly changes, that is reported to
@@ -26,6 +27,7 @@
 #include "clockstep.h"
 #include "config.h"
 #include "direct.h"
+#include "dstamp.h"
 #include "metricfile.h"
 #include "pace.h"
 #include "schema.h"
@@ -48,18 +50,15 @@ store_direct_row(void *arg, const struct store_sample *s)
 	struct source *src = arg;
 	struct store_sample row = *s;
 
+	const struct dstamp *d;
+
 	row.src = SCHEMA_SRC_FILE;
-	if (s->device >= 0 && s->device < SOURCE_MAX_DEVICES)
-		for (unsigned i = 0; i < SOURCE_DRING; i++) {
-			const struct source_dstamp *d =
-			    &src->dring[s->device][i];
-			if (d->ts_ns == s->ts_ns && d->ts_ns != 0) {
-				row.have_seq = true;
-				row.seq = d->seq;
-				row.arrival_ns = d->arrival_ns;
-				break;
-			}
-		}
+	if (s->device >= 0 && s->device < SOURCE_MAX_DEVICES &&
+	    (d = dstamp_get(&src->dring[s->device], s->ts_ns)) != NULL) {
+		row.have_seq = true;
+		row.seq = d->seq;
+		row.arrival_ns = d->arrival_ns;
+	}
 	store_append(src->st, &row);
 	src->stats.rows++;
 }
@@ -101,14 +100,11 @@ direct_row(void *arg, const struct store_sample *s)
 	struct source *src = arg;
 	struct store_sample row = *s;
 
-	if (s->device >= 0 && s->device < SOURCE_MAX_DEVICES) {
-		unsigned *h = &src->dring_head[s->device];
-		src->dring[s->device][*h] = (struct source_dstamp){ s->ts_ns,
-		    s->seq, s->arrival_ns };
-		*h = (*h + 1) % SOURCE_DRING;
-	}
-	if (s->ts_ns > src->stats.newest_ts_ns)
-		src->stats.newest_ts_ns = s->ts_ns;
+	if (s->device >= 0 && s->device < SOURCE_MAX_DEVICES)
+		row.ts_ns = dstamp_put(&src->dring[s->device], s->ts_ns,
+		    s->seq, s->arrival_ns, STORE_STEP_BACK_NS);
+	if (row.ts_ns > src->stats.newest_ts_ns)
+		src->stats.newest_ts_ns = row.ts_ns;
 	row.clock_net_ns = src->clock_net_ns;
 	row.have_epoch = true;
 	row.epoch = direct_epoch(src, s);

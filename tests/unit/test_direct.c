@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "direct.h"
+#include "dstamp.h"
 #include "metricfile.h"
 #include "schema.h"
 #include "timeparse.h"
@@ -591,10 +592,50 @@ test_writer_clock(void **state)
 	direct_free(d);
 }
 
+/*
+ * Two updates written in one ms carry one ms stamp: the later row is
+ * stored 1 ns after the earlier, and each stamp finds its own row's
+ * sequence number and read time again (the later row once found the
+ * earlier's, so the database said the wrong update had been read).
+ */
+static void
+test_dstamp_same_ms(void **state)
+{
+	struct dstamp_ring r = { 0 };
+	const struct dstamp *d;
+	const int64_t ms = 1796606717122000000LL, back = 100000000;
+
+	(void)state;
+	assert_int_equal(dstamp_put(&r, ms - 10000000, 52, 1, back),
+	    ms - 10000000);
+	assert_int_equal(dstamp_put(&r, ms, 53, 2, back), ms);
+	assert_int_equal(dstamp_put(&r, ms, 54, 3, back), ms + 1);
+	assert_non_null(d = dstamp_get(&r, ms));
+	assert_int_equal(d->seq, 53);
+	assert_int_equal(d->arrival_ns, 2);
+	assert_non_null(d = dstamp_get(&r, ms + 1));
+	assert_int_equal(d->seq, 54);
+	assert_int_equal(d->arrival_ns, 3);
+	/* a third in the same ms, and one that is not after the previous */
+	assert_int_equal(dstamp_put(&r, ms, 55, 4, back), ms + 2);
+	assert_int_equal(dstamp_get(&r, ms + 2)->seq, 55);
+	/* a step of the host clock back keeps its stamp */
+	assert_int_equal(dstamp_put(&r, ms - 3600000000000LL, 56, 5, back),
+	    ms - 3600000000000LL);
+	assert_int_equal(dstamp_get(&r, ms - 3600000000000LL)->seq, 56);
+	assert_null(dstamp_get(&r, ms + 3));
+	/* the ring forgets all but the newest DSTAMP_RING */
+	for (uint32_t k = 0; k < DSTAMP_RING; k++)
+		dstamp_put(&r, ms + 1000 + k, 100 + k, 0, back);
+	assert_null(dstamp_get(&r, ms));
+	assert_int_equal(dstamp_get(&r, ms + 1000)->seq, 100);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dstamp_same_ms),
 		cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn_first_reads, setup,
