@@ -11,6 +11,9 @@
 # wanted): the kernel's log of fatal signals of the project's programs,
 # where dmesg can be read, and every report of AddressSanitizer,
 # LeakSanitizer and UndefinedBehaviorSanitizer, which go to files here.
+# The kernel's log does not say which test a process belonged to: a crash
+# of one of these programs anywhere on the machine while a test runs
+# fails that test too, and the message says so.
 B=${B:-build}
 pass=0 fail=0 skip=0 failed="" skipped=""
 logdir="$B/test-logs"
@@ -42,7 +45,7 @@ run_one() {
 		rm -f "$r"
 	done
 	if [ -n "$crashed" ] && [ "$rc" -ne 77 ]; then
-		printf '\n%s\n' "a program of the project crashed or a sanitizer reported, whatever the test's exit status (tests/run.sh):$crashed" >>"$log"
+		printf '\n%s\n' "a program of the project crashed or a sanitizer reported, whatever the test's exit status (tests/run.sh; a kernel line may be of a process outside the test, the log cannot tell):$crashed" >>"$log"
 		[ "$rc" -ne 0 ] || rc=99
 	fi
 	case $rc in

@@ -8,7 +8,8 @@
 # and --merge-as hta's slices.  Also: --include-unreliable,
 # --metrics, gzip in and out, a trace whose events share one time, and
 # the failures (a cut or corrupt trace, a trace that changes between the
-# two reads, no samples near the trace, a full disk), each of which must
+# two reads, no samples near the trace, a trace whose pids leave none
+# for the cards, a full disk), each of which must
 # exit non-zero and leave no output file.
 set -euo pipefail
 
