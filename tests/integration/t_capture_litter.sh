@@ -38,6 +38,8 @@ cap() {
 		"$@" >"$T/$name.out" 2>"$T/$name.err" &
 	CPID=$!
 }
+# said_by NAME PATTERN: some try of capture NAME said PATTERN (grep)
+said_by() { cat "$T/$1.before.err" "$T/$1.err" 2>/dev/null | grep -q -- "$2"; }
 # status: the exit status of $CPID, in $rc
 status() { rc=0; wait "$CPID" || rc=$?; }
 # the trace the job wrote (or writes) for capture $1
@@ -62,16 +64,20 @@ tracing() {
 		fail "$1: the job never began the trace: $(cat "$T/$1.err")"
 }
 # at SIGNAL GLOB NAME ARGS...: a capture NAME sent SIGNAL once GLOB
-# appears; tried again (a new capture) if it ended before, three times
+# appears; tried again (a new capture) if it ended before, three times.
+# A try that ended first may have done the cleaning a later check looks
+# for: its messages are kept in $T/NAME.before.err (said_by NAME reads both).
 at() {
 	local sig=$1 glob=$2 name=$3 _
 	shift 3
+	: >"$T/$name.before.err"
 	for _ in 1 2 3; do
 		cap "$name" "$@"
 		if python3 "$SIGNAL_AT" "$CPID" "$sig" "$glob"; then
 			return 0
 		fi
 		wait "$CPID" || true
+		cat "$T/$name.err" >>"$T/$name.before.err"
 		rm -rf "$T/out/$name"
 	done
 	fail "$name: capture never reached $glob in three tries"
@@ -151,10 +157,10 @@ ls -d "$T"/out/*.tmp-* 2>/dev/null && fail "a temporary directory is still there
 ls "$T"/out/kill_report/*_"$P".*.pt.trace.json >/dev/null ||
 	fail "the killed capture's output lost its trace"
 # each capture removed what the gone ones before it left, and said so
-grep -q "removed $T/out/kill_tracing.tmp-.*, the unfinished output of capture $KILL_PID, which is no longer running" \
-	"$T/term_copied.err" || fail "the next capture does not say it removed the directory"
-grep -q "removed $T/traces/spyremon-capture-$KILL_PID-.*, a trace written for capture $KILL_PID" \
-	"$T/term_copied.err" || fail "the next capture does not say it removed the killed capture's trace"
+said_by term_copied "removed $T/out/kill_tracing.tmp-.*, the unfinished output of capture $KILL_PID, which is no longer running" ||
+	fail "the next capture does not say it removed the directory: $(cat "$T/term_copied.before.err" "$T/term_copied.err")"
+said_by term_copied "removed $T/traces/spyremon-capture-$KILL_PID-.*, a trace written for capture $KILL_PID" ||
+	fail "the next capture does not say it removed the killed capture's trace"
 grep -q "removed the temporary files in $T/out/kill_report, left by capture [0-9]*, which is no longer running" \
 	"$T/next.err" || fail "the next capture does not say it cleaned the killed report's output"
 [ -z "$(ls "$T/traces")" ] || fail "traces left: $(ls "$T/traces")"
