@@ -23,8 +23,15 @@ DPID=$pid	# lib.sh's cleanup kills it if the test fails
 # the lines it printed, run as printed
 lines=$(grep '^  build/spyremon -c conf/run.yaml ' "$T/start.out" | sed 's/ *#.*//')
 [ "$(wc -l <<<"$lines")" -ge 6 ] || fail "fewer than 6 client lines printed"
-wait_for 10 bash -c 'build/spyremon -c conf/run.yaml status 2>/dev/null | grep -q "^cards: *2"' ||
-	fail "status never showed the 2 cards: $(build/spyremon -c conf/run.yaml status 2>&1)"
+# status names the simulator once its answer to -v is in (the daemon asks
+# as aiu-smi starts): wait for that too, as for the cards
+run_status_ready() {
+	local st
+	st=$(build/spyremon -c conf/run.yaml status 2>/dev/null) &&
+		grep -q "^cards: *2" <<<"$st" && grep -q "aiu-smi-sim" <<<"$st"
+}
+wait_for 10 run_status_ready ||
+	fail "status never showed the 2 cards and the simulator: $(build/spyremon -c conf/run.yaml status 2>&1)"
 while read -r line; do
 	out=$(eval "$line" 2>&1) || fail "printed line failed: $line: $out"
 	echo "\$ $line"; echo "$out" | head -n 5
