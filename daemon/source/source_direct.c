@@ -49,7 +49,6 @@ store_direct_row(void *arg, const struct store_sample *s)
 {
 	struct source *src = arg;
 	struct store_sample row = *s;
-
 	const struct dstamp *d;
 
 	row.src = SCHEMA_SRC_FILE;
