@@ -469,6 +469,14 @@ sqlite3_stmt *db_select_samples(sqlite3 *db, const struct db_metric *const *cols
     size_t ncols, const char *device_sql, bool ordered);
 
 /*
+ * Read the rows of s (db_select_samples) stamped after from_ns (at most
+ * ?1), not after ?1, from the next binding of its span on, while the
+ * values and sources stay those of the span: the rows before a span that
+ * rows in it pair with (pair.h).  INT64_MIN: after ?1 again.  Resets s.
+ */
+void db_bind_read_from(sqlite3_stmt *s, int64_t from_ns);
+
+/*
  * The columns aiu-smi printed over (lo_ns, hi_ns), with device_sql
  * appended: set printed[i] (left set if it was) when an aiu-smi row
  * overlapping the span has a value of cols[i], or cols[i] is one that

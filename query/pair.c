@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dbread.h"
+#include "pragma.h"
 #include "schema.h"
 
 #define NS_PER_MS	1000000LL
@@ -45,6 +47,7 @@ struct pair_reader {
 	size_t ncols;
 	bool by_source;
 	bool eof;
+	int64_t after_ts;		/* samples at or before it: not given out */
 	int64_t last_ts;		/* the stamp of the last row read */
 	int64_t nfile;
 	struct entry *q;		/* a ring of cap entries */
@@ -72,14 +75,38 @@ entry_alloc(struct entry *e, size_t ncols)
 	e->from = xcalloc(ncols, sizeof(*e->from));
 }
 
+int64_t
+pair_read_from(sqlite3 *db, int64_t lo_ns)
+{
+	sqlite3_stmt *s;
+	int64_t from = lo_ns;
+
+	if (!sql_column_exists(db, SCHEMA_T_SAMPLES, SCHEMA_C_SRC))
+		return lo_ns;	/* a database before direct reads */
+	/* the file rows' partial index covers it (spyremon-schema(5)) */
+	if (sqlite3_prepare_v2(db, "SELECT max(" SCHEMA_C_INTERVAL ") FROM "
+	    SCHEMA_T_SAMPLES " WHERE " SCHEMA_C_SRC " IS NOT NULL AND "
+	    SCHEMA_C_TS " > ?1 AND " SCHEMA_C_TS " <= ?2", -1, &s,
+	    NULL) != SQLITE_OK)
+		return lo_ns;
+	sqlite3_bind_int64(s, 1, lo_ns - JOIN_INTERVALS * DB_MAX_INTERVAL_NS);
+	sqlite3_bind_int64(s, 2, lo_ns);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		from = lo_ns - JOIN_INTERVALS * NS_PER_MS *
+		    sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return from;
+}
+
 struct pair_reader *
-pair_open(sqlite3_stmt *s, size_t ncols, bool by_source)
+pair_open(sqlite3_stmt *s, size_t ncols, bool by_source, int64_t after_ns)
 {
 	struct pair_reader *p = xcalloc(1, sizeof(*p));
 
 	p->s = s;
 	p->ncols = ncols;
 	p->by_source = by_source;
+	p->after_ts = after_ns;
 	p->last_ts = INT64_MIN;
 	entry_alloc(&p->out, ncols);
 	return p;
@@ -230,7 +257,7 @@ step(struct pair_reader *p)
 	src = sqlite3_column_int(s, 3 + (int)p->ncols);
 	row_source = sqlite3_column_int(s, 4 + (int)p->ncols) != 0;
 	p->last_ts = ts;
-	if (src == SCHEMA_SRC_FILE)
+	if (src == SCHEMA_SRC_FILE && ts > p->after_ts)
 		p->nfile++;
 	if (p->by_source) {
 		read_row(p, push(p), src, row_source);
@@ -257,21 +284,23 @@ pair_next(struct pair_reader *p, struct pair_sample *out)
 	struct entry *e, t;
 	int rc;
 
-	while (p->n == 0 || !final(p, &p->q[p->head])) {
-		if (p->eof && p->n == 0)
-			return 0;
-		if ((rc = step(p)) == -1)
-			return -1;
-	}
-	/* swap the head's arrays with out's: the slot keeps a pair */
-	e = &p->q[p->head];
-	t = p->out;
-	p->out = *e;
-	e->v = t.v;
-	e->from = t.from;
-	p->head = (p->head + 1) % p->cap;
-	p->n--;
-	p->head_seq++;
+	do {
+		while (p->n == 0 || !final(p, &p->q[p->head])) {
+			if (p->eof && p->n == 0)
+				return 0;
+			if ((rc = step(p)) == -1)
+				return -1;
+		}
+		/* swap the head's arrays with out's: the slot keeps a pair */
+		e = &p->q[p->head];
+		t = p->out;
+		p->out = *e;
+		e->v = t.v;
+		e->from = t.from;
+		p->head = (p->head + 1) % p->cap;
+		p->n--;
+		p->head_seq++;
+	} while (p->out.s.ts_ns <= p->after_ts);
 	*out = p->out.s;
 	out->v = p->out.v;
 	out->from = p->out.from;

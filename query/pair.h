@@ -55,13 +55,27 @@ struct pair_sample {
 struct pair_reader;
 
 /*
+ * Where to read a span beginning at lo_ns from (db_bind_read_from) so
+ * that an aiu-smi row in it meets the file row it joins, stamped before
+ * the span, and the rows that joined that one first: lo_ns less two of
+ * the longest interval among the file rows stamped in the two longest
+ * intervals (DB_MAX_INTERVAL_NS) before it.  lo_ns where there are none,
+ * or they cannot be read (a damaged page: the span's rows are read as
+ * they are).  One range of the file rows' index.
+ */
+int64_t pair_read_from(sqlite3 *db, int64_t lo_ns);
+
+/*
  * A reader of the rows of s, a statement of db_select_samples over ncols
  * columns, ordered, bound and not yet stepped (the reader steps it; it
  * stays the caller's).  by_source: every row is a sample of its own, as
- * stored (the rows' own stamps; from[] says the row's stream).  Dies
+ * stored (the rows' own stamps; from[] says the row's stream).  A sample
+ * stamped at or before after_ns (INT64_MIN: none) is not given out, nor
+ * counted: its rows were read (pair_read_from) only to be joined.  Dies
  * when out of memory.
  */
-struct pair_reader *pair_open(sqlite3_stmt *s, size_t ncols, bool by_source);
+struct pair_reader *pair_open(sqlite3_stmt *s, size_t ncols, bool by_source,
+    int64_t after_ns);
 
 /*
  * The next sample into *out, valid until the next call: 1; 0 at the
@@ -69,7 +83,10 @@ struct pair_reader *pair_open(sqlite3_stmt *s, size_t ncols, bool by_source);
  */
 int pair_next(struct pair_reader *p, struct pair_sample *out);
 
-/* The rows read so far that came from metric files (by_source or not). */
+/*
+ * The rows read so far that came from metric files (by_source or not),
+ * those stamped at or before after_ns left out.
+ */
 int64_t pair_file_rows(const struct pair_reader *p);
 
 void pair_close(struct pair_reader *p);

@@ -130,6 +130,15 @@ db_coarse_free(struct db_coarse *c)
 	c->n = 0;
 }
 
+/*
+ * DB_OVERLAPS_SQL with the rows read from :read_from on where it is bound
+ * (db_bind_read_from), which takes the primary key's range too.
+ */
+#define READ_FROM_PARAM	":read_from"
+#define DB_OVERLAPS_FROM_SQL \
+	"ts_ns > coalesce(" READ_FROM_PARAM ", ?1) AND ts_ns < ?3 AND " \
+	"ts_ns - interval_ms * 1000000 < ?2"
+
 /* The epoch filter db_select_samples appends where samples have epochs. */
 #define EPOCH_PARAM	":epoch"
 
@@ -219,11 +228,25 @@ db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
 	sqlite3_str_appendall(q, ", ");
 	bestsrc_row(q, &b);
 	bestsrc_from(q, &b);
-	sqlite3_str_appendf(q, " WHERE " DB_OVERLAPS_SQL "%s%s%s", device_sql,
-	    db_epoch_sql(db),
+	sqlite3_str_appendf(q, " WHERE " DB_OVERLAPS_FROM_SQL "%s%s%s",
+	    device_sql, db_epoch_sql(db),
 	    ordered ? " ORDER BY " SCHEMA_C_TS ", " SCHEMA_C_DEVICE : "");
 	free(names);
 	return prepare_built(db, q);
+}
+
+void
+db_bind_read_from(sqlite3_stmt *s, int64_t from_ns)
+{
+	int i = sqlite3_bind_parameter_index(s, READ_FROM_PARAM);
+
+	if (i == 0)
+		return;
+	sqlite3_reset(s);
+	if (from_ns != INT64_MIN)
+		sqlite3_bind_int64(s, i, from_ns);
+	else
+		sqlite3_bind_null(s, i);
 }
 
 bool

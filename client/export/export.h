@@ -150,8 +150,10 @@ struct export_damage {
  * Write the samples of s, a statement of db_select_samples over w's
  * columns (ordered), over the span (lo_ns, hi_ns): each card's two
  * streams paired into one sample per tick (pair.h), or with w->by_source
- * each row as it is stored.  *rows gets the samples written, *file_rows
- * the rows of metric files read.  A damaged page is read around once:
+ * each row as it is stored.  A row in the span pairs with its partner
+ * stamped before it as anywhere else (pair_read_from); a sample is
+ * written when it overlaps the span.  *rows gets the samples written,
+ * *file_rows the rows of metric files in the span.  A damaged page is read around once:
  * the rows before it and after it are written, and *dmg says where it
  * was (the caller says so and exits with the partial-data status).
  * CLIENT_EXIT_OK; CLIENT_EXIT_FAILED after saying that out_name could not

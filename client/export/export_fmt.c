@@ -613,18 +613,22 @@ export_write_samples(struct export_writer *w, sqlite3 *db, sqlite3_stmt *s,
 
 	memset(dmg, 0, sizeof(*dmg));
 	*rows = *file_rows = 0;
+	/* the rows before the span that the first rows in it pair with */
+	if (!w->by_source)
+		db_bind_read_from(s, pair_read_from(db, lo_ns));
 	for (;;) {
 		sqlite3_reset(s);
 		sqlite3_bind_int64(s, 1, from);
 		sqlite3_bind_int64(s, 2, hi_ns);
 		sqlite3_bind_int64(s, 3, below);
-		p = pair_open(s, w->ncols, w->by_source);
+		p = pair_open(s, w->ncols, w->by_source, lo_ns);
 		while ((rc = pair_next(p, &r)) == 1) {
 			export_write_row(w, &r, window_id);
 			(*rows)++;
 			if (ferror_unlocked(w->out)) {
 				warn("%s", out_name);
 				pair_close(p);
+				db_bind_read_from(s, INT64_MIN);
 				return CLIENT_EXIT_FAILED;
 			}
 			last = r.ts_ns;
@@ -634,6 +638,8 @@ export_write_samples(struct export_writer *w, sqlite3 *db, sqlite3_stmt *s,
 		}
 		*file_rows += pair_file_rows(p);
 		pair_close(p);
+		/* after a damaged page, from its far side on alone */
+		db_bind_read_from(s, INT64_MIN);
 		if (rc == 0)
 			return CLIENT_EXIT_OK;
 		if (!sql_is_damage(sqlite3_errcode(db)))

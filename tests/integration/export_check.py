@@ -9,8 +9,9 @@ metric of a card taken from one stream (its metric file's rows if the
 card's newest file row in the span has the metric, else aiu-smi's), and a
 card's two streams are paired into one sample per tick: each aiu-smi row
 joins the newest file row of its card stamped at or before it, if less
-than two of that row's intervals older and not joined already; the sample
-has the file row's stamp.  With --by-source every row is a sample of its own.
+than two of that row's intervals older and not joined already, before
+the span too; the sample has the file row's stamp, and is written when
+it overlaps the span.  With --by-source every row is a sample of its own.
 In aiusmi, lines starting with '#' are skipped as comments, as for
 aiu-smi's own output, but its #MetricFiles block is checked; the header
 has the columns aiu-smi printed in the span (and those it always prints).
@@ -80,13 +81,18 @@ class Sample:
 
 
 def expected_rows(samples, values, lo, hi, pad, devices, by_source):
+    inspan = lambda ts, iv: ts > lo - pad and ts - iv * 1000000 < hi + pad
+    # the rows before the span are read too, to be paired with those in
+    # it as anywhere else (a file row joins aiu-smi rows at most two of
+    # its intervals of at most 60 s later); their samples are not written
     rows = [(ts, dev, iv, f) for ts, dev, iv, f in samples
             if (devices is None or dev in devices)
-            and ts > lo - pad and ts - iv * 1000000 < hi + pad]
+            and (inspan(ts, iv) or
+                 (not by_source and lo - pad - 120 * 10**9 < ts <= lo - pad))]
     # the best source: each card's newest file row in the span
     best = {}
     for ts, dev, iv, f in rows:
-        if f:
+        if f and inspan(ts, iv):
             best[dev] = {k for k, v in values.get((ts, dev), {}).items() if v is not None}
 
     def vals(ts, dev, f):
@@ -117,6 +123,7 @@ def expected_rows(samples, values, lo, hi, pad, devices, by_source):
                     f.vals.setdefault(key, v)
             else:
                 paired.append(s)
+    paired = [s for s in paired if s.ts > lo - pad]
     paired.sort(key=lambda s: (s.ts, s.dev))
     return paired
 

@@ -166,4 +166,53 @@ rc=0
 $SPY export --window csv --format aiusmi --by-source >/dev/null 2>"$T/err" || rc=$?
 [ $rc -eq 2 ] || fail "--by-source with aiusmi exited $rc, not 2"
 grep -q -- "--by-source is for csv and jsonl" "$T/err" || fail "--by-source with aiusmi: $(cat "$T/err")"
+# The window's first aiu-smi row pairs with a file row stamped before the
+# window, as it would anywhere else: a database where each card's file
+# row comes 61.18 ms before its aiu-smi row, and the window begins
+# between them.  The sample so made has the file row's stamp, before the
+# window, and is not written; no aiu-smi row is written alone, without
+# the power the file had (which the loaded machine's phases once gave).
+EDB=$T/edge.db
+W=1760000000000000000
+python3 - "$W" >"$T/edge.samples" <<'PY'
+import sys
+w = int(sys.argv[1])
+ms = 10**6
+for k in range(-3, 13):
+    for d in (0, 1):
+        print("file %d %d 100 pwr=%d.%d" % (w - 48450000 + k * 100 * ms, d, 60 + k, d))
+        print("%d %d 100 pwr=999.0 busy=%d" % (w + 12730000 + k * 100 * ms, d, 40 + k))
+print("window edge %d %d" % (w, w + 1000 * ms))
+PY
+"$ROOT/$B/tests/mksamples" "$EDB" <"$T/edge.samples" || fail "mksamples failed"
+ESPY="$CLIENT --db $EDB"
+$ESPY export --window edge --format aiusmi >"$T/edge.aiusmi" 2>"$T/edge.err" ||
+	fail "export --format aiusmi of the edge failed: $(cat "$T/edge.err")"
+$ESPY report --window edge --output "$T/edge.report" >"$T/edge.out" 2>&1 ||
+	fail "report of the edge failed: $(cat "$T/edge.out")"
+cmp -s "$T/edge.aiusmi" "$T/edge.report/aiusmi.csv" ||
+	fail "the edge: export --format aiusmi and the report's aiusmi.csv differ"
+python3 - "$T/edge.aiusmi" <<'PY' || fail "the edge's aiusmi rows are wrong"
+import csv, sys
+rows = list(csv.reader(l for l in open(sys.argv[1]) if not l.startswith("#")))
+col = {k.split(" ")[0]: i for i, k in enumerate(rows[0])}
+for d in ("0", "1"):
+    rs = [r for r in rows[1:] if r[0] == d]
+    # the file rows at 51.55 .. 1051.55 ms overlap the window: 11
+    pwr = [r[col["pwr"]] for r in rs]
+    want = ["%d.%s" % (61 + k, d) for k in range(11)]
+    if pwr != want:
+        sys.exit("card %s: pwr %s, not the file's %s" % (d, pwr, want))
+    busy = [r[col["busy"]] for r in rs]
+    if busy != [str(41 + k) for k in range(10)] + ["-"]:
+        sys.exit("card %s: busy %s" % (d, busy))
+print("the edge: 2 x 11 rows, each with the file's power")
+PY
+for f in aiusmi csv jsonl; do
+	[ $f = aiusmi ] || $ESPY export --window edge --format $f >"$T/edge.$f" 2>/dev/null ||
+		fail "export --format $f of the edge failed"
+	$CHECK "$EDB" $f "$T/edge.$f" --span "$W" $((W + 1000000000)) --min-rows 22 ||
+		fail "export --format $f of the edge differs from the database"
+done
+
 echo "ok: t_aiusmicsv"

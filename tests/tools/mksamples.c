@@ -6,7 +6,8 @@
  *   mksamples DB < LINES
  *
  * Each line is "TS_NS DEVICE INTERVAL_MS KEY=VALUE ...", VALUE a decimal
- * as aiu-smi prints it or "-" for a missing value; "window TAG BEGIN_NS
+ * as aiu-smi prints it or "-" for a missing value: a row of aiu-smi's, or
+ * of the card's metric file after "file "; "window TAG BEGIN_NS
  * END_NS [unsync] [META_JSON]" records a closed window (unsync: with the
  * host clock recorded as not synchronized at both ends); "map DEVICE
  * BUS_ID" maps a device to a bus ID from time 0; "nosummary" leaves the
@@ -25,6 +26,7 @@
 #include "clocksync.h"
 #include "log.h"
 #include "metrics.h"
+#include "schema.h"
 #include "storedb.h"
 #include "timeparse.h"
 
@@ -81,6 +83,10 @@ sample_line(struct store *st, char *line)
 	char *tok, *save = NULL;
 	long long ts, dev, ival;
 
+	if (strncmp(line, "file ", 5) == 0) {
+		s.src = SCHEMA_SRC_FILE;
+		line += 5;
+	}
 	if (sscanf(line, "%lld %lld %lld", &ts, &dev, &ival) != 3)
 		bad("want TS_NS DEVICE INTERVAL_MS KEY=VALUE ...");
 	s.ts_ns = ts;

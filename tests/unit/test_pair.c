@@ -72,9 +72,14 @@ struct got {
 	size_t n;
 };
 
-/* Every sample over the span (T0, T0 + 10 s). */
+/*
+ * Every sample over the span (T0, T0 + 10 s); with before, the rows
+ * before it read too (pair_read_from), as export reads them.  *nfile
+ * (if not NULL): the file rows the reader counted.
+ */
 static void
-read_all(sqlite3 *db, bool by_source, struct got *g)
+read_span(sqlite3 *db, bool by_source, bool before, struct got *g,
+    int64_t *nfile)
 {
 	sqlite3_stmt *s = db_select_samples(db, cols, 2, "", true);
 	struct pair_reader *p;
@@ -82,10 +87,12 @@ read_all(sqlite3 *db, bool by_source, struct got *g)
 	int rc;
 
 	assert_non_null(s);
+	if (before)
+		db_bind_read_from(s, pair_read_from(db, T0));
 	sqlite3_bind_int64(s, 1, T0);
 	sqlite3_bind_int64(s, 2, T0 + 10000 * MS);
 	sqlite3_bind_int64(s, 3, T0 + 10000 * MS + DB_MAX_INTERVAL_NS);
-	p = pair_open(s, 2, by_source);
+	p = pair_open(s, 2, by_source, before ? T0 : INT64_MIN);
 	g->n = 0;
 	while ((rc = pair_next(p, &x)) == 1) {
 		assert_true(g->n < MAXS);
@@ -101,8 +108,16 @@ read_all(sqlite3 *db, bool by_source, struct got *g)
 		g->n++;
 	}
 	assert_int_equal(rc, 0);
+	if (nfile != NULL)
+		*nfile = pair_file_rows(p);
 	pair_close(p);
 	sqlite3_finalize(s);
+}
+
+static void
+read_all(sqlite3 *db, bool by_source, struct got *g)
+{
+	read_span(db, by_source, false, g, NULL);
 }
 
 /*
@@ -238,6 +253,56 @@ test_finer_file(void **state)
 	sqlite3_close(db);
 }
 
+/*
+ * The span's first aiu-smi rows and the file rows before it: read from
+ * pair_read_from on, a row pairs as it would anywhere, and a sample
+ * stamped before the span is not given out.  Card 0's file row 200 ms
+ * before the span (interval 250 ms: the look-back is 500 ms) is joined by
+ * the aiu-smi row 30 ms into it, so that row makes no sample of the span;
+ * card 1's file row before the span was joined before it, so the span's
+ * first aiu-smi row is alone (without power: the file is its source).  Read from the span alone, card 0's would
+ * be alone too, without power: the edge this guards.
+ */
+static void
+test_before_span(void **state)
+{
+	sqlite3 *db = make_db();
+	struct got *g = malloc(sizeof(*g));
+	int64_t nfile = -1;
+
+	(void)state;
+	row(db, T0 - 600 * MS, 0, 250, 999, 0, 1);	/* past the look-back */
+	row(db, T0 - 200 * MS, 0, 250, 1000, 0, 1);
+	row(db, T0 - 150 * MS, 1, 100, 2000, 0, 1);
+	row(db, T0 - 120 * MS, 1, 100, 500, 7, 0);	/* joins -150 */
+	row(db, T0 + 10 * MS, 1, 100, 500, 8, 0);
+	row(db, T0 + 30 * MS, 0, 250, 500, 1, 0);	/* joins -200 */
+	row(db, T0 + 50 * MS, 0, 250, 1001, 0, 1);
+	row(db, T0 + 60 * MS, 0, 250, 500, 2, 0);	/* joins 50 */
+	row(db, T0 + 80 * MS, 1, 100, 2001, 0, 1);
+	assert_int_equal(pair_read_from(db, T0), T0 - 500 * MS);
+	read_span(db, false, true, g, &nfile);
+	assert_int_equal(g->n, 3);
+	assert_int_equal(nfile, 2);
+	assert_int_equal(g->s[0].ts_ns, T0 + 10 * MS);
+	assert_int_equal(g->s[0].device, 1);
+	assert_true(g->pwr[0] == -1 && g->busy[0] == 8);
+	assert_int_equal(g->s[1].ts_ns, T0 + 50 * MS);
+	assert_int_equal(g->s[1].smi_ns, T0 + 60 * MS);
+	assert_true(g->pwr[1] == 1001 && g->busy[1] == 2);
+	assert_int_equal(g->s[2].ts_ns, T0 + 80 * MS);
+	assert_true(g->pwr[2] == 2001 && g->busy[2] == -1);
+	/* the span alone: card 0's first aiu-smi row is left without power */
+	read_all(db, false, g);
+	assert_int_equal(g->n, 4);
+	assert_int_equal(g->s[1].ts_ns, T0 + 30 * MS);
+	assert_true(g->pwr[1] == -1 && g->busy[1] == 1);
+	/* nothing before the span: where to read it from is its begin */
+	assert_int_equal(pair_read_from(db, T0 - 700 * MS), T0 - 700 * MS);
+	free(g);
+	sqlite3_close(db);
+}
+
 /* A database without file rows: every row as it is, in order. */
 static void
 test_no_file_rows(void **state)
@@ -269,6 +334,7 @@ main(void)
 		cmocka_unit_test(test_alone),
 		cmocka_unit_test(test_finer_file),
 		cmocka_unit_test(test_no_file_rows),
+		cmocka_unit_test(test_before_span),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
