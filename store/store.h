@@ -87,6 +87,24 @@ struct store_retention {
 /* A row this much before its device's previous keeps its own stamp. */
 #define STORE_STEP_BACK_NS	(100LL * 1000000LL)
 
+/*
+ * The stamp a row stamped ts_ns is stored under after its device's and
+ * source's previous row, stored under prev_ns: ts_ns, or prev_ns + 1 when
+ * ts_ns is not after prev_ns but less than STORE_STEP_BACK_NS before it
+ * (two rows read in one clock tick).  Further back is a step of the host
+ * clock, and keeps its stamp: moving it would misdate every row until the
+ * clock caught up.  The store applies it, and so does whoever must know
+ * beforehand the stamp a row will have (dstamp.h).
+ */
+static inline int64_t
+store_stamp_after(int64_t prev_ns, int64_t ts_ns)
+{
+	if (ts_ns <= prev_ns && prev_ns < INT64_MAX &&
+	    prev_ns - ts_ns <= STORE_STEP_BACK_NS)
+		return prev_ns + 1;
+	return ts_ns;
+}
+
 struct store_stats {
 	uint64_t rows_written;		/* since open */
 	uint64_t rows_dropped;		/* buffer overflowed while the disk failed */

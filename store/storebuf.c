@@ -73,13 +73,10 @@ pool_reserve(struct store *st, size_t *k)
 }
 
 /*
- * ts_ns made strictly increasing per device and source: the two sources
- * stamp differently (arrival against the writer's time), so one's rows
- * may fall between the other's.  A row more than STORE_STEP_BACK_NS
- * before the previous one comes after a step of the host clock back and
- * keeps its stamp (moving it would misdate every row until the clock
- * caught up); a stamp that is already stored is moved at the write
- * (storedb.c).
+ * ts_ns made strictly increasing per device and source by
+ * store_stamp_after: the two sources stamp differently (arrival against
+ * the writer's time), so one's rows may fall between the other's.  A
+ * stamp that is already stored is moved at the write (storedb.c).
  */
 static int64_t
 device_ts(struct store *st, int device, int src, int64_t ts_ns,
@@ -108,8 +105,7 @@ device_ts(struct store *st, int device, int src, int64_t ts_ns,
 		d->interval_ms = interval_ms;
 		return ts_ns;
 	}
-	if (ts_ns <= d->ts_ns && d->ts_ns < INT64_MAX &&
-	    d->ts_ns - ts_ns <= STORE_STEP_BACK_NS) {
+	if (store_stamp_after(d->ts_ns, ts_ns) != ts_ns) {
 		log_debug("device %d: timestamp %" PRId64 " not after %" PRId64
 		    "; stored as %" PRId64, device, ts_ns, d->ts_ns,
 		    d->ts_ns + 1);

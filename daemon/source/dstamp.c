@@ -3,13 +3,14 @@
 
 #include <stddef.h>
 
+#include "store.h"
+
 int64_t
 dstamp_put(struct dstamp_ring *r, int64_t ts_ns, uint32_t seq,
-    int64_t arrival_ns, int64_t step_back_ns)
+    int64_t arrival_ns)
 {
-	if (r->last_ts_ns != 0 && ts_ns <= r->last_ts_ns &&
-	    r->last_ts_ns < INT64_MAX && r->last_ts_ns - ts_ns <= step_back_ns)
-		ts_ns = r->last_ts_ns + 1;
+	if (r->last_ts_ns != 0)
+		ts_ns = store_stamp_after(r->last_ts_ns, ts_ns);
 	r->last_ts_ns = ts_ns;
 	r->e[r->head] = (struct dstamp){ ts_ns, seq, arrival_ns };
 	r->head = (r->head + 1) % DSTAMP_RING;

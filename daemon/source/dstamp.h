@@ -25,15 +25,13 @@ struct dstamp_ring {
 };
 
 /*
- * Remember a row stamped ts_ns.  Returns the stamp to store it under:
- * ts_ns, or 1 ns after the previous row's when it is not after it by
- * less than step_back_ns (two updates written in one ms share a ms
- * stamp), as the store would move it, so that every remembered stamp
- * names one row.  A stamp further back (a step of the host clock) is
- * kept.
+ * Remember a row stamped ts_ns.  Returns the stamp the store will store
+ * it under after the previous row (store_stamp_after: two updates
+ * written in one ms share a ms stamp), so that every remembered stamp
+ * names one row.
  */
 int64_t dstamp_put(struct dstamp_ring *r, int64_t ts_ns, uint32_t seq,
-    int64_t arrival_ns, int64_t step_back_ns);
+    int64_t arrival_ns);
 
 /* The newest row remembered under stamp ts_ns, or NULL. */
 const struct dstamp *dstamp_get(const struct dstamp_ring *r, int64_t ts_ns);

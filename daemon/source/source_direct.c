@@ -101,7 +101,7 @@ direct_row(void *arg, const struct store_sample *s)
 
 	if (s->device >= 0 && s->device < SOURCE_MAX_DEVICES)
 		row.ts_ns = dstamp_put(&src->dring[s->device], s->ts_ns,
-		    s->seq, s->arrival_ns, STORE_STEP_BACK_NS);
+		    s->seq, s->arrival_ns);
 	if (row.ts_ns > src->stats.newest_ts_ns)
 		src->stats.newest_ts_ns = row.ts_ns;
 	row.clock_net_ns = src->clock_net_ns;

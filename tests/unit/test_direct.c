@@ -603,13 +603,13 @@ test_dstamp_same_ms(void **state)
 {
 	struct dstamp_ring r = { 0 };
 	const struct dstamp *d;
-	const int64_t ms = 1796606717122000000LL, back = 100000000;
+	const int64_t ms = 1796606717122000000LL;
 
 	(void)state;
-	assert_int_equal(dstamp_put(&r, ms - 10000000, 52, 1, back),
+	assert_int_equal(dstamp_put(&r, ms - 10000000, 52, 1),
 	    ms - 10000000);
-	assert_int_equal(dstamp_put(&r, ms, 53, 2, back), ms);
-	assert_int_equal(dstamp_put(&r, ms, 54, 3, back), ms + 1);
+	assert_int_equal(dstamp_put(&r, ms, 53, 2), ms);
+	assert_int_equal(dstamp_put(&r, ms, 54, 3), ms + 1);
 	assert_non_null(d = dstamp_get(&r, ms));
 	assert_int_equal(d->seq, 53);
 	assert_int_equal(d->arrival_ns, 2);
@@ -617,16 +617,22 @@ test_dstamp_same_ms(void **state)
 	assert_int_equal(d->seq, 54);
 	assert_int_equal(d->arrival_ns, 3);
 	/* a third in the same ms, and one that is not after the previous */
-	assert_int_equal(dstamp_put(&r, ms, 55, 4, back), ms + 2);
+	assert_int_equal(dstamp_put(&r, ms, 55, 4), ms + 2);
 	assert_int_equal(dstamp_get(&r, ms + 2)->seq, 55);
 	/* a step of the host clock back keeps its stamp */
-	assert_int_equal(dstamp_put(&r, ms - 3600000000000LL, 56, 5, back),
+	assert_int_equal(dstamp_put(&r, ms - 3600000000000LL, 56, 5),
 	    ms - 3600000000000LL);
 	assert_int_equal(dstamp_get(&r, ms - 3600000000000LL)->seq, 56);
 	assert_null(dstamp_get(&r, ms + 3));
+	/* the store's rule, at its bound: STORE_STEP_BACK_NS back moves */
+	assert_int_equal(dstamp_put(&r, ms - 3600000000000LL -
+	    STORE_STEP_BACK_NS, 57, 6), ms - 3600000000000LL + 1);
+	assert_int_equal(dstamp_put(&r, ms - 3600000000000LL -
+	    STORE_STEP_BACK_NS, 58, 7), ms - 3600000000000LL -
+	    STORE_STEP_BACK_NS);
 	/* the ring forgets all but the newest DSTAMP_RING */
 	for (uint32_t k = 0; k < DSTAMP_RING; k++)
-		dstamp_put(&r, ms + 1000 + k, 100 + k, 0, back);
+		dstamp_put(&r, ms + 1000 + k, 100 + k, 0);
 	assert_null(dstamp_get(&r, ms));
 	assert_int_equal(dstamp_get(&r, ms + 1000)->seq, 100);
 }
