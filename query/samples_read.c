@@ -150,19 +150,29 @@ db_epoch_sql(sqlite3 *db)
 	    EPOCH_PARAM ")" : "";
 }
 
-void
-db_bind_epoch(sqlite3_stmt *s, int64_t epoch)
+/*
+ * Bind the named parameter of s, resetting s (a statement stepped since
+ * its last reset takes no binding): v if set, else NULL.  A no-op for a
+ * statement without it.
+ */
+static void
+bind_named(sqlite3_stmt *s, const char *name, bool set, int64_t v)
 {
-	int i = sqlite3_bind_parameter_index(s, EPOCH_PARAM);
+	int i = sqlite3_bind_parameter_index(s, name);
 
 	if (i == 0)
 		return;
-	/* a statement stepped since its last reset takes no binding */
 	sqlite3_reset(s);
-	if (epoch >= 0)
-		sqlite3_bind_int64(s, i, epoch);
+	if (set)
+		sqlite3_bind_int64(s, i, v);
 	else
 		sqlite3_bind_null(s, i);
+}
+
+void
+db_bind_epoch(sqlite3_stmt *s, int64_t epoch)
+{
+	bind_named(s, EPOCH_PARAM, epoch >= 0, epoch);
 }
 
 /*
@@ -238,15 +248,7 @@ db_select_samples(sqlite3 *db, const struct db_metric *const *cols,
 void
 db_bind_read_from(sqlite3_stmt *s, int64_t from_ns)
 {
-	int i = sqlite3_bind_parameter_index(s, READ_FROM_PARAM);
-
-	if (i == 0)
-		return;
-	sqlite3_reset(s);
-	if (from_ns != INT64_MIN)
-		sqlite3_bind_int64(s, i, from_ns);
-	else
-		sqlite3_bind_null(s, i);
+	bind_named(s, READ_FROM_PARAM, from_ns != INT64_MIN, from_ns);
 }
 
 bool
