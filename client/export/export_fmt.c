@@ -614,8 +614,8 @@ export_write_samples(struct export_writer *w, sqlite3 *db, sqlite3_stmt *s,
 	memset(dmg, 0, sizeof(*dmg));
 	*rows = *file_rows = 0;
 	/* the rows before the span that the first rows in it pair with */
-	if (!w->by_source)
-		db_bind_read_from(s, pair_read_from(db, lo_ns));
+	db_bind_read_from(s, w->by_source ? INT64_MIN : pair_read_from(db,
+	    lo_ns));
 	for (;;) {
 		sqlite3_reset(s);
 		sqlite3_bind_int64(s, 1, from);
@@ -628,7 +628,6 @@ export_write_samples(struct export_writer *w, sqlite3 *db, sqlite3_stmt *s,
 			if (ferror_unlocked(w->out)) {
 				warn("%s", out_name);
 				pair_close(p);
-				db_bind_read_from(s, INT64_MIN);
 				return CLIENT_EXIT_FAILED;
 			}
 			last = r.ts_ns;
@@ -638,8 +637,6 @@ export_write_samples(struct export_writer *w, sqlite3 *db, sqlite3_stmt *s,
 		}
 		*file_rows += pair_file_rows(p);
 		pair_close(p);
-		/* after a damaged page, from its far side on alone */
-		db_bind_read_from(s, INT64_MIN);
 		if (rc == 0)
 			return CLIENT_EXIT_OK;
 		if (!sql_is_damage(sqlite3_errcode(db)))
@@ -654,6 +651,11 @@ export_write_samples(struct export_writer *w, sqlite3 *db, sqlite3_stmt *s,
 			return db_error(db, "the samples");
 		if (dmg->to_ns == 0 || dmg->to_ns >= below)
 			return CLIENT_EXIT_OK;
+		/*
+		 * from its far side on alone (binding clears the error
+		 * sqlite3_errcode gave above, so it comes after)
+		 */
+		db_bind_read_from(s, INT64_MIN);
 		from = dmg->to_ns;
 	}
 }

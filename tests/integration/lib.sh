@@ -153,14 +153,23 @@ sigkill_daemon() {
 # start_loaded_daemon: 8 cards every 10 ms, flushed every 500 ms, then 10 s
 # of undisturbed sampling whose span (BASE, "FROM:TO" in ns) is the
 # baseline that compare.py --baseline measures this machine's load by.
+# BASELINE_BUSY=1: one CPU-bound process at normal priority runs beside
+# the baseline, for a test whose span measured has one more (an import's
+# write transaction), so that the two are measured on the same load.
 start_loaded_daemon() {
-	local from
+	local from busy=
 	FLUSH=500ms write_config 8 10ms
 	start_daemon
 	wait_for 20 rows_at_least 400 || fail "no rows stored"
+	if [ -n "${BASELINE_BUSY:-}" ]; then
+		# its command line names $T, so that cleanup kills it too
+		sh -c 'while :; do :; done' "$T/baseline-busy" &
+		busy=$!
+	fi
 	from=$(date +%s%N)
 	sleep 10
 	BASE="$from:$(date +%s%N)"
+	[ -z "$busy" ] || kill "$busy"
 }
 
 # flex_rank_run DB: a run of two ranks, from the flex trace of four cards
