@@ -166,11 +166,11 @@ on_clock_step(void *arg, int64_t step_ns, int64_t at_ns)
 
 /* The first window opened or the last one closed: the source changes rate. */
 static void
-on_windows_open(void *arg, bool any_open)
+on_windows_open(void *arg, bool any_open, int64_t at_ns)
 {
 	struct daemon *d = arg;
 
-	source_set_windows_open(d->src, any_open);
+	source_set_windows_open(d->src, any_open, at_ns);
 	update_status(d);
 }
 

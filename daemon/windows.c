@@ -182,7 +182,7 @@ windows_begin(struct windows *w, const struct windows_begin_req *req,
 	windows_table_log(LOG_INFO, &win, req->pid, what);
 	windows_table_succeed(res, &win, 0);
 	if (w->n == 1 && w->notify != NULL)
-		w->notify(w->arg, true);
+		w->notify(w->arg, true, win.begin_ns);
 	windows_ends_arm(w, req->now_ns);
 }
 
@@ -437,7 +437,7 @@ windows_start(sd_event *ev, struct store *st, uint64_t max_open_ns,
 	w->notify = notify;
 	w->arg = arg;
 	if (w->n > 0 && notify != NULL)
-		notify(arg, true);
+		notify(arg, true, now_ns);
 	*out = w;
 	return 0;
 }

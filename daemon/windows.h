@@ -92,8 +92,13 @@ struct window {
 /* How many times the source's child has been restarted so far. */
 typedef unsigned windows_restarts_fn(void *arg);
 
-/* Called with true when the first window opens, false when the last closes. */
-typedef void windows_notify_fn(void *arg, bool any_open);
+/*
+ * Called with true when the first window opens, false when the last
+ * closes; at_ns is that window's begin or end stamp (at windows_start,
+ * the time it was given), so that the source changes rate at the
+ * window's own edge, not when it hears of it.
+ */
+typedef void windows_notify_fn(void *arg, bool any_open, int64_t at_ns);
 
 struct windows_begin_req {
 	const char *tag;

@@ -90,7 +90,7 @@ windows_ends_close(struct windows *w, size_t i, int64_t end_ns,
 		res->elapsed_ns = elapsed;
 		snprintf(res->end_note, sizeof(res->end_note), "%s", note);
 	}
-	windows_table_forget(w, i);
+	windows_table_forget(w, i, end_ns);
 	return 0;
 }
 

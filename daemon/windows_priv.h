@@ -52,8 +52,11 @@ void windows_table_fill(struct window *win, int64_t id, const char *tag,
 /* Free what win holds: its process watch (and pidfd) and its metadata. */
 void windows_table_clear(struct window *win);
 
-/* Drop open window i from memory, telling the source if it was the last. */
-void windows_table_forget(struct windows *w, size_t i);
+/*
+ * Drop open window i from memory, telling the source if it was the last
+ * (with its end stamp, end_ns).
+ */
+void windows_table_forget(struct windows *w, size_t i, int64_t end_ns);
 
 /*
  * Log "window <id> '<tag>' <what>" at prio with the window's journal

@@ -51,12 +51,12 @@ windows_table_reserve(struct windows *w)
 }
 
 void
-windows_table_forget(struct windows *w, size_t i)
+windows_table_forget(struct windows *w, size_t i, int64_t end_ns)
 {
 	windows_table_clear(&w->open[i]);
 	memmove(&w->open[i], &w->open[i + 1], (w->n - i - 1) * sizeof(*w->open));
 	if (--w->n == 0 && w->notify != NULL)
-		w->notify(w->arg, false);
+		w->notify(w->arg, false, end_ns);
 }
 
 void

@@ -196,21 +196,21 @@ source_set_interval(struct source *src, uint64_t interval_ns)
 }
 
 void
-source_set_windows_open(struct source *src, bool open)
+source_set_windows_open(struct source *src, bool open, int64_t at_ns)
 {
 	if (open == src->windows_open)
 		return;
 	src->windows_open = open;
 	if (open) {
-		src->opened_ns = now_realtime_ns();
+		src->opened_ns = at_ns;
 		source_direct_window(src, true, src->opened_ns);
 		if (sd_event_add_defer(src->ev, &src->replay_ev, on_replay,
 		    src) < 0)
 			pace_set_window(src->pace, true, src->opened_ns);
 	} else {
 		replay_now(src);
-		pace_set_window(src->pace, false, now_realtime_ns());
-		source_direct_window(src, false, now_realtime_ns());
+		pace_set_window(src->pace, false, at_ns);
+		source_direct_window(src, false, at_ns);
 	}
 	apply_rates(src, open ? "a profiling window opened" :
 	    "the last profiling window closed");

@@ -117,17 +117,20 @@ void source_set_interval(struct source *src, uint64_t interval_ns);
 void source_reconfigure(struct source *src, const struct config *cfg);
 
 /*
- * Say whether any profiling window is open.  While one is, every row is
- * stored (the fine rate, source.window_interval); otherwise rows are stored
- * at source.interval.  When a window opens, the fine rows of the last
- * source.pre_window seconds, kept in memory, are stored as well, so a
- * window opened a little late is still covered at the fine rate; that
- * replay runs from the event loop just after this call returns, so the
- * request that opened the window is answered first.  (With
+ * Say whether any profiling window is open, since at_ns (the stamp of the
+ * begin or end that changed it, CLOCK_REALTIME).  While one is, every row
+ * is stored (the fine rate, source.window_interval); otherwise rows are
+ * stored at source.interval.  When a window opens, the fine rows of the
+ * source.pre_window seconds before at_ns, kept in memory, are stored as
+ * well, so a window opened a little late is still covered at the fine
+ * rate, and rows are stored fine through the first that starts at or after
+ * the end's at_ns.  The replay runs from the event loop just after this
+ * call returns, so the request that opened the window is answered first.
+ * (With
  * source.pre_window 0, the child is restarted at the new rate instead.)
  * Repeating the current state does nothing.
  */
-void source_set_windows_open(struct source *src, bool open);
+void source_set_windows_open(struct source *src, bool open, int64_t at_ns);
 
 /*
  * The host clock was stepped by step_ns (+ forward), read at_ns just

@@ -215,12 +215,17 @@ def check(args):
                           f"within {coarse} ms before begin - pre")
         if any(r[1] != fine for r in inside) or \
                 not spacing_ok(inside, fine):
+            gaps = [(b[0] - a[0]) / 1e6 for a, b in zip(inside, inside[1:])]
             errors.append(f"device {dev}: rows from begin - pre to end are "
-                          f"not {fine} ms apart")
+                          f"not {fine} ms apart: gaps {min(gaps):.0f} to "
+                          f"{max(gaps):.0f} ms, median "
+                          f"{sorted(gaps)[len(gaps) // 2]:.0f}")
         if any(r[1] != coarse for r in after) or \
                 not spacing_ok(after, coarse):
             errors.append(f"device {dev}: rows after the end are not "
-                          f"{coarse} ms apart")
+                          f"{coarse} ms apart: " + ", ".join(
+                              f"{r[1]} ms at {(r[0] - end) / 1e6:+.0f}"
+                              for r in after))
         if dev == 0:
             nxt = next(r for r in rows if r[0] > begin)
             print(f"device 0: fine rows cover from "

@@ -48,10 +48,11 @@ struct fx {
 };
 
 static void
-on_notify(void *arg, bool any_open)
+on_notify(void *arg, bool any_open, int64_t at_ns)
 {
 	struct fx *f = arg;
 
+	(void)at_ns;
 	if (any_open)
 		f->opened++;
 	else
