@@ -136,11 +136,16 @@ write_all(struct sim_run *run, int fd, const char *buf, size_t len)
 	while (len > 0) {
 		ssize_t n;
 
-		if (stop_requested)
+		/* within a row, its line and its log line are finished first */
+		if (stop_requested && !in_row)
 			run_exit(run, 0);
 		n = write(fd, buf, len);
-		if (n == -1 && errno == EINTR)
+		if (n == -1 && errno == EINTR) {
+			/* a blocked write: its line is not whole, nor logged */
+			if (stop_requested)
+				run_exit(run, 0);
 			continue;
+		}
 		if (n == -1 && errno == EPIPE)
 			run_exit(run, 0);
 		if (n == -1)

@@ -383,6 +383,27 @@ sleep 0.2
 kill -INT "$pid"
 rc=0; wait "$pid" || rc=$?
 [ "$rc" -eq 0 ] || fail "SIGINT: exit $rc"
+# SIGTERM in the middle of a row: the row and its stamp-log line are both
+# finished, so the log names every row written, and no row is left cut (a
+# stop between the two once left the row unlogged, and a check of the
+# daemon's aggregates found a row it could not account for).  Rows split
+# in two writes 2 ms apart, stopped at 30 moments over the tick: most
+# land inside a row.
+for i in $(seq 1 30); do
+	"$SIM" -s -d 0.01 --cards 2 --split-rows --stamp-log "$tmp/term.log" \
+		>"$tmp/term.csv" 2>/dev/null &
+	pid=$!
+	sleep "0.0$((20 + i % 50))"
+	kill -TERM "$pid"
+	wait "$pid" || fail "SIGTERM in a row: exit $?"
+	[ -z "$(tail -c 1 "$tmp/term.csv")" ] ||
+		fail "SIGTERM in a row (try $i): the last row is cut"
+	rows=$(grep -c '^[0-9]' "$tmp/term.csv" || true)
+	logged=$(wc -l <"$tmp/term.log")
+	[ "$rows" -eq "$logged" ] ||
+		fail "SIGTERM in a row (try $i): $rows rows written, $logged in the stamp log"
+	rm -f "$tmp/term.log"
+done
 rc=0
 # shellcheck disable=SC2016 # expanded by the inner shell
 timeout 5 bash -c '"$0" -s -d 0.01 2>"$1" | head -n 8 >/dev/null; exit "${PIPESTATUS[0]}"' \
