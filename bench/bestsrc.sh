@@ -62,20 +62,7 @@ for r in $(seq 0 "$RUNS"); do
 		[ "$r" -eq 0 ] || echo "$k $wall $cpu" >>"$W/times"
 	done
 done
-python3 - "$W/times" <<'EOF'
-import statistics, sys
-t = {}
-for line in open(sys.argv[1]):
-    k, wall, cpu = line.split()
-    t.setdefault(k, ([], []))
-    t[k][0].append(int(wall) / 1000)
-    t[k][1].append(int(cpu) / 1000)
-med = {k: (statistics.median(w), statistics.median(c)) for k, (w, c) in t.items()}
-print("medians of %d runs, ms:" % len(t["base"][0]))
-print("%-5s %8s %8s %10s" % ("kind", "wall", "cpu", "cpu/base"))
-for k in ("base", "off", "file"):
-    print("%-5s %8.1f %8.1f %10.2f" % (k, med[k][0], med[k][1], med[k][1] / med["base"][1]))
-EOF
+python3 "$ROOT/bench/medians.py" "$W/times" base off:base file:base
 if command -v valgrind >/dev/null && [ "${IR:-1}" != 0 ]; then
 	echo "instructions (callgrind), millions:"
 	for k in base off file; do
