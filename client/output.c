@@ -147,7 +147,8 @@ output_open(const char *path)
 	bool exists;
 	mode_t mask;
 	FILE *fp;
-	int fd;
+	sigset_t fatal, saved;
+	int fd, err;
 
 	if (path == NULL || strcmp(path, "-") == 0)
 		return stdout;
@@ -166,11 +167,24 @@ output_open(const char *path)
 		return NULL;
 	}
 	catch_fatal_signals();
-	if ((fd = mkstemp(tmp_path)) == -1) {
+	/*
+	 * The file exists from mkstemp on: a signal before have_tmp says so
+	 * would leave it (a capture stopped as its first output appeared).
+	 */
+	sigemptyset(&fatal);
+	sigaddset(&fatal, SIGINT);
+	sigaddset(&fatal, SIGTERM);
+	sigaddset(&fatal, SIGHUP);
+	sigprocmask(SIG_BLOCK, &fatal, &saved);
+	if ((fd = mkstemp(tmp_path)) != -1)
+		have_tmp = 1;
+	err = errno;
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+	if (fd == -1) {
+		errno = err;
 		warn("%s", path);
 		return NULL;
 	}
-	have_tmp = 1;
 	mask = umask(0);
 	umask(mask);
 	/*

@@ -51,7 +51,7 @@ hidden() { ls -A "$1" | grep '^\.' || true; }
 # its next poll, and a request its profiler looks at after the planned
 # start is dropped (the capture then asks again, if it is still running).
 took() { wait_for 60 grep -q "process $P took the request" "$T/$1.err" ||
-	fail "$1: the job never took the request: $(cat "$T/$1.err")"; }
+	fail "$1: the job never took the request: $(cat "$T/$1.err"); the job's log: $(tail -n 5 "$T/job.log")"; }
 # tracing NAME: the job began the trace capture NAME ($CPID) asked for, as
 # its log shows (the warm-up begun after the request naming that capture's
 # file), so that it writes that trace whatever becomes of the capture
