@@ -157,7 +157,10 @@ sleep 0.3
 sim=$(pgrep -P "$DPID" | head -n 1)
 kill -STOP "$sim"
 $SPY mark end >/dev/null || fail "mark end"
-sleep 0.3
+end_stored() {
+	[ "$(sqlite3 "file:$DB?mode=ro" "SELECT end_ns IS NOT NULL FROM windows WHERE tag = 'killed'")" = 1 ]
+}
+wait_for 20 end_stored || fail "the end of 'killed' not stored within 20s"
 sigkill_daemon killed
 state=$(sqlite3 "file:$DB?mode=ro" "SELECT end_ns IS NOT NULL, complete_ns IS NULL FROM windows WHERE tag = 'killed'")
 [ "$state" = "1|1" ] || fail "not an ended, unfinished window: $state"

@@ -150,7 +150,12 @@ id=$(as alice spyremon mark begin --tag debwin 2>>/nsx/out/alice.err)
 check "a member of spyremon marks a window (id $id)" test -n "$id"
 wait_samples $(( $(samples) + 10 ))
 as alice spyremon mark end --tag debwin >>/nsx/out/alice.err 2>&1
-end_ns=$(q "SELECT end_ns FROM windows WHERE tag = 'debwin'")
+# the writer stores the end a moment after mark end answers
+for i in $(seq 100); do
+	end_ns=$(q "SELECT end_ns FROM windows WHERE tag = 'debwin'")
+	[ -n "$end_ns" ] && break
+	sleep 0.1
+done
 check "and ends it" test -n "$end_ns"
 # the window's last sample ends after end_ns; export once it is stored
 for i in $(seq 100); do

@@ -43,7 +43,7 @@ start_daemon
 wait_for 20 test -S "$T/control.sock" || fail "no control socket within 20s"
 wait_for 20 rows_at_least 1 || fail "no row stored within 20s"
 ID=$(spy mark begin --tag doomed) || fail "mark begin failed"
-BEGIN=$(sql "SELECT begin_ns FROM windows WHERE id = $ID")
+BEGIN=$(window_begin_ns "$ID") || fail "window $ID not stored within 20s"
 in_window() { [ "$(sql "SELECT count(*) FROM samples WHERE ts_ns > $BEGIN")" -ge 6 ]; }
 wait_for 20 in_window || fail "no samples stored in the window"
 

@@ -53,7 +53,7 @@ record() {
 	wait_for 20 test -S "$T/control.sock" || fail "$1: no control socket"
 	wait_for 20 rows_at_least 10 || fail "$1: no rows"
 	ID=$($SPY mark begin --tag "$1") || fail "$1: mark begin"
-	BEGIN=$(q "SELECT begin_ns FROM windows WHERE id = $ID")
+	BEGIN=$(window_begin_ns "$ID") || fail "$1: window $ID not stored"
 	wait_for 90 sh -c "[ \$(sqlite3 -readonly 'file:$DB?mode=ro' \
 		'SELECT count(*) FROM samples WHERE ts_ns > $BEGIN') -ge 600 ]" ||
 		fail "$1: too few rows in the window"
