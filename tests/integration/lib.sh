@@ -127,21 +127,19 @@ rows_at_least() {
 	[ "$(rows_in_db)" -ge "$1" ]
 }
 
+# window_stored ID: the database file holds window ID
+window_stored() {
+	[ -n "$(sqlite3 -readonly "file:$DB?mode=ro" \
+		"SELECT 1 FROM windows WHERE id = $1" 2>/dev/null)" ]
+}
+
 # window_begin_ns ID: window ID's begin stamp, once the writer has stored
-# the window (a moment after mark begin answers, at its next commit);
-# fails if that takes over 20 s.
+# the window (a moment after mark begin answers, later if the database is
+# busy); fails if that takes over 20 s.
 window_begin_ns() {
-	local begin i
-	for ((i = 0; i < 200; i++)); do
-		begin=$(sqlite3 -readonly "file:$DB?mode=ro" \
-			"SELECT begin_ns FROM windows WHERE id = $1" 2>/dev/null) || true
-		if [ -n "$begin" ]; then
-			echo "$begin"
-			return 0
-		fi
-		sleep 0.1
-	done
-	return 1
+	wait_for 20 window_stored "$1" &&
+		sqlite3 -readonly "file:$DB?mode=ro" \
+			"SELECT begin_ns FROM windows WHERE id = $1"
 }
 
 # time_scale and emulated (scale.sh)
